@@ -1,0 +1,59 @@
+/* The policy model: strict parsing of profiles and compiled policies,
+ * canonical bytes and digest (DESIGN.md "Policy"), and the exact matcher.
+ * Library code: errors go to a caller-supplied buffer, nothing is logged. */
+#ifndef EG_POLICY_H
+#define EG_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define POLICY_SCHEMA		"egress-guard.policy.v1"
+#define POLICY_MAX_BYTES	(64u * 1024 * 1024)	/* file / bytes bound */
+#define POLICY_MAX_ENTRIES	1000000u
+#define POLICY_EPOCH_MAX	9007199254740991LL	/* 2^53 - 1, exact in JSON */
+#define POLICY_DIGEST_LEN	71	/* "sha256:" + 64 hex, without NUL */
+
+enum policy_mode {
+	POLICY_NONE = 1,	/* deny every destination */
+	POLICY_ALLOWLIST,	/* exact (host, port) pairs */
+	POLICY_UNRESTRICTED	/* any destination that classifies public */
+};
+
+struct policy;	/* immutable once built; shared read-only by connections */
+
+/* Parses a compiled policy (JSON bytes). Strict: unknown or duplicate keys,
+ * a wrong schema, wildcards and bad entries are refused with the entry
+ * named in err. Entries are normalised, sorted and deduplicated. */
+struct policy *policy_parse(const char *buf, size_t len, char *err, size_t errlen);
+
+/* Parses a profile ({"network_policy":…,"allowed_hosts":[…],…}) and
+ * compiles it into a policy with the given epoch. */
+struct policy *policy_compile_profile(const char *buf, size_t len,
+    long long epoch, char *err, size_t errlen);
+
+/* Reads a whole file (bounded by POLICY_MAX_BYTES) and parses it with
+ * policy_parse. */
+struct policy *policy_load_file(const char *path, char *err, size_t errlen);
+
+void policy_free(struct policy *p);
+
+/* Canonical bytes: keys sorted, no whitespace, allow sorted by (host, port)
+ * and deduplicated. Owned by the policy, NUL-terminated. */
+const char *policy_canonical(const struct policy *p, size_t *len);
+
+/* "sha256:" + hex SHA-256 of the canonical bytes, NUL-terminated. */
+const char *policy_digest(const struct policy *p);
+
+enum policy_mode policy_mode(const struct policy *p);
+const char *policy_mode_name(enum policy_mode m);
+long long policy_epoch(const struct policy *p);
+size_t policy_entries(const struct policy *p);
+
+/* Returns 1 when (host, port) is admitted, 0 otherwise. host must already
+ * be normalised by dest_parse_*. Constant expected cost: a hash-set lookup
+ * whose cost does not grow with the number of entries. Mode none admits
+ * nothing; mode unrestricted admits everything (classification still
+ * applies). */
+int policy_admits(const struct policy *p, const char *host, uint16_t port);
+
+#endif

@@ -1,0 +1,55 @@
+/* Address classification: public or not, per
+ * shared/reference/special-purpose-addresses.md, plus the operator's
+ * --allow-range / --deny-range and the guard's own interface addresses.
+ * Pure: no I/O, no logging. */
+#ifndef EG_CLASSIFY_H
+#define EG_CLASSIFY_H
+
+#include <stddef.h>
+
+struct classify_cidr {
+	int		family;		/* AF_INET or AF_INET6 */
+	unsigned char	addr[16];	/* network order, host bits zeroed */
+	unsigned int	prefix;		/* 0-32 or 0-128 */
+};
+
+struct classify_result {
+	int		public;		/* 1 public, 0 non-public */
+	/* What decided it, for logs and `egress-guard check`: e.g.
+	 * "10.0.0.0/8 Private-Use", "allow-range 198.18.0.0/15",
+	 * "deny-range 203.0.113.0/24", "own-address",
+	 * "global unicast". Static or owned by the config. */
+	const char	*range;
+};
+
+struct classify_cfg;
+
+/* Parses "a.b.c.d/n" or "v6/n" strictly (no host bits set beyond the
+ * prefix, no leading zeros in the IPv4 part). Returns 0 or -1 with err. */
+int classify_parse_cidr(const char *s, struct classify_cidr *out,
+    char *err, size_t errlen);
+
+/* Formats a CIDR back ("198.18.0.0/15"). Returns length or -1. */
+int classify_format_cidr(const struct classify_cidr *c, char *buf, size_t len);
+
+struct classify_cfg *classify_cfg_new(void);
+void classify_cfg_free(struct classify_cfg *cfg);
+int classify_cfg_allow(struct classify_cfg *cfg, const struct classify_cidr *c);
+int classify_cfg_deny(struct classify_cfg *cfg, const struct classify_cidr *c);
+
+/* Replaces the set of the guard's own interface addresses. Loopback
+ * addresses passed here are ignored (loopback is governed by the table and
+ * --allow-range 127.0.0.0/8). family is AF_INET/AF_INET6 per entry. */
+int classify_cfg_set_own(struct classify_cfg *cfg, const int *family,
+    const unsigned char (*addr)[16], size_t n);
+
+/* Classifies one address (family AF_INET: 4 bytes, AF_INET6: 16 bytes).
+ * cfg may be NULL: the reference table alone. Order of rules: own address
+ * → deny; --deny-range → deny; --allow-range → public; the reference table
+ * (NAT64 64:ff9b::/96 classified by its embedded IPv4, recursively with the
+ * same cfg); IPv6 outside 2000::/3 → deny; else public.
+ * Returns 1 public, 0 non-public; fills *res when res is not NULL. */
+int classify_addr(const struct classify_cfg *cfg, int family,
+    const unsigned char *addr, struct classify_result *res);
+
+#endif
