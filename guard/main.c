@@ -1,0 +1,3 @@
+/* placeholder until the daemon lands */
+int main(void);
+int main(void) { return 2; }
