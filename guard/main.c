@@ -1,3 +1,34 @@
-/* placeholder until the daemon lands */
-int main(void);
-int main(void) { return 2; }
+/* egress-guard: the appliance binary. `run` is the daemon, `check` explains
+ * one decision for a reviewer, `nft` manages the workload's default-deny
+ * ruleset. */
+#include <stdio.h>
+#include <string.h>
+
+#include "guard/check.h"
+#include "guard/config.h"
+#include "guard/guard.h"
+#include "nft/nftcmd.h"
+
+int main(int argc, char **argv);
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		config_usage("egress-guard");
+		return 2;
+	}
+	if (strcmp(argv[1], "run") == 0)
+		return guard_run_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "check") == 0)
+		return check_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "nft") == 0)
+		return nftcmd_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+		printf("egress-guard 0.1.0\n");
+		return 0;
+	}
+	fprintf(stderr, "egress-guard: unknown command '%s'\n", argv[1]);
+	config_usage("egress-guard");
+	return 2;
+}

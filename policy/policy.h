@@ -35,6 +35,11 @@ struct policy *policy_compile_profile(const char *buf, size_t len,
  * policy_parse. */
 struct policy *policy_load_file(const char *path, char *err, size_t errlen);
 
+/* Reads a profile file the same bounded way and compiles it. Like
+ * policy_load_file, every error message starts with the path. */
+struct policy *policy_compile_profile_file(const char *path, long long epoch,
+    char *err, size_t errlen);
+
 void policy_free(struct policy *p);
 
 /* Canonical bytes: keys sorted, no whitespace, allow sorted by (host, port)
@@ -48,6 +53,12 @@ enum policy_mode policy_mode(const struct policy *p);
 const char *policy_mode_name(enum policy_mode m);
 long long policy_epoch(const struct policy *p);
 size_t policy_entries(const struct policy *p);
+
+/* The profile's required_egress_certification ("advisory_filter",
+ * "security_boundary" or "unsupported"), or NULL when the profile had none
+ * or the policy was parsed from compiled bytes. Used by `admit`; not part
+ * of the canonical bytes. */
+const char *policy_required_grade(const struct policy *p);
 
 /* Returns 1 when (host, port) is admitted, 0 otherwise. host must already
  * be normalised by dest_parse_*. Constant expected cost: a hash-set lookup

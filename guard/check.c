@@ -1,0 +1,188 @@
+#include <sys/socket.h>
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "guard/check.h"
+#include "guard/config.h"
+#include "guard/decide.h"
+#include "guard/ifaddr.h"
+#include "policy/policy.h"
+#include "resolver/classify.h"
+#include "resolver/resolver.h"
+#include "util/num.h"
+
+struct check_state {
+	enum resolver_status	 st;
+	struct resolver_addr	*addrs;
+	size_t			 n;
+	char			 detail[64];
+	int			 done;
+};
+
+static void
+check_resolved(void *arg, enum resolver_status st, const struct resolver_addr *a,
+    size_t n, const char *detail)
+{
+	struct check_state *cs = arg;
+
+	cs->st = st;
+	cs->done = 1;
+	snprintf(cs->detail, sizeof(cs->detail), "%s", detail);
+	if (n > 0 && (cs->addrs = calloc(n, sizeof(*a))) != NULL) {
+		memcpy(cs->addrs, a, n * sizeof(*a));
+		cs->n = n;
+	}
+}
+
+static int
+verdict(enum reason r)
+{
+	printf("verdict: %s %s\n", reason_is_allow(r) ? "allow" : "deny",
+	    reason_name(r));
+	return reason_is_allow(r) ? 0 : 1;
+}
+
+static const struct option check_opts[] = {
+	{ "policy",		required_argument, NULL, 'p' },
+	{ "dns",		required_argument, NULL, 'd' },
+	{ "allow-range",	required_argument, NULL, 'a' },
+	{ "deny-range",		required_argument, NULL, 'D' },
+	{ "dns-timeout",	required_argument, NULL, 't' },
+	{ NULL, 0, NULL, 0 }
+};
+
+int
+check_main(int argc, char **argv)
+{
+	static struct config cfg;
+	struct policy *p = NULL;
+	struct classify_cfg *cc = NULL;
+	struct event_base *base = NULL;
+	struct resolver *res = NULL;
+	struct classify_result *cr = NULL;
+	struct check_state cs;
+	struct dest d;
+	char err[1024], addr[64];
+	const char *target = NULL;
+	long long dns_timeout = 5;
+	enum reason r;
+	size_t i;
+	int ch, rc = 2;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&cs, 0, sizeof(cs));
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "", check_opts, NULL)) != -1) {
+		int bad = 0;
+		switch (ch) {
+		case 'p': cfg.policy_path = optarg; break;
+		case 'd': bad = config_add_dns(&cfg, optarg, err, sizeof(err)); break;
+		case 'a': bad = config_add_range(cfg.allow, &cfg.nallow, optarg,
+			      "--allow-range", err, sizeof(err)); break;
+		case 'D': bad = config_add_range(cfg.deny, &cfg.ndeny, optarg,
+			      "--deny-range", err, sizeof(err)); break;
+		case 't':
+			if (num_parse(optarg, 1, 300, &dns_timeout) == -1) {
+				snprintf(err, sizeof(err), "--dns-timeout: expected 1-300");
+				bad = -1;
+			}
+			break;
+		default:
+			snprintf(err, sizeof(err), "unknown or incomplete option: %s",
+			    argv[optind - 1]);
+			bad = -1;
+		}
+		if (bad) {
+			fprintf(stderr, "egress-guard check: %s\n", err);
+			return 2;
+		}
+	}
+	if (optind == argc - 1)
+		target = argv[optind];
+	if (target == NULL || cfg.policy_path == NULL) {
+		fprintf(stderr, "usage: egress-guard check HOST:PORT --policy FILE "
+		    "[--dns IP[:PORT]]... [--allow-range CIDR]... [--deny-range CIDR]...\n");
+		return 2;
+	}
+	if ((p = policy_load_file(cfg.policy_path, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "egress-guard check: %s\n", err);
+		return 2;
+	}
+	printf("policy: %s epoch %lld mode %s (%zu entries)\n", policy_digest(p),
+	    policy_epoch(p), policy_mode_name(policy_mode(p)), policy_entries(p));
+	if (dest_parse_authority(target, strlen(target), &d, err, sizeof(err)) == -1) {
+		printf("destination: refused: %s\n", err);
+		rc = verdict(REASON_BAD_REQUEST);
+		goto out;
+	}
+	printf("destination: %s:%u (%s)\n", d.host, d.port,
+	    d.kind == DEST_NAME ? "name" : "IP literal");
+	r = decide_policy(p, &d);
+	printf("policy match: %s (%s)\n", reason_is_allow(r) ? "admitted" : "not admitted",
+	    reason_name(r));
+	if (!reason_is_allow(r)) {
+		printf("resolution: skipped (a name the policy does not admit is never looked up)\n");
+		rc = verdict(r);
+		goto out;
+	}
+	if ((cc = config_classifier(&cfg)) == NULL)
+		goto out;
+	if (ifaddr_refresh(cc) == -1) {
+		fprintf(stderr, "egress-guard check: cannot read interface addresses\n");
+		goto out;
+	}
+	if (d.kind != DEST_NAME) {
+		cs.addrs = calloc(1, sizeof(*cs.addrs));
+		if (cs.addrs == NULL)
+			goto out;
+		cs.addrs[0].family = d.kind == DEST_IPV4 ? AF_INET : AF_INET6;
+		memcpy(cs.addrs[0].addr, d.addr, 16);
+		cs.n = 1;
+		printf("resolution: not needed (IP literal)\n");
+	} else {
+		if ((base = event_base_new()) == NULL)
+			goto out;
+		res = resolver_new(base, cfg.dns_csv[0] ? cfg.dns_csv : NULL,
+		    (int)dns_timeout * 1000, err, sizeof(err));
+		if (res == NULL) {
+			fprintf(stderr, "egress-guard check: %s\n", err);
+			goto out;
+		}
+		printf("resolvers: %s\n", resolver_servers(res));
+		if (resolver_lookup(res, d.host, check_resolved, &cs) == NULL)
+			goto out;
+		while (!cs.done && event_base_loop(base, EVLOOP_ONCE) == 0)
+			;
+		if (cs.st != RESOLVER_OK) {
+			printf("resolution: %s\n", cs.detail);
+			rc = verdict(cs.st == RESOLVER_TIMEOUT ? REASON_DNS_TIMEOUT :
+			    REASON_DNS_FAILURE);
+			goto out;
+		}
+		printf("resolution: %zu answer(s), every one classified\n", cs.n);
+	}
+	if ((cr = calloc(cs.n, sizeof(*cr))) == NULL)
+		goto out;
+	r = decide_addrs(cc, cs.addrs, cs.n, cr) ? r : REASON_NON_PUBLIC_ADDRESS;
+	for (i = 0; i < cs.n; i++) {
+		decide_addr_str(&cs.addrs[i], addr, sizeof(addr));
+		printf("  %-40s %-10s %s\n", addr, cr[i].public ? "public" : "NON-PUBLIC",
+		    cr[i].range);
+	}
+	rc = verdict(r);
+out:
+	free(cr);
+	free(cs.addrs);
+	resolver_free(res);
+	if (base != NULL)
+		event_base_free(base);
+	classify_cfg_free(cc);
+	policy_free(p);
+	return rc;
+}

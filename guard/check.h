@@ -1,0 +1,10 @@
+#ifndef EG_CHECK_H
+#define EG_CHECK_H
+
+/* `egress-guard check HOST:PORT --policy FILE [--dns …] [--allow-range …]
+ * [--deny-range …]`: explains one decision for a reviewer, through the same
+ * decide_* steps the proxy runs, without connecting. Exit 0 allow, 1 deny,
+ * 2 error. */
+int check_main(int argc, char **argv);
+
+#endif

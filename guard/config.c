@@ -1,0 +1,263 @@
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "guard/config.h"
+#include "util/num.h"
+
+enum {
+	OPT_LISTEN = 256, OPT_CONTROL, OPT_POLICY, OPT_TRUST_KEY, OPT_STATE_DIR,
+	OPT_DNS, OPT_ALLOW, OPT_DENY, OPT_SNI, OPT_USER, OPT_LOG_FORMAT,
+	OPT_LOG_FILE, OPT_MAX_CONNS, OPT_HDR_TO, OPT_IDLE_TO, OPT_CONN_TO,
+	OPT_DNS_TO, OPT_GRACE, OPT_HELP
+};
+
+static const struct option run_opts[] = {
+	{ "listen",		required_argument, NULL, OPT_LISTEN },
+	{ "control",		required_argument, NULL, OPT_CONTROL },
+	{ "policy",		required_argument, NULL, OPT_POLICY },
+	{ "trust-key",		required_argument, NULL, OPT_TRUST_KEY },
+	{ "state-dir",		required_argument, NULL, OPT_STATE_DIR },
+	{ "dns",		required_argument, NULL, OPT_DNS },
+	{ "allow-range",	required_argument, NULL, OPT_ALLOW },
+	{ "deny-range",		required_argument, NULL, OPT_DENY },
+	{ "sni-check",		required_argument, NULL, OPT_SNI },
+	{ "user",		required_argument, NULL, OPT_USER },
+	{ "log-format",		required_argument, NULL, OPT_LOG_FORMAT },
+	{ "log-file",		required_argument, NULL, OPT_LOG_FILE },
+	{ "max-conns",		required_argument, NULL, OPT_MAX_CONNS },
+	{ "header-timeout",	required_argument, NULL, OPT_HDR_TO },
+	{ "idle-timeout",	required_argument, NULL, OPT_IDLE_TO },
+	{ "connect-timeout",	required_argument, NULL, OPT_CONN_TO },
+	{ "dns-timeout",	required_argument, NULL, OPT_DNS_TO },
+	{ "grace",		required_argument, NULL, OPT_GRACE },
+	{ "help",		no_argument,       NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 }
+};
+
+void
+config_usage(const char *prog)
+{
+	fprintf(stderr,
+	    "usage: %s run [--listen ADDR:PORT]... [--control PATH] [--policy FILE]\n"
+	    "       [--trust-key PUBKEY.pem]... [--state-dir DIR] [--dns IP[:PORT]]...\n"
+	    "       [--allow-range CIDR]... [--deny-range CIDR]... [--sni-check enforce|off]\n"
+	    "       [--user NAME] [--log-format json|text] [--log-file FILE] [--max-conns N]\n"
+	    "       [--header-timeout S] [--idle-timeout S] [--connect-timeout S]\n"
+	    "       [--dns-timeout S] [--grace S]\n"
+	    "   or: %s check HOST:PORT --policy FILE [--dns IP[:PORT]]... [--allow-range CIDR]...\n"
+	    "   or: %s nft apply|show|verify|remove --netns NAME|PATH|PID ...\n"
+	    "   or: %s version\n", prog, prog, prog, prog);
+}
+
+int
+config_add_dns(struct config *c, const char *arg, char *err, size_t errlen)
+{
+	struct dest d;
+	char with_port[DEST_HOST_MAX + 16], entry[64];
+	size_t len = strlen(arg), used = strlen(c->dns_csv);
+	int rc;
+
+	/* Accept IP, IP:PORT, [IP6], [IP6]:PORT; the port defaults to 53. */
+	if (len > 0 && arg[len - 1] == ']')
+		rc = snprintf(with_port, sizeof(with_port), "%s:53", arg);
+	else if (strchr(arg, ':') == NULL)
+		rc = snprintf(with_port, sizeof(with_port), "%s:53", arg);
+	else
+		rc = snprintf(with_port, sizeof(with_port), "%s", arg);
+	if (rc < 0 || (size_t)rc >= sizeof(with_port) ||
+	    dest_parse_authority(with_port, (size_t)rc, &d, err, errlen) == -1 ||
+	    d.kind == DEST_NAME) {
+		snprintf(err, errlen, "--dns: expected IP[:PORT] or [IPv6][:PORT]");
+		return -1;
+	}
+	if (d.kind == DEST_IPV6)
+		rc = snprintf(entry, sizeof(entry), "[%s]:%u", d.host, d.port);
+	else
+		rc = snprintf(entry, sizeof(entry), "%s:%u", d.host, d.port);
+	if (rc < 0 || used + (size_t)rc + 2 > sizeof(c->dns_csv)) {
+		snprintf(err, errlen, "--dns: too many servers (at most %d)", CONFIG_MAX_DNS);
+		return -1;
+	}
+	snprintf(c->dns_csv + used, sizeof(c->dns_csv) - used, "%s%s",
+	    used ? "," : "", entry);
+	return 0;
+}
+
+int
+config_add_range(struct classify_cidr *list, size_t *n, const char *arg,
+    const char *flag, char *err, size_t errlen)
+{
+	char why[128];
+
+	if (*n == CONFIG_MAX_RANGES) {
+		snprintf(err, errlen, "%s: too many ranges (at most %d)", flag,
+		    CONFIG_MAX_RANGES);
+		return -1;
+	}
+	if (classify_parse_cidr(arg, &list[*n], why, sizeof(why)) == -1) {
+		snprintf(err, errlen, "%s: %s", flag, why);
+		return -1;
+	}
+	(*n)++;
+	return 0;
+}
+
+static int
+seconds(const char *arg, const char *flag, long long min, long long max,
+    long long *out, char *err, size_t errlen)
+{
+	if (num_parse(arg, min, max, out) == -1) {
+		snprintf(err, errlen, "%s: expected a whole number %lld-%lld", flag,
+		    min, max);
+		return -1;
+	}
+	return 0;
+}
+
+int
+config_parse_run(int argc, char **argv, struct config *c, char *err,
+    size_t errlen)
+{
+	char why[128];
+	int ch;
+
+	memset(c, 0, sizeof(*c));
+	c->control_path = "/run/egress-guard/control.sock";
+	c->sni_check = 1;
+	c->log_format = LOG_JSON;
+	c->max_conns = 4096;
+	c->header_timeout = 10;
+	c->idle_timeout = 300;
+	c->connect_timeout = 10;
+	c->dns_timeout = 5;
+	c->grace = 10;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "", run_opts, NULL)) != -1) {
+		int rc = 0;
+
+		switch (ch) {
+		case OPT_LISTEN:
+			if (c->nlisten == CONFIG_MAX_LISTEN) {
+				snprintf(err, errlen, "--listen: at most %d", CONFIG_MAX_LISTEN);
+				return -1;
+			}
+			if (dest_parse_authority(optarg, strlen(optarg),
+			    &c->listen[c->nlisten], why, sizeof(why)) == -1 ||
+			    c->listen[c->nlisten].kind == DEST_NAME) {
+				snprintf(err, errlen, "--listen: expected IPv4:PORT or [IPv6]:PORT");
+				return -1;
+			}
+			c->nlisten++;
+			break;
+		case OPT_CONTROL:	c->control_path = optarg; break;
+		case OPT_POLICY:	c->policy_path = optarg; break;
+		case OPT_STATE_DIR:	c->state_dir = optarg; break;
+		case OPT_USER:		c->user = optarg; break;
+		case OPT_LOG_FILE:	c->log_file = optarg; break;
+		case OPT_TRUST_KEY:
+			if (c->ntrust_keys == CONFIG_MAX_KEYS) {
+				snprintf(err, errlen, "--trust-key: at most %d", CONFIG_MAX_KEYS);
+				return -1;
+			}
+			c->trust_keys[c->ntrust_keys++] = optarg;
+			break;
+		case OPT_DNS:
+			rc = config_add_dns(c, optarg, err, errlen);
+			break;
+		case OPT_ALLOW:
+			rc = config_add_range(c->allow, &c->nallow, optarg,
+			    "--allow-range", err, errlen);
+			break;
+		case OPT_DENY:
+			rc = config_add_range(c->deny, &c->ndeny, optarg,
+			    "--deny-range", err, errlen);
+			break;
+		case OPT_SNI:
+			if (strcmp(optarg, "enforce") == 0)
+				c->sni_check = 1;
+			else if (strcmp(optarg, "off") == 0)
+				c->sni_check = 0;
+			else {
+				snprintf(err, errlen, "--sni-check: expected enforce or off");
+				return -1;
+			}
+			break;
+		case OPT_LOG_FORMAT:
+			if (strcmp(optarg, "json") == 0)
+				c->log_format = LOG_JSON;
+			else if (strcmp(optarg, "text") == 0)
+				c->log_format = LOG_TEXT;
+			else {
+				snprintf(err, errlen, "--log-format: expected json or text");
+				return -1;
+			}
+			break;
+		case OPT_MAX_CONNS:
+			rc = seconds(optarg, "--max-conns", 1, 1000000, &c->max_conns,
+			    err, errlen);
+			break;
+		case OPT_HDR_TO:
+			rc = seconds(optarg, "--header-timeout", 1, 3600,
+			    &c->header_timeout, err, errlen);
+			break;
+		case OPT_IDLE_TO:
+			rc = seconds(optarg, "--idle-timeout", 1, 604800,
+			    &c->idle_timeout, err, errlen);
+			break;
+		case OPT_CONN_TO:
+			rc = seconds(optarg, "--connect-timeout", 1, 3600,
+			    &c->connect_timeout, err, errlen);
+			break;
+		case OPT_DNS_TO:
+			rc = seconds(optarg, "--dns-timeout", 1, 300, &c->dns_timeout,
+			    err, errlen);
+			break;
+		case OPT_GRACE:
+			rc = seconds(optarg, "--grace", 0, 3600, &c->grace, err, errlen);
+			break;
+		case OPT_HELP:
+			snprintf(err, errlen, "help");
+			return -1;
+		default:
+			snprintf(err, errlen, "unknown or incomplete option: %s",
+			    argv[optind - 1]);
+			return -1;
+		}
+		if (rc == -1)
+			return -1;
+	}
+	if (optind != argc) {
+		snprintf(err, errlen, "unexpected argument: %s", argv[optind]);
+		return -1;
+	}
+	if (c->nlisten == 0) {
+		const char def[] = "127.0.0.1:3128";
+		(void)dest_parse_authority(def, sizeof(def) - 1, &c->listen[0], why,
+		    sizeof(why));
+		c->nlisten = 1;
+	}
+	return 0;
+}
+
+struct classify_cfg *
+config_classifier(const struct config *c)
+{
+	struct classify_cfg *cc;
+	size_t i;
+
+	if ((cc = classify_cfg_new()) == NULL)
+		return NULL;
+	for (i = 0; i < c->nallow; i++)
+		if (classify_cfg_allow(cc, &c->allow[i]) == -1)
+			goto fail;
+	for (i = 0; i < c->ndeny; i++)
+		if (classify_cfg_deny(cc, &c->deny[i]) == -1)
+			goto fail;
+	return cc;
+fail:
+	classify_cfg_free(cc);
+	return NULL;
+}

@@ -1,0 +1,380 @@
+#include <sys/socket.h>
+#include <sys/prctl.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "guard/guard.h"
+#include "guard/ifaddr.h"
+#include "guard/log.h"
+#include "guard/proxy.h"
+#include "policy/policy.h"
+#include "resolver/classify.h"
+#include "resolver/resolver.h"
+
+#define EG_VERSION "0.1.0"
+
+static void
+log_policy(struct guard *g, const char *event)
+{
+	struct log_rec r;
+
+	log_rec_begin(&r, g->log, event);
+	if (g->policy == NULL) {
+		log_rec_null(&r, "policy_epoch");
+		log_rec_null(&r, "policy_digest");
+		log_rec_str(&r, "mode", "none");
+		log_rec_str(&r, "msg", "no policy loaded: every request is denied (no_policy)");
+	} else {
+		log_rec_int(&r, "policy_epoch", policy_epoch(g->policy));
+		log_rec_str(&r, "policy_digest", policy_digest(g->policy));
+		log_rec_str(&r, "mode", policy_mode_name(policy_mode(g->policy)));
+		log_rec_int(&r, "entries", (long long)policy_entries(g->policy));
+	}
+	log_emit(g->log, &r);
+}
+
+size_t
+guard_set_policy(struct guard *g, struct policy *p)
+{
+	struct policy *old = g->policy;
+	size_t revoked;
+
+	g->policy = p;
+	revoked = proxy_revoke(g, p);
+	policy_free(old);
+	return revoked;
+}
+
+void
+guard_conn_closed(struct guard *g)
+{
+	if (g->stopping && g->nconns == 0)
+		event_base_loopexit(g->base, NULL);
+}
+
+static void
+accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+    int salen, void *arg)
+{
+	struct guard *g = arg;
+
+	(void)l;
+	if (g->nconns >= (uint64_t)g->cfg->max_conns) {
+		proxy_reject_overloaded(g, fd, sa, salen);
+		return;
+	}
+	proxy_accept(g, fd, sa, salen);
+}
+
+static void
+accept_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct guard *g = arg;
+	size_t i;
+
+	(void)fd;
+	(void)what;
+	if (g->stopping)
+		return;
+	for (i = 0; i < g->nlisteners; i++)
+		evconnlistener_enable(g->listeners[i]);
+}
+
+/* Out of descriptors: accepting again at once would spin. Pause every
+ * listener briefly; connections wait in the kernel backlog. */
+static void
+accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct guard *g = arg;
+	struct timeval tv = { 0, 100000 };
+	int e = EVUTIL_SOCKET_ERROR();
+	size_t i;
+
+	(void)l;
+	if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM)
+		return;
+	if (evtimer_pending(g->accept_resume, NULL))
+		return;
+	for (i = 0; i < g->nlisteners; i++)
+		evconnlistener_disable(g->listeners[i]);
+	log_msg(g->log, "warning", "accept paused: out of file descriptors");
+	evtimer_add(g->accept_resume, &tv);
+}
+
+static int
+open_listener(struct guard *g, const struct dest *d, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	struct evconnlistener *l;
+	int fd, one = 1;
+
+	memset(&ss, 0, sizeof(ss));
+	if (d->kind == DEST_IPV4) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&ss;
+		s->sin_family = AF_INET;
+		s->sin_port = htons(d->port);
+		memcpy(&s->sin_addr, d->addr, 4);
+		sl = sizeof(*s);
+	} else {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
+		s->sin6_family = AF_INET6;
+		s->sin6_port = htons(d->port);
+		memcpy(&s->sin6_addr, d->addr, 16);
+		sl = sizeof(*s);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		goto fail;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* A v6 listener serves exactly its address, never mapped v4. */
+	if (ss.ss_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) == -1)
+		goto fail;
+	l = evconnlistener_new(g->base, accept_cb, g,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 1024, fd);
+	if (l == NULL)
+		goto fail;
+	evconnlistener_set_error_cb(l, accept_error_cb);
+	g->listeners[g->nlisteners++] = l;
+	return 0;
+fail:
+	snprintf(err, errlen, "--listen %s%s%s:%u: %s",
+	    d->kind == DEST_IPV6 ? "[" : "", d->host,
+	    d->kind == DEST_IPV6 ? "]" : "", d->port, strerror(errno));
+	if (fd != -1)
+		close(fd);
+	return -1;
+}
+
+/* After binding: become NAME, with no supplementary groups, no
+ * capabilities (a setuid away from root clears them) and no way back. */
+static int
+drop_privileges(const char *user, char *err, size_t errlen)
+{
+	struct passwd *pw;
+
+	if ((pw = getpwnam(user)) == NULL) {
+		snprintf(err, errlen, "--user %s: no such user", user);
+		return -1;
+	}
+	if (pw->pw_uid == 0) {
+		snprintf(err, errlen, "--user %s: refusing to run as uid 0", user);
+		return -1;
+	}
+	if (setgroups(0, NULL) == -1 || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) == -1 ||
+	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) == -1) {
+		snprintf(err, errlen, "--user %s: %s", user, strerror(errno));
+		return -1;
+	}
+	if (setuid(0) != -1) {
+		snprintf(err, errlen, "--user %s: could regain root", user);
+		return -1;
+	}
+	(void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	return 0;
+}
+
+static void
+stop_accepting(struct guard *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->nlisteners; i++)
+		evconnlistener_free(g->listeners[i]);
+	g->nlisteners = 0;
+}
+
+static void
+grace_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct guard *g = arg;
+
+	(void)fd;
+	(void)what;
+	log_msg(g->log, "shutdown", "grace period over: closing live connections");
+	event_base_loopexit(g->base, NULL);
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct guard *g = arg;
+	struct timeval tv;
+
+	(void)what;
+	if (sig == SIGHUP) {
+		char err[512];
+		struct policy *p;
+
+		if (g->cfg->policy_path == NULL) {
+			log_msg(g->log, "reload", "SIGHUP: no --policy file to reload");
+			return;
+		}
+		if ((p = policy_load_file(g->cfg->policy_path, err, sizeof(err))) == NULL) {
+			log_msg(g->log, "reload_failed", err);
+			return;
+		}
+		guard_set_policy(g, p);
+		log_policy(g, "policy");
+		return;
+	}
+	if (g->stopping) {
+		event_base_loopexit(g->base, NULL);	/* second signal: now */
+		return;
+	}
+	g->stopping = 1;
+	stop_accepting(g);
+	log_msg(g->log, "shutdown", "stopped accepting; draining live tunnels");
+	if (g->nconns == 0) {
+		event_base_loopexit(g->base, NULL);
+		return;
+	}
+	tv.tv_sec = g->cfg->grace;
+	tv.tv_usec = 0;
+	evtimer_add(g->grace_timer, &tv);
+}
+
+static void
+log_start(struct guard *g)
+{
+	struct log_rec r;
+	const char *v[CONFIG_MAX_RANGES > CONFIG_MAX_LISTEN ? CONFIG_MAX_RANGES :
+	    CONFIG_MAX_LISTEN];
+	char bufs[CONFIG_MAX_RANGES][64];
+	size_t i;
+
+	log_rec_begin(&r, g->log, "start");
+	log_rec_str(&r, "version", EG_VERSION);
+	for (i = 0; i < g->cfg->nlisten; i++) {
+		(void)dest_format(&g->cfg->listen[i], bufs[i], sizeof(bufs[i]));
+		v[i] = bufs[i];
+	}
+	log_rec_strv(&r, "listen", v, g->cfg->nlisten);
+	log_rec_str(&r, "dns", resolver_servers(g->resolver));
+	log_emit(g->log, &r);
+	for (i = 0; i < g->cfg->nallow; i++) {
+		char msg[128];
+		(void)classify_format_cidr(&g->cfg->allow[i], bufs[0], sizeof(bufs[0]));
+		snprintf(msg, sizeof(msg), "--allow-range %s: addresses in it count as public",
+		    bufs[0]);
+		log_msg(g->log, "warning", msg);
+	}
+}
+
+static void
+guard_free(struct guard *g)
+{
+	proxy_close_all(g);
+	stop_accepting(g);
+	if (g->accept_resume != NULL)
+		event_free(g->accept_resume);
+	if (g->grace_timer != NULL)
+		event_free(g->grace_timer);
+	if (g->sig_term != NULL)
+		event_free(g->sig_term);
+	if (g->sig_int != NULL)
+		event_free(g->sig_int);
+	if (g->sig_hup != NULL)
+		event_free(g->sig_hup);
+	ifaddr_watch_free(g->ifwatch);
+	resolver_free(g->resolver);
+	classify_cfg_free(g->classify);
+	policy_free(g->policy);
+	if (g->base != NULL)
+		event_base_free(g->base);
+	log_close(g->log);
+}
+
+int
+guard_run_main(int argc, char **argv)
+{
+	static struct config cfg;	/* large; lives for the whole run */
+	struct guard g;
+	char err[1024];
+	size_t i;
+	int rc = 2;
+
+	memset(&g, 0, sizeof(g));
+	TAILQ_INIT(&g.conns);
+	if (config_parse_run(argc, argv, &cfg, err, sizeof(err)) == -1) {
+		if (strcmp(err, "help") != 0)
+			fprintf(stderr, "egress-guard run: %s\n", err);
+		config_usage("egress-guard");
+		return 2;
+	}
+	g.cfg = &cfg;
+	if ((g.log = log_open(cfg.log_file, cfg.log_format, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "egress-guard: %s\n", err);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (cfg.policy_path != NULL &&
+	    (g.policy = policy_load_file(cfg.policy_path, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "egress-guard: %s\n", err);
+		goto out;
+	}
+	if ((g.base = event_base_new()) == NULL) {
+		fprintf(stderr, "egress-guard: cannot create event loop\n");
+		goto out;
+	}
+	if ((g.classify = config_classifier(&cfg)) == NULL) {
+		fprintf(stderr, "egress-guard: out of memory\n");
+		goto out;
+	}
+	if ((g.ifwatch = ifaddr_watch_new(g.base, g.classify, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "egress-guard: %s\n", err);
+		goto out;
+	}
+	g.resolver = resolver_new(g.base, cfg.dns_csv[0] ? cfg.dns_csv : NULL,
+	    (int)cfg.dns_timeout * 1000, err, sizeof(err));
+	if (g.resolver == NULL) {
+		fprintf(stderr, "egress-guard: %s\n", err);
+		goto out;
+	}
+	for (i = 0; i < cfg.nlisten; i++) {
+		if (open_listener(&g, &cfg.listen[i], err, sizeof(err)) == -1) {
+			fprintf(stderr, "egress-guard: %s\n", err);
+			goto out;
+		}
+	}
+	g.accept_resume = evtimer_new(g.base, accept_resume_cb, &g);
+	g.grace_timer = evtimer_new(g.base, grace_cb, &g);
+	g.sig_term = evsignal_new(g.base, SIGTERM, signal_cb, &g);
+	g.sig_int = evsignal_new(g.base, SIGINT, signal_cb, &g);
+	g.sig_hup = evsignal_new(g.base, SIGHUP, signal_cb, &g);
+	if (g.accept_resume == NULL || g.grace_timer == NULL || g.sig_term == NULL ||
+	    g.sig_int == NULL || g.sig_hup == NULL || evsignal_add(g.sig_term, NULL) ||
+	    evsignal_add(g.sig_int, NULL) || evsignal_add(g.sig_hup, NULL)) {
+		fprintf(stderr, "egress-guard: cannot set up signals\n");
+		goto out;
+	}
+	if (cfg.user != NULL && drop_privileges(cfg.user, err, sizeof(err)) == -1) {
+		fprintf(stderr, "egress-guard: %s\n", err);
+		goto out;
+	}
+	log_start(&g);
+	log_policy(&g, "policy");
+	if (event_base_dispatch(g.base) == -1) {
+		log_msg(g.log, "error", "event loop failed");
+		rc = 1;
+		goto out;
+	}
+	rc = 0;
+out:
+	guard_free(&g);
+	return rc;
+}

@@ -1,0 +1,226 @@
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "guard/log.h"
+
+struct log {
+	FILE		*fp;
+	int		 owned;
+	enum log_format	 fmt;
+};
+
+struct log *
+log_open(const char *path, enum log_format fmt, char *err, size_t errlen)
+{
+	struct log *lg;
+
+	if ((lg = calloc(1, sizeof(*lg))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	lg->fmt = fmt;
+	if (path == NULL) {
+		lg->fp = stderr;
+	} else {
+		if ((lg->fp = fopen(path, "ae")) == NULL) {
+			snprintf(err, errlen, "%s: cannot open log file", path);
+			free(lg);
+			return NULL;
+		}
+		lg->owned = 1;
+	}
+	/* One write per line: lines from one process never interleave. */
+	setvbuf(lg->fp, NULL, _IOLBF, 0);
+	return lg;
+}
+
+void
+log_close(struct log *lg)
+{
+	if (lg == NULL)
+		return;
+	if (lg->owned)
+		fclose(lg->fp);
+	free(lg);
+}
+
+static void
+rec_putc(struct log_rec *r, char c)
+{
+	/* Keep 3 bytes for the closing "}\n" and NUL. */
+	if (r->len + 3 >= sizeof(r->buf)) {
+		r->truncated = 1;
+		return;
+	}
+	r->buf[r->len++] = c;
+}
+
+static void
+rec_puts(struct log_rec *r, const char *s)
+{
+	while (*s != '\0')
+		rec_putc(r, *s++);
+}
+
+/* JSON string body escaping; also used for text values. Bytes outside
+ * printable ASCII become \u00XX so that a peer's bytes stay inert. */
+static void
+rec_escaped(struct log_rec *r, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\') {
+			rec_putc(r, '\\');
+			rec_putc(r, (char)c);
+		} else if (c < 0x20 || c >= 0x7f) {
+			rec_puts(r, "\\u00");
+			rec_putc(r, hex[c >> 4]);
+			rec_putc(r, hex[c & 15]);
+		} else {
+			rec_putc(r, (char)c);
+		}
+		if (r->truncated)
+			return;
+	}
+}
+
+static void
+rec_key(struct log_rec *r, const char *key)
+{
+	if (r->fmt == LOG_JSON) {
+		if (r->fields++ > 0)
+			rec_putc(r, ',');
+		rec_putc(r, '"');
+		rec_puts(r, key);
+		rec_puts(r, "\":");
+	} else {
+		if (r->fields++ > 0)
+			rec_putc(r, ' ');
+		rec_puts(r, key);
+		rec_putc(r, '=');
+	}
+}
+
+static void
+rec_quoted(struct log_rec *r, const char *s, size_t n)
+{
+	rec_putc(r, '"');
+	rec_escaped(r, s, n);
+	rec_putc(r, '"');
+}
+
+void
+log_rec_begin(struct log_rec *r, const struct log *lg, const char *event)
+{
+	struct timespec ts;
+	struct tm tm;
+	char tbuf[96];
+
+	r->len = 0;
+	r->fields = 0;
+	r->truncated = 0;
+	r->fmt = lg != NULL ? lg->fmt : LOG_JSON;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	snprintf(tbuf, sizeof(tbuf), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+	if (r->fmt == LOG_JSON)
+		rec_putc(r, '{');
+	log_rec_str(r, "ts", tbuf);
+	log_rec_str(r, "event", event);
+}
+
+void
+log_rec_strn(struct log_rec *r, const char *key, const char *val, size_t n)
+{
+	rec_key(r, key);
+	rec_quoted(r, val, n);
+}
+
+void
+log_rec_str(struct log_rec *r, const char *key, const char *val)
+{
+	if (val == NULL) {
+		log_rec_null(r, key);
+		return;
+	}
+	log_rec_strn(r, key, val, strlen(val));
+}
+
+void
+log_rec_int(struct log_rec *r, const char *key, long long v)
+{
+	char nbuf[32];
+
+	snprintf(nbuf, sizeof(nbuf), "%lld", v);
+	rec_key(r, key);
+	rec_puts(r, nbuf);
+}
+
+void
+log_rec_null(struct log_rec *r, const char *key)
+{
+	rec_key(r, key);
+	rec_puts(r, r->fmt == LOG_JSON ? "null" : "-");
+}
+
+void
+log_rec_bool(struct log_rec *r, const char *key, int v)
+{
+	rec_key(r, key);
+	rec_puts(r, v ? "true" : "false");
+}
+
+void
+log_rec_strv(struct log_rec *r, const char *key, const char *const *v, size_t n)
+{
+	size_t i;
+
+	rec_key(r, key);
+	if (r->fmt == LOG_JSON)
+		rec_putc(r, '[');
+	else
+		rec_putc(r, '"');
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			rec_putc(r, ',');
+		if (r->fmt == LOG_JSON)
+			rec_quoted(r, v[i], strlen(v[i]));
+		else
+			rec_escaped(r, v[i], strlen(v[i]));
+	}
+	rec_putc(r, r->fmt == LOG_JSON ? ']' : '"');
+}
+
+void
+log_emit(struct log *lg, struct log_rec *r)
+{
+	if (r->truncated && r->fmt == LOG_JSON) {
+		/* Never emit broken JSON: replace the record by a marker. */
+		struct log_rec t;
+		log_rec_begin(&t, lg, "log_truncated");
+		*r = t;
+	}
+	if (r->fmt == LOG_JSON)
+		r->buf[r->len++] = '}';
+	r->buf[r->len++] = '\n';
+	if (lg == NULL)
+		return;
+	fwrite(r->buf, 1, r->len, lg->fp);
+}
+
+void
+log_msg(struct log *lg, const char *event, const char *msg)
+{
+	struct log_rec r;
+
+	log_rec_begin(&r, lg, event);
+	log_rec_str(&r, "msg", msg);
+	log_emit(lg, &r);
+}

@@ -1,0 +1,44 @@
+/* The one log module. Every line is either one JSON object (--log-format
+ * json, the default) or one "key=value" text line. Values always pass
+ * through the escaping writer, so hostile bytes from a peer can never break
+ * a line or forge a field. */
+#ifndef EG_LOG_H
+#define EG_LOG_H
+
+#include <stddef.h>
+
+enum log_format { LOG_JSON = 1, LOG_TEXT };
+
+struct log;
+
+/* path NULL means stderr. Returns NULL with err on failure. */
+struct log *log_open(const char *path, enum log_format fmt, char *err, size_t errlen);
+void log_close(struct log *lg);
+
+#define LOG_REC_MAX 8192
+
+struct log_rec {
+	char	buf[LOG_REC_MAX];
+	size_t	len;
+	int	fields;
+	int	truncated;
+	enum log_format fmt;
+};
+
+/* Starts a record with "ts" and "event". */
+void log_rec_begin(struct log_rec *r, const struct log *lg, const char *event);
+void log_rec_str(struct log_rec *r, const char *key, const char *val);
+void log_rec_strn(struct log_rec *r, const char *key, const char *val, size_t n);
+void log_rec_int(struct log_rec *r, const char *key, long long v);
+void log_rec_null(struct log_rec *r, const char *key);
+void log_rec_bool(struct log_rec *r, const char *key, int v);
+/* An array of strings (JSON array; text: comma-joined). */
+void log_rec_strv(struct log_rec *r, const char *key, const char *const *v, size_t n);
+/* Ends the record and writes it as one line. */
+void log_emit(struct log *lg, struct log_rec *r);
+
+/* Convenience for one-off operator messages: event "warning"/"error"/"info"
+ * with a "msg" field. */
+void log_msg(struct log *lg, const char *event, const char *msg);
+
+#endif

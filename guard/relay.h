@@ -1,0 +1,29 @@
+/* The byte relay between a client and an upstream, with backpressure: at
+ * most RELAY_HIGH_WATER bytes wait per direction, a slow reader slows the
+ * writer. Half-close is carried both ways; an idle timer ends it. */
+#ifndef EG_RELAY_H
+#define EG_RELAY_H
+
+#include <stdint.h>
+
+struct bufferevent;
+struct event_base;
+struct relay;
+
+#define RELAY_HIGH_WATER (64 * 1024)
+
+/* Called once when the relay ends: reason is "eof", "reset", "error" or
+ * "idle_timeout". The callee must call relay_free (it may do so inside the
+ * callback). */
+typedef void (*relay_done_cb)(void *arg, const char *reason);
+
+/* Takes ownership of both bufferevents (their fds are closed by
+ * relay_free). Bytes already waiting in the client's input are forwarded
+ * first. */
+struct relay *relay_new(struct event_base *base, struct bufferevent *client,
+    struct bufferevent *upstream, int idle_timeout_s, relay_done_cb cb, void *arg);
+
+void relay_stats(const struct relay *r, uint64_t *up, uint64_t *down);
+void relay_free(struct relay *r);
+
+#endif

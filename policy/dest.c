@@ -1,0 +1,425 @@
+/* Destination syntax (DESIGN.md "Destination syntax"). Every accepted form
+ * has exactly one normalised spelling, so the policy matcher can compare
+ * bytes: names lower-cased without the trailing dot, dotted quads as given
+ * (the grammar admits one spelling only), IPv6 in RFC 5952 form written
+ * here in pure hex, never with an embedded dotted quad. Error messages are
+ * fixed strings: raw input bytes never reach err. */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "policy/dest.h"
+#include "util/ascii.h"
+#include "util/num.h"
+
+#define LABEL_MAX	63
+#define V6_TEXT_MAX	39	/* "ffff:…:ffff", the longest pure-hex form */
+
+static int
+fail(char *err, size_t errlen, const char *msg)
+{
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s", msg);
+	return -1;
+}
+
+/* Bytes that are refused wherever they appear. Returns NULL when every
+ * byte may appear, else the reason for the first that may not. A '%' is a
+ * zone id inside brackets, or anywhere when zone_ctx is set (a bare IPv6
+ * host); elsewhere it is percent-encoding. */
+static const char *
+scan_bytes(const char *s, size_t len, int zone_ctx)
+{
+	int inbr = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '\0')
+			return "NUL bytes are not allowed";
+		if (c >= 0x80)
+			return "non-ASCII bytes are not allowed (names must be A-labels)";
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
+		    c == '\v' || c == '\f')
+			return "whitespace is not allowed";
+		if (c < 0x20 || c == 0x7f)
+			return "control bytes are not allowed";
+		switch (c) {
+		case '@':
+			return "userinfo is not allowed";
+		case '%':
+			if (inbr || zone_ctx)
+				return "IPv6 zone ids are not allowed";
+			return "percent-encoding is not allowed";
+		case '*':
+			return "wildcards are not allowed";
+		case '[':
+			if (i == 0)
+				inbr = 1;
+			break;
+		case ']':
+			inbr = 0;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Strict dotted quad: four decimal octets 0-255, no leading zeros. */
+static int
+parse_ipv4(const char *s, size_t len, unsigned char out[4])
+{
+	size_t i = 0, start;
+	long long v;
+	int n;
+
+	for (n = 0; n < 4; n++) {
+		start = i;
+		while (i < len && s[i] != '.')
+			i++;
+		if (num_parse_n(s + start, i - start, 0, 255, &v) == -1)
+			return -1;
+		out[n] = (unsigned char)v;
+		if (n < 3) {
+			if (i == len)
+				return -1;
+			i++;	/* the dot */
+		}
+	}
+	return i == len ? 0 : -1;
+}
+
+static char *
+put_hex16(char *p, unsigned int w)
+{
+	static const char hex[] = "0123456789abcdef";
+	int shift, started = 0;
+
+	for (shift = 12; shift >= 0; shift -= 4) {
+		unsigned int nib = (w >> shift) & 0xf;
+
+		if (nib != 0 || started || shift == 0) {
+			*p++ = hex[nib];
+			started = 1;
+		}
+	}
+	return p;
+}
+
+/* RFC 5952 text (lower case, no leading zeros, the longest run of two or
+ * more zero groups compressed, the first on a tie), always pure hex:
+ * inet_ntop would write ::ffff:a.b.c.d, which this grammar refuses, so the
+ * normalised form would not parse again. out holds V6_TEXT_MAX + 1. */
+static void
+format_ipv6(const unsigned char a[16], char *out)
+{
+	unsigned int w[8];
+	int i, bs = -1, bl = 0, cs = -1, cl = 0;
+	char *p = out;
+
+	for (i = 0; i < 8; i++) {
+		w[i] = (unsigned int)a[2 * i] << 8 | a[2 * i + 1];
+		if (w[i] == 0) {
+			if (cs == -1)
+				cs = i;
+			cl++;
+			if (cl > bl) {
+				bs = cs;
+				bl = cl;
+			}
+		} else {
+			cs = -1;
+			cl = 0;
+		}
+	}
+	if (bl < 2)
+		bs = -1;
+	for (i = 0; i < 8;) {
+		if (i == bs) {
+			*p++ = ':';
+			*p++ = ':';
+			i += bl;
+			continue;
+		}
+		if (i > 0 && (bs == -1 || i != bs + bl))
+			*p++ = ':';
+		p = put_hex16(p, w[i]);
+		i++;
+	}
+	*p = '\0';
+}
+
+/* The text between the brackets (or a bare IPv6 host). */
+static const char *
+parse_ipv6(const char *s, size_t len, struct dest *d)
+{
+	char buf[V6_TEXT_MAX + 1];
+	size_t i;
+
+	if (len == 0)
+		return "empty IPv6 literal";
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '.')
+			return "IPv6 literal must not embed a dotted IPv4 address";
+		if (c == '%')
+			return "IPv6 zone ids are not allowed";
+		if (c != ':' && !ascii_is_xdigit(c))
+			return "bad IPv6 literal";
+	}
+	if (len > V6_TEXT_MAX)
+		return "bad IPv6 literal";
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (inet_pton(AF_INET6, buf, d->addr) != 1)
+		return "bad IPv6 literal";
+	d->kind = DEST_IPV6;
+	format_ipv6(d->addr, d->host);
+	return NULL;
+}
+
+/* "0x" followed by hex digits only (possibly none): inet_aton and the
+ * WHATWG URL parser read such a last label as a number (0x7f000001 is
+ * 127.0.0.1), so, like an all-digit one, it does not end a host name. */
+static int
+hex_number(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len < 2 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return 0;
+	for (i = 2; i < len; i++)
+		if (!ascii_is_xdigit((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+/* A DNS name or, when the last label is a number, a strict dotted quad. */
+static const char *
+parse_name(const char *s, size_t len, struct dest *d)
+{
+	size_t i, label = 0;
+	int digits = 1, dot = 0;
+
+	if (len > 0 && s[len - 1] == '.') {
+		len--;
+		dot = 1;
+		if (len > 0 && s[len - 1] == '.')
+			return "only one trailing dot is allowed";
+	}
+	if (len == 0)
+		return "empty host";
+	if (len > DEST_HOST_MAX)
+		return "host name longer than 253 bytes";
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '.') {
+			if (label == 0)
+				return "empty label in host name";
+			label = 0;
+			digits = 1;
+			continue;
+		}
+		if (!ascii_is_alpha(c) && !ascii_is_digit(c) && c != '-' &&
+		    c != '_')
+			return "host name byte outside [A-Za-z0-9_.-]";
+		if (!ascii_is_digit(c))
+			digits = 0;
+		if (++label > LABEL_MAX)
+			return "host name label longer than 63 bytes";
+	}
+	if (label == 0)
+		return "empty label in host name";
+	if (digits || hex_number(s + len - label, label)) {
+		/* Not a host name: a dotted quad or nothing. 127.1,
+		 * 2130706433 and 0177.0.0.1 end here and are refused, never
+		 * read the way inet_aton would. */
+		if (dot || parse_ipv4(s, len, d->addr) == -1)
+			return "IPv4 literal must be a strict dotted quad";
+		d->kind = DEST_IPV4;
+		memcpy(d->host, s, len);
+		d->host[len] = '\0';
+		return NULL;
+	}
+	d->kind = DEST_NAME;
+	for (i = 0; i < len; i++)
+		d->host[i] = (char)ascii_lower((unsigned char)s[i]);
+	d->host[len] = '\0';
+	return NULL;
+}
+
+int
+dest_parse_port(const char *s, size_t len, uint16_t *port)
+{
+	long long v;
+
+	if (s == NULL || port == NULL)
+		return -1;
+	if (num_parse_n(s, len, 1, 65535, &v) == -1)
+		return -1;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+int
+dest_parse_host(const char *s, size_t len, int brackets, struct dest *d,
+    char *err, size_t errlen)
+{
+	const char *why;
+
+	if (d == NULL)
+		return fail(err, errlen, "no destination");
+	memset(d, 0, sizeof(*d));
+	if (s == NULL || len == 0)
+		return fail(err, errlen, "empty host");
+	why = scan_bytes(s, len, !brackets && memchr(s, ':', len) != NULL);
+	if (why != NULL)
+		goto bad;
+	if (s[0] == '[') {
+		const char *close = memchr(s, ']', len);
+
+		if (!brackets)
+			why = "IPv6 literal must not be in brackets here";
+		else if (close == NULL)
+			why = "unterminated IPv6 literal";
+		else if ((size_t)(close - s) != len - 1)
+			why = "unexpected bytes after the IPv6 literal";
+		else
+			why = parse_ipv6(s + 1, len - 2, d);
+	} else if (memchr(s, ':', len) != NULL) {
+		if (brackets)
+			why = "IPv6 literal must be in brackets";
+		else
+			why = parse_ipv6(s, len, d);
+	} else {
+		why = parse_name(s, len, d);
+	}
+	if (why != NULL)
+		goto bad;
+	return 0;
+bad:
+	memset(d, 0, sizeof(*d));
+	return fail(err, errlen, why);
+}
+
+/* Whether an unbracketed authority with several colons is an IPv6 literal
+ * that should have been bracketed (with or without a port after it). */
+static int
+looks_like_bare_ipv6(const char *s, size_t len)
+{
+	unsigned char a[16];
+	char buf[V6_TEXT_MAX + 1];
+	size_t cut;
+
+	for (cut = len; cut > 0; cut--)
+		if (s[cut - 1] == ':')
+			break;
+	if (len <= V6_TEXT_MAX) {
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		if (inet_pton(AF_INET6, buf, a) == 1)
+			return 1;
+	}
+	if (cut > 1 && cut - 1 <= V6_TEXT_MAX) {
+		memcpy(buf, s, cut - 1);
+		buf[cut - 1] = '\0';
+		if (inet_pton(AF_INET6, buf, a) == 1)
+			return 1;
+	}
+	return 0;
+}
+
+int
+dest_parse_authority(const char *s, size_t len, struct dest *d,
+    char *err, size_t errlen)
+{
+	const char *why, *port, *end;
+	size_t plen, k;
+
+	if (d == NULL)
+		return fail(err, errlen, "no destination");
+	memset(d, 0, sizeof(*d));
+	if (s == NULL || len == 0)
+		return fail(err, errlen, "empty authority");
+	end = s + len;
+	if ((why = scan_bytes(s, len, 0)) != NULL)
+		goto bad;
+	if (s[0] == '[') {
+		const char *close = memchr(s, ']', len);
+
+		if (close == NULL) {
+			why = "unterminated IPv6 literal";
+			goto bad;
+		}
+		if ((why = parse_ipv6(s + 1, (size_t)(close - s) - 1, d)) != NULL)
+			goto bad;
+		if (close + 1 == end) {
+			why = "missing port";
+			goto bad;
+		}
+		if (close[1] != ':') {
+			why = "unexpected bytes after the IPv6 literal";
+			goto bad;
+		}
+		port = close + 2;
+	} else {
+		const char *colon = memchr(s, ':', len);
+
+		if (colon == NULL) {
+			why = "missing port";
+			goto bad;
+		}
+		if (memchr(colon + 1, ':', (size_t)(end - colon - 1)) != NULL) {
+			if (looks_like_bare_ipv6(s, len))
+				why = "IPv6 literal must be in brackets";
+			else
+				why = "unexpected bytes after the port";
+			goto bad;
+		}
+		if (colon == s) {
+			why = "empty host";
+			goto bad;
+		}
+		if ((why = parse_name(s, (size_t)(colon - s), d)) != NULL)
+			goto bad;
+		port = colon + 1;
+	}
+	plen = (size_t)(end - port);
+	if (plen == 0) {
+		why = "missing port";
+		goto bad;
+	}
+	for (k = 0; k < plen && ascii_is_digit((unsigned char)port[k]); k++)
+		;
+	if (k > 0 && k < plen) {
+		why = "unexpected bytes after the port";
+		goto bad;
+	}
+	if (dest_parse_port(port, plen, &d->port) == -1) {
+		why = "port must be 1-65535 without leading zeros";
+		goto bad;
+	}
+	return 0;
+bad:
+	memset(d, 0, sizeof(*d));
+	return fail(err, errlen, why);
+}
+
+int
+dest_format(const struct dest *d, char *buf, size_t buflen)
+{
+	int n;
+
+	if (d == NULL || buf == NULL || buflen == 0)
+		return -1;
+	if (d->kind == DEST_IPV6)
+		n = snprintf(buf, buflen, "[%s]:%u", d->host, (unsigned int)d->port);
+	else
+		n = snprintf(buf, buflen, "%s:%u", d->host, (unsigned int)d->port);
+	if (n < 0 || (size_t)n >= buflen)
+		return -1;
+	return n;
+}

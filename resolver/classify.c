@@ -1,0 +1,629 @@
+/* Address classification. The tables below are
+ * shared/reference/special-purpose-addresses.md row for row; each row's
+ * range text is the string reported in classify_result.range. Overlapping
+ * rows (::/128 and ::1/128 inside ::/96, 255.255.255.255/32 inside
+ * 240.0.0.0/4) are resolved by longest prefix, so the most specific name is
+ * reported; every overlap is deny-inside-deny, so the verdict never depends
+ * on it. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resolver/classify.h"
+#include "util/ascii.h"
+#include "util/num.h"
+
+#define CLASSIFY_MAX_RANGES	256	/* per --allow-range / --deny-range list */
+#define CLASSIFY_MAX_OWN	1024
+
+/* "64:ff9b::/96 NAT64 -> " (ASCII: log lines stay plain), prefixed to the embedded IPv4
+ * verdict so a log shows both the translation and what decided it. */
+#define NAT64_VIA	"64:ff9b::/96 NAT64 -> "
+
+#define GLOBAL_UNICAST	"global unicast"
+#define OWN_ADDRESS	"own-address"
+#define OUTSIDE_2000_3	"outside 2000::/3 global unicast"
+
+enum row_kind { ROW_DENY, ROW_ALLOW, ROW_NAT64 };
+
+struct v4_row {
+	unsigned char	net[4];
+	unsigned int	prefix;
+	enum row_kind	kind;
+	const char	*name;
+	const char	*via_nat64;	/* name as reached through 64:ff9b::/96 */
+};
+
+struct v6_row {
+	unsigned char	net[16];
+	unsigned int	prefix;
+	enum row_kind	kind;
+	const char	*name;
+};
+
+#define V4(a, b, c, d, len, kind, text) \
+	{ { a, b, c, d }, len, kind, text, NAT64_VIA text }
+
+static const struct v4_row v4_table[] = {
+	V4(0, 0, 0, 0, 8, ROW_DENY, "0.0.0.0/8 This network"),
+	V4(10, 0, 0, 0, 8, ROW_DENY, "10.0.0.0/8 Private-Use"),
+	V4(100, 64, 0, 0, 10, ROW_DENY,
+	    "100.64.0.0/10 Shared Address Space (CGNAT)"),
+	V4(127, 0, 0, 0, 8, ROW_DENY, "127.0.0.0/8 Loopback"),
+	V4(169, 254, 0, 0, 16, ROW_DENY, "169.254.0.0/16 Link Local"),
+	V4(172, 16, 0, 0, 12, ROW_DENY, "172.16.0.0/12 Private-Use"),
+	V4(192, 0, 0, 0, 24, ROW_DENY,
+	    "192.0.0.0/24 IETF Protocol Assignments"),
+	V4(192, 0, 2, 0, 24, ROW_DENY,
+	    "192.0.2.0/24 Documentation (TEST-NET-1)"),
+	V4(192, 31, 196, 0, 24, ROW_ALLOW, "192.31.196.0/24 AS112-v4"),
+	V4(192, 52, 193, 0, 24, ROW_ALLOW, "192.52.193.0/24 AMT"),
+	V4(192, 88, 99, 0, 24, ROW_DENY,
+	    "192.88.99.0/24 Deprecated 6to4 Relay Anycast"),
+	V4(192, 168, 0, 0, 16, ROW_DENY, "192.168.0.0/16 Private-Use"),
+	V4(192, 175, 48, 0, 24, ROW_ALLOW,
+	    "192.175.48.0/24 Direct Delegation AS112 Service"),
+	V4(198, 18, 0, 0, 15, ROW_DENY, "198.18.0.0/15 Benchmarking"),
+	V4(198, 51, 100, 0, 24, ROW_DENY,
+	    "198.51.100.0/24 Documentation (TEST-NET-2)"),
+	V4(203, 0, 113, 0, 24, ROW_DENY,
+	    "203.0.113.0/24 Documentation (TEST-NET-3)"),
+	V4(224, 0, 0, 0, 4, ROW_DENY, "224.0.0.0/4 Multicast"),
+	V4(240, 0, 0, 0, 4, ROW_DENY, "240.0.0.0/4 Reserved"),
+	V4(255, 255, 255, 255, 32, ROW_DENY,
+	    "255.255.255.255/32 Limited Broadcast"),
+};
+
+static const struct v4_row v4_global = {
+	{ 0, 0, 0, 0 }, 0, ROW_ALLOW, GLOBAL_UNICAST, NAT64_VIA GLOBAL_UNICAST
+};
+static const struct v4_row v4_own = {
+	{ 0, 0, 0, 0 }, 0, ROW_DENY, OWN_ADDRESS, NAT64_VIA OWN_ADDRESS
+};
+
+static const struct v6_row v6_table[] = {
+	{ { 0 }, 128, ROW_DENY, "::/128 Unspecified" },
+	{ { [15] = 1 }, 128, ROW_DENY, "::1/128 Loopback" },
+	{ { 0 }, 96, ROW_DENY, "::/96 IPv4-compatible (deprecated)" },
+	{ { [10] = 0xff, [11] = 0xff }, 96, ROW_DENY,
+	    "::ffff:0:0/96 IPv4-mapped" },
+	{ { [8] = 0xff, [9] = 0xff }, 96, ROW_DENY,
+	    "::ffff:0:0:0/96 IPv4-translated" },
+	{ { 0x00, 0x64, 0xff, 0x9b }, 96, ROW_NAT64, "64:ff9b::/96 NAT64" },
+	{ { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 }, 48, ROW_DENY,
+	    "64:ff9b:1::/48 Local-use IPv4/IPv6 Translation" },
+	{ { 0x01, 0x00 }, 64, ROW_DENY, "100::/64 Discard-Only" },
+	{ { 0x01, 0x00, 0, 0, 0, 0, 0x00, 0x01 }, 64, ROW_DENY,
+	    "100:0:0:1::/64 Dummy IPv6 Prefix" },
+	{ { 0x20, 0x01 }, 23, ROW_DENY,
+	    "2001::/23 IETF Protocol Assignments" },
+	{ { 0x20, 0x01, 0x0d, 0xb8 }, 32, ROW_DENY,
+	    "2001:db8::/32 Documentation" },
+	{ { 0x20, 0x02 }, 16, ROW_DENY, "2002::/16 6to4" },
+	{ { 0x26, 0x20, 0x00, 0x4f, 0x80, 0x00 }, 48, ROW_ALLOW,
+	    "2620:4f:8000::/48 Direct Delegation AS112 Service" },
+	{ { 0x3f, 0xff }, 20, ROW_DENY, "3fff::/20 Documentation" },
+	{ { 0x5f, 0x00 }, 16, ROW_DENY,
+	    "5f00::/16 Segment Routing (SRv6) SIDs" },
+	{ { 0xfc }, 7, ROW_DENY, "fc00::/7 Unique-Local" },
+	{ { 0xfe, 0x80 }, 10, ROW_DENY, "fe80::/10 Link-Local Unicast" },
+	{ { 0xfe, 0xc0 }, 10, ROW_DENY, "fec0::/10 Site-Local (deprecated)" },
+	{ { 0xff }, 8, ROW_DENY, "ff00::/8 Multicast" },
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/* "deny-range " + longest IPv6 CIDR text (45 + "/128") fits with room. */
+#define RANGE_TEXT	72
+#define VIA_TEXT	(sizeof(NAT64_VIA) + RANGE_TEXT)
+
+struct classify_entry {
+	struct classify_cidr	cidr;
+	char			name[RANGE_TEXT];
+	char			via_nat64[VIA_TEXT];
+};
+
+/* Entries are allocated one by one so that a range text handed out in a
+ * classify_result stays valid when later ranges are added. */
+struct classify_list {
+	struct classify_entry	**v;
+	size_t			n;
+	size_t			cap;
+};
+
+struct classify_own {
+	int		family;
+	unsigned char	addr[16];
+};
+
+struct classify_cfg {
+	struct classify_list	allow;
+	struct classify_list	deny;
+	struct classify_own	*own;
+	size_t			nown;
+};
+
+/* One verdict with both texts, so a NAT64 caller can report the composed
+ * string without formatting anything at classification time. */
+struct verdict {
+	int		public;
+	const char	*name;
+	const char	*via_nat64;
+};
+
+static size_t
+family_len(int family)
+{
+	if (family == AF_INET)
+		return 4;
+	if (family == AF_INET6)
+		return 16;
+	return 0;
+}
+
+static int
+prefix_match(const unsigned char *a, const unsigned char *net,
+    unsigned int prefix)
+{
+	unsigned int whole = prefix / 8, bits = prefix % 8;
+	unsigned char mask;
+
+	if (whole > 0 && memcmp(a, net, whole) != 0)
+		return 0;
+	if (bits == 0)
+		return 1;
+	mask = (unsigned char)(0xffu << (8 - bits));
+	return (a[whole] & mask) == (net[whole] & mask);
+}
+
+/* 1 when any bit past the prefix is set. */
+static int
+host_bits_set(const unsigned char *a, size_t alen, unsigned int prefix)
+{
+	size_t i = prefix / 8;
+	unsigned int bits = prefix % 8;
+
+	if (bits != 0) {
+		if (a[i] & (unsigned char)(0xffu >> bits))
+			return 1;
+		i++;
+	}
+	for (; i < alen; i++)
+		if (a[i] != 0)
+			return 1;
+	return 0;
+}
+
+static void
+set_err(char *err, size_t errlen, const char *msg)
+{
+	if (err != NULL && errlen > 0)
+		snprintf(err, errlen, "%s", msg);
+}
+
+/* Strict dotted quad over s[0..len): four decimal octets 0-255, no
+ * leading zeros, nothing else. */
+static int
+parse_v4(const char *s, size_t len, unsigned char out[4])
+{
+	size_t i = 0;
+	long long v;
+	int part;
+
+	for (part = 0; part < 4; part++) {
+		size_t start = i;
+
+		while (i < len && s[i] != '.')
+			i++;
+		if (i - start == 0 || i - start > 3 ||
+		    num_parse_n(s + start, i - start, 0, 255, &v) == -1)
+			return -1;
+		out[part] = (unsigned char)v;
+		if (part < 3) {
+			if (i >= len)
+				return -1;
+			i++;	/* the '.' */
+		}
+	}
+	return i == len ? 0 : -1;
+}
+
+int
+classify_parse_cidr(const char *s, struct classify_cidr *out, char *err,
+    size_t errlen)
+{
+	/* INET6_ADDRSTRLEN counts the NUL and allows the longest v4-suffixed
+	 * form; anything longer is not an address. */
+	char abuf[INET6_ADDRSTRLEN];
+	struct classify_cidr c;
+	const char *slash, *p;
+	size_t alen, plen;
+	long long prefix;
+	int is_v6;
+
+	if (s == NULL || out == NULL) {
+		set_err(err, errlen, "no CIDR given");
+		return -1;
+	}
+	for (p = s; *p != '\0'; p++) {
+		unsigned char ch = (unsigned char)*p;
+
+		if (ch == '%') {
+			set_err(err, errlen, "zone id not allowed in a CIDR");
+			return -1;
+		}
+		if (ch == '[' || ch == ']') {
+			set_err(err, errlen, "brackets not allowed in a CIDR");
+			return -1;
+		}
+		if (ch != ':' && ch != '.' && ch != '/' && !ascii_is_xdigit(ch)) {
+			set_err(err, errlen,
+			    "invalid character in CIDR (expected addr/prefix)");
+			return -1;
+		}
+	}
+	slash = strchr(s, '/');
+	if (slash == NULL) {
+		set_err(err, errlen, "missing /prefix in CIDR");
+		return -1;
+	}
+	if (strchr(slash + 1, '/') != NULL) {
+		set_err(err, errlen, "more than one '/' in CIDR");
+		return -1;
+	}
+	alen = (size_t)(slash - s);
+	plen = strlen(slash + 1);
+	if (alen == 0) {
+		set_err(err, errlen, "missing address in CIDR");
+		return -1;
+	}
+
+	is_v6 = memchr(s, ':', alen) != NULL;
+	memset(&c, 0, sizeof(c));
+	if (is_v6) {
+		if (alen >= sizeof(abuf)) {
+			set_err(err, errlen, "IPv6 address too long");
+			return -1;
+		}
+		memcpy(abuf, s, alen);
+		abuf[alen] = '\0';
+		if (inet_pton(AF_INET6, abuf, c.addr) != 1) {
+			set_err(err, errlen, "invalid IPv6 address");
+			return -1;
+		}
+		c.family = AF_INET6;
+	} else {
+		if (parse_v4(s, alen, c.addr) == -1) {
+			set_err(err, errlen, "invalid IPv4 address (dotted "
+			    "quad, decimal 0-255, no leading zeros)");
+			return -1;
+		}
+		c.family = AF_INET;
+	}
+
+	if (plen == 0) {
+		set_err(err, errlen, "missing prefix length after '/'");
+		return -1;
+	}
+	if (num_parse_n(slash + 1, plen, 0, c.family == AF_INET ? 32 : 128,
+	    &prefix) == -1) {
+		set_err(err, errlen, c.family == AF_INET ?
+		    "invalid prefix length (decimal 0-32, no leading zeros)" :
+		    "invalid prefix length (decimal 0-128, no leading zeros)");
+		return -1;
+	}
+	c.prefix = (unsigned int)prefix;
+
+	if (host_bits_set(c.addr, family_len(c.family), c.prefix)) {
+		set_err(err, errlen, "host bits set beyond the prefix");
+		return -1;
+	}
+	*out = c;
+	return 0;
+}
+
+int
+classify_format_cidr(const struct classify_cidr *c, char *buf, size_t len)
+{
+	char abuf[INET6_ADDRSTRLEN];
+	int n;
+
+	if (c == NULL || buf == NULL || len == 0)
+		return -1;
+	if ((c->family != AF_INET || c->prefix > 32) &&
+	    (c->family != AF_INET6 || c->prefix > 128))
+		return -1;
+	if (inet_ntop(c->family, c->addr, abuf, sizeof(abuf)) == NULL)
+		return -1;
+	n = snprintf(buf, len, "%s/%u", abuf, c->prefix);
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	return n;
+}
+
+struct classify_cfg *
+classify_cfg_new(void)
+{
+	return calloc(1, sizeof(struct classify_cfg));
+}
+
+static void
+list_free(struct classify_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
+void
+classify_cfg_free(struct classify_cfg *cfg)
+{
+	if (cfg == NULL)
+		return;
+	list_free(&cfg->allow);
+	list_free(&cfg->deny);
+	free(cfg->own);
+	free(cfg);
+}
+
+static int
+cidr_valid(const struct classify_cidr *c)
+{
+	size_t alen = family_len(c->family);
+
+	if (alen == 0 || c->prefix > alen * 8)
+		return 0;
+	return !host_bits_set(c->addr, alen, c->prefix);
+}
+
+static int
+cidr_equal(const struct classify_cidr *a, const struct classify_cidr *b)
+{
+	return a->family == b->family && a->prefix == b->prefix &&
+	    memcmp(a->addr, b->addr, family_len(a->family)) == 0;
+}
+
+static int
+list_add(struct classify_list *l, const struct classify_cidr *c,
+    const char *label)
+{
+	struct classify_entry *e;
+	char text[INET6_ADDRSTRLEN + 8];
+	size_t i;
+	int n;
+
+	if (!cidr_valid(c))
+		return -1;
+	for (i = 0; i < l->n; i++)
+		if (cidr_equal(&l->v[i]->cidr, c))
+			return 0;
+	if (l->n >= CLASSIFY_MAX_RANGES)
+		return -1;
+	if (classify_format_cidr(c, text, sizeof(text)) == -1)
+		return -1;
+	if (l->n == l->cap) {
+		size_t ncap = l->cap == 0 ? 8 : l->cap * 2;
+		struct classify_entry **nv;
+
+		if (ncap > CLASSIFY_MAX_RANGES)
+			ncap = CLASSIFY_MAX_RANGES;
+		nv = realloc(l->v, ncap * sizeof(*nv));
+		if (nv == NULL)
+			return -1;
+		l->v = nv;
+		l->cap = ncap;
+	}
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return -1;
+	e->cidr = *c;
+	n = snprintf(e->name, sizeof(e->name), "%s %s", label, text);
+	if (n < 0 || (size_t)n >= sizeof(e->name))
+		goto cleanup;
+	n = snprintf(e->via_nat64, sizeof(e->via_nat64), "%s%s", NAT64_VIA,
+	    e->name);
+	if (n < 0 || (size_t)n >= sizeof(e->via_nat64))
+		goto cleanup;
+	l->v[l->n++] = e;
+	return 0;
+cleanup:
+	free(e);
+	return -1;
+}
+
+int
+classify_cfg_allow(struct classify_cfg *cfg, const struct classify_cidr *c)
+{
+	if (cfg == NULL || c == NULL)
+		return -1;
+	return list_add(&cfg->allow, c, "allow-range");
+}
+
+int
+classify_cfg_deny(struct classify_cfg *cfg, const struct classify_cidr *c)
+{
+	if (cfg == NULL || c == NULL)
+		return -1;
+	return list_add(&cfg->deny, c, "deny-range");
+}
+
+static int
+is_loopback(int family, const unsigned char *a)
+{
+	static const unsigned char v6_loop[16] = { [15] = 1 };
+
+	if (family == AF_INET)
+		return a[0] == 127;
+	return memcmp(a, v6_loop, sizeof(v6_loop)) == 0;
+}
+
+int
+classify_cfg_set_own(struct classify_cfg *cfg, const int *family,
+    const unsigned char (*addr)[16], size_t n)
+{
+	struct classify_own *nown = NULL;
+	size_t i, keep = 0;
+
+	if (cfg == NULL || (n > 0 && (family == NULL || addr == NULL)))
+		return -1;
+	/* Validate and count first: the old set stays in force on error. */
+	for (i = 0; i < n; i++) {
+		if (family_len(family[i]) == 0)
+			return -1;
+		if (!is_loopback(family[i], addr[i]))
+			keep++;
+	}
+	if (keep > CLASSIFY_MAX_OWN)
+		return -1;
+	if (keep > 0) {
+		nown = calloc(keep, sizeof(*nown));
+		if (nown == NULL)
+			return -1;
+		keep = 0;
+		for (i = 0; i < n; i++) {
+			if (is_loopback(family[i], addr[i]))
+				continue;
+			nown[keep].family = family[i];
+			memcpy(nown[keep].addr, addr[i], family_len(family[i]));
+			keep++;
+		}
+	}
+	free(cfg->own);
+	cfg->own = nown;
+	cfg->nown = keep;
+	return 0;
+}
+
+static void
+verdict_set(struct verdict *v, int public, const char *name,
+    const char *via_nat64)
+{
+	v->public = public;
+	v->name = name;
+	v->via_nat64 = via_nat64;
+}
+
+/* The operator rules, in order: own address, --deny-range, --allow-range.
+ * Returns 1 and fills *v when one of them decides. */
+static int
+cfg_decides(const struct classify_cfg *cfg, int family,
+    const unsigned char *a, struct verdict *v)
+{
+	size_t alen = family_len(family), i;
+
+	if (cfg == NULL)
+		return 0;
+	for (i = 0; i < cfg->nown; i++) {
+		if (cfg->own[i].family == family &&
+		    memcmp(cfg->own[i].addr, a, alen) == 0) {
+			verdict_set(v, 0, v4_own.name, v4_own.via_nat64);
+			return 1;
+		}
+	}
+	for (i = 0; i < cfg->deny.n; i++) {
+		const struct classify_entry *e = cfg->deny.v[i];
+
+		if (e->cidr.family == family &&
+		    prefix_match(a, e->cidr.addr, e->cidr.prefix)) {
+			verdict_set(v, 0, e->name, e->via_nat64);
+			return 1;
+		}
+	}
+	for (i = 0; i < cfg->allow.n; i++) {
+		const struct classify_entry *e = cfg->allow.v[i];
+
+		if (e->cidr.family == family &&
+		    prefix_match(a, e->cidr.addr, e->cidr.prefix)) {
+			verdict_set(v, 1, e->name, e->via_nat64);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void
+classify_v4(const struct classify_cfg *cfg, const unsigned char *a,
+    struct verdict *v)
+{
+	const struct v4_row *best = NULL;
+	size_t i;
+
+	if (cfg_decides(cfg, AF_INET, a, v))
+		return;
+	for (i = 0; i < NELEM(v4_table); i++) {
+		const struct v4_row *r = &v4_table[i];
+
+		if (prefix_match(a, r->net, r->prefix) &&
+		    (best == NULL || r->prefix > best->prefix))
+			best = r;
+	}
+	if (best == NULL)
+		best = &v4_global;
+	verdict_set(v, best->kind == ROW_ALLOW, best->name, best->via_nat64);
+}
+
+static void
+classify_v6(const struct classify_cfg *cfg, const unsigned char *a,
+    struct verdict *v)
+{
+	const struct v6_row *best = NULL;
+	struct verdict sub;
+	size_t i;
+
+	if (cfg_decides(cfg, AF_INET6, a, v))
+		return;
+	for (i = 0; i < NELEM(v6_table); i++) {
+		const struct v6_row *r = &v6_table[i];
+
+		if (prefix_match(a, r->net, r->prefix) &&
+		    (best == NULL || r->prefix > best->prefix))
+			best = r;
+	}
+	if (best != NULL) {
+		switch (best->kind) {
+		case ROW_NAT64:
+			/* The gateway delivers to the embedded IPv4 address:
+			 * that address is the destination to judge. */
+			classify_v4(cfg, a + 12, &sub);
+			verdict_set(v, sub.public, sub.via_nat64, sub.via_nat64);
+			return;
+		case ROW_ALLOW:
+			verdict_set(v, 1, best->name, best->name);
+			return;
+		case ROW_DENY:
+			break;
+		}
+		verdict_set(v, 0, best->name, best->name);
+		return;
+	}
+	/* 2000::/3: the top three bits are 001. */
+	if ((a[0] & 0xe0) == 0x20)
+		verdict_set(v, 1, GLOBAL_UNICAST, GLOBAL_UNICAST);
+	else
+		verdict_set(v, 0, OUTSIDE_2000_3, OUTSIDE_2000_3);
+}
+
+int
+classify_addr(const struct classify_cfg *cfg, int family,
+    const unsigned char *addr, struct classify_result *res)
+{
+	struct verdict v;
+
+	if (addr == NULL)
+		verdict_set(&v, 0, "no address", NULL);
+	else if (family == AF_INET)
+		classify_v4(cfg, addr, &v);
+	else if (family == AF_INET6)
+		classify_v6(cfg, addr, &v);
+	else
+		verdict_set(&v, 0, "unknown address family", NULL);
+	if (res != NULL) {
+		res->public = v.public;
+		res->range = v.name;
+	}
+	return v.public;
+}

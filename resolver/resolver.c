@@ -1,0 +1,408 @@
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <arpa/nameser.h>
+#include <netdb.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ares.h>
+#include <event2/event.h>
+
+#include "resolver/resolver.h"
+
+#define RESOLVER_MAX_SOCKS 64
+
+struct rsock {
+	ares_socket_t	 fd;
+	struct event	*ev;
+};
+
+struct resolver {
+	struct event_base *base;
+	ares_channel	 channel;
+	struct event	*timer;		/* c-ares' own retransmit timer */
+	struct rsock	 socks[RESOLVER_MAX_SOCKS];
+	int		 timeout_ms;
+	char		 servers[512];
+	int		 dying;
+};
+
+/* One lookup = two c-ares queries (A, AAAA). The struct lives until both
+ * have called back, even if the caller cancelled or the deadline passed:
+ * c-ares still holds a pointer to it. */
+struct resolver_query {
+	struct resolver	*r;
+	resolver_cb	 cb;		/* NULL once delivered or cancelled */
+	void		*arg;
+	int		 pending;	/* c-ares callbacks still to come */
+	int		 status[2];	/* ares status per type: 0 = A, 1 = AAAA */
+	struct resolver_addr *addrs;
+	size_t		 n;
+	int		 overflow;
+	struct event	*deadline;
+	struct event	*deliver;	/* deferred delivery, see resolver_cb */
+	int		 timed_out;
+};
+
+static void resolver_reschedule(struct resolver *r);
+
+static void
+sock_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct resolver *r = arg;
+
+	ares_process_fd(r->channel,
+	    (what & EV_READ) ? (ares_socket_t)fd : ARES_SOCKET_BAD,
+	    (what & EV_WRITE) ? (ares_socket_t)fd : ARES_SOCKET_BAD);
+	resolver_reschedule(r);
+}
+
+static void
+timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct resolver *r = arg;
+
+	(void)fd;
+	(void)what;
+	ares_process_fd(r->channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD);
+	resolver_reschedule(r);
+}
+
+static void
+resolver_reschedule(struct resolver *r)
+{
+	struct timeval maxtv = { 1, 0 }, tv, *tvp;
+
+	if (r->dying)
+		return;
+	tvp = ares_timeout(r->channel, &maxtv, &tv);
+	evtimer_add(r->timer, tvp);
+}
+
+/* c-ares tells us which sockets it wants watched. */
+static void
+sock_state_cb(void *data, ares_socket_t fd, int readable, int writable)
+{
+	struct resolver *r = data;
+	struct rsock *slot = NULL, *free_slot = NULL;
+	short what;
+	int i;
+
+	for (i = 0; i < RESOLVER_MAX_SOCKS; i++) {
+		if (r->socks[i].ev != NULL && r->socks[i].fd == fd)
+			slot = &r->socks[i];
+		else if (r->socks[i].ev == NULL && free_slot == NULL)
+			free_slot = &r->socks[i];
+	}
+	if (slot != NULL) {
+		event_free(slot->ev);
+		slot->ev = NULL;
+	}
+	if (!readable && !writable)
+		return;
+	if (slot == NULL)
+		slot = free_slot;
+	if (slot == NULL)
+		return;		/* table full: that query will time out, fail closed */
+	what = EV_PERSIST | (readable ? EV_READ : 0) | (writable ? EV_WRITE : 0);
+	slot->fd = fd;
+	slot->ev = event_new(r->base, fd, what, sock_cb, r);
+	if (slot->ev != NULL)
+		event_add(slot->ev, NULL);
+}
+
+const char *
+resolver_servers(const struct resolver *r)
+{
+	return r->servers;
+}
+
+struct resolver *
+resolver_new(struct event_base *base, const char *servers, int timeout_ms,
+    char *err, size_t errlen)
+{
+	struct resolver *r;
+	struct ares_options opts;
+	struct ares_addr_port_node *list = NULL, *n;
+	int optmask, rc;
+	size_t off = 0;
+
+	if ((rc = ares_library_init(ARES_LIB_INIT_ALL)) != ARES_SUCCESS) {
+		snprintf(err, errlen, "c-ares init: %s", ares_strerror(rc));
+		return NULL;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->base = base;
+	r->timeout_ms = timeout_ms;
+	memset(&opts, 0, sizeof(opts));
+	/* Exact names only: no search list, no HOSTALIASES. Two tries per
+	 * server inside the overall deadline enforced by resolver_lookup.
+	 * NOCHECKRESP: c-ares would otherwise turn a SERVFAIL or REFUSED
+	 * answer into ECONNREFUSED, indistinguishable from a dead server. */
+	opts.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_EDNS |
+	    ARES_FLAG_NOCHECKRESP;
+	opts.timeout = timeout_ms / 2 > 100 ? timeout_ms / 2 : 100;
+	opts.tries = 2;
+	opts.sock_state_cb = sock_state_cb;
+	opts.sock_state_cb_data = r;
+	opts.ednspsz = 1232;
+	optmask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES |
+	    ARES_OPT_SOCK_STATE_CB | ARES_OPT_EDNSPSZ;
+	if ((rc = ares_init_options(&r->channel, &opts, optmask)) != ARES_SUCCESS) {
+		snprintf(err, errlen, "c-ares: %s", ares_strerror(rc));
+		free(r);
+		return NULL;
+	}
+	if (servers != NULL &&
+	    (rc = ares_set_servers_ports_csv(r->channel, servers)) != ARES_SUCCESS) {
+		snprintf(err, errlen, "bad --dns list: %s", ares_strerror(rc));
+		goto fail;
+	}
+	if ((r->timer = evtimer_new(base, timer_cb, r)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	/* Record what is in use, for status and check output. */
+	if (ares_get_servers_ports(r->channel, &list) == ARES_SUCCESS) {
+		for (n = list; n != NULL && off < sizeof(r->servers) - 64; n = n->next) {
+			char ip[INET6_ADDRSTRLEN];
+			int port = n->udp_port ? n->udp_port : 53;
+			inet_ntop(n->family, &n->addr, ip, sizeof(ip));
+			off += (size_t)snprintf(r->servers + off, sizeof(r->servers) - off,
+			    n->family == AF_INET6 ? "%s[%s]:%d" : "%s%s:%d",
+			    off ? "," : "", ip, port);
+		}
+		ares_free_data(list);
+	}
+	if (r->servers[0] == '\0') {
+		snprintf(err, errlen, "no DNS servers configured");
+		goto fail;
+	}
+	return r;
+fail:
+	resolver_free(r);
+	return NULL;
+}
+
+static void query_release(struct resolver_query *q);
+
+void
+resolver_free(struct resolver *r)
+{
+	int i;
+
+	if (r == NULL)
+		return;
+	r->dying = 1;
+	/* Calls every pending callback with ARES_EDESTRUCTION. */
+	if (r->channel != NULL)
+		ares_destroy(r->channel);
+	for (i = 0; i < RESOLVER_MAX_SOCKS; i++)
+		if (r->socks[i].ev != NULL)
+			event_free(r->socks[i].ev);
+	if (r->timer != NULL)
+		event_free(r->timer);
+	free(r);
+}
+
+static void
+query_release(struct resolver_query *q)
+{
+	if (q->pending > 0 || q->cb != NULL)
+		return;
+	if (q->deadline != NULL)
+		event_free(q->deadline);
+	if (q->deliver != NULL)
+		event_free(q->deliver);
+	free(q->addrs);
+	free(q);
+}
+
+static const char *
+status_detail(int st)
+{
+	switch (st) {
+	case ARES_SUCCESS:	return "";
+	case ARES_ENODATA:	return "no address records";
+	case ARES_ENOTFOUND:	return "NXDOMAIN";
+	case ARES_ESERVFAIL:	return "SERVFAIL";
+	case ARES_EREFUSED:	return "REFUSED";
+	case ARES_ETIMEOUT:	return "timeout";
+	case ARES_ECONNREFUSED:	return "connection refused";
+	case ARES_EBADRESP:	return "malformed answer";
+	case ARES_EFORMERR:	return "FORMERR";
+	default:		return "resolver error";
+	}
+}
+
+/* Fail closed: a lookup succeeds only when both types answered cleanly
+ * (an empty answer for one type is fine) and at least one address came
+ * back. A timeout or an error on either type denies, since an answer we
+ * could not see is an answer we could not classify. */
+static void
+deliver_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct resolver_query *q = arg;
+	resolver_cb cb = q->cb;
+	enum resolver_status st = RESOLVER_OK;
+	const char *detail = "";
+	int i, any_timeout = 0, bad = 0;
+
+	(void)fd;
+	(void)what;
+	if (cb == NULL) {
+		query_release(q);
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		int s = q->status[i];
+		if (s == ARES_SUCCESS || s == ARES_ENODATA || s == ARES_ENOTFOUND)
+			continue;
+		if (s == ARES_ETIMEOUT || s == ARES_ECONNREFUSED)
+			any_timeout = 1;
+		bad = 1;
+		detail = status_detail(s);
+	}
+	if (q->timed_out || any_timeout) {
+		st = RESOLVER_TIMEOUT;
+		detail = q->timed_out ? "timeout" : detail;
+	} else if (q->overflow) {
+		st = RESOLVER_FAILURE;
+		detail = "too many answers";
+	} else if (bad) {
+		st = RESOLVER_FAILURE;
+	} else if (q->n == 0) {
+		st = RESOLVER_FAILURE;
+		detail = (q->status[0] == ARES_ENOTFOUND ||
+		    q->status[1] == ARES_ENOTFOUND) ? "NXDOMAIN" : "no address records";
+	}
+	q->cb = NULL;
+	cb(q->arg, st, st == RESOLVER_OK ? q->addrs : NULL,
+	    st == RESOLVER_OK ? q->n : 0, detail);
+	query_release(q);
+}
+
+static void
+schedule_delivery(struct resolver_query *q)
+{
+	if (q->deadline != NULL)
+		event_del(q->deadline);
+	event_active(q->deliver, EV_TIMEOUT, 0);
+}
+
+static void
+deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct resolver_query *q = arg;
+
+	(void)fd;
+	(void)what;
+	q->timed_out = 1;
+	schedule_delivery(q);
+}
+
+static int
+add_addrs(struct resolver_query *q, int family, const struct hostent *he)
+{
+	char **p;
+	size_t alen = family == AF_INET ? 4 : 16;
+
+	for (p = he->h_addr_list; p != NULL && *p != NULL; p++) {
+		if (q->n == RESOLVER_MAX_ANSWERS)
+			return -1;
+		q->addrs[q->n].family = family;
+		memset(q->addrs[q->n].addr, 0, 16);
+		memcpy(q->addrs[q->n].addr, *p, alen);
+		q->n++;
+	}
+	return 0;
+}
+
+static void
+answer_cb(void *arg, int status, int timeouts, unsigned char *abuf, int alen,
+    int idx)
+{
+	struct resolver_query *q = arg;
+	struct hostent *he = NULL;
+	int family = idx == 0 ? AF_INET : AF_INET6;
+
+	(void)timeouts;
+	if (status == ARES_SUCCESS) {
+		status = idx == 0 ? ares_parse_a_reply(abuf, alen, &he, NULL, NULL) :
+		    ares_parse_aaaa_reply(abuf, alen, &he, NULL, NULL);
+		if (status == ARES_SUCCESS && q->cb != NULL &&
+		    add_addrs(q, family, he) == -1)
+			q->overflow = 1;
+		if (he != NULL)
+			ares_free_hostent(he);
+	}
+	q->status[idx] = status;
+	q->pending--;
+	if (q->pending == 0 && q->cb != NULL && !q->r->dying)
+		schedule_delivery(q);
+	else if (q->pending == 0 && (q->cb == NULL || q->r->dying)) {
+		q->cb = NULL;
+		query_release(q);
+	}
+}
+
+static void
+answer_a(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
+{
+	answer_cb(arg, status, timeouts, abuf, alen, 0);
+}
+
+static void
+answer_aaaa(void *arg, int status, int timeouts, unsigned char *abuf, int alen)
+{
+	answer_cb(arg, status, timeouts, abuf, alen, 1);
+}
+
+struct resolver_query *
+resolver_lookup(struct resolver *r, const char *name, resolver_cb cb, void *arg)
+{
+	struct resolver_query *q;
+	struct timeval tv;
+
+	if ((q = calloc(1, sizeof(*q))) == NULL)
+		return NULL;
+	q->r = r;
+	q->cb = cb;
+	q->arg = arg;
+	q->addrs = calloc(RESOLVER_MAX_ANSWERS, sizeof(*q->addrs));
+	q->deadline = evtimer_new(r->base, deadline_cb, q);
+	q->deliver = event_new(r->base, -1, 0, deliver_cb, q);
+	if (q->addrs == NULL || q->deadline == NULL || q->deliver == NULL) {
+		q->cb = NULL;
+		query_release(q);
+		return NULL;
+	}
+	tv.tv_sec = r->timeout_ms / 1000;
+	tv.tv_usec = (r->timeout_ms % 1000) * 1000;
+	evtimer_add(q->deadline, &tv);
+	/* c-ares may call back synchronously (e.g. no servers): delivery is
+	 * always deferred to the loop, so the caller never re-enters. */
+	q->pending = 2;
+	ares_query(r->channel, name, C_IN, T_A, answer_a, q);
+	ares_query(r->channel, name, C_IN, T_AAAA, answer_aaaa, q);
+	resolver_reschedule(r);
+	return q;
+}
+
+void
+resolver_cancel(struct resolver_query *q)
+{
+	if (q == NULL)
+		return;
+	q->cb = NULL;
+	if (q->deadline != NULL)
+		event_del(q->deadline);
+	if (q->deliver != NULL)
+		event_del(q->deliver);
+	query_release(q);
+}

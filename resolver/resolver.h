@@ -1,0 +1,51 @@
+/* c-ares driven by the libevent loop: A and AAAA for one exact name, from
+ * the guard's own resolvers only, never from /etc/hosts, search domains or
+ * HOSTALIASES. No cache: every lookup asks the servers. */
+#ifndef EG_RESOLVER_H
+#define EG_RESOLVER_H
+
+#include <stddef.h>
+
+struct event_base;
+
+#define RESOLVER_MAX_ANSWERS	1024	/* more than this is refused */
+
+struct resolver_addr {
+	int		family;		/* AF_INET or AF_INET6 */
+	unsigned char	addr[16];
+};
+
+enum resolver_status {
+	RESOLVER_OK = 0,	/* n >= 1 addresses, every answer of both types */
+	RESOLVER_FAILURE,	/* NXDOMAIN, SERVFAIL, no A/AAAA, bad answer */
+	RESOLVER_TIMEOUT	/* a resolver did not answer in time */
+};
+
+/* Called once, from the event loop, never from inside resolver_lookup.
+ * addrs holds every A answer then every AAAA answer (all of them: the
+ * caller classifies every one); it is valid only during the call. detail
+ * names the failure ("NXDOMAIN", "SERVFAIL", …) or is "" on success. */
+typedef void (*resolver_cb)(void *arg, enum resolver_status st,
+    const struct resolver_addr *addrs, size_t n, const char *detail);
+
+struct resolver;
+struct resolver_query;
+
+/* servers: "ip[:port],[ip6]:port,…" in c-ares CSV form, or NULL for
+ * /etc/resolv.conf's nameservers. timeout_ms bounds a whole lookup. */
+struct resolver *resolver_new(struct event_base *base, const char *servers,
+    int timeout_ms, char *err, size_t errlen);
+void resolver_free(struct resolver *r);
+
+/* Starts A and AAAA queries for name (already normalised, no trailing
+ * dot). Returns a handle, or NULL on allocation failure. */
+struct resolver_query *resolver_lookup(struct resolver *r, const char *name,
+    resolver_cb cb, void *arg);
+
+/* The callback will not be called after this. Safe on NULL. */
+void resolver_cancel(struct resolver_query *q);
+
+/* The servers in use, for status and `check` output. */
+const char *resolver_servers(const struct resolver *r);
+
+#endif

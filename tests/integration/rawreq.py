@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""rawreq.py - send exact bytes to a proxy and report what came back.
+
+  rawreq.py HOST PORT [--send TEXT] [--repeat-send N] [--hold S] [--timeout S]
+
+TEXT uses Python escapes (\\r\\n, \\x00). Prints "status=NNN reason=R
+elapsed_ms=N closed=0|1" on one line: status is the HTTP status (0 if none),
+reason the X-Egress-Guard-Reason header ("-" if none). --hold keeps the
+connection open S seconds before reading (for max-conns tests); with --send
+omitted nothing is sent (header-timeout tests). Bytes after a 200 response are
+printed as body=<repr>.
+"""
+import argparse, socket, sys, time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("host")
+ap.add_argument("port", type=int)
+ap.add_argument("--send", default=None)
+ap.add_argument("--then", default=None, help="sent after a 200 answer")
+ap.add_argument("--hold", type=float, default=0)
+ap.add_argument("--timeout", type=float, default=10)
+a = ap.parse_args()
+
+t0 = time.monotonic()
+fam = socket.AF_INET6 if ":" in a.host else socket.AF_INET
+s = socket.socket(fam, socket.SOCK_STREAM)
+s.settimeout(a.timeout)
+s.connect((a.host, a.port))
+if a.send is not None:
+    s.sendall(a.send.encode("latin-1").decode("unicode_escape").encode("latin-1"))
+if a.hold:
+    time.sleep(a.hold)
+buf = b""
+closed = 0
+deadline = time.monotonic() + a.timeout
+while b"\r\n\r\n" not in buf and time.monotonic() < deadline:
+    try:
+        d = s.recv(65536)
+    except socket.timeout:
+        break
+    except ConnectionResetError:
+        closed = 1
+        break
+    if not d:
+        closed = 1
+        break
+    buf += d
+status, reason = 0, "-"
+head, _, rest = buf.partition(b"\r\n\r\n")
+lines = head.split(b"\r\n")
+if lines and lines[0].startswith(b"HTTP/1."):
+    try:
+        status = int(lines[0].split()[1])
+    except (IndexError, ValueError):
+        status = 0
+for ln in lines[1:]:
+    k, _, v = ln.partition(b":")
+    if k.strip().lower() == b"x-egress-guard-reason":
+        reason = v.strip().decode("latin-1")
+body = b""
+if status == 200 and a.then is not None:
+    s.sendall(a.then.encode("latin-1").decode("unicode_escape").encode("latin-1"))
+    body = rest
+    s.settimeout(2)
+    try:
+        while len(body) < 65536:
+            d = s.recv(65536)
+            if not d:
+                break
+            body += d
+    except socket.timeout:
+        pass
+elapsed = int((time.monotonic() - t0) * 1000)
+out = "status=%d reason=%s elapsed_ms=%d closed=%d" % (status, reason, elapsed, closed)
+if body:
+    out += " body=%r" % body[:200]
+print(out)
