@@ -33,7 +33,7 @@ hosts="api.example.test:80 api.example.test:443 private.example.test:80
 private.example.test:443 mixed.example.test:80 v6only.example.test:80
 mapped.example.test:80 nat64priv.example.test:80 metadata.example.test:80
 cname.example.test:80 flip.example.test:80 nx.example.test:80 sf.example.test:80
-drop.example.test:80 198.18.1.10:80 10.99.0.5:80 198.18.0.1:3128 10.77.0.1:3128"
+drop.example.test:80 api.example.test:7 198.18.1.10:80 10.99.0.5:80 198.18.0.1:3128 10.77.0.1:3128"
 python3 - "$T/policy.json" $hosts <<'P'
 import json, sys
 allow = []
@@ -57,6 +57,7 @@ start_listener priv 10.99.0.5:80
 start_listener privtls 10.99.0.5:443 --tls --cert "$T/cert.pem" --key "$T/key.pem"
 start_listener meta 169.254.169.254:80
 start_listener gdown 198.18.0.2:3128
+start_listener echo 198.18.1.10:7 --raw
 
 COMMON="--dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2"
 # A: the guard under test. B: the control, with the mechanisms taken away
@@ -279,6 +280,90 @@ sleep 2
 rss1=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
 [ $((rss1 - rss0)) -lt 2048 ]
 check slow_reader_bounded_guard_memory $? "rss ${rss0} KiB -> ${rss1} KiB"
+
+# ---- relay: half-close carried both ways, idle timeout, IPv6 listener
+start_guard E 3131 --policy "$T/policy.json" $COMMON --idle-timeout 1 \
+    --listen '[::1]:3132' --allow-range 198.18.0.0/15 || exit 1
+tunnel_py='
+import socket, sys, time
+s = socket.create_connection(("10.77.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(b"CONNECT api.example.test:7 HTTP/1.1\r\n\r\n")
+head = b""
+while b"\r\n\r\n" not in head:
+    d = s.recv(1)
+    if not d:
+        sys.exit("no answer")
+    head += d
+assert head.startswith(b"HTTP/1.1 200 "), head
+if sys.argv[2] == "halfclose":
+    s.sendall(b"hello, half-closed world")
+    s.shutdown(socket.SHUT_WR)
+    got = b""
+    while True:
+        d = s.recv(4096)
+        if not d:
+            break
+        got += d
+    print(got.decode())
+else:
+    time.sleep(2.5)
+    s.settimeout(1)
+    try:
+        print("closed" if s.recv(10) == b"" else "open")
+    except ConnectionResetError:
+        print("closed")
+    except socket.timeout:
+        print("open")
+'
+out=$(inwl python3 -c "$tunnel_py" 3128 halfclose 2>&1)
+[ "$out" = "hello, half-closed world" ]
+check tunnel_half_close_carried_both_ways $? "$out"
+out=$(inwl python3 -c "$tunnel_py" 3131 idle 2>&1)
+[ "$out" = closed ] && grep -q '"event":"close".*"reason":"idle_timeout"' "$T/E.log"
+check idle_tunnel_closed_at_idle_timeout $? "$out"
+out=$(inwl python3 -c "$tunnel_py" 3128 idle 2>&1)
+[ "$out" = open ]
+check control_tunnel_stays_open_without_idle_timeout $? "$out"
+out=$(ingd curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -x 'http://[::1]:3132' -p \
+    http://api.example.test/ 2>&1)
+[ "$out" = 200 ]
+check ipv6_listener_serves $? "$out"
+
+# ---- out of descriptors: accept pauses instead of spinning, then recovers.
+start_bg "$GD" "$T/F.out" bash -c "ulimit -n 32; exec $BIN run --listen 10.77.0.1:3133 \
+    --log-file $T/F.log --policy $T/policy.json $COMMON --allow-range 198.18.0.0/15"
+FPID=$LASTPID
+wait_file "$T/F.log"; sleep 0.3
+fd0=$(ls /proc/$FPID/fd | wc -l)
+inwl python3 - <<'PY' &
+import socket, time
+held = []
+for i in range(60):
+    s = socket.socket()
+    s.settimeout(2)
+    try:
+        s.connect(("10.77.0.1", 3133))
+        s.sendall(b"CONNECT a")
+        held.append(s)
+    except OSError:
+        pass
+time.sleep(3)
+PY
+HOLDPID=$!
+PIDS="$PIDS $HOLDPID"
+sleep 0.7
+t0=$(awk '{print $14 + $15}' /proc/$FPID/stat)
+sleep 2
+t1=$(awk '{print $14 + $15}' /proc/$FPID/stat)
+grep -q "accept paused" "$T/F.log"; paused=$?
+[ $paused -eq 0 ] && [ $((t1 - t0)) -lt 50 ]
+check fd_exhaustion_pauses_accept_without_spinning $? "cpu ticks $((t1 - t0)) in 2 s, paused=$paused"
+wait $HOLDPID 2>/dev/null
+sleep 1.5
+out=$(curl_proxy 3133 http://api.example.test/ -p)
+fd1=$(ls /proc/$FPID/fd | wc -l)
+case "$out" in *code=200*) [ "$fd1" -le $((fd0 + 1)) ]; r=$?;; *) r=1;; esac
+check fd_exhaustion_recovers_and_fds_return_to_baseline $r "$out fds $fd0 -> $fd1"
 
 # ---- resolver down (last: stops the DNS server). Control: the same
 # request succeeded above with the resolver up.

@@ -1,0 +1,92 @@
+/* Unit tests for guard/log: hostile bytes never break a JSON line. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "guard/log.h"
+
+static void
+end(struct log_rec *r)
+{
+	log_emit(NULL, r);	/* closes the record without writing it */
+	r->buf[r->len] = '\0';
+}
+
+static void
+test_escapes_quote_backslash_and_control_bytes(void **state)
+{
+	struct log_rec r;
+
+	(void)state;
+	log_rec_begin(&r, NULL, "decision");
+	log_rec_str(&r, "host", "a\"}\n{\"x\\\x01\x7f\xff");
+	end(&r);
+	assert_non_null(strstr(r.buf,
+	    "\"host\":\"a\\\"}\\u000a{\\\"x\\\\\\u0001\\u007f\\u00ff\"}\n"));
+	assert_ptr_equal(strchr(r.buf, '\n'), r.buf + r.len - 1);
+}
+
+static void
+test_strv_and_null_and_int(void **state)
+{
+	struct log_rec r;
+	const char *v[] = { "10.99.0.5", "2001:2::10" };
+
+	(void)state;
+	log_rec_begin(&r, NULL, "decision");
+	log_rec_strv(&r, "addrs", v, 2);
+	log_rec_null(&r, "policy_epoch");
+	log_rec_int(&r, "port", 443);
+	end(&r);
+	assert_non_null(strstr(r.buf,
+	    "\"addrs\":[\"10.99.0.5\",\"2001:2::10\"],\"policy_epoch\":null,\"port\":443}"));
+	assert_int_equal(r.buf[0], '{');
+}
+
+static void
+test_overlong_record_becomes_valid_marker(void **state)
+{
+	static char big[LOG_REC_MAX * 2];
+	struct log_rec r;
+
+	(void)state;
+	memset(big, '"', sizeof(big) - 1);
+	log_rec_begin(&r, NULL, "decision");
+	log_rec_str(&r, "host", big);
+	end(&r);
+	assert_non_null(strstr(r.buf, "\"event\":\"log_truncated\"}"));
+}
+
+static void
+test_text_format_is_one_line(void **state)
+{
+	struct log_rec r;
+	char err[64];
+	struct log *lg = log_open("/dev/null", LOG_TEXT, err, sizeof(err));
+
+	(void)state;
+	assert_non_null(lg);
+	log_rec_begin(&r, lg, "decision");
+	log_rec_str(&r, "host", "a b\nc");
+	end(&r);
+	log_close(lg);
+	assert_non_null(strstr(r.buf, " event=\"decision\" host=\"a b\\u000ac\"\n"));
+	assert_ptr_equal(strchr(r.buf, '\n'), r.buf + r.len - 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_escapes_quote_backslash_and_control_bytes),
+		cmocka_unit_test(test_strv_and_null_and_int),
+		cmocka_unit_test(test_overlong_record_becomes_valid_marker),
+		cmocka_unit_test(test_text_format_is_one_line),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
