@@ -1,0 +1,993 @@
+/* Policy model (DESIGN.md "Policy"): strict parsing, canonical bytes and
+ * digest, profiles, the exact matcher, file loading. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+#include "policy/policy.h"
+
+/* DESIGN.md's canonical example and its digest, fixed once with
+ * printf '%s' "$bytes" | sha256sum: it pins the canonical bytes too. */
+#define DESIGN_CANON "{\"allow\":[{\"host\":\"api.example.com\",\"port\":443}," \
+    "{\"host\":\"example.org\",\"port\":80}],\"epoch\":7,\"mode\":\"allowlist\"," \
+    "\"schema\":\"egress-guard.policy.v1\"}"
+#define DESIGN_DIGEST \
+    "sha256:01f35d4dd3a4cf988d354d7f137e407335f090574ff5cfc0015f611e1531e3a0"
+#define DESIGN_PROFILE "{\"network_policy\":\"allowlist\",\"allowed_hosts\":" \
+    "[\"api.example.com:443\",\"example.org:80\"]," \
+    "\"required_egress_certification\":\"advisory_filter\"}"
+
+#define HEAD "{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"allowlist\"," \
+    "\"epoch\":1,\"allow\":"
+
+static struct policy *
+parse(const char *s, char *err, size_t errlen)
+{
+	return policy_parse(s, strlen(s), err, errlen);
+}
+
+static struct policy *
+profile(const char *s, long long epoch, char *err, size_t errlen)
+{
+	return policy_compile_profile(s, strlen(s), epoch, err, errlen);
+}
+
+/* err is printable ASCII only: hostile bytes arrive escaped. */
+static void
+check_err(const char *err)
+{
+	size_t i;
+
+	assert_true(err[0] != '\0');
+	for (i = 0; err[i] != '\0'; i++)
+		assert_true(err[i] >= 0x20 && err[i] < 0x7f);
+}
+
+static void
+refuse_policy(const char *s, const char *want)
+{
+	struct policy *p;
+	char err[512] = "";
+
+	p = parse(s, err, sizeof(err));
+	if (p != NULL) {
+		policy_free(p);
+		fail_msg("accepted: %s", s);
+	}
+	check_err(err);
+	if (strstr(err, want) == NULL)
+		fail_msg("error \"%s\" does not contain \"%s\"", err, want);
+}
+
+static void
+refuse_profile(const char *s, const char *want)
+{
+	struct policy *p;
+	char err[512] = "";
+
+	p = profile(s, 1, err, sizeof(err));
+	if (p != NULL) {
+		policy_free(p);
+		fail_msg("accepted: %s", s);
+	}
+	check_err(err);
+	if (strstr(err, want) == NULL)
+		fail_msg("error \"%s\" does not contain \"%s\"", err, want);
+}
+
+static void
+expect_canonical(struct policy *p, const char *want)
+{
+	const char *c;
+	size_t len;
+
+	assert_non_null(p);
+	c = policy_canonical(p, &len);
+	assert_non_null(c);
+	assert_string_equal(c, want);
+	assert_int_equal(len, strlen(want));
+}
+
+static void
+test_design_example_digest_is_fixed(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = parse(DESIGN_CANON, err, sizeof(err));
+	assert_non_null(p);
+	expect_canonical(p, DESIGN_CANON);
+	assert_string_equal(policy_digest(p), DESIGN_DIGEST);
+	assert_int_equal(strlen(policy_digest(p)), POLICY_DIGEST_LEN);
+	assert_int_equal(policy_mode(p), POLICY_ALLOWLIST);
+	assert_int_equal(policy_epoch(p), 7);
+	assert_int_equal(policy_entries(p), 2);
+	assert_null(policy_required_grade(p));
+	policy_free(p);
+}
+
+static void
+test_design_profile_compiles_to_design_policy(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = profile(DESIGN_PROFILE, 7, err, sizeof(err));
+	assert_non_null(p);
+	expect_canonical(p, DESIGN_CANON);
+	assert_string_equal(policy_digest(p), DESIGN_DIGEST);
+	/* The grade is kept for `admit` but is not in the canonical bytes. */
+	assert_string_equal(policy_required_grade(p), "advisory_filter");
+	policy_free(p);
+}
+
+static void
+test_canonical_sorted_and_deduplicated(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+	const char *in =
+	    "{ \"mode\" : \"allowlist\", \"allow\": [\n"
+	    "  {\"port\": 80, \"host\": \"Example.ORG.\"},\n"
+	    "  {\"host\": \"api.example.com\", \"port\": 443},\n"
+	    "  {\"host\": \"example.org\", \"port\": 80},\n"
+	    "  {\"host\": \"API.example.com\", \"port\": 443}\n"
+	    "], \"epoch\": 7, \"schema\": \"egress-guard.policy.v1\" }\n";
+
+	(void)state;
+	p = parse(in, err, sizeof(err));
+	expect_canonical(p, DESIGN_CANON);
+	assert_string_equal(policy_digest(p), DESIGN_DIGEST);
+	assert_int_equal(policy_entries(p), 2);
+	policy_free(p);
+}
+
+static void
+test_canonical_orders_by_host_bytes_then_numeric_port(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+	const char *in = HEAD "[{\"host\":\"a.b\",\"port\":80},"
+	    "{\"host\":\"a\",\"port\":8080},{\"host\":\"a\",\"port\":443},"
+	    "{\"host\":\"a-b\",\"port\":1},{\"host\":\"a\",\"port\":80}]}";
+
+	(void)state;
+	p = parse(in, err, sizeof(err));
+	expect_canonical(p, "{\"allow\":[{\"host\":\"a\",\"port\":80},"
+	    "{\"host\":\"a\",\"port\":443},{\"host\":\"a\",\"port\":8080},"
+	    "{\"host\":\"a-b\",\"port\":1},{\"host\":\"a.b\",\"port\":80}],"
+	    "\"epoch\":1,\"mode\":\"allowlist\","
+	    "\"schema\":\"egress-guard.policy.v1\"}");
+	policy_free(p);
+}
+
+static void
+test_canonical_reparses_to_same_bytes(void **state)
+{
+	struct policy *p, *q;
+	char err[256] = "";
+	const char *c;
+	size_t len;
+	const char *in = HEAD "[{\"host\":\"[2001:DB8::1]\",\"port\":443},"
+	    "{\"host\":\"::ffff:7f00:1\",\"port\":80},"
+	    "{\"host\":\"192.0.2.1\",\"port\":8443},"
+	    "{\"host\":\"Zeta.example.\",\"port\":1}]}";
+
+	(void)state;
+	p = parse(in, err, sizeof(err));
+	assert_non_null(p);
+	c = policy_canonical(p, &len);
+	q = policy_parse(c, len, err, sizeof(err));
+	assert_non_null(q);
+	expect_canonical(q, c);
+	assert_string_equal(policy_digest(q), policy_digest(p));
+	policy_free(p);
+	policy_free(q);
+}
+
+static void
+test_ipv6_host_canonical_is_unbracketed(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+	const char *in = HEAD "[{\"host\":\"[2001:DB8:0::1]\",\"port\":443},"
+	    "{\"host\":\"2001:db8::1\",\"port\":443}]}";
+
+	(void)state;
+	p = parse(in, err, sizeof(err));
+	expect_canonical(p, "{\"allow\":[{\"host\":\"2001:db8::1\",\"port\":443}],"
+	    "\"epoch\":1,\"mode\":\"allowlist\","
+	    "\"schema\":\"egress-guard.policy.v1\"}");
+	assert_int_equal(policy_admits(p, "2001:db8::1", 443), 1);
+	policy_free(p);
+}
+
+static void
+test_refuses_unknown_key(void **state)
+{
+	(void)state;
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":1,\"allow\":[],\"comment\":\"hi\"}",
+	    "unknown key \"comment\"");
+}
+
+static void
+test_refuses_unknown_entry_key(void **state)
+{
+	(void)state;
+	refuse_policy(HEAD "[{\"host\":\"a.example\",\"port\":1},"
+	    "{\"host\":\"b.example\",\"port\":443,\"ports\":[1,2]}]}",
+	    "allow[1]: unknown key \"ports\"");
+}
+
+static void
+test_refuses_duplicate_key(void **state)
+{
+	(void)state;
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"mode\":\"unrestricted\",\"epoch\":1,\"allow\":[]}",
+	    "duplicate");
+}
+
+static void
+test_refuses_duplicate_entry_key(void **state)
+{
+	(void)state;
+	refuse_policy(HEAD "[{\"host\":\"a.example\",\"host\":\"b.example\","
+	    "\"port\":1}]}", "duplicate");
+}
+
+static void
+test_refuses_wildcard_entry_named(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = parse(HEAD "[{\"host\":\"a.example\",\"port\":1},"
+	    "{\"host\":\"b.example\",\"port\":1},"
+	    "{\"host\":\"*.example.com\",\"port\":443}]}", err, sizeof(err));
+	assert_null(p);
+	assert_string_equal(err,
+	    "allow[2]: wildcard host \"*.example.com\" is not allowed");
+}
+
+static void
+test_refuses_bad_host_entry_named(void **state)
+{
+	(void)state;
+	refuse_policy(HEAD "[{\"host\":\"127.1\",\"port\":80}]}",
+	    "allow[0]: host \"127.1\": IPv4 literal must be a strict dotted quad");
+	refuse_policy(HEAD "[{\"host\":\"::ffff:127.0.0.1\",\"port\":80}]}",
+	    "allow[0]: host \"::ffff:127.0.0.1\": IPv6 literal must not embed");
+	refuse_policy(HEAD "[{\"host\":\"user@example.com\",\"port\":80}]}",
+	    "allow[0]: host \"user@example.com\": userinfo is not allowed");
+	refuse_policy(HEAD "[{\"host\":\"example.com:443\",\"port\":443}]}",
+	    "allow[0]: host \"example.com:443\"");
+	refuse_policy(HEAD "[{\"host\":\"\",\"port\":443}]}",
+	    "allow[0]: host \"\": empty host");
+}
+
+static void
+test_refuses_non_ascii_host_escaped(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	/* U+00FC as UTF-8, and a raw control byte via \u escape: both are
+	 * shown escaped, never raw. */
+	p = parse(HEAD "[{\"host\":\"b\\u00fccher.de\",\"port\":443}]}", err,
+	    sizeof(err));
+	assert_null(p);
+	check_err(err);
+	assert_non_null(strstr(err, "b\\xc3\\xbccher.de"));
+	p = parse(HEAD "[{\"host\":\"a\\u001b[31m\\\"x\",\"port\":443}]}", err,
+	    sizeof(err));
+	assert_null(p);
+	check_err(err);
+	assert_non_null(strstr(err, "a\\x1b[31m\\\"x"));
+}
+
+static void
+test_refuses_nul_in_host(void **state)
+{
+	(void)state;
+	refuse_policy(HEAD "[{\"host\":\"a\\u0000.evil\",\"port\":443}]}",
+	    "invalid JSON");
+}
+
+static void
+test_refuses_bad_port(void **state)
+{
+	(void)state;
+	refuse_policy(HEAD "[{\"host\":\"a.example\",\"port\":0}]}",
+	    "allow[0]: port 0 of \"a.example\" must be 1-65535");
+	refuse_policy(HEAD "[{\"host\":\"a.example\",\"port\":65536}]}",
+	    "allow[0]: port 65536 of \"a.example\" must be 1-65535");
+	refuse_policy(HEAD "[{\"host\":\"a.example\",\"port\":-443}]}",
+	    "must be 1-65535");
+}
+
+static void
+test_refuses_non_integer_port(void **state)
+{
+	(void)state;
+	refuse_policy(HEAD "[{\"host\":\"a.example\",\"port\":\"443\"}]}",
+	    "allow[0]: port of \"a.example\" must be an integer");
+	refuse_policy(HEAD "[{\"host\":\"a.example\",\"port\":443.0}]}",
+	    "must be an integer");
+	refuse_policy(HEAD "[{\"host\":\"a.example\",\"port\":null}]}",
+	    "must be an integer");
+}
+
+static void
+test_refuses_incomplete_entry(void **state)
+{
+	(void)state;
+	refuse_policy(HEAD "[{\"host\":\"a.example\"}]}",
+	    "allow[0]: missing key \"port\"");
+	refuse_policy(HEAD "[{\"port\":443}]}", "allow[0]: missing key \"host\"");
+	refuse_policy(HEAD "[\"a.example:443\"]}", "allow[0]: entry must be an object");
+	refuse_policy(HEAD "[{\"host\":443,\"port\":443}]}",
+	    "allow[0]: host must be a string");
+}
+
+static void
+test_refuses_wrong_schema(void **state)
+{
+	(void)state;
+	refuse_policy("{\"schema\":\"egress-guard.policy.v2\",\"mode\":\"none\","
+	    "\"epoch\":1,\"allow\":[]}", "schema must be");
+	refuse_policy("{\"schema\":\"egress-guard.bundle.v1\",\"mode\":\"none\","
+	    "\"epoch\":1,\"allow\":[]}", "schema must be");
+	refuse_policy("{\"schema\":1,\"mode\":\"none\",\"epoch\":1,\"allow\":[]}",
+	    "schema must be");
+}
+
+static void
+test_refuses_missing_key(void **state)
+{
+	(void)state;
+	refuse_policy("{\"mode\":\"none\",\"epoch\":1,\"allow\":[]}",
+	    "missing key \"schema\"");
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"epoch\":1,"
+	    "\"allow\":[]}", "missing key \"mode\"");
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"allow\":[]}", "missing key \"epoch\"");
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":1}", "missing key \"allow\"");
+}
+
+static void
+test_refuses_bad_mode(void **state)
+{
+	(void)state;
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"Allowlist\","
+	    "\"epoch\":1,\"allow\":[]}", "mode must be one of");
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"all\","
+	    "\"epoch\":1,\"allow\":[]}", "mode must be one of");
+}
+
+static void
+test_refuses_negative_epoch(void **state)
+{
+	(void)state;
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":-1,\"allow\":[]}", "epoch must be 0-9007199254740991");
+}
+
+static void
+test_refuses_epoch_too_large(void **state)
+{
+	(void)state;
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":9007199254740992,\"allow\":[]}", "epoch must be 0-");
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":99999999999999999999999,\"allow\":[]}", "invalid JSON");
+}
+
+static void
+test_accepts_epoch_bounds(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = parse("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":9007199254740991,\"allow\":[]}", err, sizeof(err));
+	expect_canonical(p, "{\"allow\":[],\"epoch\":9007199254740991,"
+	    "\"mode\":\"none\",\"schema\":\"egress-guard.policy.v1\"}");
+	assert_int_equal(policy_epoch(p), POLICY_EPOCH_MAX);
+	policy_free(p);
+	p = parse("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":0,\"allow\":[]}", err, sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(policy_epoch(p), 0);
+	policy_free(p);
+}
+
+static void
+test_refuses_non_integer_epoch(void **state)
+{
+	(void)state;
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":7.0,\"allow\":[]}", "epoch must be an integer");
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":1e3,\"allow\":[]}", "epoch must be an integer");
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":\"7\",\"allow\":[]}", "epoch must be an integer");
+}
+
+static void
+test_refuses_entries_with_mode_none(void **state)
+{
+	(void)state;
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":1,\"allow\":[{\"host\":\"a.example\",\"port\":1}]}",
+	    "allow must be empty when mode is \"none\"");
+}
+
+static void
+test_refuses_entries_with_mode_unrestricted(void **state)
+{
+	(void)state;
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\","
+	    "\"mode\":\"unrestricted\",\"epoch\":1,"
+	    "\"allow\":[{\"host\":\"a.example\",\"port\":1}]}",
+	    "allow must be empty when mode is \"unrestricted\"");
+}
+
+static void
+test_refuses_allow_not_array(void **state)
+{
+	(void)state;
+	refuse_policy(HEAD "{}}", "allow must be an array");
+	refuse_policy(HEAD "null}", "allow must be an array");
+}
+
+static void
+test_refuses_bad_json(void **state)
+{
+	(void)state;
+	refuse_policy("", "invalid JSON");
+	refuse_policy("[]", "top level must be a JSON object");
+	refuse_policy("{\"schema\":", "invalid JSON");
+	refuse_policy(DESIGN_CANON "x", "invalid JSON");
+	refuse_policy(DESIGN_CANON DESIGN_CANON, "invalid JSON");
+}
+
+static void
+test_refuses_oversized_input(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	/* The bound is checked before a byte is read. */
+	p = policy_parse(DESIGN_CANON, (size_t)POLICY_MAX_BYTES + 1, err,
+	    sizeof(err));
+	assert_null(p);
+	assert_non_null(strstr(err, "larger than"));
+	p = policy_compile_profile(DESIGN_PROFILE, (size_t)POLICY_MAX_BYTES + 1,
+	    1, err, sizeof(err));
+	assert_null(p);
+	assert_non_null(strstr(err, "larger than"));
+	assert_null(policy_parse(NULL, 0, err, sizeof(err)));
+}
+
+static void
+test_profile_refuses_wildcard_named(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"a.com:443\",\"*.x.com:443\"]}", 1, err, sizeof(err));
+	assert_null(p);
+	assert_string_equal(err,
+	    "allowed_hosts[1] \"*.x.com:443\": wildcards are not allowed");
+}
+
+static void
+test_profile_refuses_bad_entry_named(void **state)
+{
+	(void)state;
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"example.com:0443\"]}", "allowed_hosts[0] \"example.com:0443\": "
+	    "port must be 1-65535 without leading zeros");
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"example.com\"]}", "allowed_hosts[0] \"example.com\": missing port");
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"0x7f.0.0.1:80\"]}", "allowed_hosts[0] \"0x7f.0.0.1:80\": IPv4");
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"a.com:443\",443]}", "allowed_hosts[1]: must be a \"host:port\" string");
+}
+
+static void
+test_profile_refuses_unknown_key(void **state)
+{
+	(void)state;
+	refuse_profile("{\"network_policy\":\"none\",\"allowed_host\":[]}",
+	    "unknown key \"allowed_host\"");
+}
+
+static void
+test_profile_refuses_duplicate_key(void **state)
+{
+	(void)state;
+	refuse_profile("{\"network_policy\":\"none\",\"network_policy\":"
+	    "\"unrestricted\"}", "duplicate");
+}
+
+static void
+test_profile_refuses_missing_or_bad_network_policy(void **state)
+{
+	(void)state;
+	refuse_profile("{\"allowed_hosts\":[]}", "missing key \"network_policy\"");
+	refuse_profile("{\"network_policy\":\"deny\"}",
+	    "network_policy must be one of");
+	refuse_profile("{\"network_policy\":null}", "network_policy must be one of");
+}
+
+static void
+test_profile_allowlist_requires_allowed_hosts(void **state)
+{
+	(void)state;
+	refuse_profile("{\"network_policy\":\"allowlist\"}",
+	    "missing key \"allowed_hosts\"");
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "\"a.com:443\"}", "allowed_hosts must be an array");
+}
+
+static void
+test_profile_allowlist_may_be_empty(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":[]}",
+	    3, err, sizeof(err));
+	expect_canonical(p, "{\"allow\":[],\"epoch\":3,\"mode\":\"allowlist\","
+	    "\"schema\":\"egress-guard.policy.v1\"}");
+	assert_int_equal(policy_admits(p, "example.com", 443), 0);
+	assert_null(policy_required_grade(p));
+	policy_free(p);
+}
+
+static void
+test_profile_none_and_unrestricted(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = profile("{\"network_policy\":\"none\"}", 1, err, sizeof(err));
+	expect_canonical(p, "{\"allow\":[],\"epoch\":1,\"mode\":\"none\","
+	    "\"schema\":\"egress-guard.policy.v1\"}");
+	policy_free(p);
+	p = profile("{\"network_policy\":\"unrestricted\",\"allowed_hosts\":[]}",
+	    1, err, sizeof(err));
+	expect_canonical(p, "{\"allow\":[],\"epoch\":1,\"mode\":\"unrestricted\","
+	    "\"schema\":\"egress-guard.policy.v1\"}");
+	policy_free(p);
+}
+
+static void
+test_profile_none_refuses_hosts(void **state)
+{
+	(void)state;
+	refuse_profile("{\"network_policy\":\"none\",\"allowed_hosts\":"
+	    "[\"a.com:443\"]}", "allowed_hosts must be absent or empty");
+	refuse_profile("{\"network_policy\":\"unrestricted\",\"allowed_hosts\":"
+	    "[\"a.com:443\"]}", "allowed_hosts must be absent or empty");
+}
+
+static void
+test_profile_certification_only_with_allowlist(void **state)
+{
+	(void)state;
+	refuse_profile("{\"network_policy\":\"none\","
+	    "\"required_egress_certification\":\"advisory_filter\"}",
+	    "only allowed with network_policy \"allowlist\"");
+	refuse_profile("{\"network_policy\":\"unrestricted\","
+	    "\"required_egress_certification\":\"security_boundary\"}",
+	    "only allowed with network_policy \"allowlist\"");
+}
+
+static void
+test_profile_refuses_bad_certification(void **state)
+{
+	(void)state;
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":[],"
+	    "\"required_egress_certification\":\"gold\"}",
+	    "required_egress_certification must be one of");
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":[],"
+	    "\"required_egress_certification\":null}",
+	    "required_egress_certification must be one of");
+}
+
+static void
+test_profile_keeps_grade_outside_canonical(void **state)
+{
+	static const char *const g[] = {
+		"advisory_filter", "security_boundary", "unsupported"
+	};
+	struct policy *p, *q;
+	char in[256], err[256] = "";
+	size_t i;
+
+	(void)state;
+	q = profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"a.com:443\"]}", 1, err, sizeof(err));
+	assert_non_null(q);
+	for (i = 0; i < 3; i++) {
+		snprintf(in, sizeof(in), "{\"network_policy\":\"allowlist\","
+		    "\"allowed_hosts\":[\"a.com:443\"],"
+		    "\"required_egress_certification\":\"%s\"}", g[i]);
+		p = profile(in, 1, err, sizeof(err));
+		assert_non_null(p);
+		assert_string_equal(policy_required_grade(p), g[i]);
+		assert_string_equal(policy_digest(p), policy_digest(q));
+		policy_free(p);
+	}
+	policy_free(q);
+}
+
+static void
+test_profile_refuses_bad_epoch(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = profile(DESIGN_PROFILE, -1, err, sizeof(err));
+	assert_null(p);
+	assert_non_null(strstr(err, "epoch must be 0-"));
+	p = profile(DESIGN_PROFILE, POLICY_EPOCH_MAX + 1, err, sizeof(err));
+	assert_null(p);
+}
+
+static struct policy *
+one_entry(const char *host, int port)
+{
+	char in[512], err[256] = "";
+	struct policy *p;
+
+	snprintf(in, sizeof(in), HEAD "[{\"host\":\"%s\",\"port\":%d}]}",
+	    host, port);
+	p = parse(in, err, sizeof(err));
+	if (p == NULL)
+		fail_msg("%s", err);
+	return p;
+}
+
+static void
+test_matcher_exact_match_only(void **state)
+{
+	struct policy *p = one_entry("api.example.com", 443);
+
+	(void)state;
+	assert_int_equal(policy_admits(p, "api.example.com", 443), 1);
+	/* subdomain, parent, suffix, prefix, other port: all miss */
+	assert_int_equal(policy_admits(p, "x.api.example.com", 443), 0);
+	assert_int_equal(policy_admits(p, "example.com", 443), 0);
+	assert_int_equal(policy_admits(p, "pi.example.com", 443), 0);
+	assert_int_equal(policy_admits(p, "api.example.co", 443), 0);
+	assert_int_equal(policy_admits(p, "evilapi.example.com", 443), 0);
+	assert_int_equal(policy_admits(p, "api.example.com.evil", 443), 0);
+	assert_int_equal(policy_admits(p, "api.example.com", 444), 0);
+	assert_int_equal(policy_admits(p, "api.example.com", 80), 0);
+	assert_int_equal(policy_admits(p, "api.example.com", 0), 0);
+	/* not normalised: the caller's job, and a miss here */
+	assert_int_equal(policy_admits(p, "API.example.com", 443), 0);
+	assert_int_equal(policy_admits(p, "api.example.com.", 443), 0);
+	assert_int_equal(policy_admits(p, "", 443), 0);
+	assert_int_equal(policy_admits(p, NULL, 443), 0);
+	policy_free(p);
+}
+
+static void
+test_matcher_mode_none_admits_nothing(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = parse("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":1,\"allow\":[]}", err, sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(policy_mode(p), POLICY_NONE);
+	assert_int_equal(policy_admits(p, "example.com", 443), 0);
+	assert_int_equal(policy_admits(p, "192.0.2.1", 80), 0);
+	policy_free(p);
+}
+
+static void
+test_matcher_unrestricted_admits_everything(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = parse("{\"schema\":\"egress-guard.policy.v1\","
+	    "\"mode\":\"unrestricted\",\"epoch\":1,\"allow\":[]}", err,
+	    sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(policy_mode(p), POLICY_UNRESTRICTED);
+	assert_int_equal(policy_admits(p, "example.com", 443), 1);
+	assert_int_equal(policy_admits(p, "2001:db8::1", 8443), 1);
+	policy_free(p);
+}
+
+static void
+test_matcher_null_policy_denies(void **state)
+{
+	size_t len = 99;
+
+	(void)state;
+	assert_int_equal(policy_admits(NULL, "example.com", 443), 0);
+	assert_int_equal(policy_mode(NULL), POLICY_NONE);
+	assert_null(policy_canonical(NULL, &len));
+	assert_int_equal(len, 0);
+	assert_null(policy_digest(NULL));
+	assert_null(policy_required_grade(NULL));
+	assert_int_equal(policy_entries(NULL), 0);
+	assert_int_equal(policy_epoch(NULL), -1);
+	policy_free(NULL);
+}
+
+static void
+test_matcher_literals(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = parse(HEAD "[{\"host\":\"192.0.2.1\",\"port\":443},"
+	    "{\"host\":\"[2001:db8::1]\",\"port\":443}]}", err, sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(policy_admits(p, "192.0.2.1", 443), 1);
+	assert_int_equal(policy_admits(p, "2001:db8::1", 443), 1);
+	assert_int_equal(policy_admits(p, "[2001:db8::1]", 443), 0);
+	assert_int_equal(policy_admits(p, "192.0.2.10", 443), 0);
+	assert_int_equal(policy_admits(p, "192.0.2.1", 80), 0);
+	policy_free(p);
+}
+
+static void
+test_matcher_overlong_host_misses(void **state)
+{
+	struct policy *p = one_entry("a.example", 1);
+	char host[400];
+
+	(void)state;
+	memset(host, 'a', sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	assert_int_equal(policy_admits(p, host, 1), 0);
+	policy_free(p);
+}
+
+static void
+test_mode_names(void **state)
+{
+	(void)state;
+	assert_string_equal(policy_mode_name(POLICY_NONE), "none");
+	assert_string_equal(policy_mode_name(POLICY_ALLOWLIST), "allowlist");
+	assert_string_equal(policy_mode_name(POLICY_UNRESTRICTED), "unrestricted");
+}
+
+#define BIG	100000
+
+static double
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* 100,000 entries in shuffled order: all found, near misses not, and the
+ * build stays far from quadratic. */
+static void
+test_matcher_100k_entries(void **state)
+{
+	struct policy *p;
+	char *buf, err[256] = "", host[64];
+	size_t cap = (size_t)BIG * 64 + 256, off;
+	double t0, t1;
+	unsigned int i, k;
+
+	(void)state;
+	buf = malloc(cap);
+	assert_non_null(buf);
+	off = (size_t)snprintf(buf, cap, HEAD "[");
+	for (i = 0; i < BIG; i++) {
+		/* a permutation of 0..BIG-1 (7919 is coprime with BIG) */
+		k = (unsigned int)(((unsigned long long)i * 7919) % BIG);
+		off += (size_t)snprintf(buf + off, cap - off,
+		    "%s{\"host\":\"h%u.example.com\",\"port\":%u}",
+		    i ? "," : "", k, 1 + k % 65535);
+	}
+	off += (size_t)snprintf(buf + off, cap - off, "]}");
+	t0 = now_ms();
+	p = policy_parse(buf, off, err, sizeof(err));
+	t1 = now_ms();
+	free(buf);
+	if (p == NULL)
+		fail_msg("%s", err);
+	print_message("parsed and indexed %d entries in %.1f ms\n", BIG, t1 - t0);
+	if (!RUNNING_ON_VALGRIND)
+		assert_true(t1 - t0 < 1000.0);
+	assert_int_equal(policy_entries(p), BIG);
+	for (i = 0; i < BIG; i++) {
+		snprintf(host, sizeof(host), "h%u.example.com", i);
+		assert_int_equal(policy_admits(p, host, (uint16_t)(1 + i % 65535)), 1);
+		assert_int_equal(policy_admits(p, host, (uint16_t)(2 + i % 65534)), 0);
+		snprintf(host, sizeof(host), "h%u.example.com", i + BIG);
+		assert_int_equal(policy_admits(p, host, (uint16_t)(1 + i % 65535)), 0);
+		snprintf(host, sizeof(host), "x.h%u.example.com", i);
+		assert_int_equal(policy_admits(p, host, (uint16_t)(1 + i % 65535)), 0);
+	}
+	policy_free(p);
+}
+
+static char *
+write_tmp(const char *content)
+{
+	char *path = strdup("/tmp/eg-policy-test-XXXXXX");
+	int fd;
+
+	assert_non_null(path);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, strlen(content)),
+	    (ssize_t)strlen(content));
+	close(fd);
+	return path;
+}
+
+static void
+test_load_file_reads_policy(void **state)
+{
+	struct policy *p;
+	char err[512] = "", *path;
+
+	(void)state;
+	path = write_tmp(DESIGN_CANON "\n");
+	p = policy_load_file(path, err, sizeof(err));
+	expect_canonical(p, DESIGN_CANON);
+	assert_string_equal(policy_digest(p), DESIGN_DIGEST);
+	policy_free(p);
+	unlink(path);
+	free(path);
+}
+
+static void
+test_load_file_errors_name_the_path(void **state)
+{
+	struct policy *p;
+	char err[512] = "", *path;
+
+	(void)state;
+	p = policy_load_file("/nonexistent/eg-policy.json", err, sizeof(err));
+	assert_null(p);
+	assert_non_null(strstr(err, "/nonexistent/eg-policy.json: "));
+	p = policy_load_file("/tmp", err, sizeof(err));
+	assert_null(p);
+	assert_string_equal(err, "/tmp: not a regular file");
+	path = write_tmp(HEAD "[{\"host\":\"*.a.com\",\"port\":1}]}");
+	p = policy_load_file(path, err, sizeof(err));
+	assert_null(p);
+	assert_true(strncmp(err, path, strlen(path)) == 0);
+	assert_non_null(strstr(err, ": allow[0]: wildcard host \"*.a.com\""));
+	unlink(path);
+	free(path);
+}
+
+static void
+test_compile_profile_file(void **state)
+{
+	struct policy *p;
+	char err[512] = "", *path;
+
+	(void)state;
+	path = write_tmp(DESIGN_PROFILE);
+	p = policy_compile_profile_file(path, 7, err, sizeof(err));
+	expect_canonical(p, DESIGN_CANON);
+	policy_free(p);
+	unlink(path);
+	free(path);
+	path = write_tmp("{\"network_policy\":\"allowlist\",\"extra\":1}");
+	p = policy_compile_profile_file(path, 7, err, sizeof(err));
+	assert_null(p);
+	assert_true(strncmp(err, path, strlen(path)) == 0);
+	assert_non_null(strstr(err, ": unknown key \"extra\""));
+	unlink(path);
+	free(path);
+}
+
+int main(void);
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_design_example_digest_is_fixed),
+		cmocka_unit_test(test_design_profile_compiles_to_design_policy),
+		cmocka_unit_test(test_canonical_sorted_and_deduplicated),
+		cmocka_unit_test(test_canonical_orders_by_host_bytes_then_numeric_port),
+		cmocka_unit_test(test_canonical_reparses_to_same_bytes),
+		cmocka_unit_test(test_ipv6_host_canonical_is_unbracketed),
+		cmocka_unit_test(test_refuses_unknown_key),
+		cmocka_unit_test(test_refuses_unknown_entry_key),
+		cmocka_unit_test(test_refuses_duplicate_key),
+		cmocka_unit_test(test_refuses_duplicate_entry_key),
+		cmocka_unit_test(test_refuses_wildcard_entry_named),
+		cmocka_unit_test(test_refuses_bad_host_entry_named),
+		cmocka_unit_test(test_refuses_non_ascii_host_escaped),
+		cmocka_unit_test(test_refuses_nul_in_host),
+		cmocka_unit_test(test_refuses_bad_port),
+		cmocka_unit_test(test_refuses_non_integer_port),
+		cmocka_unit_test(test_refuses_incomplete_entry),
+		cmocka_unit_test(test_refuses_wrong_schema),
+		cmocka_unit_test(test_refuses_missing_key),
+		cmocka_unit_test(test_refuses_bad_mode),
+		cmocka_unit_test(test_refuses_negative_epoch),
+		cmocka_unit_test(test_refuses_epoch_too_large),
+		cmocka_unit_test(test_accepts_epoch_bounds),
+		cmocka_unit_test(test_refuses_non_integer_epoch),
+		cmocka_unit_test(test_refuses_entries_with_mode_none),
+		cmocka_unit_test(test_refuses_entries_with_mode_unrestricted),
+		cmocka_unit_test(test_refuses_allow_not_array),
+		cmocka_unit_test(test_refuses_bad_json),
+		cmocka_unit_test(test_refuses_oversized_input),
+		cmocka_unit_test(test_profile_refuses_wildcard_named),
+		cmocka_unit_test(test_profile_refuses_bad_entry_named),
+		cmocka_unit_test(test_profile_refuses_unknown_key),
+		cmocka_unit_test(test_profile_refuses_duplicate_key),
+		cmocka_unit_test(test_profile_refuses_missing_or_bad_network_policy),
+		cmocka_unit_test(test_profile_allowlist_requires_allowed_hosts),
+		cmocka_unit_test(test_profile_allowlist_may_be_empty),
+		cmocka_unit_test(test_profile_none_and_unrestricted),
+		cmocka_unit_test(test_profile_none_refuses_hosts),
+		cmocka_unit_test(test_profile_certification_only_with_allowlist),
+		cmocka_unit_test(test_profile_refuses_bad_certification),
+		cmocka_unit_test(test_profile_keeps_grade_outside_canonical),
+		cmocka_unit_test(test_profile_refuses_bad_epoch),
+		cmocka_unit_test(test_matcher_exact_match_only),
+		cmocka_unit_test(test_matcher_mode_none_admits_nothing),
+		cmocka_unit_test(test_matcher_unrestricted_admits_everything),
+		cmocka_unit_test(test_matcher_null_policy_denies),
+		cmocka_unit_test(test_matcher_literals),
+		cmocka_unit_test(test_matcher_overlong_host_misses),
+		cmocka_unit_test(test_mode_names),
+		cmocka_unit_test(test_matcher_100k_entries),
+		cmocka_unit_test(test_load_file_reads_policy),
+		cmocka_unit_test(test_load_file_errors_name_the_path),
+		cmocka_unit_test(test_compile_profile_file),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
