@@ -16,7 +16,9 @@ HARDEN   = -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIE
 OPT      ?= -O2 -g
 CFLAGS   ?=
 LDFLAGS  ?=
+REVISION ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 EG_CFLAGS  = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(HARDEN) -I. -MMD -MP \
+             -DEG_REVISION='"$(REVISION)"' \
              $(shell $(PKG) --cflags $(LIBS_PKG) 2>/dev/null) $(CFLAGS)
 EG_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
 EG_LIBS    = $(shell $(PKG) --libs $(LIBS_PKG) 2>/dev/null)
@@ -78,7 +80,8 @@ test: all $(UNIT_BINS)
 	$(Q)sh tests/run $(UNIT_BINS)
 
 run: all
-	$(BUILD)/egress-guard run --listen 127.0.0.1:3128 --policy examples/policy.json
+	$(BUILD)/egress-guard run --listen 127.0.0.1:3128 --policy examples/policy.json \
+	    --control $(BUILD)/control.sock
 
 check:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
@@ -92,3 +95,4 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+.SECONDARY:

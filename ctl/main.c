@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ctl/client.h"
+#include "ctl/keys.h"
 #include "policy/policy.h"
 #include "util/num.h"
 
@@ -26,6 +28,11 @@ static int cmd_compile(int argc, char **argv);
 
 static const struct command commands[] = {
 	{ "compile", "PROFILE [--epoch N]", cmd_compile },
+	{ "keygen", CTLKEYS_KEYGEN_USAGE, ctlkeys_cmd_keygen },
+	{ "sign", CTLKEYS_SIGN_USAGE, ctlkeys_cmd_sign },
+	{ "verify", CTLKEYS_VERIFY_USAGE, ctlkeys_cmd_verify },
+	{ "push", CTLCLIENT_PUSH_USAGE, ctlclient_cmd_push },
+	{ "status", CTLCLIENT_STATUS_USAGE, ctlclient_cmd_status },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))

@@ -14,18 +14,18 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "guard/control.h"
 #include "guard/guard.h"
 #include "guard/ifaddr.h"
 #include "guard/log.h"
+#include "guard/plane.h"
 #include "guard/proxy.h"
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
 
-#define EG_VERSION "0.1.0"
-
-static void
-log_policy(struct guard *g, const char *event)
+void
+guard_log_policy(struct guard *g, const char *event)
 {
 	struct log_rec r;
 
@@ -217,19 +217,25 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 
 	(void)what;
 	if (sig == SIGHUP) {
-		char err[512];
+		char err[1024];
 		struct policy *p;
+		enum plane_verdict v;
 
-		if (g->cfg->policy_path == NULL) {
-			log_msg(g->log, "reload", "SIGHUP: no --policy file to reload");
-			return;
+		/* Same checks as a push: signature (for bundles), epoch rule. */
+		v = plane_reload(g->plane, &p, err, sizeof(err));
+		if (v == PLANE_SAME) {
+			log_msg(g->log, "reload", "SIGHUP: policy unchanged");
+		} else if (v != PLANE_OK) {
+			struct log_rec r;
+			log_rec_begin(&r, g->log, "reload_refused");
+			log_rec_str(&r, "result", plane_verdict_name(v));
+			log_rec_str(&r, "msg", err);
+			log_emit(g->log, &r);
+		} else {
+			plane_installed(g->plane, p);
+			guard_set_policy(g, p);
+			guard_log_policy(g, "policy");
 		}
-		if ((p = policy_load_file(g->cfg->policy_path, err, sizeof(err))) == NULL) {
-			log_msg(g->log, "reload_failed", err);
-			return;
-		}
-		guard_set_policy(g, p);
-		log_policy(g, "policy");
 		return;
 	}
 	if (g->stopping) {
@@ -238,6 +244,8 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	}
 	g->stopping = 1;
 	stop_accepting(g);
+	control_free(g->control);
+	g->control = NULL;
 	log_msg(g->log, "shutdown", "stopped accepting; draining live tunnels");
 	if (g->nconns == 0) {
 		event_base_loopexit(g->base, NULL);
@@ -280,6 +288,8 @@ guard_free(struct guard *g)
 {
 	proxy_close_all(g);
 	stop_accepting(g);
+	control_free(g->control);
+	plane_free(g->plane);
 	if (g->accept_resume != NULL)
 		event_free(g->accept_resume);
 	if (g->grace_timer != NULL)
@@ -304,7 +314,7 @@ guard_run_main(int argc, char **argv)
 {
 	static struct config cfg;	/* large; lives for the whole run */
 	struct guard g;
-	char err[1024];
+	char err[1024], warn[1024];
 	size_t i;
 	int rc = 2;
 
@@ -322,8 +332,9 @@ guard_run_main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	if (cfg.policy_path != NULL &&
-	    (g.policy = policy_load_file(cfg.policy_path, err, sizeof(err))) == NULL) {
+	g.started = time(NULL);
+	if ((g.plane = plane_new(&cfg, err, sizeof(err))) == NULL ||
+	    plane_start(g.plane, &g.policy, warn, sizeof(warn), err, sizeof(err)) == -1) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
 	}
@@ -351,6 +362,13 @@ guard_run_main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* The control socket is bound before the privilege drop, so it stays
+	 * root's: the dropped guard cannot be reached through it by anyone
+	 * but the plane. */
+	if ((g.control = control_new(&g, cfg.control_path, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "egress-guard: %s\n", err);
+		goto out;
+	}
 	g.accept_resume = evtimer_new(g.base, accept_resume_cb, &g);
 	g.grace_timer = evtimer_new(g.base, grace_cb, &g);
 	g.sig_term = evsignal_new(g.base, SIGTERM, signal_cb, &g);
@@ -367,7 +385,9 @@ guard_run_main(int argc, char **argv)
 		goto out;
 	}
 	log_start(&g);
-	log_policy(&g, "policy");
+	if (warn[0] != '\0')
+		log_msg(g.log, "warning", warn);
+	guard_log_policy(&g, "policy");
 	if (event_base_dispatch(g.base) == -1) {
 		log_msg(g.log, "error", "event loop failed");
 		rc = 1;

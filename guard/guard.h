@@ -5,9 +5,11 @@
 
 #include <sys/queue.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "guard/config.h"
 #include "guard/decide.h"
+#include "guard/metrics.h"
 
 struct event_base;
 struct event;
@@ -21,11 +23,22 @@ struct proxy_conn;
 
 TAILQ_HEAD(proxy_list, proxy_conn);
 
+#define EG_VERSION "0.1.0"
+#ifndef EG_REVISION
+#define EG_REVISION "unknown"
+#endif
+
+struct plane;
+struct control;
+
 struct guard {
 	struct event_base	*base;
 	const struct config	*cfg;
 	struct log		*log;
 	struct policy		*policy;	/* NULL: deny everything */
+	struct plane		*plane;		/* who may replace it */
+	struct control		*control;
+	time_t			 started;
 	struct classify_cfg	*classify;
 	struct resolver		*resolver;
 	struct ifaddr_watch	*ifwatch;
@@ -38,8 +51,7 @@ struct guard {
 	uint64_t		 nconns;
 	uint64_t		 next_id;
 	int			 stopping;
-	uint64_t		 decisions[REASON__COUNT];
-	uint64_t		 bytes_up, bytes_down;
+	struct metrics		 metrics;
 };
 
 /* `egress-guard run`. Returns the process exit code. */
@@ -52,5 +64,8 @@ void guard_conn_closed(struct guard *g);
  * it at once; live connections it no longer admits are closed with
  * "revoked". Returns how many were closed. */
 size_t guard_set_policy(struct guard *g, struct policy *p);
+
+/* Logs the active policy's epoch, digest and mode as event. */
+void guard_log_policy(struct guard *g, const char *event);
 
 #endif

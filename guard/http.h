@@ -1,12 +1,16 @@
-/* The HTTP/1.x request-head parser. Pure: bytes in, struct out; no
- * sockets, no logging. The returned struct points into the caller's
- * buffer. */
+/* HTTP/1.x heads: the request parser, the checks and rewriting that
+ * absolute-form forwarding needs, and the response parser that frames
+ * what comes back. Pure: bytes in, struct out; no sockets, no logging.
+ * Parsed structs point into the caller's buffer. */
 #ifndef EG_HTTP_H
 #define EG_HTTP_H
 
 #include <stddef.h>
 
-#define HTTP_HEAD_MAX		16384	/* whole head, request line included */
+#include "policy/dest.h"
+
+#define HTTP_HEAD_MAX		16384	/* whole request head, request line included */
+#define HTTP_RESP_HEAD_MAX	65536	/* whole response head from an upstream */
 #define HTTP_MAX_HEADERS	100
 #define HTTP_METHOD_MAX		32
 
@@ -26,21 +30,82 @@ struct http_req {
 	struct http_header headers[HTTP_MAX_HEADERS];
 };
 
-/* Looks for the end of a request head in buf. Returns the head length
- * including the final CRLF CRLF; 0 when more bytes are needed; -1 when
- * the bytes seen so far can never form a valid head (NUL, bare CR or LF),
- * so the caller can answer at once instead of waiting for the timeout. */
+struct http_resp {
+	int		 status;	/* 100-999 */
+	int		 minor;
+	const char	*reason;
+	size_t		 reason_len;
+	size_t		 nheaders;
+	struct http_header headers[HTTP_MAX_HEADERS];
+};
+
+/* Looks for the end of a head in buf. Returns the head length including
+ * the final CRLF CRLF; 0 when more bytes are needed; -1 when the bytes
+ * seen so far can never form a valid head (NUL, bare CR or LF), so the
+ * caller can answer at once instead of waiting for the timeout. */
 long http_head_end(const char *buf, size_t len);
 
-/* Parses a complete head of len bytes (as found by http_head_end).
- * Returns 0, or -1 with *status set to the HTTP status to answer (400 for
- * grammar errors, 431 for too many headers) and a reason in err. */
+/* Parses a complete request head of len bytes (as found by
+ * http_head_end). Returns 0, or -1 with *status set to the HTTP status to
+ * answer (400 for grammar errors, 431 for too many headers or too long). */
 int http_parse_head(const char *buf, size_t len, struct http_req *req,
     int *status, char *err, size_t errlen);
 
 /* Case-insensitive header lookup; returns the count of headers with that
  * name and sets *first to the first one (or NULL). */
-size_t http_find_header(const struct http_req *req, const char *name,
+size_t http_find_header(const struct http_header *h, size_t n, const char *name,
     const struct http_header **first);
+
+/* Absolute-form target "http://host[:port][/path][?query]" (scheme
+ * case-insensitive, port 80 by default). On success fills d and points
+ * *path into t (length 0 means "/"). Sets *https for an https:// target
+ * (the caller answers 405) and returns -1. Returns -1 with err on any
+ * other refusal (userinfo, fragment, bad authority, other schemes). */
+int http_parse_absolute(const char *t, size_t len, struct dest *d,
+    const char **path, size_t *path_len, int *https, char *err, size_t errlen);
+
+/* How a forwarded request's body is framed. */
+struct http_framing {
+	int		 chunked;	/* Transfer-Encoding ends in chunked */
+	long long	 length;	/* Content-Length, or 0 without body */
+	int		 close;		/* the client will not keep the connection */
+};
+
+/* The request checks for absolute-form forwarding: Content-Length with
+ * Transfer-Encoding, repeated or malformed Content-Length, a coding other
+ * than a final chunked, Host disagreeing with the target, Connection
+ * naming a framing header: all refused (-1, answer 400). */
+int http_request_framing(const struct http_req *req, const struct dest *d,
+    struct http_framing *f, char *err, size_t errlen);
+
+/* Writes the origin-form head for the upstream: request line with path,
+ * Host set to the admitted authority, hop-by-hop headers (and those named
+ * in Connection) and Proxy-* removed, Via added. Returns the length, or -1
+ * if it does not fit. */
+long http_forward_head(const struct http_req *req, const struct dest *d,
+    const char *path, size_t path_len, char *out, size_t outlen);
+
+/* Parses a complete response head. Returns 0 or -1 with err. */
+int http_parse_response_head(const char *buf, size_t len, struct http_resp *r,
+    char *err, size_t errlen);
+
+enum http_body {
+	HTTP_BODY_NONE = 0,	/* 1xx, 204, 304, or the answer to HEAD */
+	HTTP_BODY_LENGTH,	/* Content-Length bytes */
+	HTTP_BODY_CHUNKED,	/* chunked, framed by chunked_feed */
+	HTTP_BODY_CLOSE		/* until the upstream closes: no keep-alive */
+};
+
+/* RFC 9112 6.3 message length for a response. Returns 0, or -1 when the
+ * framing is ambiguous or malformed (the caller answers 502). *close is
+ * set when the client connection must close after this response. */
+int http_response_framing(const struct http_resp *r, int head_request,
+    enum http_body *kind, long long *length, int *close, char *err, size_t errlen);
+
+/* Writes the response head for the client: status line as received,
+ * hop-by-hop headers removed, "Connection: close" added when close is set.
+ * Returns the length or -1 if it does not fit. */
+long http_forward_response_head(const struct http_resp *r, int close,
+    char *out, size_t outlen);
 
 #endif

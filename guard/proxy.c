@@ -1,3 +1,7 @@
+/* One client connection, whatever it speaks: an HTTP CONNECT tunnel, a
+ * chain of absolute-form HTTP requests, or a SOCKS5 tunnel. Every request
+ * takes the same path: whole head validated → destination syntax → policy
+ * → resolution → classification → connect (or reuse, for HTTP). */
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -6,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +18,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "guard/chunked.h"
 #include "guard/decide.h"
 #include "guard/dial.h"
 #include "guard/guard.h"
@@ -20,30 +26,39 @@
 #include "guard/log.h"
 #include "guard/proxy.h"
 #include "guard/relay.h"
+#include "guard/socks5.h"
+#include "guard/tlshello.h"
 #include "policy/policy.h"
 
 #define PROXY_LINGER_S		2	/* after a deny: drain the client, then close */
 #define PROXY_LOG_ADDRS		16	/* addresses named in one log line */
+#define PROXY_HIGH_WATER	RELAY_HIGH_WATER
 
 enum proxy_state {
-	ST_HEAD = 1,	/* reading and validating the request head */
+	ST_HEAD = 1,	/* reading a request head or a SOCKS5 greeting */
+	ST_SOCKS_REQ,	/* greeting answered, reading the SOCKS5 request */
 	ST_RESOLVE,	/* admitted by policy, resolving */
 	ST_DIAL,	/* classified public, connecting */
-	ST_RELAY,	/* tunnel open */
-	ST_LINGER	/* deny sent, draining before close */
+	ST_RELAY,	/* CONNECT or SOCKS5 tunnel */
+	ST_HTTP,	/* one absolute-form exchange in flight */
+	ST_LINGER	/* answer sent, draining before close */
 };
+
+enum proxy_kind { KIND_CONNECT = 1, KIND_HTTP, KIND_SOCKS5 };
+
+enum resp_state { RESP_HEAD = 1, RESP_BODY, RESP_DONE };
 
 struct proxy_conn {
 	struct guard		*g;
 	TAILQ_ENTRY(proxy_conn)	 link;
-	uint64_t		 id;
+	uint64_t		 id;		/* of the current request */
 	enum proxy_state	 state;
-	struct bufferevent	*cbev;
+	enum proxy_kind		 kind;
+	struct bufferevent	*cbev;		/* client; NULL once a relay owns it */
 	struct event		*timer;		/* header timeout, then linger */
 	struct resolver_query	*rq;
 	struct dial		*dial;
 	struct relay		*relay;
-	const char		*proto;
 	char			 client[INET6_ADDRSTRLEN + 8];
 	char			 peer[INET6_ADDRSTRLEN + 8];
 	int			 have_dest;
@@ -55,43 +70,83 @@ struct proxy_conn {
 	size_t			 naddrs;
 	char			 logaddrs[PROXY_LOG_ADDRS][INET6_ADDRSTRLEN];
 	size_t			 nlogaddrs;
-	struct timespec		 opened;	/* tunnel established */
+	struct timespec		 opened;	/* tunnel or exchange start */
+	struct timespec		 dns_start;
+	int			 sni_failed;
+
+	/* Absolute-form HTTP: the upstream outlives one exchange only when
+	 * the next request is for the same (host, port, address). */
+	struct bufferevent	*ubev;
+	struct dest		 udest;
+	struct resolver_addr	 uaddr;
+	char			*fwd;		/* head to send upstream */
+	size_t			 fwd_len;
+	struct http_framing	 reqf;
+	long long		 req_left;
+	struct chunked		 req_ch;
+	int			 req_done;
+	int			 head_req;
+	enum resp_state		 resp;
+	enum http_body		 resp_kind;
+	long long		 resp_left;
+	struct chunked		 resp_ch;
+	int			 resp_close;
+	int			 resp_started;	/* bytes of a response reached the client */
+	uint64_t		 up, down;
+	unsigned		 served;	/* exchanges completed on this connection */
 };
 
 static void conn_free(struct proxy_conn *c);
+static void head_read_cb(struct bufferevent *bev, void *arg);
+static void head_event_cb(struct bufferevent *bev, short what, void *arg);
+static void http_pump_resp(struct proxy_conn *c);
+static void header_timeout_cb(evutil_socket_t fd, short what, void *arg);
+
+static const char *
+kind_proto(enum proxy_kind k)
+{
+	return k == KIND_HTTP ? "http" : k == KIND_SOCKS5 ? "socks5" : "connect";
+}
 
 static void
 sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
 {
 	char ip[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
 
 	if (sa->sa_family == AF_INET) {
 		const struct sockaddr_in *s = (const void *)sa;
 		inet_ntop(AF_INET, &s->sin_addr, ip, sizeof(ip));
-		port = ntohs(s->sin_port);
-		snprintf(buf, len, "%s:%u", ip, port);
+		snprintf(buf, len, "%s:%u", ip, ntohs(s->sin_port));
 	} else if (sa->sa_family == AF_INET6) {
 		const struct sockaddr_in6 *s = (const void *)sa;
 		inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof(ip));
-		port = ntohs(s->sin6_port);
-		snprintf(buf, len, "[%s]:%u", ip, port);
+		snprintf(buf, len, "[%s]:%u", ip, ntohs(s->sin6_port));
 	} else {
 		snprintf(buf, len, "?");
 	}
 }
 
+static void
+addr_peer_str(const struct resolver_addr *a, uint16_t port, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	decide_addr_str(a, ip, sizeof(ip));
+	snprintf(buf, len, a->family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, port);
+}
+
 static long long
-ms_since(const struct timespec *t0)
+usec_since(const struct timespec *t0)
 {
 	struct timespec now;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (long long)(now.tv_sec - t0->tv_sec) * 1000 +
-	    (now.tv_nsec - t0->tv_nsec) / 1000000;
+	return (long long)(now.tv_sec - t0->tv_sec) * 1000000 +
+	    (now.tv_nsec - t0->tv_nsec) / 1000;
 }
 
-/* The one decision record; every request ends in exactly one. */
+/* The one decision record; every request ends in exactly one (plus a
+ * second, deny sni_mismatch, when a tunnel fails the SNI check). */
 static void
 log_decision(struct proxy_conn *c, enum reason r, const char *detail)
 {
@@ -100,11 +155,11 @@ log_decision(struct proxy_conn *c, enum reason r, const char *detail)
 	const char *addrs[PROXY_LOG_ADDRS];
 	size_t i;
 
-	g->decisions[r]++;
+	metrics_decision(&g->metrics, kind_proto(c->kind), r);
 	log_rec_begin(&rec, g->log, "decision");
 	log_rec_int(&rec, "id", (long long)c->id);
 	log_rec_str(&rec, "client", c->client);
-	log_rec_str(&rec, "proto", c->proto);
+	log_rec_str(&rec, "proto", kind_proto(c->kind));
 	if (c->have_dest) {
 		log_rec_str(&rec, "host", c->dest.host);
 		log_rec_int(&rec, "port", c->dest.port);
@@ -131,6 +186,24 @@ log_decision(struct proxy_conn *c, enum reason r, const char *detail)
 	log_emit(g->log, &rec);
 }
 
+/* The close record of an admitted tunnel or HTTP exchange. */
+static void
+log_exchange_close(struct proxy_conn *c, const char *reason, uint64_t up, uint64_t down)
+{
+	struct log_rec rec;
+
+	c->g->metrics.bytes_up += up;
+	c->g->metrics.bytes_down += down;
+	log_rec_begin(&rec, c->g->log, "close");
+	log_rec_int(&rec, "id", (long long)c->id);
+	log_rec_str(&rec, "peer", c->peer);
+	log_rec_str(&rec, "reason", reason);
+	log_rec_int(&rec, "bytes_up", (long long)up);
+	log_rec_int(&rec, "bytes_down", (long long)down);
+	log_rec_int(&rec, "duration_ms", usec_since(&c->opened) / 1000);
+	log_emit(c->g->log, &rec);
+}
+
 static void
 linger_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -139,9 +212,9 @@ linger_cb(evutil_socket_t fd, short what, void *arg)
 	conn_free(arg);
 }
 
-/* After the deny response: discard what the client still sends until it
+/* After the last answer: discard what the client still sends until it
  * closes or the linger timer fires. Closing with unread input would send
- * a RST that can destroy the response before the client reads it. */
+ * a RST that can destroy the answer before the client reads it. */
 static void
 linger_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -170,29 +243,74 @@ linger_write_cb(struct bufferevent *bev, void *arg)
 	bufferevent_enable(bev, EV_READ);
 }
 
-/* Ends a request that was not admitted: log, answer, close. */
+/* Flushes what is queued for the client, then closes. Stops everything
+ * else the connection was doing. */
 static void
-proxy_deny(struct proxy_conn *c, enum reason r, const char *detail)
+finish(struct proxy_conn *c)
 {
-	struct evbuffer *out;
 	struct timeval tv = { PROXY_LINGER_S, 0 };
-	char body[DEST_HOST_MAX + 160];
-	int status = reason_status(r);
 
-	log_decision(c, r, detail);
 	resolver_cancel(c->rq);
 	c->rq = NULL;
 	dial_cancel(c->dial);
 	c->dial = NULL;
+	if (c->ubev != NULL) {
+		bufferevent_free(c->ubev);
+		c->ubev = NULL;
+	}
+	free(c->fwd);
+	c->fwd = NULL;
 	c->state = ST_LINGER;
 	evtimer_del(c->timer);
 	evtimer_assign(c->timer, c->g->base, linger_cb, c);
-	if (status == 0 || strcmp(c->proto, "socks5") == 0) {
-		/* No HTTP answer to give: close from the loop, so callers
-		 * never see c freed under them. */
-		tv.tv_sec = 0;
-		bufferevent_disable(c->cbev, EV_READ | EV_WRITE);
-		evtimer_add(c->timer, &tv);
+	bufferevent_disable(c->cbev, EV_READ);
+	bufferevent_set_timeouts(c->cbev, NULL, NULL);
+	bufferevent_setcb(c->cbev, NULL, linger_write_cb, linger_event_cb, c);
+	bufferevent_enable(c->cbev, EV_WRITE);
+	evtimer_add(c->timer, &tv);
+	/* Nothing queued: the write callback would never run. */
+	if (evbuffer_get_length(bufferevent_get_output(c->cbev)) == 0)
+		linger_write_cb(c->cbev, c);
+}
+
+static unsigned char
+socks_code(enum reason r)
+{
+	switch (r) {
+	case REASON_DNS_FAILURE:
+	case REASON_DNS_TIMEOUT:		return SOCKS5_REP_DNS_FAILURE;
+	case REASON_UPSTREAM_UNREACHABLE:
+	case REASON_UPSTREAM_TIMEOUT:		return SOCKS5_REP_REFUSED;
+	case REASON_NO_POLICY:
+	case REASON_NOT_ALLOWLISTED:
+	case REASON_NON_PUBLIC_ADDRESS:
+	case REASON_REVOKED:			return SOCKS5_REP_DENIED;
+	default:				return SOCKS5_REP_SYNTAX;
+	}
+}
+
+/* Ends a request that was not admitted: log, answer in the client's
+ * protocol, close. socks_rep overrides the SOCKS5 reply code (-1: from r). */
+static void
+deny_with(struct proxy_conn *c, enum reason r, const char *detail, int socks_rep)
+{
+	char body[DEST_HOST_MAX + 160];
+	int status = reason_status(r);
+
+	log_decision(c, r, detail);
+	if (c->kind == KIND_SOCKS5) {
+		unsigned char rep[SOCKS5_REPLY_LEN];
+		size_t n = socks5_reply(rep, socks_rep >= 0 ?
+		    (unsigned char)socks_rep : socks_code(r));
+		/* Before the request was read there is no reply to give. */
+		if (c->state == ST_RESOLVE || c->state == ST_DIAL ||
+		    c->state == ST_SOCKS_REQ)
+			evbuffer_add(bufferevent_get_output(c->cbev), rep, n);
+		finish(c);
+		return;
+	}
+	if (status == 0 || c->resp_started) {
+		finish(c);
 		return;
 	}
 	/* The body names only normalised, grammar-checked values. */
@@ -201,8 +319,7 @@ proxy_deny(struct proxy_conn *c, enum reason r, const char *detail)
 		    reason_name(r), c->dest.host, c->dest.port);
 	else
 		snprintf(body, sizeof(body), "egress-guard: %s\n", reason_name(r));
-	out = bufferevent_get_output(c->cbev);
-	evbuffer_add_printf(out,
+	evbuffer_add_printf(bufferevent_get_output(c->cbev),
 	    "HTTP/1.1 %d %s\r\n"
 	    "X-Egress-Guard-Reason: %s\r\n"
 	    "Content-Type: text/plain\r\n"
@@ -210,73 +327,77 @@ proxy_deny(struct proxy_conn *c, enum reason r, const char *detail)
 	    "Connection: close\r\n"
 	    "\r\n%s", status, reason_status_text(r), reason_name(r),
 	    strlen(body), body);
-	bufferevent_disable(c->cbev, EV_READ);
-	bufferevent_setcb(c->cbev, NULL, linger_write_cb, linger_event_cb, c);
-	bufferevent_enable(c->cbev, EV_WRITE);
-	evtimer_add(c->timer, &tv);
+	finish(c);
+}
+
+static void
+proxy_deny(struct proxy_conn *c, enum reason r, const char *detail)
+{
+	deny_with(c, r, detail, -1);
+}
+
+/* ---- tunnels (CONNECT, SOCKS5) ---- */
+
+/* The TLS SNI check: the first client bytes of a tunnel to a name, if
+ * they are a ClientHello, must name that host. */
+static enum relay_gate
+sni_gate(void *arg, const unsigned char *b, size_t len)
+{
+	struct proxy_conn *c = arg;
+	char sni[DEST_HOST_MAX + 1];
+
+	switch (tlshello_sni(b, len, sni, sizeof(sni))) {
+	case TLSHELLO_MORE:
+		return RELAY_GATE_MORE;
+	case TLSHELLO_NOT_TLS:
+	case TLSHELLO_NO_SNI:
+		return RELAY_GATE_PASS;
+	case TLSHELLO_SNI:
+		if (strcmp(sni, c->dest.host) == 0)
+			return RELAY_GATE_PASS;
+		break;
+	default:
+		break;
+	}
+	c->sni_failed = 1;
+	return RELAY_GATE_CLOSE;
 }
 
 static void
 relay_done(void *arg, const char *reason)
 {
 	struct proxy_conn *c = arg;
-	struct log_rec rec;
 	uint64_t up, down;
 
 	relay_stats(c->relay, &up, &down);
-	c->g->bytes_up += up;
-	c->g->bytes_down += down;
-	log_rec_begin(&rec, c->g->log, "close");
-	log_rec_int(&rec, "id", (long long)c->id);
-	log_rec_str(&rec, "peer", c->peer);
-	log_rec_str(&rec, "reason", reason);
-	log_rec_int(&rec, "bytes_up", (long long)up);
-	log_rec_int(&rec, "bytes_down", (long long)down);
-	log_rec_int(&rec, "duration_ms", ms_since(&c->opened));
-	log_emit(c->g->log, &rec);
+	if (c->sni_failed) {
+		reason = "sni_mismatch";
+		log_decision(c, REASON_SNI_MISMATCH, "TLS server name differs from the destination");
+	}
+	log_exchange_close(c, reason, up, down);
 	conn_free(c);
 }
 
 static void
-dial_done(void *arg, int fd, size_t idx, int timed_out)
+tunnel_open(struct proxy_conn *c, struct bufferevent *ubev)
 {
-	struct proxy_conn *c = arg;
-	struct bufferevent *ubev;
-	struct sockaddr_storage ss;
+	struct evbuffer *out = bufferevent_get_output(c->cbev);
+	relay_gate_cb gate = NULL;
 
-	c->dial = NULL;
-	if (fd == -1) {
-		proxy_deny(c, timed_out ? REASON_UPSTREAM_TIMEOUT :
-		    REASON_UPSTREAM_UNREACHABLE, NULL);
-		return;
-	}
-	memset(&ss, 0, sizeof(ss));
-	if (c->addrs[idx].family == AF_INET) {
-		struct sockaddr_in *s = (struct sockaddr_in *)&ss;
-		s->sin_family = AF_INET;
-		s->sin_port = htons(c->dest.port);
-		memcpy(&s->sin_addr, c->addrs[idx].addr, 4);
+	if (c->kind == KIND_SOCKS5) {
+		unsigned char rep[SOCKS5_REPLY_LEN];
+		size_t n = socks5_reply(rep, SOCKS5_REP_SUCCEEDED);
+		evbuffer_add(out, rep, n);
 	} else {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
-		s->sin6_family = AF_INET6;
-		s->sin6_port = htons(c->dest.port);
-		memcpy(&s->sin6_addr, c->addrs[idx].addr, 16);
+		evbuffer_add_printf(out, "HTTP/1.1 200 Connection established\r\n\r\n");
 	}
-	sockaddr_str((struct sockaddr *)&ss, c->peer, sizeof(c->peer));
-	ubev = bufferevent_socket_new(c->g->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (ubev == NULL) {
-		close(fd);
-		proxy_deny(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
-		return;
-	}
-	evbuffer_add_printf(bufferevent_get_output(c->cbev),
-	    "HTTP/1.1 200 Connection established\r\n\r\n");
+	if (c->g->cfg->sni_check && c->dest.kind == DEST_NAME)
+		gate = sni_gate;
 	c->relay = relay_new(c->g->base, c->cbev, ubev, (int)c->g->cfg->idle_timeout,
-	    relay_done, c);
+	    gate, relay_done, c);
 	if (c->relay == NULL) {
 		bufferevent_free(ubev);
-		evbuffer_drain(bufferevent_get_output(c->cbev),
-		    evbuffer_get_length(bufferevent_get_output(c->cbev)));
+		evbuffer_drain(out, evbuffer_get_length(out));
 		proxy_deny(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
 		return;
 	}
@@ -286,8 +407,398 @@ dial_done(void *arg, int fd, size_t idx, int timed_out)
 	log_decision(c, c->allow_reason, NULL);
 }
 
-/* Classification of every address, then dial the first DIAL_MAX_ADDRS in
- * the order the resolver gave them. */
+/* ---- absolute-form HTTP ---- */
+
+static void http_exchange_start(struct proxy_conn *c);
+
+static void
+up_idle_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct proxy_conn *c = arg;
+
+	(void)what;
+	/* A pooled upstream closed or spoke out of turn: drop it. */
+	if (bev == c->ubev) {
+		bufferevent_free(c->ubev);
+		c->ubev = NULL;
+	}
+}
+
+static void
+up_idle_read_cb(struct bufferevent *bev, void *arg)
+{
+	up_idle_cb(bev, 0, arg);
+}
+
+/* The exchange ended. Keep the client (and perhaps the upstream) for the
+ * next request, or close. */
+static void
+http_exchange_done(struct proxy_conn *c, const char *reason)
+{
+	struct timeval tv;
+	int keep_up, keep_client;
+
+	log_exchange_close(c, reason, c->up, c->down);
+	keep_client = c->req_done && !c->reqf.close && !c->resp_close &&
+	    c->resp == RESP_DONE && !c->g->stopping;
+	keep_up = keep_client && c->resp_kind != HTTP_BODY_CLOSE && c->ubev != NULL &&
+	    evbuffer_get_length(bufferevent_get_input(c->ubev)) == 0;
+	if (!keep_client) {
+		finish(c);
+		return;
+	}
+	if (keep_up) {
+		bufferevent_set_timeouts(c->ubev, NULL, NULL);
+		bufferevent_setcb(c->ubev, up_idle_read_cb, NULL, up_idle_cb, c);
+		bufferevent_enable(c->ubev, EV_READ);
+	} else if (c->ubev != NULL) {
+		bufferevent_free(c->ubev);
+		c->ubev = NULL;
+	}
+	/* Back to reading a head: the next request is checked from scratch. */
+	c->state = ST_HEAD;
+	c->have_dest = 0;
+	c->nlogaddrs = 0;
+	c->resp_started = 0;
+	bufferevent_set_timeouts(c->cbev, NULL, NULL);
+	bufferevent_setcb(c->cbev, head_read_cb, NULL, head_event_cb, c);
+	bufferevent_setwatermark(c->cbev, EV_READ, 0, HTTP_HEAD_MAX);
+	bufferevent_enable(c->cbev, EV_READ);
+	c->served++;
+	evtimer_del(c->timer);
+	evtimer_assign(c->timer, c->g->base, header_timeout_cb, c);
+	tv.tv_sec = c->g->cfg->header_timeout;
+	tv.tv_usec = 0;
+	evtimer_add(c->timer, &tv);
+	if (evbuffer_get_length(bufferevent_get_input(c->cbev)) > 0)
+		bufferevent_trigger(c->cbev, EV_READ, BEV_TRIG_IGNORE_WATERMARKS |
+		    BEV_TRIG_DEFER_CALLBACKS);
+}
+
+/* A failure in the middle of an exchange: answer if nothing was sent
+ * yet, else just close. */
+static void
+http_abort(struct proxy_conn *c, enum reason r, const char *why)
+{
+	if (!c->resp_started) {
+		proxy_deny(c, r, why);
+		return;
+	}
+	log_exchange_close(c, why, c->up, c->down);
+	finish(c);
+}
+
+/* Client → upstream: the request body, framed exactly. Bytes after it
+ * stay in the client's buffer as the next request. */
+static int
+http_pump_body(struct proxy_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->cbev);
+	struct evbuffer *out = bufferevent_get_output(c->ubev);
+	size_t n = evbuffer_get_length(in), m = 0;
+
+	if (c->req_done || n == 0)
+		return 0;
+	if (c->reqf.chunked) {
+		const char *b = (const char *)evbuffer_pullup(in, (ssize_t)n);
+		int done = 0;
+		long k = b != NULL ? chunked_feed(&c->req_ch, b, n, &done) : -1;
+		if (k < 0)
+			return -1;
+		m = (size_t)k;
+		c->req_done = done;
+	} else {
+		m = (long long)n < c->req_left ? n : (size_t)c->req_left;
+		c->req_left -= (long long)m;
+		c->req_done = c->req_left == 0;
+	}
+	if (m > 0 && evbuffer_remove_buffer(in, out, m) != (int)m)
+		return -1;
+	c->up += m;
+	if (c->req_done || evbuffer_get_length(out) >= PROXY_HIGH_WATER)
+		bufferevent_disable(c->cbev, EV_READ);
+	return 0;
+}
+
+static void
+cl_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct proxy_conn *c = arg;
+
+	(void)bev;
+	if (http_pump_body(c) == -1)
+		http_abort(c, REASON_BAD_REQUEST, "malformed request body");
+}
+
+/* The client drained: resume the response. */
+static void
+cl_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct proxy_conn *c = arg;
+
+	(void)bev;
+	if (c->ubev != NULL && c->resp != RESP_DONE)
+		bufferevent_enable(c->ubev, EV_READ);
+}
+
+static void
+cl_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct proxy_conn *c = arg;
+
+	(void)bev;
+	if (what & BEV_EVENT_TIMEOUT) {
+		http_abort(c, REASON_HEADER_TIMEOUT, "idle_timeout");
+		return;
+	}
+	/* The client left mid-exchange: nothing to answer. */
+	log_exchange_close(c, (what & BEV_EVENT_EOF) ? "eof" : "reset", c->up, c->down);
+	conn_free(c);
+}
+
+static void
+up_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	http_pump_resp(arg);
+}
+
+/* The upstream drained: resume the request body. */
+static void
+up_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct proxy_conn *c = arg;
+
+	(void)bev;
+	if (!c->req_done)
+		bufferevent_enable(c->cbev, EV_READ);
+}
+
+static void
+up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct proxy_conn *c = arg;
+
+	(void)bev;
+	if ((what & BEV_EVENT_EOF) && c->resp == RESP_BODY &&
+	    c->resp_kind == HTTP_BODY_CLOSE) {
+		http_pump_resp(c);	/* anything read with the EOF */
+		if (c->state != ST_HTTP)
+			return;
+		c->resp = RESP_DONE;
+		bufferevent_free(c->ubev);
+		c->ubev = NULL;
+		http_exchange_done(c, "complete");
+		return;
+	}
+	if (what & BEV_EVENT_TIMEOUT) {
+		http_abort(c, REASON_UPSTREAM_TIMEOUT, "idle_timeout");
+		return;
+	}
+	http_abort(c, REASON_UPSTREAM_UNREACHABLE, "upstream closed mid-response");
+}
+
+/* Upstream → client: one response (after any 1xx), framed exactly. */
+static void
+http_pump_resp(struct proxy_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->ubev);
+	struct evbuffer *out = bufferevent_get_output(c->cbev);
+	struct http_resp *r;
+	char why[128];
+
+	while (c->resp != RESP_DONE) {
+		size_t n = evbuffer_get_length(in), m = 0;
+
+		if (c->resp == RESP_HEAD) {
+			size_t scan = n < HTTP_RESP_HEAD_MAX ? n : HTTP_RESP_HEAD_MAX;
+			const char *b = (const char *)evbuffer_pullup(in, (ssize_t)scan);
+			char *head;
+			long end, hl;
+
+			if (n == 0)
+				return;
+			end = b != NULL ? http_head_end(b, scan) : -1;
+			if (end == 0 && scan < HTTP_RESP_HEAD_MAX)
+				return;
+			if (end <= 0) {
+				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "malformed response head");
+				return;
+			}
+			if ((r = malloc(sizeof(*r))) == NULL ||
+			    (head = malloc((size_t)end + 32)) == NULL) {
+				free(r);
+				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
+				return;
+			}
+			if (http_parse_response_head(b, (size_t)end, r, why, sizeof(why)) == -1 ||
+			    http_response_framing(r, c->head_req, &c->resp_kind,
+			    &c->resp_left, &c->resp_close, why, sizeof(why)) == -1) {
+				free(r);
+				free(head);
+				http_abort(c, REASON_UPSTREAM_UNREACHABLE, why);
+				return;
+			}
+			c->resp_close |= c->reqf.close || c->g->stopping;
+			hl = http_forward_response_head(r, c->resp_close, head,
+			    (size_t)end + 32);
+			if (hl > 0)
+				evbuffer_add(out, head, (size_t)hl);
+			free(head);
+			c->down += (uint64_t)end;
+			evbuffer_drain(in, (size_t)end);
+			if (hl <= 0) {
+				free(r);
+				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "response head too large");
+				return;
+			}
+			c->resp_started = 1;
+			if (r->status < 200) {		/* 1xx: the real answer follows */
+				free(r);
+				continue;
+			}
+			free(r);
+			chunked_init(&c->resp_ch);
+			c->resp = c->resp_kind == HTTP_BODY_NONE ? RESP_DONE : RESP_BODY;
+			continue;
+		}
+		if (n == 0)
+			break;
+		switch (c->resp_kind) {
+		case HTTP_BODY_LENGTH:
+			m = (long long)n < c->resp_left ? n : (size_t)c->resp_left;
+			c->resp_left -= (long long)m;
+			if (c->resp_left == 0)
+				c->resp = RESP_DONE;
+			break;
+		case HTTP_BODY_CHUNKED: {
+			const char *b = (const char *)evbuffer_pullup(in, (ssize_t)n);
+			int done = 0;
+			long k = b != NULL ? chunked_feed(&c->resp_ch, b, n, &done) : -1;
+			if (k < 0) {
+				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "malformed chunked response");
+				return;
+			}
+			m = (size_t)k;
+			if (done)
+				c->resp = RESP_DONE;
+			break;
+		}
+		default:
+			m = n;
+			break;
+		}
+		if (m > 0 && evbuffer_remove_buffer(in, out, m) != (int)m) {
+			http_abort(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
+			return;
+		}
+		c->down += m;
+		if (evbuffer_get_length(out) >= PROXY_HIGH_WATER) {
+			bufferevent_disable(c->ubev, EV_READ);
+			break;
+		}
+		if (m == 0)
+			break;
+	}
+	if (c->resp == RESP_DONE)
+		http_exchange_done(c, "complete");
+}
+
+/* The upstream is ready (new or reused): send the head, then the body as
+ * it comes, and frame the response. */
+static void
+http_exchange_start(struct proxy_conn *c)
+{
+	struct timeval idle = { c->g->cfg->idle_timeout, 0 };
+
+	clock_gettime(CLOCK_MONOTONIC, &c->opened);
+	c->state = ST_HTTP;
+	c->up = c->fwd_len;
+	c->down = 0;
+	c->resp = RESP_HEAD;
+	c->resp_close = 0;
+	c->resp_started = 0;
+	c->req_left = c->reqf.chunked ? 0 : c->reqf.length;
+	c->req_done = !c->reqf.chunked && c->reqf.length == 0;
+	chunked_init(&c->req_ch);
+	evbuffer_add(bufferevent_get_output(c->ubev), c->fwd, c->fwd_len);
+	free(c->fwd);
+	c->fwd = NULL;
+	log_decision(c, c->allow_reason, NULL);
+	bufferevent_setwatermark(c->ubev, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
+	bufferevent_setwatermark(c->cbev, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
+	bufferevent_setwatermark(c->cbev, EV_READ, 0, PROXY_HIGH_WATER);
+	bufferevent_setwatermark(c->ubev, EV_READ, 0, PROXY_HIGH_WATER);
+	bufferevent_set_timeouts(c->ubev, &idle, NULL);
+	bufferevent_set_timeouts(c->cbev, &idle, NULL);
+	bufferevent_setcb(c->ubev, up_read_cb, up_write_cb, up_event_cb, c);
+	bufferevent_setcb(c->cbev, cl_read_cb, cl_write_cb, cl_event_cb, c);
+	bufferevent_enable(c->ubev, EV_READ | EV_WRITE);
+	bufferevent_enable(c->cbev, EV_WRITE);
+	if (!c->req_done) {
+		bufferevent_enable(c->cbev, EV_READ);
+		if (http_pump_body(c) == -1)
+			http_abort(c, REASON_BAD_REQUEST, "malformed request body");
+	}
+}
+
+/* ---- the shared path: policy → resolve → classify → dial ---- */
+
+static void
+dial_done(void *arg, int fd, size_t idx, int timed_out)
+{
+	struct proxy_conn *c = arg;
+	struct bufferevent *ubev;
+
+	c->dial = NULL;
+	if (fd == -1) {
+		proxy_deny(c, timed_out ? REASON_UPSTREAM_TIMEOUT :
+		    REASON_UPSTREAM_UNREACHABLE, NULL);
+		return;
+	}
+	addr_peer_str(&c->addrs[idx], c->dest.port, c->peer, sizeof(c->peer));
+	ubev = bufferevent_socket_new(c->g->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (ubev == NULL) {
+		close(fd);
+		proxy_deny(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
+		return;
+	}
+	if (c->kind != KIND_HTTP) {
+		tunnel_open(c, ubev);
+		return;
+	}
+	c->ubev = ubev;
+	c->udest = c->dest;
+	c->uaddr = c->addrs[idx];
+	http_exchange_start(c);
+}
+
+/* An idle upstream from the previous exchange serves this request only
+ * for the same (host, port) and an address classified in THIS request. */
+static int
+reuse_upstream(struct proxy_conn *c)
+{
+	size_t i;
+
+	if (c->ubev == NULL)
+		return 0;
+	if (strcmp(c->udest.host, c->dest.host) == 0 && c->udest.port == c->dest.port) {
+		for (i = 0; i < c->naddrs; i++) {
+			if (c->addrs[i].family == c->uaddr.family &&
+			    memcmp(c->addrs[i].addr, c->uaddr.addr, 16) == 0) {
+				addr_peer_str(&c->uaddr, c->dest.port, c->peer,
+				    sizeof(c->peer));
+				return 1;
+			}
+		}
+	}
+	bufferevent_free(c->ubev);
+	c->ubev = NULL;
+	return 0;
+}
+
+/* Classifies every address, then dials (or reuses) in the resolver's
+ * order. */
 static void
 classify_and_dial(struct proxy_conn *c, const struct resolver_addr *a, size_t n)
 {
@@ -302,6 +813,10 @@ classify_and_dial(struct proxy_conn *c, const struct resolver_addr *a, size_t n)
 	}
 	c->naddrs = n < DIAL_MAX_ADDRS ? n : DIAL_MAX_ADDRS;
 	memcpy(c->addrs, a, c->naddrs * sizeof(*a));
+	if (c->kind == KIND_HTTP && reuse_upstream(c)) {
+		http_exchange_start(c);
+		return;
+	}
 	c->state = ST_DIAL;
 	c->dial = dial_start(c->g->base, c->addrs, c->naddrs, c->dest.port,
 	    (int)c->g->cfg->connect_timeout * 1000, dial_done, c);
@@ -316,6 +831,7 @@ resolved(void *arg, enum resolver_status st, const struct resolver_addr *a,
 	struct proxy_conn *c = arg;
 
 	c->rq = NULL;
+	metrics_dns(&c->g->metrics, (double)usec_since(&c->dns_start) / 1e6);
 	if (st == RESOLVER_TIMEOUT) {
 		proxy_deny(c, REASON_DNS_TIMEOUT, detail);
 		return;
@@ -327,22 +843,16 @@ resolved(void *arg, enum resolver_status st, const struct resolver_addr *a,
 	classify_and_dial(c, a, n);
 }
 
-/* Order of checks, always: head → destination syntax → policy →
- * resolution → classification → connect. */
+/* c->dest is set and syntactically valid: policy, then the address. */
 static void
-handle_connect(struct proxy_conn *c, const struct http_req *req)
+route(struct proxy_conn *c)
 {
 	const struct policy *p = c->g->policy;
 	struct resolver_addr lit;
-	char why[128];
 	enum reason r;
 
-	if (dest_parse_authority(req->target, req->target_len, &c->dest, why,
-	    sizeof(why)) == -1) {
-		proxy_deny(c, REASON_BAD_REQUEST, why);
-		return;
-	}
 	c->have_dest = 1;
+	c->epoch = -1;
 	if (p != NULL) {
 		c->epoch = policy_epoch(p);
 		snprintf(c->digest, sizeof(c->digest), "%s", policy_digest(p));
@@ -355,15 +865,53 @@ handle_connect(struct proxy_conn *c, const struct http_req *req)
 	c->allow_reason = r;
 	if (c->dest.kind != DEST_NAME) {
 		/* IP literals are classified exactly like DNS answers. */
+		memset(&lit, 0, sizeof(lit));
 		lit.family = c->dest.kind == DEST_IPV4 ? AF_INET : AF_INET6;
 		memcpy(lit.addr, c->dest.addr, sizeof(lit.addr));
 		classify_and_dial(c, &lit, 1);
 		return;
 	}
 	c->state = ST_RESOLVE;
+	clock_gettime(CLOCK_MONOTONIC, &c->dns_start);
 	c->rq = resolver_lookup(c->g->resolver, c->dest.host, resolved, c);
 	if (c->rq == NULL)
 		proxy_deny(c, REASON_DNS_FAILURE, "out of memory");
+}
+
+/* ---- reading heads ---- */
+
+static void
+handle_http(struct proxy_conn *c, const struct http_req *req)
+{
+	const char *path;
+	size_t path_len;
+	int https;
+	char why[128];
+	long n;
+
+	c->kind = KIND_HTTP;
+	if (http_parse_absolute(req->target, req->target_len, &c->dest, &path,
+	    &path_len, &https, why, sizeof(why)) == -1) {
+		proxy_deny(c, https ? REASON_METHOD_NOT_ALLOWED : REASON_BAD_REQUEST, why);
+		return;
+	}
+	if (http_request_framing(req, &c->dest, &c->reqf, why, sizeof(why)) == -1) {
+		proxy_deny(c, REASON_BAD_REQUEST, why);
+		return;
+	}
+	c->head_req = strcmp(req->method, "HEAD") == 0;
+	free(c->fwd);
+	if ((c->fwd = malloc(HTTP_HEAD_MAX + 256)) == NULL) {
+		proxy_deny(c, REASON_BAD_REQUEST, "out of memory");
+		return;
+	}
+	n = http_forward_head(req, &c->dest, path, path_len, c->fwd, HTTP_HEAD_MAX + 256);
+	if (n < 0) {
+		proxy_deny(c, REASON_HEADER_TOO_LARGE, NULL);
+		return;
+	}
+	c->fwd_len = (size_t)n;
+	route(c);
 }
 
 static void
@@ -380,21 +928,66 @@ handle_head(struct proxy_conn *c, const char *buf, size_t len)
 	if (http_parse_head(buf, len, req, &status, why, sizeof(why)) == -1) {
 		proxy_deny(c, status == 431 ? REASON_HEADER_TOO_LARGE :
 		    REASON_BAD_REQUEST, why);
-		goto out;
-	}
-	if (strcmp(req->method, "CONNECT") == 0) {
-		c->proto = "connect";
-		handle_connect(c, req);
-	} else if (req->target_len >= 8 &&
-	    strncasecmp(req->target, "https://", 8) == 0) {
-		c->proto = "http";
-		proxy_deny(c, REASON_METHOD_NOT_ALLOWED, "https:// absolute-form: use CONNECT");
+	} else if (strcmp(req->method, "CONNECT") == 0) {
+		c->kind = KIND_CONNECT;
+		if (dest_parse_authority(req->target, req->target_len, &c->dest, why,
+		    sizeof(why)) == -1)
+			proxy_deny(c, REASON_BAD_REQUEST, why);
+		else
+			route(c);
 	} else {
-		c->proto = "http";
-		proxy_deny(c, REASON_METHOD_NOT_ALLOWED, "only CONNECT is supported");
+		handle_http(c, req);
 	}
-out:
 	free(req);
+}
+
+/* SOCKS5: greeting, then request; both bounded and parsed whole. */
+static void
+handle_socks(struct proxy_conn *c, struct evbuffer *in)
+{
+	size_t n = evbuffer_get_length(in);
+	const unsigned char *b = evbuffer_pullup(in, (ssize_t)n);
+	struct socks5_req req;
+	unsigned char reply = SOCKS5_REP_SYNTAX, ans[2] = { SOCKS5_VERSION, 0 };
+	long k;
+	int noauth = 0;
+
+	if (b == NULL) {
+		proxy_deny(c, REASON_BAD_REQUEST, "out of memory");
+		return;
+	}
+	if (c->state == ST_HEAD) {
+		k = socks5_parse_greeting(b, n, &noauth);
+		if (k == 0)
+			return;
+		if (k < 0 || !noauth) {
+			ans[1] = SOCKS5_METHOD_NONE;
+			evbuffer_add(bufferevent_get_output(c->cbev), ans, 2);
+			proxy_deny(c, REASON_BAD_REQUEST, k < 0 ?
+			    "malformed SOCKS5 greeting" : "SOCKS5 without method 0x00");
+			return;
+		}
+		evbuffer_drain(in, (size_t)k);
+		ans[1] = SOCKS5_METHOD_NOAUTH;
+		evbuffer_add(bufferevent_get_output(c->cbev), ans, 2);
+		c->state = ST_SOCKS_REQ;
+		n -= (size_t)k;
+		b += k;
+	}
+	k = socks5_parse_request(b, n, &req, &reply);
+	if (k == 0)
+		return;
+	if (k < 0) {
+		deny_with(c, REASON_BAD_REQUEST, reply == SOCKS5_REP_CMD_UNSUPPORTED ?
+		    "SOCKS5 command not supported" : reply == SOCKS5_REP_ATYP_UNSUPPORTED ?
+		    "SOCKS5 address type not supported" : "SOCKS5 request refused", reply);
+		return;
+	}
+	evbuffer_drain(in, (size_t)k);
+	bufferevent_disable(c->cbev, EV_READ);
+	evtimer_del(c->timer);
+	c->dest = req.dest;
+	route(c);
 }
 
 static void
@@ -406,18 +999,20 @@ head_read_cb(struct bufferevent *bev, void *arg)
 	const char *buf;
 	long end;
 
-	if (c->state != ST_HEAD)
+	if (c->state != ST_HEAD && c->state != ST_SOCKS_REQ)
 		return;
+	if (avail == 0)
+		return;
+	if (c->state == ST_SOCKS_REQ || (c->kind != KIND_HTTP &&
+	    *(const unsigned char *)evbuffer_pullup(in, 1) == SOCKS5_VERSION)) {
+		c->kind = KIND_SOCKS5;
+		handle_socks(c, in);
+		return;
+	}
 	scan = avail < HTTP_HEAD_MAX ? avail : HTTP_HEAD_MAX;
 	buf = (const char *)evbuffer_pullup(in, (ssize_t)scan);
 	if (buf == NULL) {
 		proxy_deny(c, REASON_BAD_REQUEST, "out of memory");
-		return;
-	}
-	if (buf[0] == 0x05) {
-		/* SOCKS5 greeting: not served yet; close without an HTTP answer. */
-		c->proto = "socks5";
-		proxy_deny(c, REASON_BAD_REQUEST, "SOCKS5 is not enabled yet");
 		return;
 	}
 	end = http_head_end(buf, scan);
@@ -431,9 +1026,11 @@ head_read_cb(struct bufferevent *bev, void *arg)
 		return;
 	}
 	/* Stop reading: bytes after the head wait in the kernel or in the
-	 * buffer until the tunnel opens. */
+	 * buffer until this request is done. */
 	bufferevent_disable(bev, EV_READ);
 	evtimer_del(c->timer);
+	if (c->kind == KIND_HTTP)	/* a further request on a kept-alive connection */
+		c->id = ++c->g->next_id;
 	handle_head(c, buf, (size_t)end);
 	/* c is still alive here: every path out of handle_head either waits
 	 * on the loop or lingers. */
@@ -447,7 +1044,7 @@ head_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	(void)bev;
 	(void)what;
-	/* Client went away before its head was complete: nothing decided. */
+	/* Client went away between requests: nothing to decide. */
 	conn_free(c);
 }
 
@@ -458,6 +1055,13 @@ header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	/* An idle kept-alive connection that never started another request
+	 * just closes; a head that stalled gets its 408. */
+	if (c->served > 0 && c->state == ST_HEAD &&
+	    evbuffer_get_length(bufferevent_get_input(c->cbev)) == 0) {
+		conn_free(c);
+		return;
+	}
 	proxy_deny(c, REASON_HEADER_TIMEOUT, NULL);
 }
 
@@ -472,8 +1076,11 @@ conn_free(struct proxy_conn *c)
 		relay_free(c->relay);
 	if (c->cbev != NULL)
 		bufferevent_free(c->cbev);
+	if (c->ubev != NULL)
+		bufferevent_free(c->ubev);
 	if (c->timer != NULL)
 		event_free(c->timer);
+	free(c->fwd);
 	TAILQ_REMOVE(&g->conns, c, link);
 	g->nconns--;
 	free(c);
@@ -494,7 +1101,7 @@ proxy_accept(struct guard *g, int fd, const struct sockaddr *sa, int salen)
 	c->g = g;
 	c->id = ++g->next_id;
 	c->state = ST_HEAD;
-	c->proto = "connect";
+	c->kind = KIND_CONNECT;
 	c->epoch = -1;
 	sockaddr_str(sa, c->client, sizeof(c->client));
 	c->cbev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
@@ -537,7 +1144,7 @@ proxy_reject_overloaded(struct guard *g, int fd, const struct sockaddr *sa,
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.g = g;
 	tmp.id = ++g->next_id;
-	tmp.proto = "connect";
+	tmp.kind = KIND_CONNECT;
 	tmp.epoch = -1;
 	sockaddr_str(sa, tmp.client, sizeof(tmp.client));
 	log_decision(&tmp, REASON_OVERLOADED, NULL);
@@ -551,15 +1158,23 @@ proxy_revoke(struct guard *g, const struct policy *p)
 
 	for (c = TAILQ_FIRST(&g->conns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, link);
+		if (c->state == ST_HEAD && c->ubev != NULL &&
+		    !reason_is_allow(decide_policy(p, &c->udest))) {
+			bufferevent_free(c->ubev);	/* pooled, now out of policy */
+			c->ubev = NULL;
+			continue;
+		}
 		if (c->state != ST_RESOLVE && c->state != ST_DIAL &&
-		    c->state != ST_RELAY)
+		    c->state != ST_RELAY && c->state != ST_HTTP)
 			continue;
 		if (reason_is_allow(decide_policy(p, &c->dest)))
 			continue;
 		n++;
 		if (c->state == ST_RELAY) {
-			/* relay_done logs the close with reason "revoked". */
 			relay_done(c, "revoked");
+		} else if (c->state == ST_HTTP) {
+			log_exchange_close(c, "revoked", c->up, c->down);
+			finish(c);
 		} else {
 			proxy_deny(c, REASON_REVOKED, "policy changed");
 		}

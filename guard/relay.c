@@ -29,6 +29,7 @@ struct relay {
 	struct event		*idle;
 	struct timeval		 idle_tv;
 	struct timeval		 last;
+	relay_gate_cb		 gate;
 	relay_done_cb		 cb;
 	void			*arg;
 	int			 done;
@@ -66,13 +67,49 @@ half_maybe_shut(struct half *h)
 		relay_end(r, "eof");
 }
 
-static void
-half_pump(struct half *h)
+/* Runs the gate over what the client has sent so far. Returns 0 while the
+ * up direction stays shut or once it opened, -1 if the relay ended. */
+static int
+gate_check(struct relay *r, int at_eof)
+{
+	struct evbuffer *in = bufferevent_get_input(r->up.src);
+	size_t n = evbuffer_get_length(in);
+	const unsigned char *b;
+	enum relay_gate v;
+
+	if (n == 0)
+		return 0;
+	if ((b = evbuffer_pullup(in, (ssize_t)n)) == NULL) {
+		relay_end(r, "error");
+		return -1;
+	}
+	v = r->gate(r->arg, b, n);
+	/* Undecided at the buffer bound or at EOF: fail closed. */
+	if (v == RELAY_GATE_CLOSE || (v == RELAY_GATE_MORE &&
+	    (at_eof || n >= RELAY_HIGH_WATER))) {
+		relay_end(r, "gate_closed");
+		return -1;
+	}
+	if (v == RELAY_GATE_PASS)
+		r->gate = NULL;
+	return 0;
+}
+
+/* Moves what src has read to dst. Returns -1 if the relay ended. */
+static int
+half_pump(struct half *h, int at_eof)
 {
 	struct evbuffer *in = bufferevent_get_input(h->src);
 	struct evbuffer *out = bufferevent_get_output(h->dst);
-	size_t n = evbuffer_get_length(in);
+	size_t n;
 
+	if (h == &h->r->up && h->r->gate != NULL) {
+		if (gate_check(h->r, at_eof) == -1)
+			return -1;
+		if (h->r->gate != NULL)
+			return 0;
+	}
+	n = evbuffer_get_length(in);
 	if (n > 0) {
 		h->bytes += n;
 		evbuffer_add_buffer(out, in);
@@ -82,6 +119,7 @@ half_pump(struct half *h)
 		h->paused = 1;
 		bufferevent_disable(h->src, EV_READ);
 	}
+	return 0;
 }
 
 static struct half *
@@ -93,7 +131,7 @@ half_of_src(struct relay *r, struct bufferevent *bev)
 static void
 read_cb(struct bufferevent *bev, void *arg)
 {
-	half_pump(half_of_src(arg, bev));
+	(void)half_pump(half_of_src(arg, bev), 0);
 }
 
 /* dst drained below the low-water mark: resume its source, and pass on an
@@ -120,7 +158,8 @@ event_cb(struct bufferevent *bev, short what, void *arg)
 	struct half *h = half_of_src(r, bev);
 
 	if (what & BEV_EVENT_EOF) {
-		half_pump(h);
+		if (half_pump(h, 1) == -1)
+			return;
 		h->src_eof = 1;
 		bufferevent_disable(bev, EV_READ);
 		half_maybe_shut(h);
@@ -136,17 +175,23 @@ static void
 idle_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct relay *r = arg;
-	struct timeval now, since, left;
+	struct timeval now, left;
+	long long idle_us, since_us;
 
 	(void)fd;
 	(void)what;
+	/* The timer fires once per idle period; traffic in between only moves
+	 * r->last, so the hot path never touches the timer. */
 	event_base_gettimeofday_cached(r->base, &now);
-	evutil_timersub(&now, &r->last, &since);
-	if (evutil_timercmp(&since, &r->idle_tv, >=)) {
+	since_us = (long long)(now.tv_sec - r->last.tv_sec) * 1000000 +
+	    (now.tv_usec - r->last.tv_usec);
+	idle_us = (long long)r->idle_tv.tv_sec * 1000000;
+	if (since_us >= idle_us) {
 		relay_end(r, "idle_timeout");
 		return;
 	}
-	evutil_timersub(&r->idle_tv, &since, &left);
+	left.tv_sec = (time_t)((idle_us - since_us) / 1000000);
+	left.tv_usec = (suseconds_t)((idle_us - since_us) % 1000000);
 	evtimer_add(r->idle, &left);
 }
 
@@ -165,13 +210,15 @@ half_init(struct relay *r, struct half *h, struct bufferevent *src,
 
 struct relay *
 relay_new(struct event_base *base, struct bufferevent *client,
-    struct bufferevent *upstream, int idle_timeout_s, relay_done_cb cb, void *arg)
+    struct bufferevent *upstream, int idle_timeout_s, relay_gate_cb gate,
+    relay_done_cb cb, void *arg)
 {
 	struct relay *r;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
 	r->base = base;
+	r->gate = gate;
 	r->cb = cb;
 	r->arg = arg;
 	r->idle_tv.tv_sec = idle_timeout_s;
@@ -185,11 +232,14 @@ relay_new(struct event_base *base, struct bufferevent *client,
 	bufferevent_setcb(upstream, read_cb, write_cb, event_cb, r);
 	touch(r);
 	evtimer_add(r->idle, &r->idle_tv);
-	half_pump(&r->up);	/* bytes the client sent right after its head */
 	bufferevent_enable(client, EV_READ | EV_WRITE);
 	bufferevent_enable(upstream, EV_READ | EV_WRITE);
-	if (r->up.paused)
-		bufferevent_disable(client, EV_READ);
+	/* Bytes the client sent right after its head are handled from the
+	 * loop (the gate may end the relay, which must not happen before the
+	 * caller holds the pointer). */
+	if (evbuffer_get_length(bufferevent_get_input(client)) > 0)
+		bufferevent_trigger(client, EV_READ, BEV_TRIG_IGNORE_WATERMARKS |
+		    BEV_TRIG_DEFER_CALLBACKS);
 	return r;
 }
 

@@ -12,16 +12,26 @@ struct relay;
 
 #define RELAY_HIGH_WATER (64 * 1024)
 
-/* Called once when the relay ends: reason is "eof", "reset", "error" or
- * "idle_timeout". The callee must call relay_free (it may do so inside the
- * callback). */
+/* Called once when the relay ends: reason is "eof", "reset", "error",
+ * "idle_timeout" or "gate_closed". The callee must call relay_free (it may
+ * do so inside the callback). */
 typedef void (*relay_done_cb)(void *arg, const char *reason);
+
+/* A gate sees the client's first bytes before any of them reaches the
+ * upstream (the TLS SNI check): MORE to wait for more bytes, PASS to open
+ * the client-to-upstream direction for good, CLOSE to end the relay with
+ * "gate_closed". Upstream-to-client bytes flow meanwhile, so protocols
+ * where the server speaks first still work. */
+enum relay_gate { RELAY_GATE_MORE = 0, RELAY_GATE_PASS, RELAY_GATE_CLOSE };
+typedef enum relay_gate (*relay_gate_cb)(void *arg, const unsigned char *b,
+    size_t len);
 
 /* Takes ownership of both bufferevents (their fds are closed by
  * relay_free). Bytes already waiting in the client's input are forwarded
- * first. */
+ * first (through the gate when one is given; gate may be NULL). */
 struct relay *relay_new(struct event_base *base, struct bufferevent *client,
-    struct bufferevent *upstream, int idle_timeout_s, relay_done_cb cb, void *arg);
+    struct bufferevent *upstream, int idle_timeout_s, relay_gate_cb gate,
+    relay_done_cb cb, void *arg);
 
 void relay_stats(const struct relay *r, uint64_t *up, uint64_t *down);
 void relay_free(struct relay *r);

@@ -118,7 +118,7 @@ make_cert() {	# make_cert CN [SAN...] → $T/cert.pem $T/key.pem
 start_guard() {
 	name=$1; port=$2; shift 2
 	start_bg "$GD" "$T/$name.out" "$BIN" run --listen "10.77.0.1:$port" \
-	    --log-file "$T/$name.log" "$@"
+	    --log-file "$T/$name.log" --control "$T/$name.sock" "$@"
 	eval "PID_$name=$LASTPID"
 	for _ in $(seq 100); do
 		grep -q '"event":"policy"' "$T/$name.log" 2>/dev/null && return 0

@@ -1,0 +1,43 @@
+/* A small blocking HTTP/1.1 client for the guard's control socket
+ * (DESIGN.md "Control API"), and the push and status subcommands of
+ * egress-guardctl. Blocking is fine: this is the CLI, never the guard. */
+#ifndef EG_CTL_CLIENT_H
+#define EG_CTL_CLIENT_H
+
+#include <stddef.h>
+
+#define CTLCLIENT_PUSH_USAGE	"BUNDLE --control PATH"
+#define CTLCLIENT_STATUS_USAGE	"--control PATH"
+
+#define CTLCLIENT_HEAD_MAX	(16u * 1024)	/* response status line + headers */
+#define CTLCLIENT_BODY_MAX	(1u << 20)	/* response body */
+#define CTLCLIENT_TIMEOUT_S	10		/* per send/receive call */
+
+struct ctlclient_response {
+	int	 status;	/* 100-599 */
+	char	*body;		/* malloc'd, NUL-terminated, chunking removed */
+	size_t	 body_len;
+};
+
+/* Parses the response in buf[0..len). eof says the peer has closed, so a
+ * body without Content-Length ends here. Returns 1 when the response is
+ * complete (r filled; free r->body), 0 when more bytes are needed, -1 on
+ * a malformed or oversized response with err set. Pure: no I/O. */
+int ctlclient_parse_response(const char *buf, size_t len, int eof,
+    struct ctlclient_response *r, char *err, size_t errlen);
+
+/* Sends one request over the AF_UNIX stream socket at sock_path and reads
+ * the answer (body may be NULL when body_len is 0; it is then sent without
+ * Content-Type). Returns 0 with r filled, or -1 with err naming the path. */
+int ctlclient_request(const char *sock_path, const char *method,
+    const char *target, const char *body, size_t body_len,
+    struct ctlclient_response *r, char *err, size_t errlen);
+
+/* push BUNDLE --control PATH: PUT /v1/policy. Prints the answer's body;
+ * exit 0 on 200, 1 on 403 or 409 (refused), 2 otherwise or when the guard
+ * cannot be reached. status --control PATH: GET /v1/status; exit 0 on
+ * 200, 2 otherwise. argv[0] is the subcommand name. */
+int ctlclient_cmd_push(int argc, char **argv);
+int ctlclient_cmd_status(int argc, char **argv);
+
+#endif

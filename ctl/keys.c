@@ -1,0 +1,515 @@
+/* Plane-side keys and signing (DESIGN.md "Signed bundle"), and the keygen,
+ * sign and verify subcommands of egress-guardctl.
+ *
+ * The helpers above the subcommands are library-like (errors into a
+ * buffer); only the cmd_ functions print. Private key bytes are held in
+ * OpenSSL's secure-heap BIO and cleansed before they are freed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/bio.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include "ctl/keys.h"
+#include "policy/bundle.h"
+#include "policy/policy.h"
+
+#define PROG		"egress-guardctl"
+#define EXIT_FAIL	1
+#define EXIT_USAGE	2
+
+static void fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+char *
+ctlkeys_pub_path(const char *priv_path)
+{
+	static const char ext[] = ".pem", pub[] = ".pub.pem";
+	size_t len, base;
+	char *out;
+
+	if (priv_path == NULL)
+		return NULL;
+	len = strlen(priv_path);
+	base = len;
+	if (len >= sizeof(ext) - 1 &&
+	    strcmp(priv_path + len - (sizeof(ext) - 1), ext) == 0)
+		base = len - (sizeof(ext) - 1);
+	if ((out = malloc(base + sizeof(pub))) == NULL)
+		return NULL;
+	memcpy(out, priv_path, base);
+	memcpy(out + base, pub, sizeof(pub));
+	return out;
+}
+
+static int
+write_all_fd(int fd, const char *buf, size_t len)
+{
+	ssize_t w;
+
+	while (len > 0) {
+		w = write(fd, buf, len);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Writes a BIO's contents to an open fd, syncs and closes it (the fd is
+ * closed in every case). Returns 0 or -1 with errno set. */
+static int
+finish_file(int fd, BIO *bio)
+{
+	char *data;
+	long n;
+	int saved;
+
+	n = BIO_get_mem_data(bio, &data);
+	if (n <= 0 || write_all_fd(fd, data, (size_t)n) == -1 ||
+	    fsync(fd) == -1) {
+		saved = n <= 0 ? EIO : errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return close(fd);
+}
+
+int
+ctlkeys_keygen(const char *priv_path, char *err, size_t errlen)
+{
+	EVP_PKEY *pk = NULL;
+	BIO *sbio = NULL, *pbio = NULL;
+	char *pub_path = NULL;
+	int sfd = -1, pfd = -1, made_s = 0, made_p = 0, rc = -1;
+
+	if (priv_path == NULL || priv_path[0] == '\0') {
+		fail(err, errlen, "no output path");
+		return -1;
+	}
+	if ((pub_path = ctlkeys_pub_path(priv_path)) == NULL) {
+		fail(err, errlen, "%s: out of memory", priv_path);
+		goto out;
+	}
+	if ((pk = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519")) == NULL) {
+		fail(err, errlen, "cannot generate an Ed25519 key");
+		goto out;
+	}
+	/* The secure-heap BIO clears the private key text when freed. */
+	if ((sbio = BIO_new(BIO_s_secmem())) == NULL ||
+	    (pbio = BIO_new(BIO_s_mem())) == NULL ||
+	    PEM_write_bio_PKCS8PrivateKey(sbio, pk, NULL, NULL, 0, NULL,
+	    NULL) != 1 || PEM_write_bio_PUBKEY(pbio, pk) != 1) {
+		fail(err, errlen, "cannot encode the key as PEM");
+		goto out;
+	}
+	/* Both files are created exclusively before anything is written, so
+	 * an existing key is never overwritten and a half pair is never
+	 * left behind. 0600: the mode is set at creation, no window. */
+	sfd = open(priv_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY,
+	    0600);
+	if (sfd == -1) {
+		fail(err, errlen, "%s: %s", priv_path, strerror(errno));
+		goto out;
+	}
+	made_s = 1;
+	pfd = open(pub_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY,
+	    0644);
+	if (pfd == -1) {
+		fail(err, errlen, "%s: %s", pub_path, strerror(errno));
+		goto out;
+	}
+	made_p = 1;
+	if (finish_file(sfd, sbio) == -1) {
+		sfd = -1;
+		fail(err, errlen, "%s: %s", priv_path, strerror(errno));
+		goto out;
+	}
+	sfd = -1;
+	if (finish_file(pfd, pbio) == -1) {
+		pfd = -1;
+		fail(err, errlen, "%s: %s", pub_path, strerror(errno));
+		goto out;
+	}
+	pfd = -1;
+	rc = 0;
+out:
+	if (sfd != -1)
+		close(sfd);
+	if (pfd != -1)
+		close(pfd);
+	if (rc == -1 && made_s)
+		unlink(priv_path);
+	if (rc == -1 && made_p)
+		unlink(pub_path);
+	BIO_free(sbio);
+	BIO_free(pbio);
+	EVP_PKEY_free(pk);
+	free(pub_path);
+	return rc;
+}
+
+/* Refuses to prompt: an encrypted key fails to load instead of blocking
+ * a script on the terminal. */
+static int
+no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	(void)u;
+	return -1;
+}
+
+EVP_PKEY *
+ctlkeys_load_private(const char *path, char *err, size_t errlen)
+{
+	EVP_PKEY *pk = NULL;
+	BIO *bio = NULL;
+	char *buf;
+	size_t len;
+
+	if ((buf = bundle_read_file(path, BUNDLE_KEY_FILE_MAX, &len, err,
+	    errlen)) == NULL)
+		return NULL;
+	if ((bio = BIO_new_mem_buf(buf, (int)len)) == NULL) {
+		fail(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	pk = PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL);
+	if (pk == NULL) {
+		fail(err, errlen, "%s: not an unencrypted PEM private key",
+		    path);
+		goto out;
+	}
+	if (!EVP_PKEY_is_a(pk, "ED25519")) {
+		fail(err, errlen, "%s: not an Ed25519 key", path);
+		EVP_PKEY_free(pk);
+		pk = NULL;
+		goto out;
+	}
+out:
+	if (pk == NULL)
+		ERR_clear_error();
+	BIO_free(bio);
+	OPENSSL_clear_free(buf, len);
+	return pk;
+}
+
+/* Standard base64 with padding, one line: the only spelling the verifier
+ * accepts. */
+static char *
+b64_encode(const unsigned char *in, size_t len)
+{
+	size_t n = 4 * ((len + 2) / 3);
+	char *out;
+
+	if (len > BUNDLE_MAX_BYTES || (out = malloc(n + 1)) == NULL)
+		return NULL;
+	if ((size_t)EVP_EncodeBlock((unsigned char *)out, in, (int)len) != n) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+char *
+ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv, char *err,
+    size_t errlen)
+{
+	static const char fmt[] = "{\"schema\":\"" BUNDLE_SCHEMA "\","
+	    "\"key_id\":\"%s\",\"policy\":\"%s\",\"signature\":\"%s\"}";
+	unsigned char sig[BUNDLE_SIG_LEN];
+	char id[BUNDLE_KEY_ID_LEN + 1], why[128];
+	char *pol64 = NULL, *sig64 = NULL, *out = NULL;
+	EVP_MD_CTX *ctx = NULL;
+	unsigned char *m = NULL;
+	size_t mlen, siglen = sizeof(sig), total;
+	int n;
+
+	if (canon == NULL || priv == NULL) {
+		fail(err, errlen, "nothing to sign");
+		return NULL;
+	}
+	if (bundle_key_id(priv, id, why, sizeof(why)) == -1) {
+		fail(err, errlen, "signing key: %s", why);
+		return NULL;
+	}
+	/* Refuse here what the verifier would refuse for size. */
+	total = sizeof(fmt) + BUNDLE_KEY_ID_LEN + 4 * ((len + 2) / 3) +
+	    4 * ((BUNDLE_SIG_LEN + 2) / 3);
+	if (len > BUNDLE_MAX_BYTES || total > BUNDLE_MAX_BYTES) {
+		fail(err, errlen, "policy too large: a bundle is at most %u "
+		    "bytes", BUNDLE_MAX_BYTES);
+		return NULL;
+	}
+	if ((m = bundle_signed_message(canon, len, &mlen)) == NULL ||
+	    (ctx = EVP_MD_CTX_new()) == NULL) {
+		fail(err, errlen, "out of memory");
+		goto out;
+	}
+	/* Ed25519 is one-shot: NULL digest, EVP_DigestSign. */
+	if (EVP_DigestSignInit(ctx, NULL, NULL, NULL, priv) != 1 ||
+	    EVP_DigestSign(ctx, sig, &siglen, m, mlen) != 1 ||
+	    siglen != sizeof(sig)) {
+		fail(err, errlen, "Ed25519 signing failed");
+		goto out;
+	}
+	if ((pol64 = b64_encode((const unsigned char *)canon, len)) == NULL ||
+	    (sig64 = b64_encode(sig, siglen)) == NULL ||
+	    (out = malloc(total)) == NULL) {
+		fail(err, errlen, "out of memory");
+		goto out;
+	}
+	n = snprintf(out, total, fmt, id, pol64, sig64);
+	if (n < 0 || (size_t)n >= total) {
+		fail(err, errlen, "cannot format the bundle");
+		free(out);
+		out = NULL;
+	}
+out:
+	EVP_MD_CTX_free(ctx);
+	free(m);
+	free(pol64);
+	free(sig64);
+	return out;
+}
+
+/* ---- subcommands: the CLI layer, which prints. ---- */
+
+static int
+usage_error(const char *cmd, const char *usage, const char *msg,
+    const char *arg)
+{
+	if (arg != NULL)
+		fprintf(stderr, "%s: %s: \"%s\"\n", PROG, msg, arg);
+	else
+		fprintf(stderr, "%s: %s\n", PROG, msg);
+	fprintf(stderr, "usage: %s %s %s\n", PROG, cmd, usage);
+	return EXIT_USAGE;
+}
+
+/* Matches "--name VALUE" or "--name=VALUE" at argv[*i]. Returns 1 and sets
+ * *val (advancing *i past a separate value), 0 when argv[*i] is another
+ * argument, -1 when the value is missing or empty. */
+static int
+opt_value(int argc, char **argv, int *i, const char *name, const char **val)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n) != 0)
+		return 0;
+	if (a[n] == '=') {
+		*val = a + n + 1;
+	} else if (a[n] == '\0') {
+		if (*i + 1 >= argc)
+			return -1;
+		*val = argv[++*i];
+	} else {
+		return 0;
+	}
+	return (*val)[0] == '\0' ? -1 : 1;
+}
+
+static int
+print_all(const char *buf, size_t len)
+{
+	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) == EOF ||
+	    ferror(stdout)) {
+		fprintf(stderr, "%s: cannot write to standard output\n", PROG);
+		return -1;
+	}
+	return 0;
+}
+
+/* keygen --out KEY.pem */
+int
+ctlkeys_cmd_keygen(int argc, char **argv)
+{
+	const char *cmd = argv[0], *out = NULL;
+	char err[1024], *pub;
+	int i, r;
+
+	for (i = 1; i < argc; i++) {
+		if ((r = opt_value(argc, argv, &i, "--out", &out)) == -1)
+			return usage_error(cmd, CTLKEYS_KEYGEN_USAGE,
+			    "--out needs a path", NULL);
+		if (r == 0)
+			return usage_error(cmd, CTLKEYS_KEYGEN_USAGE,
+			    "unexpected argument", argv[i]);
+	}
+	if (out == NULL)
+		return usage_error(cmd, CTLKEYS_KEYGEN_USAGE, "missing --out",
+		    NULL);
+	if (ctlkeys_keygen(out, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: keygen: %s\n", PROG, err);
+		return EXIT_FAIL;
+	}
+	/* Tell the operator which file to hand to the guard. */
+	pub = ctlkeys_pub_path(out);
+	fprintf(stderr, "%s: wrote %s (private, 0600) and %s (public)\n", PROG,
+	    out, pub != NULL ? pub : "the .pub.pem file");
+	free(pub);
+	return 0;
+}
+
+/* sign POLICY --key KEY.pem: the bundle and a newline on stdout. */
+int
+ctlkeys_cmd_sign(int argc, char **argv)
+{
+	const char *cmd = argv[0], *key = NULL, *path = NULL, *canon;
+	struct policy *p = NULL;
+	EVP_PKEY *pk = NULL;
+	char err[1024], *bundle = NULL;
+	size_t len;
+	int i, r, opts = 1, rc = EXIT_USAGE;
+
+	for (i = 1; i < argc; i++) {
+		if (opts && strcmp(argv[i], "--") == 0) {
+			opts = 0;
+			continue;
+		}
+		r = opts ? opt_value(argc, argv, &i, "--key", &key) : 0;
+		if (r == -1)
+			return usage_error(cmd, CTLKEYS_SIGN_USAGE,
+			    "--key needs a path", NULL);
+		if (r == 1)
+			continue;
+		if (opts && argv[i][0] == '-' && argv[i][1] != '\0')
+			return usage_error(cmd, CTLKEYS_SIGN_USAGE,
+			    "unknown option", argv[i]);
+		if (path != NULL)
+			return usage_error(cmd, CTLKEYS_SIGN_USAGE,
+			    "one POLICY only", NULL);
+		path = argv[i];
+	}
+	if (path == NULL || key == NULL)
+		return usage_error(cmd, CTLKEYS_SIGN_USAGE, path == NULL ?
+		    "missing POLICY" : "missing --key", NULL);
+
+	/* policy_load_file normalises: what is signed is the canonical form,
+	 * whatever spelling the file used. */
+	if ((p = policy_load_file(path, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: sign: %s\n", PROG, err);
+		goto out;
+	}
+	if ((pk = ctlkeys_load_private(key, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: sign: %s\n", PROG, err);
+		goto out;
+	}
+	canon = policy_canonical(p, &len);
+	if ((bundle = ctlkeys_sign_bytes(canon, len, pk, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: sign: %s: %s\n", PROG, path, err);
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	rc = print_all(bundle, strlen(bundle)) == -1 ||
+	    print_all("\n", 1) == -1 ? EXIT_FAIL : 0;
+out:
+	free(bundle);
+	EVP_PKEY_free(pk);
+	policy_free(p);
+	return rc;
+}
+
+/* verify BUNDLE --trust-key PUB.pem...: one JSON line with the signer's
+ * key id, the epoch and the digest. */
+int
+ctlkeys_cmd_verify(int argc, char **argv)
+{
+	const char *cmd = argv[0], *path = NULL, *key;
+	char err[1024], id[BUNDLE_KEY_ID_LEN + 1], *buf = NULL;
+	struct bundle_keyring *kr = NULL;
+	struct policy *p = NULL;
+	enum bundle_error why;
+	size_t len;
+	int i, r, opts = 1, rc = EXIT_USAGE;
+
+	if ((kr = bundle_keyring_new()) == NULL) {
+		fprintf(stderr, "%s: verify: out of memory\n", PROG);
+		return EXIT_FAIL;
+	}
+	for (i = 1; i < argc; i++) {
+		if (opts && strcmp(argv[i], "--") == 0) {
+			opts = 0;
+			continue;
+		}
+		r = opts ? opt_value(argc, argv, &i, "--trust-key", &key) : 0;
+		if (r == -1) {
+			rc = usage_error(cmd, CTLKEYS_VERIFY_USAGE,
+			    "--trust-key needs a path", NULL);
+			goto out;
+		}
+		if (r == 1) {
+			if (bundle_keyring_add_file(kr, key, err,
+			    sizeof(err)) == -1) {
+				fprintf(stderr, "%s: verify: %s\n", PROG, err);
+				goto out;
+			}
+			continue;
+		}
+		if (opts && argv[i][0] == '-' && argv[i][1] != '\0') {
+			rc = usage_error(cmd, CTLKEYS_VERIFY_USAGE,
+			    "unknown option", argv[i]);
+			goto out;
+		}
+		if (path != NULL) {
+			rc = usage_error(cmd, CTLKEYS_VERIFY_USAGE,
+			    "one BUNDLE only", NULL);
+			goto out;
+		}
+		path = argv[i];
+	}
+	if (path == NULL || bundle_keyring_count(kr) == 0) {
+		rc = usage_error(cmd, CTLKEYS_VERIFY_USAGE, path == NULL ?
+		    "missing BUNDLE" : "at least one --trust-key is needed",
+		    NULL);
+		goto out;
+	}
+	if ((buf = bundle_read_file(path, BUNDLE_MAX_BYTES, &len, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: verify: %s\n", PROG, err);
+		goto out;
+	}
+	if ((p = bundle_verify(kr, buf, len, id, &why, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: verify: %s: refused (%s): %s\n", PROG,
+		    path, bundle_error_name(why), err);
+		rc = why == BUNDLE_MALFORMED ? EXIT_USAGE : EXIT_FAIL;
+		goto out;
+	}
+	printf("{\"key_id\":\"%s\",\"epoch\":%lld,\"digest\":\"%s\"}\n", id,
+	    policy_epoch(p), policy_digest(p));
+	rc = print_all("", 0) == -1 ? EXIT_FAIL : 0;
+out:
+	policy_free(p);
+	free(buf);
+	bundle_keyring_free(kr);
+	return rc;
+}

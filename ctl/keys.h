@@ -1,0 +1,45 @@
+/* Plane-side key handling for egress-guardctl: Ed25519 key generation and
+ * bundle signing (DESIGN.md "Signed bundle"), and the keygen, sign and
+ * verify subcommands. The guard never calls anything here: it only
+ * verifies, with policy/bundle.h. */
+#ifndef EG_CTL_KEYS_H
+#define EG_CTL_KEYS_H
+
+#include <stddef.h>
+
+#include <openssl/types.h>	/* EVP_PKEY */
+
+#define CTLKEYS_KEYGEN_USAGE	"--out KEY.pem"
+#define CTLKEYS_SIGN_USAGE	"POLICY --key KEY.pem"
+#define CTLKEYS_VERIFY_USAGE	"BUNDLE --trust-key PUB.pem [--trust-key PUB.pem]..."
+
+/* The public key path that goes with a private key path: a trailing
+ * ".pem" becomes ".pub.pem", otherwise ".pub.pem" is appended.
+ * Returns a malloc'd string or NULL. */
+char *ctlkeys_pub_path(const char *priv_path);
+
+/* Generates an Ed25519 key: the PKCS#8 PEM private key at priv_path (mode
+ * 0600) and the SPKI PEM public key at ctlkeys_pub_path(priv_path). Never
+ * overwrites: if either file exists nothing is written. Returns 0, or -1
+ * with err naming the path. */
+int ctlkeys_keygen(const char *priv_path, char *err, size_t errlen);
+
+/* Loads an Ed25519 PEM private key (unencrypted PKCS#8; never prompts for
+ * a passphrase). Returns the key or NULL with err naming the path. */
+EVP_PKEY *ctlkeys_load_private(const char *path, char *err, size_t errlen);
+
+/* Signs canon as given (it is not parsed or canonicalised here: callers
+ * pass policy_canonical bytes) and returns the bundle JSON, NUL-terminated,
+ * without a trailing newline, malloc'd. NULL with err set when the key is
+ * not Ed25519 or the bundle would exceed BUNDLE_MAX_BYTES. */
+char *ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv,
+    char *err, size_t errlen);
+
+/* Subcommands (argv[0] is the subcommand name). Exit status as in
+ * ctl/main.c: 0 done, 1 an operating failure or, for verify, a refused
+ * bundle (unknown key, bad signature), 2 bad usage or malformed input. */
+int ctlkeys_cmd_keygen(int argc, char **argv);
+int ctlkeys_cmd_sign(int argc, char **argv);
+int ctlkeys_cmd_verify(int argc, char **argv);
+
+#endif

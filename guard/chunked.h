@@ -1,0 +1,52 @@
+/* Strict incremental framing of the chunked transfer coding (RFC 9112
+ * 7.1), so a body is forwarded exactly and nothing after it can reach the
+ * peer as part of it. Pure: no sockets, no logging, no allocation. The
+ * bytes are not decoded: the caller forwards what is counted verbatim. */
+#ifndef EG_CHUNKED_H
+#define EG_CHUNKED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CHUNKED_LINE_MAX	4096	/* chunk-size line, extensions and CRLF */
+#define CHUNKED_TRAILER_MAX	16384	/* trailer section with its final CRLF */
+#define CHUNKED_MAX_TRAILERS	100
+
+/* Stack-allocatable; the fields are private to guard/chunked.c. */
+struct chunked {
+	int		state;
+	unsigned int	ndigits;	/* hex digits of the chunk-size so far */
+	uint64_t	left;		/* chunk-size, then data bytes left */
+	size_t		line;		/* bytes of the current chunk-size line */
+	size_t		trailer;	/* bytes of the trailer section */
+	unsigned int	nfields;	/* trailer fields */
+};
+
+void chunked_init(struct chunked *c);
+
+/* Reads up to len bytes of a chunked body from where the last call
+ * stopped. Returns how many belong to the body (>= 0; the caller forwards
+ * exactly those) and sets *done to 1 once the last chunk, the trailer
+ * section and the final CRLF are in: the count then stops there, and any
+ * bytes after it are the next message's. Returns -1, now and on every
+ * later call, on anything outside the grammar:
+ *   chunk-size   1-16 hex digits, value < 2^63; nothing before them
+ *   chunk-ext    *( ";" token [ "=" ( token / quoted-string ) ] ), no
+ *                whitespace anywhere (BWS refused), no obs-text
+ *   line ends    CRLF only: bare LF, CR without LF, NUL and other control
+ *                bytes are refused; chunk data is followed by exactly CRLF
+ *   trailer      token ":" OWS value OWS CRLF (value: VCHAR, SP, HTAB),
+ *                no obs-fold, at most CHUNKED_MAX_TRAILERS fields
+ * Feeding the body in any split gives the same total as one call. */
+long chunked_feed(struct chunked *c, const char *b, size_t len, int *done);
+
+/* For a Transfer-Encoding field value (len bytes): 1 if it is a list of
+ * transfer codings whose last is "chunked" (case-insensitive; OWS around
+ * commas and empty elements allowed), 0 if the list is well-formed but
+ * does not end in chunked (then the body has no chunked framing), -1 if
+ * malformed: an element that is not a bare token (parameters, quotes,
+ * inner whitespace, control or non-ASCII bytes), chunked applied twice,
+ * or no element at all. */
+int chunked_te_is_final_chunked(const char *v, size_t len);
+
+#endif

@@ -1,0 +1,88 @@
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "guard/metrics.h"
+
+static const char *const proto_names[METRICS_NPROTO] = { "connect", "http", "socks5" };
+static const double dns_bounds[METRICS_DNS_BUCKETS] = {
+	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5
+};
+
+void
+metrics_decision(struct metrics *m, const char *proto, enum reason r)
+{
+	int p;
+
+	for (p = 0; p < METRICS_NPROTO; p++)
+		if (strcmp(proto, proto_names[p]) == 0)
+			break;
+	if (p == METRICS_NPROTO || (unsigned)r >= REASON__COUNT)
+		return;
+	m->decisions[p][r]++;
+}
+
+void
+metrics_dns(struct metrics *m, double seconds)
+{
+	int i;
+
+	for (i = 0; i < METRICS_DNS_BUCKETS; i++) {
+		if (seconds <= dns_bounds[i]) {
+			m->dns_buckets[i]++;
+			break;
+		}
+	}
+	m->dns_count++;
+	m->dns_sum += seconds;
+}
+
+int
+metrics_render(const struct metrics *m, struct evbuffer *out, uint64_t active,
+    long long epoch)
+{
+	uint64_t cum = 0;
+	int p, r, i;
+
+	evbuffer_add_printf(out,
+	    "# HELP egress_guard_decisions_total Requests decided, by decision, reason and client protocol.\n"
+	    "# TYPE egress_guard_decisions_total counter\n");
+	for (p = 0; p < METRICS_NPROTO; p++) {
+		for (r = 0; r < REASON__COUNT; r++) {
+			if (m->decisions[p][r] == 0)
+				continue;
+			evbuffer_add_printf(out,
+			    "egress_guard_decisions_total{decision=\"%s\",reason=\"%s\",proto=\"%s\"} %llu\n",
+			    reason_is_allow((enum reason)r) ? "allow" : "deny",
+			    reason_name((enum reason)r), proto_names[p],
+			    (unsigned long long)m->decisions[p][r]);
+		}
+	}
+	evbuffer_add_printf(out,
+	    "# HELP egress_guard_active_connections Client connections open now.\n"
+	    "# TYPE egress_guard_active_connections gauge\n"
+	    "egress_guard_active_connections %llu\n"
+	    "# HELP egress_guard_bytes_total Bytes relayed by closed tunnels, by direction (up: client to upstream).\n"
+	    "# TYPE egress_guard_bytes_total counter\n"
+	    "egress_guard_bytes_total{direction=\"up\"} %llu\n"
+	    "egress_guard_bytes_total{direction=\"down\"} %llu\n"
+	    "# HELP egress_guard_dns_seconds Time to resolve a name (A and AAAA together).\n"
+	    "# TYPE egress_guard_dns_seconds histogram\n",
+	    (unsigned long long)active, (unsigned long long)m->bytes_up,
+	    (unsigned long long)m->bytes_down);
+	for (i = 0; i < METRICS_DNS_BUCKETS; i++) {
+		cum += m->dns_buckets[i];
+		evbuffer_add_printf(out, "egress_guard_dns_seconds_bucket{le=\"%g\"} %llu\n",
+		    dns_bounds[i], (unsigned long long)cum);
+	}
+	evbuffer_add_printf(out,
+	    "egress_guard_dns_seconds_bucket{le=\"+Inf\"} %llu\n"
+	    "egress_guard_dns_seconds_sum %.6f\n"
+	    "egress_guard_dns_seconds_count %llu\n"
+	    "# HELP egress_guard_policy_epoch Epoch of the active policy (-1: none loaded).\n"
+	    "# TYPE egress_guard_policy_epoch gauge\n"
+	    "egress_guard_policy_epoch %lld\n",
+	    (unsigned long long)m->dns_count, m->dns_sum,
+	    (unsigned long long)m->dns_count, epoch);
+	return 0;
+}

@@ -1,0 +1,487 @@
+/* The nft subcommands: argument parsing, the namespace dance and what the
+ * operator reads. Input is checked completely before any namespace is
+ * entered, so bad input changes nothing. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libnftnl/chain.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/table.h>
+
+#include "nft/netns.h"
+#include "nft/nftcmd.h"
+#include "nft/nftfmt.h"
+#include "nft/nftrules.h"
+#include "nft/nftsock.h"
+
+#define EXIT_OK		0
+#define EXIT_DIFFERS	1
+#define EXIT_ERROR	2
+#define ERR_MAX		512
+#define DIFF_MAX	16384
+
+static const char usage_text[] =
+    "usage: egress-guard nft apply  --netns NAME|PATH|PID --guard IP:PORT"
+    " [--guard IP:PORT]... [--exempt-uid UID]\n"
+    "       egress-guard nft verify --netns NAME|PATH|PID --guard IP:PORT"
+    " [--guard IP:PORT]... [--exempt-uid UID]\n"
+    "       egress-guard nft show   --netns NAME|PATH|PID\n"
+    "       egress-guard nft remove --netns NAME|PATH|PID\n"
+    "  --netns   a name from `ip netns add` (/run/netns/NAME), a path to a\n"
+    "            namespace file, or a process id (/proc/PID/ns/net)\n"
+    "  --guard   the guard's listener, IPv4:PORT or [IPv6]:PORT (repeatable,\n"
+    "            at most 64): the only TCP destination the workload keeps\n"
+    "  --exempt-uid  uid whose sockets may go anywhere (the guard's own user\n"
+    "            when it shares the workload's namespace)\n"
+    "Installs table inet egress_guard in one atomic batch. Exit status: 0 ok,\n"
+    "1 verify found a difference, 2 error.\n";
+
+struct opts {
+	const char		*verb;
+	const char		*netns;
+	struct nftrules_config	 cfg;
+	int			 guards;	/* --guard seen */
+	int			 uid;		/* --exempt-uid seen */
+};
+
+static void say(FILE *f, const char *verb, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+say(FILE *f, const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(f, "egress-guard nft %s: ", verb);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+}
+
+/* An operator's argument echoed back, printable ASCII only and bounded. */
+static const char *
+shown(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0' && i + 4 < len; i++)
+		buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	if (s[i] != '\0') {
+		memcpy(buf + i, "...", 3);
+		i += 3;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+static const char *
+kernel_hint(int e)
+{
+	if (e == EPERM || e == EACCES)
+		return " (needs CAP_NET_ADMIN in the namespace)";
+	if (e == EOPNOTSUPP || e == EAFNOSUPPORT || e == EPROTONOSUPPORT)
+		return " (kernel lacks nf_tables support for this)";
+	return "";
+}
+
+/* Value of "--name VALUE" or "--name=VALUE" at argv[*i]; NULL otherwise. */
+static const char *
+optval(int argc, char **argv, int *i, const char *name, int *bad)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n) != 0)
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		*bad = 1;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+/* Returns -1 on bad usage (message printed), 1 for --help, 0 to go on. */
+static int
+parse(int argc, char **argv, struct opts *o)
+{
+	char err[ERR_MAX], sh[96];
+	const char *v;
+	int i, bad, ruleset;
+
+	ruleset = strcmp(o->verb, "apply") == 0 || strcmp(o->verb, "verify") == 0;
+	for (i = 2; i < argc; i++) {
+		bad = 0;
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return 1;
+		if ((v = optval(argc, argv, &i, "--netns", &bad)) != NULL) {
+			if (o->netns != NULL) {
+				say(stderr, o->verb, "--netns given twice");
+				return -1;
+			}
+			o->netns = v;
+		} else if (ruleset &&
+		    (v = optval(argc, argv, &i, "--guard", &bad)) != NULL) {
+			o->guards++;
+			if (nftrules_add_guard(&o->cfg, v, err, sizeof(err)) == -1) {
+				say(stderr, o->verb, "--guard %s: %s",
+				    shown(v, sh, sizeof(sh)), err);
+				return -1;
+			}
+		} else if (ruleset &&
+		    (v = optval(argc, argv, &i, "--exempt-uid", &bad)) != NULL) {
+			if (o->uid++) {
+				say(stderr, o->verb, "--exempt-uid given twice");
+				return -1;
+			}
+			if (nftrules_set_exempt_uid(&o->cfg, v, err,
+			    sizeof(err)) == -1) {
+				say(stderr, o->verb, "--exempt-uid %s: %s",
+				    shown(v, sh, sizeof(sh)), err);
+				return -1;
+			}
+		} else {
+			say(stderr, o->verb, bad ? "%s needs a value" :
+			    "unknown or misplaced argument %s",
+			    shown(argv[i], sh, sizeof(sh)));
+			return -1;
+		}
+	}
+	if (o->netns == NULL) {
+		say(stderr, o->verb, "--netns is required");
+		return -1;
+	}
+	if (ruleset && o->guards == 0) {
+		say(stderr, o->verb, "at least one --guard is required");
+		return -1;
+	}
+	return 0;
+}
+
+/* The socket is created inside the workload's namespace; the thread comes
+ * straight back. A failed return is fatal: the process would otherwise go
+ * on in the wrong namespace. */
+static struct nftsock *
+open_in(const struct opts *o)
+{
+	char err[ERR_MAX], err2[ERR_MAX];
+	struct nftsock *s;
+	int saved;
+
+	if ((saved = netns_enter(o->netns, err, sizeof(err))) == -1) {
+		say(stderr, o->verb, "%s", err);
+		return NULL;
+	}
+	s = nftsock_open(err, sizeof(err));
+	if (netns_return(saved, err2, sizeof(err2)) == -1) {
+		say(stderr, o->verb, "%s", err2);
+		nftsock_close(s);
+		exit(EXIT_ERROR);
+	}
+	if (s == NULL)
+		say(stderr, o->verb, "%s", err);
+	return s;
+}
+
+/* 0 with *table (NULL: absent) and *chains, or -1 (message printed). */
+static int
+read_table(const struct opts *o, struct nftsock *s, struct nftnl_table **t,
+    struct nftnl_chain_list **c)
+{
+	char err[ERR_MAX];
+	int kerr;
+
+	if (nftsock_read_table(s, NFTRULES_TABLE, t, c, &kerr, err,
+	    sizeof(err)) == -1) {
+		say(stderr, o->verb, "cannot read the ruleset in %s: %s%s",
+		    o->netns, err, kernel_hint(kerr));
+		return -1;
+	}
+	return 0;
+}
+
+/* Prints the differences to stderr, one per line as nftrules_compare wrote
+ * them. Returns 0 same, 1 differs, -1 error. */
+static int
+check(const struct opts *o, struct nftsock *s)
+{
+	struct nftnl_table *t = NULL;
+	struct nftnl_chain_list *c = NULL;
+	char err[ERR_MAX];
+	char *diff;
+	int rc;
+
+	if ((diff = malloc(DIFF_MAX)) == NULL) {
+		say(stderr, o->verb, "out of memory");
+		return -1;
+	}
+	if (read_table(o, s, &t, &c) == -1) {
+		free(diff);
+		return -1;
+	}
+	rc = nftrules_compare(&o->cfg, t, c, diff, DIFF_MAX, err, sizeof(err));
+	if (rc == -1)
+		say(stderr, o->verb, "%s", err);
+	else if (rc == 1)
+		fputs(diff, stderr);
+	if (t != NULL)
+		nftnl_table_free(t);
+	if (c != NULL)
+		nftnl_chain_list_free(c);
+	free(diff);
+	return rc;
+}
+
+static void
+describe(const struct opts *o, char *buf, size_t len)
+{
+	size_t i, off = 0;
+	int n;
+
+	buf[0] = '\0';
+	for (i = 0; i < o->cfg.nguards && off + 64 < len; i++) {
+		if (off > 0)
+			buf[off++] = ' ';
+		n = nftrules_format_guard(&o->cfg.guards[i], buf + off,
+		    len - off);
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+	if (o->cfg.has_exempt_uid && off + 32 < len)
+		snprintf(buf + off, len - off, "; uid %u exempt",
+		    (unsigned int)o->cfg.exempt_uid);
+}
+
+static int
+cmd_apply(const struct opts *o)
+{
+	struct nftrules_batch *b = NULL;
+	struct nftsock_error e;
+	struct nftsock *s = NULL;
+	char err[ERR_MAX], what[1024];
+	void *buf = NULL;
+	int rc = EXIT_ERROR, d;
+
+	if ((buf = malloc(NFTRULES_BATCH_MAX)) == NULL ||
+	    (b = malloc(sizeof(*b))) == NULL) {
+		say(stderr, o->verb, "out of memory");
+		goto out;
+	}
+	if ((s = open_in(o)) == NULL)
+		goto out;
+	if (nftrules_build_apply(&o->cfg, nftsock_seq(s, NFTRULES_MAX_MSGS + 2),
+	    buf, NFTRULES_BATCH_MAX, b, err, sizeof(err)) == -1) {
+		say(stderr, o->verb, "%s", err);
+		goto out;
+	}
+	if (nftsock_send_batch(s, buf, b->len, b->seq_first, b->seq_last, &e,
+	    err, sizeof(err)) == -1) {
+		if (e.kernel)
+			say(stderr, o->verb, "the kernel refused %s: %s "
+			    "(errno %d)%s%s; the transaction was rolled back, "
+			    "nothing changed", nftrules_batch_what(b, e.seq),
+			    strerror(e.errnum), e.errnum,
+			    kernel_hint(e.errnum),
+			    e.nerrors > 1 ? " (and more errors after it)" : "");
+		else
+			say(stderr, o->verb, "%s; whether the table was "
+			    "replaced is unknown: run verify", err);
+		goto out;
+	}
+	/* Read back what the kernel holds now: the same check verify makes. */
+	if ((d = check(o, s)) != 0) {
+		if (d == 1)
+			say(stderr, o->verb, "applied, but the table read back "
+			    "differs (see above)");
+		goto out;
+	}
+	describe(o, what, sizeof(what));
+	say(stdout, o->verb, "table inet %s in place in %s: guard %s",
+	    NFTRULES_TABLE, o->netns, what);
+	rc = EXIT_OK;
+out:
+	nftsock_close(s);
+	free(b);
+	free(buf);
+	return rc;
+}
+
+static int
+cmd_verify(const struct opts *o)
+{
+	struct nftsock *s;
+	int d;
+
+	if ((s = open_in(o)) == NULL)
+		return EXIT_ERROR;
+	d = check(o, s);
+	nftsock_close(s);
+	if (d == -1)
+		return EXIT_ERROR;
+	if (d == 1) {
+		say(stderr, o->verb, "the ruleset in %s is not what apply "
+		    "installs", o->netns);
+		return EXIT_DIFFERS;
+	}
+	say(stdout, o->verb, "ok: table inet %s in %s is exactly what apply "
+	    "installs", NFTRULES_TABLE, o->netns);
+	return EXIT_OK;
+}
+
+static void
+show_chain(const struct nftnl_chain *c)
+{
+	struct nftnl_rule_iter *it;
+	const struct nftnl_rule *r;
+	char line[1024];
+	unsigned int n = 1;
+
+	nftfmt_chain(c, line, sizeof(line));
+	printf("\tchain %s\n", line);
+	if ((it = nftnl_rule_iter_create(c)) == NULL)
+		return;
+	while ((r = nftnl_rule_iter_next(it)) != NULL) {
+		nftfmt_rule(r, line, sizeof(line));
+		printf("\t\t#%-3u %s  # handle %llu\n", n++, line,
+		    (unsigned long long)nftnl_rule_get_u64(r,
+		    NFTNL_RULE_HANDLE));
+	}
+	nftnl_rule_iter_destroy(it);
+}
+
+static int
+cmd_show(const struct opts *o)
+{
+	struct nftnl_table *t = NULL;
+	struct nftnl_chain_list *cl = NULL;
+	struct nftnl_chain_list_iter *it;
+	const struct nftnl_chain *c;
+	struct nftsock *s;
+	uint32_t flags;
+
+	if ((s = open_in(o)) == NULL)
+		return EXIT_ERROR;
+	if (read_table(o, s, &t, &cl) == -1) {
+		nftsock_close(s);
+		return EXIT_ERROR;
+	}
+	nftsock_close(s);
+	if (t == NULL) {
+		printf("table inet %s: absent in %s (no default-deny in "
+		    "place)\n", NFTRULES_TABLE, o->netns);
+		nftnl_chain_list_free(cl);
+		return EXIT_OK;
+	}
+	flags = nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS);
+	printf("table inet %s {", NFTRULES_TABLE);
+	if (flags != 0)
+		printf("  # flags 0x%x%s", flags, (flags & 1) ?
+		    " (dormant: enforces nothing)" : "");
+	printf("\n");
+	if ((it = nftnl_chain_list_iter_create(cl)) != NULL) {
+		while ((c = nftnl_chain_list_iter_next(it)) != NULL)
+			show_chain(c);
+		nftnl_chain_list_iter_destroy(it);
+	}
+	printf("}\n");
+	nftnl_table_free(t);
+	nftnl_chain_list_free(cl);
+	return EXIT_OK;
+}
+
+static int
+cmd_remove(const struct opts *o)
+{
+	struct nftrules_batch *b;
+	struct nftsock_error e;
+	struct nftsock *s = NULL;
+	uint32_t buf[4 * NFTRULES_MSG_MAX / 4];
+	char err[ERR_MAX];
+	int rc = EXIT_ERROR;
+
+	if ((b = malloc(sizeof(*b))) == NULL) {
+		say(stderr, o->verb, "out of memory");
+		return EXIT_ERROR;
+	}
+	if ((s = open_in(o)) == NULL)
+		goto out;
+	if (nftrules_build_remove(nftsock_seq(s, 3), buf, sizeof(buf), b, err,
+	    sizeof(err)) == -1) {
+		say(stderr, o->verb, "%s", err);
+		goto out;
+	}
+	if (nftsock_send_batch(s, buf, b->len, b->seq_first, b->seq_last, &e,
+	    err, sizeof(err)) == 0) {
+		say(stdout, o->verb, "table inet %s deleted from %s",
+		    NFTRULES_TABLE, o->netns);
+		rc = EXIT_OK;
+	} else if (e.kernel && e.errnum == ENOENT) {
+		say(stdout, o->verb, "table inet %s is not present in %s; "
+		    "nothing to remove", NFTRULES_TABLE, o->netns);
+		rc = EXIT_OK;
+	} else if (e.kernel) {
+		say(stderr, o->verb, "the kernel refused %s: %s (errno %d)%s",
+		    nftrules_batch_what(b, e.seq), strerror(e.errnum), e.errnum,
+		    kernel_hint(e.errnum));
+	} else {
+		say(stderr, o->verb, "%s; whether the table is still there is "
+		    "unknown: run show", err);
+	}
+out:
+	nftsock_close(s);
+	free(b);
+	return rc;
+}
+
+int
+nftcmd_main(int argc, char **argv)
+{
+	struct opts *o;
+	int rc, p;
+
+	if (argc < 2 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+		fputs(usage_text, argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_ERROR : EXIT_OK;
+	}
+	if (strcmp(argv[1], "apply") != 0 && strcmp(argv[1], "verify") != 0 &&
+	    strcmp(argv[1], "show") != 0 && strcmp(argv[1], "remove") != 0) {
+		fprintf(stderr, "egress-guard nft: unknown command\n%s",
+		    usage_text);
+		return EXIT_ERROR;
+	}
+	/* The config holds 64 guards: not a stack object. */
+	if ((o = calloc(1, sizeof(*o))) == NULL) {
+		fprintf(stderr, "egress-guard nft: out of memory\n");
+		return EXIT_ERROR;
+	}
+	nftrules_config_init(&o->cfg);
+	o->verb = argv[1];
+	p = parse(argc, argv, o);
+	if (p == 1) {
+		fputs(usage_text, stdout);
+		rc = EXIT_OK;
+	} else if (p == -1) {
+		fprintf(stderr, "(egress-guard nft --help for usage)\n");
+		rc = EXIT_ERROR;
+	} else if (strcmp(o->verb, "apply") == 0) {
+		rc = cmd_apply(o);
+	} else if (strcmp(o->verb, "verify") == 0) {
+		rc = cmd_verify(o);
+	} else if (strcmp(o->verb, "show") == 0) {
+		rc = cmd_show(o);
+	} else {
+		rc = cmd_remove(o);
+	}
+	free(o);
+	return rc;
+}

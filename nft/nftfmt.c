@@ -1,0 +1,563 @@
+/* Rules as text. The renderer knows the shapes nftrules builds and their
+ * common neighbours, the way `nft list` shows them; anything else it
+ * writes in libnftnl's bracket notation rather than guess. */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_tables.h>
+
+#include <libnftnl/chain.h>
+#include <libnftnl/common.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+
+#include "nft/nftfmt.h"
+
+/* Loopback's index in every network namespace. */
+#define LOOPBACK_IFINDEX	1u
+#define ND_NEIGHBOR_SOLICIT	135
+#define ND_NEIGHBOR_ADVERT	136
+
+/* A bounded string builder that truncates and stays NUL-terminated. */
+struct sb {
+	char	*buf;
+	size_t	 len;
+	size_t	 off;
+};
+
+static void sb_add(struct sb *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+sb_add(struct sb *s, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (s->len == 0 || s->off >= s->len - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(s->buf + s->off, s->len - s->off, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > s->len - 1 - s->off)
+		n = (int)(s->len - 1 - s->off);
+	s->off += (size_t)n;
+}
+
+/* Bytes that came from the kernel (names other tools set) are shown only
+ * as printable ASCII, so a crafted chain name cannot drive the terminal. */
+static void
+sb_safe(struct sb *s, const char *str, size_t max)
+{
+	size_t i, n = strnlen(str, max);
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)str[i];
+
+		sb_add(s, "%c", c >= 0x20 && c < 0x7f ? (char)c : '?');
+	}
+}
+
+static void
+sb_hex(struct sb *s, const unsigned char *p, uint32_t len)
+{
+	uint32_t i;
+
+	sb_add(s, "0x");
+	for (i = 0; i < len; i++)
+		sb_add(s, "%02x", p[i]);
+}
+
+/* Renders a rule the way `nft` would, for the shapes nftrules builds and
+ * common neighbours; anything else in libnftnl's bracket notation. Protocol
+ * matches (meta nfproto/l4proto) are held back and dropped when a later
+ * header match implies them, as `nft` does. */
+struct rf {
+	struct sb			*s;
+	const struct nftnl_expr		*load;	/* reg 1 loaded, not yet used */
+	const struct nftnl_expr		*mask;	/* bitwise applied to it */
+	int				 nfproto;
+	int				 l4proto;
+	char				 dep[2][32];
+	int				 depkind[2];	/* 1 nfproto, 2 l4proto */
+	int				 ndep;
+};
+
+static void
+rf_word(struct rf *f)
+{
+	if (f->s->off > 0)
+		sb_add(f->s, " ");
+}
+
+static void
+rf_raw(struct rf *f, const struct nftnl_expr *e)
+{
+	char tmp[256];
+
+	tmp[0] = '\0';
+	nftnl_expr_snprintf(tmp, sizeof(tmp), e, NFTNL_OUTPUT_DEFAULT, 0);
+	rf_word(f);
+	sb_add(f->s, "[");
+	sb_safe(f->s, tmp, sizeof(tmp));
+	sb_add(f->s, "]");
+}
+
+/* Prints the protocol matches held back: nothing later implied them. */
+static void
+rf_deps(struct rf *f)
+{
+	int i;
+
+	for (i = 0; i < f->ndep; i++) {
+		rf_word(f);
+		sb_add(f->s, "%s", f->dep[i]);
+	}
+	f->ndep = 0;
+}
+
+/* Before anything that is not a match: the held-back matches, then any
+ * load or mask no cmp consumed, in raw notation. */
+static void
+rf_flush(struct rf *f)
+{
+	rf_deps(f);
+	if (f->load != NULL)
+		rf_raw(f, f->load);
+	if (f->mask != NULL)
+		rf_raw(f, f->mask);
+	f->load = f->mask = NULL;
+}
+
+static void
+rf_drop_dep(struct rf *f, int kind)
+{
+	int i, j;
+
+	for (i = j = 0; i < f->ndep; i++) {
+		if (f->depkind[i] == kind)
+			continue;
+		if (i != j) {
+			memcpy(f->dep[j], f->dep[i], sizeof(f->dep[j]));
+			f->depkind[j] = f->depkind[i];
+		}
+		j++;
+	}
+	f->ndep = j;
+}
+
+static const char *
+l4name(unsigned int p)
+{
+	switch (p) {
+	case IPPROTO_TCP:	return "tcp";
+	case IPPROTO_UDP:	return "udp";
+	case IPPROTO_ICMP:	return "icmp";
+	case IPPROTO_ICMPV6:	return "icmpv6";
+	}
+	return NULL;
+}
+
+static const char *
+metaname(uint32_t key)
+{
+	switch (key) {
+	case NFT_META_NFPROTO:	return "meta nfproto";
+	case NFT_META_L4PROTO:	return "meta l4proto";
+	case NFT_META_OIF:	return "oif";
+	case NFT_META_IIF:	return "iif";
+	case NFT_META_OIFNAME:	return "oifname";
+	case NFT_META_IIFNAME:	return "iifname";
+	case NFT_META_SKUID:	return "meta skuid";
+	case NFT_META_SKGID:	return "meta skgid";
+	case NFT_META_MARK:	return "meta mark";
+	case NFT_META_PROTOCOL:	return "meta protocol";
+	}
+	return NULL;
+}
+
+static void
+ctstate(struct sb *s, uint32_t v)
+{
+	static const struct {
+		uint32_t	 bit;
+		const char	*name;
+	} st[] = {
+		{ NF_CT_STATE_INVALID_BIT, "invalid" },
+		{ NF_CT_STATE_BIT(IP_CT_ESTABLISHED), "established" },
+		{ NF_CT_STATE_BIT(IP_CT_RELATED), "related" },
+		{ NF_CT_STATE_BIT(IP_CT_NEW), "new" },
+		{ NF_CT_STATE_UNTRACKED_BIT, "untracked" },
+	};
+	size_t i;
+	int first = 1;
+
+	for (i = 0; i < sizeof(st) / sizeof(st[0]); i++) {
+		if (v & st[i].bit) {
+			sb_add(s, "%s%s", first ? "" : ",", st[i].name);
+			v &= ~st[i].bit;
+			first = 0;
+		}
+	}
+	if (v != 0 || first)
+		sb_add(s, "%s0x%x", first ? "" : ",", v);
+}
+
+static const char *
+cmpop(uint32_t op)
+{
+	switch (op) {
+	case NFT_CMP_EQ:	return "";
+	case NFT_CMP_NEQ:	return "!= ";
+	case NFT_CMP_LT:	return "< ";
+	case NFT_CMP_LTE:	return "<= ";
+	case NFT_CMP_GT:	return "> ";
+	case NFT_CMP_GTE:	return ">= ";
+	}
+	return "?? ";
+}
+
+/* A cmp against what reg 1 holds. Returns 0 when rendered, -1 when the
+ * shape is not one it knows (the caller falls back to raw notation). */
+static int
+rf_match(struct rf *f, const struct nftnl_expr *cmp)
+{
+	const struct nftnl_expr *ld = f->load;
+	const char *ln = nftnl_expr_get_str(ld, NFTNL_EXPR_NAME);
+	uint32_t op = nftnl_expr_get_u32(cmp, NFTNL_EXPR_CMP_OP), dlen = 0;
+	const unsigned char *d = nftnl_expr_get(cmp, NFTNL_EXPR_CMP_DATA, &dlen);
+	uint32_t key, base, off, plen, u32 = 0;
+	char addr[INET6_ADDRSTRLEN], name[48];
+	const char *nm;
+
+	if (d == NULL || ln == NULL ||
+	    nftnl_expr_get_u32(cmp, NFTNL_EXPR_CMP_SREG) != NFT_REG_1)
+		return -1;
+	if (dlen == 4)
+		memcpy(&u32, d, 4);
+	if (strcmp(ln, "ct") == 0) {
+		key = nftnl_expr_get_u32(ld, NFTNL_EXPR_CT_KEY);
+		if (key != NFT_CT_STATE || dlen != 4)
+			return -1;
+		if (f->mask != NULL) {
+			uint32_t mlen = 0, xlen = 0, m = 0, x = 1;
+			const void *mp = nftnl_expr_get(f->mask,
+			    NFTNL_EXPR_BITWISE_MASK, &mlen);
+			const void *xp = nftnl_expr_get(f->mask,
+			    NFTNL_EXPR_BITWISE_XOR, &xlen);
+
+			if (mp == NULL || xp == NULL || mlen != 4 || xlen != 4)
+				return -1;
+			memcpy(&m, mp, 4);
+			memcpy(&x, xp, 4);
+			if (x != 0 || u32 != 0 || (op != NFT_CMP_NEQ &&
+			    op != NFT_CMP_EQ))
+				return -1;
+			rf_deps(f);
+			rf_word(f);
+			sb_add(f->s, "ct state %s", op == NFT_CMP_EQ ? "!= " : "");
+			ctstate(f->s, m);
+		} else {
+			rf_deps(f);
+			rf_word(f);
+			sb_add(f->s, "ct state %s", cmpop(op));
+			ctstate(f->s, u32);
+		}
+		return 0;
+	}
+	if (f->mask != NULL)
+		return -1;
+	if (strcmp(ln, "meta") == 0) {
+		key = nftnl_expr_get_u32(ld, NFTNL_EXPR_META_KEY);
+		if ((nm = metaname(key)) == NULL)
+			return -1;
+		if ((key == NFT_META_NFPROTO || key == NFT_META_L4PROTO) &&
+		    op == NFT_CMP_EQ && dlen == 1 && f->ndep < 2) {
+			const char *v = key == NFT_META_L4PROTO ? l4name(d[0]) :
+			    d[0] == NFPROTO_IPV4 ? "ipv4" :
+			    d[0] == NFPROTO_IPV6 ? "ipv6" : NULL;
+
+			if (v != NULL)
+				snprintf(f->dep[f->ndep], sizeof(f->dep[0]),
+				    "%s %s", nm, v);
+			else
+				snprintf(f->dep[f->ndep], sizeof(f->dep[0]),
+				    "%s %u", nm, d[0]);
+			f->depkind[f->ndep++] = key == NFT_META_NFPROTO ? 1 : 2;
+			if (key == NFT_META_NFPROTO)
+				f->nfproto = d[0];
+			else
+				f->l4proto = d[0];
+			return 0;
+		}
+		rf_deps(f);
+		rf_word(f);
+		sb_add(f->s, "%s %s", nm, cmpop(op));
+		if ((key == NFT_META_OIF || key == NFT_META_IIF) && dlen == 4 &&
+		    u32 == LOOPBACK_IFINDEX)
+			sb_add(f->s, "\"lo\"");
+		else if ((key == NFT_META_OIFNAME || key == NFT_META_IIFNAME)) {
+			sb_add(f->s, "\"");
+			sb_safe(f->s, (const char *)d, dlen);
+			sb_add(f->s, "\"");
+		} else if (dlen == 4 && key != NFT_META_MARK)
+			sb_add(f->s, "%u", u32);
+		else if (dlen == 1 && key == NFT_META_L4PROTO && l4name(d[0]))
+			sb_add(f->s, "%s", l4name(d[0]));
+		else
+			sb_hex(f->s, d, dlen);
+		return 0;
+	}
+	if (strcmp(ln, "payload") != 0)
+		return -1;
+	base = nftnl_expr_get_u32(ld, NFTNL_EXPR_PAYLOAD_BASE);
+	off = nftnl_expr_get_u32(ld, NFTNL_EXPR_PAYLOAD_OFFSET);
+	plen = nftnl_expr_get_u32(ld, NFTNL_EXPR_PAYLOAD_LEN);
+	if (plen != dlen)
+		return -1;
+	name[0] = '\0';
+	if (base == NFT_PAYLOAD_NETWORK_HEADER) {
+		if (f->nfproto == NFPROTO_IPV4 && plen == 4 &&
+		    (off == 12 || off == 16))
+			snprintf(name, sizeof(name), "ip %s",
+			    off == 12 ? "saddr" : "daddr");
+		else if (f->nfproto == NFPROTO_IPV6 && plen == 16 &&
+		    (off == 8 || off == 24))
+			snprintf(name, sizeof(name), "ip6 %s",
+			    off == 8 ? "saddr" : "daddr");
+		if (name[0] != '\0') {
+			rf_drop_dep(f, 1);
+			rf_deps(f);
+			rf_word(f);
+			sb_add(f->s, "%s %s%s", name, cmpop(op),
+			    inet_ntop(plen == 4 ? AF_INET : AF_INET6, d, addr,
+			    sizeof(addr)) ? addr : "?");
+			return 0;
+		}
+	} else if (base == NFT_PAYLOAD_TRANSPORT_HEADER) {
+		nm = l4name((unsigned int)f->l4proto);
+		if ((f->l4proto == IPPROTO_TCP || f->l4proto == IPPROTO_UDP) &&
+		    plen == 2 && (off == 0 || off == 2)) {
+			uint16_t port;
+
+			memcpy(&port, d, 2);
+			rf_drop_dep(f, 2);
+			rf_deps(f);
+			rf_word(f);
+			sb_add(f->s, "%s %s %s%u", nm, off == 0 ? "sport" :
+			    "dport", cmpop(op), (unsigned int)ntohs(port));
+			return 0;
+		}
+		if ((f->l4proto == IPPROTO_ICMPV6 || f->l4proto == IPPROTO_ICMP)
+		    && plen == 1 && off == 0) {
+			rf_drop_dep(f, 2);
+			if ((f->l4proto == IPPROTO_ICMPV6 &&
+			    f->nfproto == NFPROTO_IPV6) ||
+			    (f->l4proto == IPPROTO_ICMP &&
+			    f->nfproto == NFPROTO_IPV4))
+				rf_drop_dep(f, 1);
+			rf_deps(f);
+			rf_word(f);
+			sb_add(f->s, "%s type %s", nm, cmpop(op));
+			if (f->l4proto == IPPROTO_ICMPV6 &&
+			    d[0] == ND_NEIGHBOR_SOLICIT)
+				sb_add(f->s, "nd-neighbor-solicit");
+			else if (f->l4proto == IPPROTO_ICMPV6 &&
+			    d[0] == ND_NEIGHBOR_ADVERT)
+				sb_add(f->s, "nd-neighbor-advert");
+			else
+				sb_add(f->s, "%u", d[0]);
+			return 0;
+		}
+	}
+	rf_deps(f);
+	rf_word(f);
+	sb_add(f->s, "@%s,%u,%u %s", base == NFT_PAYLOAD_NETWORK_HEADER ? "nh" :
+	    base == NFT_PAYLOAD_TRANSPORT_HEADER ? "th" : "ll", off * 8,
+	    plen * 8, cmpop(op));
+	sb_hex(f->s, d, dlen);
+	return 0;
+}
+
+static void
+rf_verdict(struct rf *f, const struct nftnl_expr *e)
+{
+	int v = (int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT);
+	const char *chain = nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN);
+
+	rf_word(f);
+	switch (v) {
+	case NF_ACCEPT:		sb_add(f->s, "accept"); return;
+	case NF_DROP:		sb_add(f->s, "drop"); return;
+	case NFT_CONTINUE:	sb_add(f->s, "continue"); return;
+	case NFT_RETURN:	sb_add(f->s, "return"); return;
+	case NFT_JUMP:
+	case NFT_GOTO:
+		sb_add(f->s, "%s ", v == NFT_JUMP ? "jump" : "goto");
+		sb_safe(f->s, chain != NULL ? chain : "?", 256);
+		return;
+	}
+	sb_add(f->s, "verdict %d", v);
+}
+
+static void
+rf_reject(struct rf *f, const struct nftnl_expr *e)
+{
+	uint32_t type = nftnl_expr_get_u32(e, NFTNL_EXPR_REJECT_TYPE);
+	unsigned int code = nftnl_expr_get_u8(e, NFTNL_EXPR_REJECT_CODE);
+	static const char *const icmpx[] = { "no-route", "port-unreachable",
+		"host-unreachable", "admin-prohibited" };
+
+	rf_word(f);
+	if (type == NFT_REJECT_TCP_RST &&
+	    !nftnl_expr_is_set(e, NFTNL_EXPR_REJECT_CODE))
+		sb_add(f->s, "reject with tcp reset");
+	else if (type == NFT_REJECT_ICMPX_UNREACH && code < 4)
+		sb_add(f->s, "reject with icmpx %s", icmpx[code]);
+	else
+		sb_add(f->s, "reject type %u code %u", type, code);
+}
+
+size_t
+nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
+{
+	struct sb s = { buf, len, 0 };
+	struct rf f;
+	struct nftnl_expr_iter *it;
+	const struct nftnl_expr *e;
+	const char *n;
+
+	if (buf == NULL || len == 0)
+		return 0;
+	buf[0] = '\0';
+	memset(&f, 0, sizeof(f));
+	f.s = &s;
+	f.nfproto = f.l4proto = -1;
+	if (r == NULL || (it = nftnl_expr_iter_create(r)) == NULL)
+		return 0;
+	while ((e = nftnl_expr_iter_next(it)) != NULL) {
+		n = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
+		if (n == NULL)
+			n = "";
+		if (f.load == NULL && ((strcmp(n, "meta") == 0 &&
+		    nftnl_expr_is_set(e, NFTNL_EXPR_META_DREG) &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG) == NFT_REG_1) ||
+		    (strcmp(n, "payload") == 0 &&
+		    nftnl_expr_is_set(e, NFTNL_EXPR_PAYLOAD_DREG) &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_DREG) == NFT_REG_1) ||
+		    (strcmp(n, "ct") == 0 &&
+		    nftnl_expr_is_set(e, NFTNL_EXPR_CT_DREG) &&
+		    !nftnl_expr_is_set(e, NFTNL_EXPR_CT_DIR) &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_CT_DREG) == NFT_REG_1))) {
+			f.load = e;
+			continue;
+		}
+		if (f.load != NULL && f.mask == NULL &&
+		    strcmp(n, "bitwise") == 0 &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_SREG) == NFT_REG_1 &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_DREG) == NFT_REG_1 &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_BITWISE_OP) ==
+		    NFT_BITWISE_BOOL) {
+			f.mask = e;
+			continue;
+		}
+		if (f.load != NULL && strcmp(n, "cmp") == 0 &&
+		    rf_match(&f, e) == 0) {
+			f.load = f.mask = NULL;
+			continue;
+		}
+		rf_flush(&f);
+		if (strcmp(n, "counter") == 0) {
+			rf_word(&f);
+			if (nftnl_expr_is_set(e, NFTNL_EXPR_CTR_PACKETS))
+				sb_add(&s, "counter packets %llu bytes %llu",
+				    (unsigned long long)nftnl_expr_get_u64(e,
+				    NFTNL_EXPR_CTR_PACKETS),
+				    (unsigned long long)nftnl_expr_get_u64(e,
+				    NFTNL_EXPR_CTR_BYTES));
+			else
+				sb_add(&s, "counter");
+		} else if (strcmp(n, "immediate") == 0 &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG) ==
+		    NFT_REG_VERDICT &&
+		    nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT)) {
+			rf_verdict(&f, e);
+		} else if (strcmp(n, "reject") == 0) {
+			rf_reject(&f, e);
+		} else {
+			rf_raw(&f, e);
+		}
+	}
+	rf_flush(&f);
+	nftnl_expr_iter_destroy(it);
+	return s.off;
+}
+
+const char *
+nftfmt_hook(uint32_t hook)
+{
+	switch (hook) {
+	case NF_INET_PRE_ROUTING:	return "prerouting";
+	case NF_INET_LOCAL_IN:		return "input";
+	case NF_INET_FORWARD:		return "forward";
+	case NF_INET_LOCAL_OUT:		return "output";
+	case NF_INET_POST_ROUTING:	return "postrouting";
+	case NF_INET_INGRESS:		return "ingress";
+	}
+	return "?";
+}
+
+const char *
+nftfmt_policy(uint32_t p)
+{
+	return p == NF_ACCEPT ? "accept" : p == NF_DROP ? "drop" : "?";
+}
+
+size_t
+nftfmt_chain(const struct nftnl_chain *c, char *buf, size_t len)
+{
+	struct sb s = { buf, len, 0 };
+	const char *name, *type;
+
+	if (buf == NULL || len == 0)
+		return 0;
+	buf[0] = '\0';
+	if (c == NULL)
+		return 0;
+	name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
+	type = nftnl_chain_get_str(c, NFTNL_CHAIN_TYPE);
+	sb_safe(&s, name != NULL ? name : "?", 256);
+	if (!nftnl_chain_is_set(c, NFTNL_CHAIN_HOOKNUM)) {
+		sb_add(&s, " { }");
+		return s.off;
+	}
+	sb_add(&s, " { type ");
+	sb_safe(&s, type != NULL ? type : "?", 64);
+	sb_add(&s, " hook %s priority %d;",
+	    nftfmt_hook(nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM)),
+	    (int)nftnl_chain_get_s32(c, NFTNL_CHAIN_PRIO));
+	if (nftnl_chain_is_set(c, NFTNL_CHAIN_POLICY))
+		sb_add(&s, " policy %s;",
+		    nftfmt_policy(nftnl_chain_get_u32(c, NFTNL_CHAIN_POLICY)));
+	sb_add(&s, " }");
+	return s.off;
+}
+
+size_t
+nftfmt_safe(const char *s, char *buf, size_t len)
+{
+	struct sb b = { buf, len, 0 };
+
+	if (buf == NULL || len == 0)
+		return 0;
+	buf[0] = '\0';
+	sb_safe(&b, s != NULL ? s : "", len);
+	return b.off;
+}

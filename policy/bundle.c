@@ -1,0 +1,488 @@
+/* Signed policy bundles (DESIGN.md "Signed bundle"): the verifier side.
+ *
+ * A bundle is refused unless every byte of it is either fixed by the
+ * format (schema, the four key names, canonical base64) or covered by the
+ * signature (the policy) or checked against the keyring (key_id), so a
+ * flipped bit anywhere is a refusal. The signature is checked before the
+ * policy is parsed: untrusted policy bytes never reach the JSON parser.
+ * Only public keys are ever loaded here; signing lives in ctl/keys.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include "policy/bundle.h"
+
+#define ED25519_RAW_LEN	32
+
+struct bundle_key {
+	EVP_PKEY	*pk;
+	char		 id[BUNDLE_KEY_ID_LEN + 1];
+};
+
+struct bundle_keyring {
+	struct bundle_key keys[BUNDLE_MAX_KEYS];
+	size_t		 n;
+};
+
+static void fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+const char *
+bundle_error_name(enum bundle_error e)
+{
+	switch (e) {
+	case BUNDLE_OK:
+		return "ok";
+	case BUNDLE_MALFORMED:
+		return "malformed";
+	case BUNDLE_UNKNOWN_KEY:
+		return "unknown_key";
+	case BUNDLE_BAD_SIGNATURE:
+		return "bad_signature";
+	}
+	return "malformed";
+}
+
+struct bundle_keyring *
+bundle_keyring_new(void)
+{
+	return calloc(1, sizeof(struct bundle_keyring));
+}
+
+void
+bundle_keyring_free(struct bundle_keyring *kr)
+{
+	size_t i;
+
+	if (kr == NULL)
+		return;
+	for (i = 0; i < kr->n; i++)
+		EVP_PKEY_free(kr->keys[i].pk);
+	free(kr);
+}
+
+size_t
+bundle_keyring_count(const struct bundle_keyring *kr)
+{
+	return kr == NULL ? 0 : kr->n;
+}
+
+int
+bundle_key_id(const EVP_PKEY *pk, char *out, char *err, size_t errlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[ED25519_RAW_LEN], md[EVP_MAX_MD_SIZE];
+	size_t rawlen = sizeof(raw), i;
+	unsigned int mdlen = 0;
+
+	if (pk == NULL || out == NULL || !EVP_PKEY_is_a(pk, "ED25519")) {
+		fail(err, errlen, "not an Ed25519 key");
+		return -1;
+	}
+	if (EVP_PKEY_get_raw_public_key(pk, raw, &rawlen) != 1 ||
+	    rawlen != ED25519_RAW_LEN) {
+		fail(err, errlen, "cannot read the raw Ed25519 public key");
+		return -1;
+	}
+	if (EVP_Digest(raw, rawlen, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    mdlen * 2 != BUNDLE_KEY_ID_LEN) {
+		fail(err, errlen, "cannot hash the public key");
+		return -1;
+	}
+	for (i = 0; i < mdlen; i++) {
+		out[2 * i] = hex[md[i] >> 4];
+		out[2 * i + 1] = hex[md[i] & 0xf];
+	}
+	out[BUNDLE_KEY_ID_LEN] = '\0';
+	return 0;
+}
+
+unsigned char *
+bundle_signed_message(const char *canon, size_t len, size_t *outlen)
+{
+	static const char ctx[] = BUNDLE_CONTEXT;
+	unsigned char *m;
+
+	/* sizeof(ctx) counts the NUL: it is the separator byte. */
+	if (canon == NULL || outlen == NULL || len > SIZE_MAX - sizeof(ctx))
+		return NULL;
+	if ((m = malloc(sizeof(ctx) + len + 1)) == NULL)
+		return NULL;
+	memcpy(m, ctx, sizeof(ctx));
+	memcpy(m + sizeof(ctx), canon, len);
+	*outlen = sizeof(ctx) + len;
+	return m;
+}
+
+char *
+bundle_read_file(const char *path, size_t max, size_t *lenp, char *err,
+    size_t errlen)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	ssize_t r;
+	int fd;
+
+	if (path == NULL || lenp == NULL) {
+		fail(err, errlen, "no path");
+		return NULL;
+	}
+	/* O_NONBLOCK so a FIFO in place of the file cannot hang the open;
+	 * it is then refused as not regular. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd == -1) {
+		fail(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == -1) {
+		fail(err, errlen, "%s: %s", path, strerror(errno));
+		goto bad;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fail(err, errlen, "%s: not a regular file", path);
+		goto bad;
+	}
+	if (st.st_size < 0 || (unsigned long long)st.st_size > max) {
+		fail(err, errlen, "%s: larger than %zu bytes", path, max);
+		goto bad;
+	}
+	/* Read up to max + 1 whatever fstat said, so a file that grew in
+	 * the meantime is still bounded. */
+	if ((buf = malloc(max + 2)) == NULL) {
+		fail(err, errlen, "%s: out of memory", path);
+		goto bad;
+	}
+	while (len <= max) {
+		r = read(fd, buf + len, max + 1 - len);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1) {
+			fail(err, errlen, "%s: %s", path, strerror(errno));
+			goto bad;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	if (len > max) {
+		fail(err, errlen, "%s: larger than %zu bytes", path, max);
+		goto bad;
+	}
+	buf[len] = '\0';
+	close(fd);
+	*lenp = len;
+	return buf;
+bad:
+	free(buf);
+	close(fd);
+	return NULL;
+}
+
+int
+bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
+    char *err, size_t errlen)
+{
+	static const char begin[] = "-----BEGIN ";
+	char why[256], id[BUNDLE_KEY_ID_LEN + 1];
+	EVP_PKEY *pk = NULL;
+	BIO *bio = NULL;
+	char *buf = NULL;
+	const char *s;
+	size_t len, i, blocks = 0;
+	int rc = -1;
+
+	if (kr == NULL) {
+		fail(err, errlen, "%s: no keyring", path != NULL ? path : "");
+		return -1;
+	}
+	if ((buf = bundle_read_file(path, BUNDLE_KEY_FILE_MAX, &len, err,
+	    errlen)) == NULL)
+		return -1;
+	/* Private key material must never be parsed by the guard, not even
+	 * to refuse it after the fact: look for it before OpenSSL does. */
+	if (memmem(buf, len, "PRIVATE KEY", 11) != NULL) {
+		fail(err, errlen, "%s: contains a private key; trust only "
+		    "public keys (KEY.pub.pem)", path);
+		goto out;
+	}
+	/* Exactly one PEM block: a second key behind the first would be
+	 * silently ignored by PEM_read_bio_PUBKEY. */
+	for (s = buf; (s = memmem(s, len - (size_t)(s - buf), begin,
+	    sizeof(begin) - 1)) != NULL; s += sizeof(begin) - 1)
+		blocks++;
+	if (blocks != 1) {
+		fail(err, errlen, "%s: expected exactly one PEM public key, "
+		    "found %zu PEM blocks", path, blocks);
+		goto out;
+	}
+	if ((bio = BIO_new_mem_buf(buf, (int)len)) == NULL) {
+		fail(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	if ((pk = PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL)) == NULL) {
+		fail(err, errlen, "%s: not a PEM public key (SPKI)", path);
+		goto out;
+	}
+	if (!EVP_PKEY_is_a(pk, "ED25519")) {
+		fail(err, errlen, "%s: not an Ed25519 key (%s)", path,
+		    EVP_PKEY_get0_type_name(pk) != NULL ?
+		    EVP_PKEY_get0_type_name(pk) : "unknown type");
+		goto out;
+	}
+	if (bundle_key_id(pk, id, why, sizeof(why)) == -1) {
+		fail(err, errlen, "%s: %s", path, why);
+		goto out;
+	}
+	/* The same key twice (e.g. a repeated --trust-key) is one key. */
+	for (i = 0; i < kr->n; i++) {
+		if (strcmp(kr->keys[i].id, id) == 0) {
+			rc = 0;
+			goto out;
+		}
+	}
+	if (kr->n >= BUNDLE_MAX_KEYS) {
+		fail(err, errlen, "%s: more than %d trusted keys", path,
+		    BUNDLE_MAX_KEYS);
+		goto out;
+	}
+	kr->keys[kr->n].pk = pk;
+	memcpy(kr->keys[kr->n].id, id, sizeof(id));
+	kr->n++;
+	pk = NULL;
+	rc = 0;
+out:
+	/* Leave no parse errors queued for an unrelated later caller. */
+	if (rc == -1)
+		ERR_clear_error();
+	EVP_PKEY_free(pk);
+	BIO_free(bio);
+	free(buf);
+	return rc;
+}
+
+static int
+b64_char(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+	    (c >= '0' && c <= '9') || c == '+' || c == '/';
+}
+
+/* Strict standard base64 with padding: no whitespace, no line breaks, no
+ * URL alphabet, '=' only as the last one or two characters, and zero
+ * unused bits (the re-encoding must give back the input byte for byte),
+ * so one byte string has exactly one accepted spelling. Returns a malloc'd
+ * buffer (possibly of length 0) or NULL. */
+static unsigned char *
+b64_decode(const char *s, size_t len, size_t *outlen)
+{
+	unsigned char *out = NULL;
+	char *re = NULL;
+	size_t i, pad = 0, n;
+	int r;
+
+	if (len % 4 != 0 || len > BUNDLE_MAX_BYTES)
+		return NULL;
+	if (len > 0 && s[len - 1] == '=')
+		pad = (len > 1 && s[len - 2] == '=') ? 2 : 1;
+	for (i = 0; i < len - pad; i++)
+		if (!b64_char((unsigned char)s[i]))
+			return NULL;
+	n = len / 4 * 3;
+	if ((out = malloc(n + 1)) == NULL || (re = malloc(len + 1)) == NULL)
+		goto bad;
+	if (len > 0) {
+		/* EVP_DecodeBlock counts padding as zero bytes. */
+		if ((r = EVP_DecodeBlock(out, (const unsigned char *)s,
+		    (int)len)) < 0 || (size_t)r != n)
+			goto bad;
+		n -= pad;
+		if ((r = EVP_EncodeBlock((unsigned char *)re, out, (int)n)) < 0 ||
+		    (size_t)r != len || memcmp(re, s, len) != 0)
+			goto bad;
+	}
+	free(re);
+	*outlen = n;
+	return out;
+bad:
+	free(out);
+	free(re);
+	return NULL;
+}
+
+static int
+is_key_id(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len != BUNDLE_KEY_ID_LEN)
+		return 0;
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* The string value of key in obj, or NULL when absent or not a string. */
+static const char *
+str_field(json_t *obj, const char *key, size_t *len)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!json_is_string(v))
+		return NULL;
+	*len = json_string_length(v);
+	return json_string_value(v);
+}
+
+static int
+verify_sig(EVP_PKEY *pk, const unsigned char *sig, size_t siglen,
+    const char *canon, size_t len)
+{
+	EVP_MD_CTX *ctx = NULL;
+	unsigned char *m = NULL;
+	size_t mlen;
+	int ok = 0;
+
+	if ((m = bundle_signed_message(canon, len, &mlen)) == NULL ||
+	    (ctx = EVP_MD_CTX_new()) == NULL)
+		goto out;
+	/* Ed25519 is one-shot: NULL digest, EVP_DigestVerify. */
+	if (EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, pk) != 1)
+		goto out;
+	ok = EVP_DigestVerify(ctx, sig, siglen, m, mlen) == 1;
+out:
+	if (!ok)
+		ERR_clear_error();
+	EVP_MD_CTX_free(ctx);
+	free(m);
+	return ok;
+}
+
+struct policy *
+bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
+    char *key_id, enum bundle_error *why, char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		"schema", "key_id", "policy", "signature", NULL
+	};
+	enum bundle_error e = BUNDLE_MALFORMED;
+	const struct bundle_key *k = NULL;
+	struct policy *p = NULL;
+	unsigned char *pol = NULL, *sig = NULL;
+	const char *v[4], *canon;
+	size_t vlen[4], pollen = 0, siglen = 0, clen, i;
+	char perr[512];
+	json_error_t jerr;
+	json_t *root = NULL;
+
+	if (buf == NULL || len == 0) {
+		fail(err, errlen, "empty bundle");
+		goto out;
+	}
+	if (len > BUNDLE_MAX_BYTES) {
+		fail(err, errlen, "bundle larger than %u bytes",
+		    BUNDLE_MAX_BYTES);
+		goto out;
+	}
+	/* jansson's message may quote input: report the position only. */
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL) {
+		fail(err, errlen, "bundle is not valid JSON (line %d column "
+		    "%d) or has a duplicate key", jerr.line, jerr.column);
+		goto out;
+	}
+	if (!json_is_object(root) || json_object_size(root) != 4) {
+		fail(err, errlen, "bundle must be an object with exactly the "
+		    "keys schema, key_id, policy, signature");
+		goto out;
+	}
+	for (i = 0; keys[i] != NULL; i++) {
+		if ((v[i] = str_field(root, keys[i], &vlen[i])) == NULL) {
+			fail(err, errlen, "bundle key \"%s\" missing or not a "
+			    "string", keys[i]);
+			goto out;
+		}
+	}
+	if (vlen[0] != sizeof(BUNDLE_SCHEMA) - 1 ||
+	    memcmp(v[0], BUNDLE_SCHEMA, vlen[0]) != 0) {
+		fail(err, errlen, "bundle schema must be \"%s\"", BUNDLE_SCHEMA);
+		goto out;
+	}
+	if (!is_key_id(v[1], vlen[1])) {
+		fail(err, errlen, "bundle key_id must be %d lowercase hex "
+		    "digits", BUNDLE_KEY_ID_LEN);
+		goto out;
+	}
+	if ((pol = b64_decode(v[2], vlen[2], &pollen)) == NULL) {
+		fail(err, errlen, "bundle policy is not canonical base64");
+		goto out;
+	}
+	if ((sig = b64_decode(v[3], vlen[3], &siglen)) == NULL) {
+		fail(err, errlen, "bundle signature is not canonical base64");
+		goto out;
+	}
+	for (i = 0; kr != NULL && i < kr->n; i++)
+		if (memcmp(kr->keys[i].id, v[1], BUNDLE_KEY_ID_LEN) == 0)
+			k = &kr->keys[i];
+	if (k == NULL) {
+		e = BUNDLE_UNKNOWN_KEY;
+		fail(err, errlen, "key %.*s is not trusted", BUNDLE_KEY_ID_LEN,
+		    v[1]);
+		goto out;
+	}
+	if (siglen != BUNDLE_SIG_LEN ||
+	    !verify_sig(k->pk, sig, siglen, (const char *)pol, pollen)) {
+		e = BUNDLE_BAD_SIGNATURE;
+		fail(err, errlen, "signature does not verify under key %s",
+		    k->id);
+		goto out;
+	}
+	/* Signed, hence parsed; and the signed bytes must be the canonical
+	 * form, so the digest the guard reports is of what was signed. */
+	if ((p = policy_parse((const char *)pol, pollen, perr,
+	    sizeof(perr))) == NULL) {
+		fail(err, errlen, "signed policy is invalid: %s", perr);
+		goto out;
+	}
+	canon = policy_canonical(p, &clen);
+	if (clen != pollen || memcmp(canon, pol, clen) != 0) {
+		fail(err, errlen, "signed policy is not in canonical form");
+		policy_free(p);
+		p = NULL;
+		goto out;
+	}
+	e = BUNDLE_OK;
+	if (key_id != NULL)
+		memcpy(key_id, k->id, BUNDLE_KEY_ID_LEN + 1);
+out:
+	if (why != NULL)
+		*why = e;
+	free(pol);
+	free(sig);
+	json_decref(root);
+	return p;
+}

@@ -1,0 +1,66 @@
+/* Signed policy bundles (DESIGN.md "Signed bundle"): Ed25519 over the
+ * domain-separated bytes "egress-guard.policy.v1" 0x00 <canonical policy>,
+ * with OpenSSL 3 EVP. Library code: errors into a buffer, no logging.
+ * The guard side only ever holds public keys. */
+#ifndef EG_BUNDLE_H
+#define EG_BUNDLE_H
+
+#include <stddef.h>
+
+#include <openssl/types.h>	/* EVP_PKEY */
+
+#include "policy/policy.h"
+
+#define BUNDLE_SCHEMA		"egress-guard.bundle.v1"
+#define BUNDLE_CONTEXT		"egress-guard.policy.v1"
+#define BUNDLE_MAX_BYTES	(1u << 20)	/* a bundle is at most 1 MiB */
+#define BUNDLE_MAX_KEYS		16
+#define BUNDLE_KEY_ID_LEN	64		/* hex SHA-256 of the raw public key */
+#define BUNDLE_KEY_FILE_MAX	(16u * 1024)	/* a PEM key file is at most 16 KiB */
+#define BUNDLE_SIG_LEN		64		/* Ed25519 signature bytes */
+
+enum bundle_error {
+	BUNDLE_OK = 0,
+	BUNDLE_MALFORMED,	/* not a bundle: bad JSON, keys, base64, policy → 400 */
+	BUNDLE_UNKNOWN_KEY,	/* key_id not among the trusted keys → 403 */
+	BUNDLE_BAD_SIGNATURE	/* signature does not verify → 403 */
+};
+
+struct bundle_keyring;	/* a set of trusted Ed25519 public keys */
+
+struct bundle_keyring *bundle_keyring_new(void);
+void bundle_keyring_free(struct bundle_keyring *kr);
+/* Adds an SPKI PEM public key file (refuses private keys and non-Ed25519).
+ * Returns 0 or -1 with err naming the path. */
+int bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
+    char *err, size_t errlen);
+size_t bundle_keyring_count(const struct bundle_keyring *kr);
+
+/* Verifies a bundle (JSON bytes) against the keyring. On success returns
+ * the policy (the signed bytes must be exactly canonical) and, when key_id
+ * is not NULL, copies the signer's key id (65 bytes with NUL). On failure
+ * returns NULL, sets *why and writes a one-line reason to err. */
+struct policy *bundle_verify(const struct bundle_keyring *kr, const char *buf,
+    size_t len, char *key_id, enum bundle_error *why, char *err, size_t errlen);
+
+/* "malformed", "unknown_key", "bad_signature" ("ok" for BUNDLE_OK). */
+const char *bundle_error_name(enum bundle_error e);
+
+/* The bytes a bundle signature covers: BUNDLE_CONTEXT, one 0x00, then the
+ * canonical policy bytes. Shared by the signer (ctl/keys.c) and the
+ * verifier so the two cannot drift. Returns a malloc'd buffer or NULL. */
+unsigned char *bundle_signed_message(const char *canon, size_t len,
+    size_t *outlen);
+
+/* Writes the key id of an Ed25519 key (public or private): lowercase hex
+ * SHA-256 of the raw 32-byte public key, BUNDLE_KEY_ID_LEN chars and a
+ * NUL. Returns 0, or -1 with err set (not an Ed25519 key). */
+int bundle_key_id(const EVP_PKEY *pk, char *out, char *err, size_t errlen);
+
+/* Reads a whole regular file of at most max bytes (NUL-terminated for
+ * convenience; *lenp excludes the NUL). Returns a malloc'd buffer, or NULL
+ * with err starting with the path. Blocking: for start-up and CLI use. */
+char *bundle_read_file(const char *path, size_t max, size_t *lenp, char *err,
+    size_t errlen);
+
+#endif

@@ -1,0 +1,599 @@
+#!/bin/sh
+# nftables default-deny (DESIGN.md "egress-guard nft") against the real
+# kernel and the real `nft` CLI, in network namespaces this script creates
+# and always deletes. Needs root. One "PASS name" / "FAIL name" (or "SKIP
+# name") line per check; exits non-zero on any FAIL.
+#
+# Layout (a), separate namespaces:
+#   workload egnft-wl-$$ 10.200.0.2, fd00:200::2
+#     | the workload HAS a route out: the guard namespace forwards
+#   guard    egnft-gd-$$ 10.200.0.1, fd00:200::1 (guard: 10.200.0.1:3128)
+#     |
+#   internet egnft-in-$$ 198.18.1.10, 2001:2::10 (pretend-public listeners)
+# Layout (b), shared namespace (a sidecar with --network container:...):
+#   egnft-sh-$$ 10.202.0.2 -> internet; the guard on 127.0.0.1:3128 runs as
+#   uid 65534 and is exempt by uid; everyone else only reaches loopback.
+#
+# Every check that shows something blocked has a control that shows the
+# same thing getting through before `apply` (or for the exempt uid).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+BIN=${EGNFT_BIN:-${BUILD:-build}/egress-guard}
+case $BIN in /*) ;; *) BIN=$top/$BIN ;; esac
+LISTENER=$top/tests/integration/listener.py
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=python3
+
+WL=egnft-wl-$$
+GD=egnft-gd-$$
+IN=egnft-in-$$
+SH=egnft-sh-$$
+NOBODY=65534
+PUB4=198.18.1.10
+PUB6=2001:2::10
+T=$(mktemp -d /tmp/egnft.XXXXXX)
+PIDS=""
+fails=0
+
+alive() { # pid: running and not a zombie
+	[ -r "/proc/$1/stat" ] || return 1
+	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" != Z ]
+}
+
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	i=0
+	while [ $i -lt 30 ]; do
+		left=""
+		for p in $PIDS; do alive "$p" && left="$left $p"; done
+		[ -z "$left" ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+	for p in $PIDS; do wait "$p" 2>/dev/null; done
+	for ns in $WL $GD $IN $SH; do ip netns del "$ns" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1${2:+: $2}"; fails=$((fails + 1)); }
+skip() { echo "SKIP $1${2:+ ($2)}"; }
+nsx() { ns=$1; shift; ip netns exec "$ns" "$@"; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+lines() { if [ -f "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
+
+wait_file() { # file: up to 5 s
+	i=0
+	while [ ! -s "$1" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -s "$1" ]
+}
+
+wait_listen() { # ns port: up to 5 s for a TCP listener
+	i=0
+	while [ $i -lt 50 ]; do
+		nsx "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+start() { # ns cmd...: in the background, PID kept for cleanup
+	ns=$1
+	shift
+	ip netns exec "$ns" "$@" >>"$T/background.log" 2>&1 &
+	PIDS="$PIDS $!"
+}
+
+# $AS, when set, is a command prefix (setpriv ...) for eg and try_curl.
+AS=""
+
+eg() { # egress-guard nft ...: sets RC, OUT (stdout), ERR (stderr)
+	$AS "$BIN" nft "$@" >"$T/out" 2>"$T/err"
+	RC=$?
+	OUT=$(cat "$T/out")
+	ERR=$(cat "$T/err")
+}
+
+no_table() { # ns: the table is not there
+	! nsx "$1" nft list tables 2>/dev/null | grep -q egress_guard
+}
+
+expect_refused() { # name needle...: eg exited 2 saying so; no table in WL
+	name=$1
+	shift
+	if [ "$RC" -ne 2 ]; then
+		fail "$name" "exit $RC: $ERR"
+	elif ! no_table "$WL"; then
+		fail "$name" "a table was created"
+	else
+		has "$name" "$ERR" "$@"
+	fi
+}
+
+try_curl() { # ns curl-args...: sets CRC, CMS, COUT
+	ns=$1
+	shift
+	t0=$(now_ms)
+	COUT=$(ip netns exec "$ns" $AS curl -sS --max-time 5 "$@" 2>&1)
+	CRC=$?
+	CMS=$(( $(now_ms) - t0 ))
+}
+
+expect_reach() { # name log ns curl-args...
+	name=$1 log=$2
+	shift 2
+	before=$(lines "$log")
+	try_curl "$@"
+	sleep 0.2
+	if [ $CRC -ne 0 ]; then
+		fail "$name" "curl rc $CRC: $COUT"
+	elif [ "$(lines "$log")" = "$before" ]; then
+		fail "$name" "listener logged nothing"
+	else
+		pass "$name"
+	fi
+}
+
+# Blocked means: curl fails, in under a second (reset / admin-prohibited,
+# never a timeout), and the listener logs nothing at all.
+expect_blocked() { # name log ns curl-args...
+	name=$1 log=$2
+	shift 2
+	before=$(lines "$log")
+	try_curl "$@"
+	sleep 0.2
+	if [ $CRC -eq 0 ]; then
+		fail "$name" "connection succeeded"
+	elif [ "$CMS" -ge 1000 ]; then
+		fail "$name" "failed only after $CMS ms (curl rc $CRC)"
+	elif [ "$(lines "$log")" != "$before" ]; then
+		fail "$name" "the listener saw traffic"
+	else
+		pass "$name"
+		echo "  refused in $CMS ms (curl rc $CRC)"
+	fi
+}
+
+udp_send() { # ns dst port: one DNS-shaped datagram; errors ignored
+	nsx "$1" "$PY" -c '
+import socket, sys
+q = bytes.fromhex("123401000001000000000000076578616d706c6503636f6d0000010001")
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    s.sendto(q, (sys.argv[1], int(sys.argv[2])))
+except OSError as e:
+    print("send refused: %s" % e)
+' "$2" "$3"
+}
+
+icmp_echo() { # ns dst: 0 when an echo reply comes back within 1 s
+	if command -v ping >/dev/null 2>&1; then
+		nsx "$1" ping -c1 -W1 "$2" >/dev/null 2>&1
+		return
+	fi
+	nsx "$1" "$PY" -c '
+import os, socket, struct, sys, time
+dst = sys.argv[1]
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    s = (s >> 16) + (s & 0xffff)
+    s += s >> 16
+    return ~s & 0xffff
+ident, body = os.getpid() & 0xffff, b"egnft-probe!"
+hdr = struct.pack("!BBHHH", 8, 0, 0, ident, 1)
+pkt = struct.pack("!BBHHH", 8, 0, csum(hdr + body), ident, 1) + body
+try:
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    s.sendto(pkt, (dst, 0))
+    end = time.time() + 1.0
+    while time.time() < end:
+        s.settimeout(max(0.01, end - time.time()))
+        data, addr = s.recvfrom(4096)
+        ihl = (data[0] & 0x0f) * 4
+        t, _, _, i, _ = struct.unpack("!BBHHH", data[ihl:ihl + 8])
+        if addr[0] == dst and t == 0 and i == ident:
+            sys.exit(0)
+except OSError:
+    pass
+sys.exit(1)
+' "$2"
+}
+
+has() { # name haystack needle...: every needle is in haystack
+	name=$1 hay=$2
+	shift 2
+	for n in "$@"; do
+		case $hay in
+		*"$n"*) ;;
+		*) fail "$name" "missing [$n] in: $hay"; return 1 ;;
+		esac
+	done
+	pass "$name"
+}
+
+# ---- preconditions ---------------------------------------------------------
+
+if [ "$(id -u)" -ne 0 ]; then
+	fail nft_preconditions "needs root"
+	exit 1
+fi
+for tool in nft curl ip ss setpriv "$PY"; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		fail nft_preconditions "$tool not installed"
+		exit 1
+	fi
+done
+if ! "$BIN" nft --help 2>/dev/null | grep -q 'egress-guard nft apply'; then
+	fail nft_command_available "$BIN does not run 'nft' (not built?)"
+	exit 1
+fi
+[ -f "$LISTENER" ] || { fail nft_preconditions "no $LISTENER"; exit 1; }
+chmod 755 "$T"
+
+# ---- topology --------------------------------------------------------------
+
+setup() {
+	for ns in $WL $GD $IN $SH; do
+		ip netns add "$ns" || return 1
+		nsx "$ns" ip link set lo up || return 1
+	done
+	ip -n "$WL" link add wl0 type veth peer name gd0 netns "$GD" &&
+	ip -n "$GD" link add gi0 type veth peer name ig0 netns "$IN" &&
+	ip -n "$SH" link add sh0 type veth peer name is0 netns "$IN" || return 1
+
+	ip -n "$WL" addr add 10.200.0.2/24 dev wl0 &&
+	ip -n "$WL" -6 addr add fd00:200::2/64 dev wl0 nodad &&
+	ip -n "$WL" link set wl0 up &&
+	ip -n "$WL" route add default via 10.200.0.1 &&
+	ip -n "$WL" -6 route add default via fd00:200::1 || return 1
+
+	ip -n "$GD" addr add 10.200.0.1/24 dev gd0 &&
+	ip -n "$GD" -6 addr add fd00:200::1/64 dev gd0 nodad &&
+	ip -n "$GD" addr add 10.201.0.1/24 dev gi0 &&
+	ip -n "$GD" -6 addr add fd00:201::1/64 dev gi0 nodad &&
+	ip -n "$GD" link set gd0 up && ip -n "$GD" link set gi0 up &&
+	ip -n "$GD" route add default via 10.201.0.2 &&
+	ip -n "$GD" -6 route add default via fd00:201::2 || return 1
+	# A guard host that forwards: without nftables the workload's packets
+	# reach the internet directly, which is what the rules must stop.
+	nsx "$GD" sysctl -qw net.ipv4.ip_forward=1 \
+	    net.ipv6.conf.all.forwarding=1 || return 1
+
+	ip -n "$IN" addr add 10.201.0.2/24 dev ig0 &&
+	ip -n "$IN" -6 addr add fd00:201::2/64 dev ig0 nodad &&
+	ip -n "$IN" addr add 10.202.0.1/24 dev is0 &&
+	ip -n "$IN" addr add $PUB4/32 dev lo &&
+	ip -n "$IN" -6 addr add $PUB6/128 dev lo &&
+	ip -n "$IN" link set ig0 up && ip -n "$IN" link set is0 up &&
+	ip -n "$IN" route add 10.200.0.0/24 via 10.201.0.1 &&
+	ip -n "$IN" -6 route add fd00:200::/64 via fd00:201::1 || return 1
+
+	ip -n "$SH" addr add 10.202.0.2/24 dev sh0 &&
+	ip -n "$SH" link set sh0 up &&
+	ip -n "$SH" route add default via 10.202.0.1 || return 1
+}
+
+listen() { # ns addr:port name
+	start "$1" "$PY" "$LISTENER" --listen "$2" --log "$T/$3.log" \
+	    --ready "$T/$3.ready" --name "$3"
+}
+
+cat >"$T/udprecv.py" <<'EOF'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], int(sys.argv[2])))
+log = open(sys.argv[3], "a")
+open(sys.argv[4], "w").write("ready\n")
+for _ in range(1 << 20):
+    data, peer = s.recvfrom(65535)
+    log.write("dgram %s:%d %d\n" % (peer[0], peer[1], len(data)))
+    log.flush()
+EOF
+
+if ! setup; then
+	fail nft_topology "could not build the namespaces"
+	exit 1
+fi
+listen "$IN" "$PUB4:80" pub4
+listen "$IN" "[$PUB6]:80" pub6
+listen "$GD" "10.200.0.1:8080" gdother
+listen "$GD" "[fd00:200::1]:3128" gd6
+start "$IN" "$PY" "$T/udprecv.py" $PUB4 53 "$T/udp.log" "$T/udp.ready"
+for f in pub4 pub6 gdother gd6 udp; do
+	if ! wait_file "$T/$f.ready"; then
+		fail nft_topology "listener $f did not start"
+		cat "$T/background.log"
+		exit 1
+	fi
+done
+pass nft_topology
+
+# ---- (a) before apply: every path the rules must close is open -------------
+
+expect_reach control_direct_tcp_before_apply "$T/pub4.log" "$WL" http://$PUB4/
+expect_reach control_direct_ipv6_before_apply "$T/pub6.log" "$WL" -g "http://[$PUB6]/"
+expect_reach control_guard_other_port_before_apply "$T/gdother.log" "$WL" \
+    http://10.200.0.1:8080/
+n=$(lines "$T/udp.log")
+udp_send "$WL" $PUB4 53
+sleep 0.3
+if [ "$(lines "$T/udp.log")" != "$n" ]; then
+	pass control_udp_dns_before_apply
+else
+	fail control_udp_dns_before_apply "the receiver logged nothing"
+fi
+if icmp_echo "$WL" $PUB4; then
+	pass control_icmp_before_apply
+else
+	fail control_icmp_before_apply "no echo reply"
+fi
+
+# ---- bad input: exit 2, a clear message, no table --------------------------
+
+eg apply --netns egnft-nosuch-$$ --guard 10.200.0.1:3128
+expect_refused bad_unknown_namespace "no network namespace"
+for g in 10.200.0.999:3128 010.200.0.1:3128 10.200.0.1:0 10.200.0.1:65536 \
+    guard.example:3128 fd00:200::1:3128; do
+	eg apply --netns "$WL" --guard "$g"
+	expect_refused "bad_guard_address_refused $g" "bad guard address"
+done
+eg apply --netns "$WL" --guard 10.200.0.1:3128 --exempt-uid 0
+expect_refused bad_exempt_uid_zero_refused "exempt uid 0 refused"
+
+# An unprivileged user cannot even enter the namespace.
+AS="setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups --inh-caps=-all --bounding-set=-all"
+eg apply --netns "$WL" --guard 10.200.0.1:3128
+expect_refused no_privilege_refused "not permitted"
+# Root without CAP_NET_ADMIN enters the namespace; the kernel refuses the
+# whole batch, so nothing is half-applied.
+AS="setpriv --bounding-set=-net_admin --inh-caps=-net_admin"
+eg apply --netns "$WL" --guard 10.200.0.1:3128
+expect_refused no_cap_net_admin_refused "CAP_NET_ADMIN" "nothing changed"
+AS=""
+
+# ---- (a) apply ---------------------------------------------------------------
+
+APPLY="--netns $WL --guard 10.200.0.1:3128 --guard [fd00:200::1]:3128"
+eg apply $APPLY
+if [ $RC -eq 0 ]; then pass apply_separate_namespaces
+else fail apply_separate_namespaces "exit $RC: $ERR"; fi
+
+listing=$(nsx "$WL" nft list table inet egress_guard 2>&1)
+has nft_cli_lists_table "$listing" "table inet egress_guard" \
+    "hook output priority filter; policy drop;" \
+    "hook input priority filter; policy drop;" \
+    "hook forward priority filter; policy drop;" 'oif "lo" accept' \
+    "ip daddr 10.200.0.1 tcp dport 3128" "ip6 daddr fd00:200::1 tcp dport 3128" \
+    "reject with tcp reset" "reject with icmpx admin-prohibited" \
+    "ct state established,related accept"
+
+eg verify $APPLY
+if [ $RC -eq 0 ]; then pass verify_after_apply
+else fail verify_after_apply "exit $RC: $ERR"; fi
+
+expect_blocked direct_tcp_blocked_fast "$T/pub4.log" "$WL" http://$PUB4/
+expect_blocked direct_ipv6_blocked_fast "$T/pub6.log" "$WL" -g "http://[$PUB6]/"
+expect_blocked guard_other_port_blocked_fast "$T/gdother.log" "$WL" \
+    http://10.200.0.1:8080/
+n=$(lines "$T/udp.log")
+udp_send "$WL" $PUB4 53 >/dev/null
+sleep 0.3
+if [ "$(lines "$T/udp.log")" = "$n" ]; then pass udp_dns_blocked
+else fail udp_dns_blocked "the receiver got a datagram"; fi
+if icmp_echo "$WL" $PUB4; then fail icmp_blocked "echo reply came back"
+else pass icmp_blocked; fi
+
+# The IPv6 guard address is reachable on its port: the ip6 rule and the
+# neighbour discovery it needs both work.
+expect_reach ipv6_guard_port_reachable "$T/gd6.log" "$WL" -g \
+    "http://[fd00:200::1]:3128/"
+
+# The proxy path: the guard daemon on 10.200.0.1:3128 in its namespace.
+"$BIN" run --help >"$T/runhelp" 2>&1
+rc=$?
+GUARD_BUILT=1
+if [ $rc -eq 2 ] && ! grep -qi usage "$T/runhelp"; then
+	GUARD_BUILT=0
+fi
+if [ $GUARD_BUILT = 0 ]; then
+	skip proxy_path "guard not built yet"
+else
+	printf '%s\n' '{"allow":[{"host":"198.18.1.10","port":80}],"epoch":1,"mode":"allowlist","schema":"egress-guard.policy.v1"}' >"$T/policy.json"
+	chmod 644 "$T/policy.json"
+	start "$GD" "$BIN" run --listen 10.200.0.1:3128 --policy "$T/policy.json" \
+	    --allow-range 198.18.0.0/15 --dns 10.201.0.2 \
+	    --control "$T/gd-control.sock"
+	if ! wait_listen "$GD" 3128; then
+		fail proxy_path "the guard did not start listening"
+		tail -n 5 "$T/background.log"
+	else
+		before=$(grep -c 'conn 10.201.0.1:' "$T/pub4.log")
+		try_curl "$WL" -p -x http://10.200.0.1:3128 http://$PUB4/
+		if [ $CRC -ne 0 ]; then
+			fail proxy_path "curl rc $CRC: $COUT"
+		elif [ "$(grep -c 'conn 10.201.0.1:' "$T/pub4.log")" = "$before" ]; then
+			fail proxy_path "the listener saw no connection from the guard"
+		else
+			has proxy_path "$COUT" "hello from pub4"
+		fi
+	fi
+fi
+
+eg show --netns "$WL"
+resets=$(printf '%s\n' "$OUT" | sed -n 's/.*counter packets \([0-9]*\) bytes [0-9]* reject with tcp reset.*/\1/p')
+if [ $RC -eq 0 ] && [ "${resets:-0}" -gt 0 ]; then
+	pass show_prints_rules_and_counters
+else
+	fail show_prints_rules_and_counters "exit $RC, reset counter [${resets:-}]: $OUT"
+fi
+
+# Re-applying replaces the table in one transaction: a workload hammering
+# the direct route meanwhile never gets a connection through.
+cat >"$T/hammer.py" <<'EOF'
+import os, socket, sys, time
+host, port, stop, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+n = ok = 0
+end = time.time() + 20
+while time.time() < end and not os.path.exists(stop):
+    s = socket.socket()
+    s.settimeout(0.5)
+    try:
+        s.connect((host, port))
+        ok += 1
+    except OSError:
+        pass
+    finally:
+        s.close()
+    n += 1
+open(out, "w").write("%d %d\n" % (n, ok))
+EOF
+before=$(lines "$T/pub4.log")
+start "$WL" "$PY" "$T/hammer.py" $PUB4 80 "$T/hammer.stop" "$T/hammer.out"
+sleep 0.2
+bad=0
+i=0
+while [ $i -lt 10 ]; do
+	"$BIN" nft apply $APPLY >/dev/null 2>>"$T/reapply.err" || bad=$((bad + 1))
+	i=$((i + 1))
+done
+touch "$T/hammer.stop"
+wait_file "$T/hammer.out"
+set -- $(cat "$T/hammer.out" 2>/dev/null) x x
+if [ $bad -ne 0 ]; then
+	fail reapply_is_atomic "$bad of 10 re-applies failed: $(cat "$T/reapply.err")"
+elif [ "$1" = x ] || [ "$1" -lt 10 ]; then
+	fail reapply_is_atomic "the probe made too few attempts ($1)"
+elif [ "$2" != 0 ] || [ "$(lines "$T/pub4.log")" != "$before" ]; then
+	fail reapply_is_atomic "$2 of $1 direct connections got through"
+else
+	pass reapply_is_atomic
+	echo "  10 re-applies, $1 direct connection attempts, none through"
+fi
+
+# ---- verify notices tampering; re-apply repairs it ---------------------------
+
+nsx "$WL" nft add rule inet egress_guard output tcp dport 80 accept
+eg verify $APPLY
+if [ $RC -eq 1 ]; then
+	has verify_detects_added_rule "$ERR" "output: unexpected rule #" \
+	    "(tcp dport 80 accept)"
+else
+	fail verify_detects_added_rule "exit $RC: $ERR"
+fi
+eg apply $APPLY
+rc=$RC
+eg verify $APPLY
+if [ $rc -eq 0 ] && [ $RC -eq 0 ]; then pass reapply_repairs_added_rule
+else fail reapply_repairs_added_rule "apply $rc, verify $RC: $ERR"; fi
+
+nsx "$WL" nft chain inet egress_guard input '{ policy accept; }'
+eg verify $APPLY
+if [ $RC -eq 1 ]; then
+	has verify_detects_policy_change "$ERR" "input: policy accept, expected drop"
+else
+	fail verify_detects_policy_change "exit $RC: $ERR"
+fi
+eg apply $APPLY
+rc=$RC
+eg verify $APPLY
+if [ $rc -eq 0 ] && [ $RC -eq 0 ]; then pass reapply_repairs_policy
+else fail reapply_repairs_policy "apply $rc, verify $RC: $ERR"; fi
+
+nsx "$WL" nft delete chain inet egress_guard forward
+eg verify $APPLY
+if [ $RC -eq 1 ]; then has verify_detects_missing_chain "$ERR" "forward: chain missing"
+else fail verify_detects_missing_chain "exit $RC: $ERR"; fi
+eg apply $APPLY
+
+eg verify --netns "$WL" --guard 10.200.0.9:3128 --guard "[fd00:200::1]:3128"
+if [ $RC -eq 1 ]; then
+	has verify_detects_changed_guard_address "$ERR" \
+	    "expected (ip daddr 10.200.0.9 tcp dport 3128"
+else
+	fail verify_detects_changed_guard_address "exit $RC: $ERR"
+fi
+eg verify $APPLY
+if [ $RC -eq 0 ]; then pass verify_after_repairs
+else fail verify_after_repairs "exit $RC: $ERR"; fi
+
+# ---- remove --------------------------------------------------------------------
+
+eg remove --netns "$WL"
+if [ $RC -eq 0 ] && no_table "$WL"; then pass remove_deletes_table
+else fail remove_deletes_table "exit $RC: $ERR"; fi
+expect_reach remove_restores_direct_route "$T/pub4.log" "$WL" http://$PUB4/
+eg remove --netns "$WL"
+if [ $RC -eq 0 ]; then has remove_absent_table_ok "$OUT" "not present"
+else fail remove_absent_table_ok "exit $RC: $ERR"; fi
+eg verify $APPLY
+if [ $RC -eq 1 ]; then has verify_detects_missing_table "$ERR" "missing"
+else fail verify_detects_missing_table "exit $RC: $ERR"; fi
+
+# ---- (b) shared namespace: the guard's uid is exempt -------------------------
+
+expect_reach control_shared_root_before_apply "$T/pub4.log" "$SH" http://$PUB4/
+SHARED="--netns $SH --guard 127.0.0.1:3128 --exempt-uid $NOBODY"
+eg apply $SHARED
+if [ $RC -eq 0 ]; then pass apply_shared_namespace
+else fail apply_shared_namespace "exit $RC: $ERR"; fi
+eg verify $SHARED
+if [ $RC -eq 0 ]; then pass verify_shared_namespace
+else fail verify_shared_namespace "exit $RC: $ERR"; fi
+# The same namespace named by a process in it and by its file's path.
+start "$SH" sleep 60
+sleeper=${PIDS##* }
+want=$(stat -L -c %i "/run/netns/$SH")
+i=0	# until `ip netns exec` has moved it (it execs sleep after setns)
+while [ "$(stat -L -c %i "/proc/$sleeper/ns/net" 2>/dev/null)" != "$want" ] &&
+    [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+eg verify --netns "$sleeper" --guard 127.0.0.1:3128 --exempt-uid $NOBODY
+rc=$RC
+eg show --netns "/run/netns/$SH"
+if [ $rc -eq 0 ] && [ $RC -eq 0 ]; then
+	has netns_by_pid_and_path "$OUT" "meta skuid 65534 counter packets"
+else
+	fail netns_by_pid_and_path "verify by pid $rc, show by path $RC: $ERR"
+fi
+
+AS="setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups"
+expect_reach exempt_uid_reaches_outside "$T/pub4.log" "$SH" http://$PUB4/
+AS=""
+expect_blocked root_blocked_in_shared_namespace "$T/pub4.log" "$SH" http://$PUB4/
+AS="setpriv --reuid=12345 --regid=12345 --clear-groups"
+expect_blocked other_uid_blocked_in_shared_namespace "$T/pub4.log" "$SH" \
+    http://$PUB4/
+AS=""
+
+if [ $GUARD_BUILT = 0 ]; then
+	skip shared_proxy_path "guard not built yet"
+else
+	mkdir -p "$T/sh"
+	chown $NOBODY:$NOBODY "$T/sh"
+	start "$SH" setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
+	    "$BIN" run --listen 127.0.0.1:3128 --policy "$T/policy.json" \
+	    --allow-range 198.18.0.0/15 --dns 10.202.0.1 \
+	    --control "$T/sh/control.sock"
+	if ! wait_listen "$SH" 3128; then
+		fail shared_proxy_path "the guard did not start listening"
+		tail -n 5 "$T/background.log"
+	else
+		try_curl "$SH" -p -x http://127.0.0.1:3128 http://$PUB4/
+		if [ $CRC -ne 0 ]; then fail shared_proxy_path "curl rc $CRC: $COUT"
+		else has shared_proxy_path "$COUT" "hello from pub4"; fi
+	fi
+fi
+
+eg remove --netns "$SH"
+if [ $RC -eq 0 ] && no_table "$SH"; then pass remove_shared_namespace
+else fail remove_shared_namespace "exit $RC: $ERR"; fi
+
+echo "nft_test: $fails failed"
+[ $fails -eq 0 ]

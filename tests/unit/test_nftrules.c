@@ -1,0 +1,1058 @@
+/* The default-deny ruleset without a kernel: the batch is built into a
+ * buffer, parsed back with libnftnl, and its expressions compared with the
+ * ones meant. The parsed-back table then stands in for a kernel dump to
+ * test verify's comparison. Hostile input has its own named tests. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+
+#include <libmnl/libmnl.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/table.h>
+
+#include "nft/nftrules.h"
+
+#define SEQ	1000u
+
+/* Everything a test needs: the batch and its parsed-back objects. */
+struct fx {
+	struct nftrules_config	 cfg;
+	struct nftrules_batch	 b;
+	char			*buf;
+	struct nftnl_table	*table;		/* the last NEWTABLE */
+	struct nftnl_chain_list	*chains;	/* NEWCHAINs, NEWRULEs attached */
+	uint16_t		 types[NFTRULES_MAX_MSGS + 2];
+	uint16_t		 flags[NFTRULES_MAX_MSGS + 2];
+	size_t			 nmsg;
+	char			 diff[8192];
+	char			 err[256];
+};
+
+static struct fx *
+fx_new(void)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	f->buf = calloc(1, NFTRULES_BATCH_MAX);
+	assert_non_null(f->buf);
+	nftrules_config_init(&f->cfg);
+	return f;
+}
+
+static void
+fx_free(struct fx *f)
+{
+	if (f->table != NULL)
+		nftnl_table_free(f->table);
+	if (f->chains != NULL)
+		nftnl_chain_list_free(f->chains);
+	free(f->buf);
+	free(f);
+}
+
+static void
+add_guard(struct fx *f, const char *g)
+{
+	if (nftrules_add_guard(&f->cfg, g, f->err, sizeof(f->err)) != 0)
+		fail_msg("refused %s: %s", g, f->err);
+}
+
+/* Walks the batch as the kernel would and rebuilds the objects. */
+static void
+parse_back(struct fx *f)
+{
+	const struct nlmsghdr *nlh;
+	int len = (int)f->b.len;
+	uint32_t seq = SEQ;
+
+	f->chains = nftnl_chain_list_alloc();
+	assert_non_null(f->chains);
+	for (nlh = (const struct nlmsghdr *)f->buf; mnl_nlmsg_ok(nlh, len);
+	    nlh = mnl_nlmsg_next(nlh, &len)) {
+		uint16_t t = nlh->nlmsg_type;
+
+		assert_true(f->nmsg < NFTRULES_MAX_MSGS + 2);
+		assert_int_equal(nlh->nlmsg_seq, seq++);
+		f->flags[f->nmsg] = nlh->nlmsg_flags;
+		if (t == NFNL_MSG_BATCH_BEGIN || t == NFNL_MSG_BATCH_END) {
+			const struct nfgenmsg *g = mnl_nlmsg_get_payload(nlh);
+
+			assert_int_equal(ntohs(g->res_id), NFNL_SUBSYS_NFTABLES);
+			f->types[f->nmsg++] = t;
+			continue;
+		}
+		assert_int_equal(NFNL_SUBSYS_ID(t), NFNL_SUBSYS_NFTABLES);
+		t = NFNL_MSG_TYPE(t);
+		f->types[f->nmsg++] = t;
+		if (t == NFT_MSG_NEWTABLE) {
+			if (f->table != NULL)
+				nftnl_table_free(f->table);
+			f->table = nftnl_table_alloc();
+			assert_int_equal(nftnl_table_nlmsg_parse(nlh, f->table), 0);
+		} else if (t == NFT_MSG_NEWCHAIN) {
+			struct nftnl_chain *c = nftnl_chain_alloc();
+
+			assert_int_equal(nftnl_chain_nlmsg_parse(nlh, c), 0);
+			nftnl_chain_list_add_tail(c, f->chains);
+		} else if (t == NFT_MSG_NEWRULE) {
+			struct nftnl_rule *r = nftnl_rule_alloc();
+			struct nftnl_chain *c;
+
+			assert_int_equal(nftnl_rule_nlmsg_parse(nlh, r), 0);
+			c = nftnl_chain_list_lookup_byname(f->chains,
+			    nftnl_rule_get_str(r, NFTNL_RULE_CHAIN));
+			assert_non_null(c);
+			nftnl_chain_rule_add_tail(r, c);
+		}
+	}
+	assert_int_equal(len, 0);	/* nothing left over, nothing torn */
+}
+
+static void
+build(struct fx *f)
+{
+	if (nftrules_build_apply(&f->cfg, SEQ, f->buf, NFTRULES_BATCH_MAX, &f->b,
+	    f->err, sizeof(f->err)) != 0)
+		fail_msg("build failed: %s", f->err);
+	parse_back(f);
+}
+
+static struct nftnl_chain *
+chain(struct fx *f, const char *name)
+{
+	struct nftnl_chain *c = nftnl_chain_list_lookup_byname(f->chains, name);
+
+	assert_non_null(c);
+	return c;
+}
+
+static struct nftnl_rule *
+rule(struct fx *f, const char *chain_name, uint32_t index)
+{
+	struct nftnl_rule *r = nftnl_rule_lookup_byindex(chain(f, chain_name),
+	    index);
+
+	if (r == NULL)
+		fail_msg("no rule %u in %s", index, chain_name);
+	return r;
+}
+
+static size_t
+nrules(struct fx *f, const char *chain_name)
+{
+	struct nftnl_rule_iter *it = nftnl_rule_iter_create(chain(f, chain_name));
+	size_t n = 0;
+
+	while (nftnl_rule_iter_next(it) != NULL)
+		n++;
+	nftnl_rule_iter_destroy(it);
+	return n;
+}
+
+/* The expressions of a rule, in order (at most 16). */
+static size_t
+exprs(struct nftnl_rule *r, struct nftnl_expr **v)
+{
+	struct nftnl_expr_iter *it = nftnl_expr_iter_create(r);
+	struct nftnl_expr *e;
+	size_t n = 0;
+
+	while ((e = nftnl_expr_iter_next(it)) != NULL && n < 16)
+		v[n++] = e;
+	nftnl_expr_iter_destroy(it);
+	return n;
+}
+
+static void
+expect_name(const struct nftnl_expr *e, const char *name)
+{
+	assert_string_equal(nftnl_expr_get_str(e, NFTNL_EXPR_NAME), name);
+}
+
+static void
+expect_meta(const struct nftnl_expr *e, uint32_t key)
+{
+	expect_name(e, "meta");
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_META_KEY), key);
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG), NFT_REG_1);
+}
+
+static void
+expect_cmp(const struct nftnl_expr *e, uint32_t op, const void *data,
+    uint32_t len)
+{
+	uint32_t got = 0;
+	const void *d;
+
+	expect_name(e, "cmp");
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_SREG), NFT_REG_1);
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_CMP_OP), op);
+	d = nftnl_expr_get(e, NFTNL_EXPR_CMP_DATA, &got);
+	assert_non_null(d);
+	assert_int_equal(got, len);
+	assert_memory_equal(d, data, len);
+}
+
+static void
+expect_payload(const struct nftnl_expr *e, uint32_t base, uint32_t off,
+    uint32_t len)
+{
+	expect_name(e, "payload");
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_BASE), base);
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET), off);
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_LEN), len);
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_DREG),
+	    NFT_REG_1);
+}
+
+static void
+expect_verdict(const struct nftnl_expr *e, int verdict)
+{
+	expect_name(e, "immediate");
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG),
+	    NFT_REG_VERDICT);
+	assert_int_equal((int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT),
+	    verdict);
+}
+
+static void
+expect_refused(const char *guard, const char *why)
+{
+	struct nftrules_config cfg;
+	char err[256];
+	size_t i;
+
+	nftrules_config_init(&cfg);
+	memset(err, 0, sizeof(err));
+	if (nftrules_add_guard(&cfg, guard, err, sizeof(err)) != -1)
+		fail_msg("accepted guard \"%s\"", guard);
+	assert_int_equal(cfg.nguards, 0);
+	for (i = 0; err[i] != '\0'; i++)
+		assert_true(err[i] >= 0x20 && err[i] < 0x7f);
+	if (why != NULL && strstr(err, why) == NULL)
+		fail_msg("reason \"%s\" for \"%s\" lacks \"%s\"", err, guard, why);
+}
+
+static int
+compare(struct fx *f)
+{
+	return nftrules_compare(&f->cfg, f->table, f->chains, f->diff,
+	    sizeof(f->diff), f->err, sizeof(f->err));
+}
+
+static void
+expect_diff(struct fx *f, const char *line)
+{
+	int rc = compare(f);
+
+	if (rc != 1)
+		fail_msg("compare returned %d, expected 1 (diff: %s)", rc, f->diff);
+	if (strstr(f->diff, line) == NULL)
+		fail_msg("diff \"%s\" lacks \"%s\"", f->diff, line);
+}
+
+/* ---- the batch ---------------------------------------------------------- */
+
+static void
+test_batch_is_one_transaction_replacing_the_table(void **state)
+{
+	struct fx *f = fx_new();
+	size_t i;
+
+	(void)state;
+	add_guard(f, "10.200.0.1:3128");
+	build(f);
+	assert_int_equal(f->types[0], NFNL_MSG_BATCH_BEGIN);
+	assert_int_equal(f->types[f->nmsg - 1], NFNL_MSG_BATCH_END);
+	/* add; delete; add: replaces an existing table in the same
+	 * transaction and also works when there is none. */
+	assert_int_equal(f->types[1], NFT_MSG_NEWTABLE);
+	assert_int_equal(f->types[2], NFT_MSG_DELTABLE);
+	assert_int_equal(f->types[3], NFT_MSG_NEWTABLE);
+	assert_int_equal(f->b.seq_first, SEQ);
+	assert_int_equal(f->b.seq_last, SEQ + f->nmsg - 1);
+	assert_int_equal(f->b.nmsgs, f->nmsg - 2);
+	/* Every inner message asks for an ACK; begin and end do not. */
+	for (i = 1; i + 1 < f->nmsg; i++)
+		assert_true(f->flags[i] & NLM_F_ACK);
+	assert_false(f->flags[0] & NLM_F_ACK);
+	assert_false(f->flags[f->nmsg - 1] & NLM_F_ACK);
+	assert_string_equal(nftnl_table_get_str(f->table, NFTNL_TABLE_NAME),
+	    "egress_guard");
+	assert_int_equal(nftnl_table_get_u32(f->table, NFTNL_TABLE_FLAGS), 0);
+	fx_free(f);
+}
+
+static void
+test_chains_are_base_chains_with_policy_drop(void **state)
+{
+	static const struct {
+		const char	*name;
+		uint32_t	 hook;
+	} want[] = {
+		{ "output", NF_INET_LOCAL_OUT },
+		{ "input", NF_INET_LOCAL_IN },
+		{ "forward", NF_INET_FORWARD },
+	};
+	struct fx *f = fx_new();
+	size_t i;
+
+	(void)state;
+	add_guard(f, "10.200.0.1:3128");
+	build(f);
+	for (i = 0; i < 3; i++) {
+		struct nftnl_chain *c = chain(f, want[i].name);
+
+		assert_string_equal(nftnl_chain_get_str(c, NFTNL_CHAIN_TYPE),
+		    "filter");
+		assert_int_equal(nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM),
+		    want[i].hook);
+		assert_int_equal(nftnl_chain_get_s32(c, NFTNL_CHAIN_PRIO), 0);
+		assert_int_equal(nftnl_chain_get_u32(c, NFTNL_CHAIN_POLICY),
+		    NF_DROP);
+	}
+	assert_int_equal(nrules(f, "forward"), 0);
+	fx_free(f);
+}
+
+static void
+test_output_accepts_loopback_first(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	uint32_t lo = 1;
+
+	(void)state;
+	add_guard(f, "10.200.0.1:3128");
+	build(f);
+	assert_int_equal(exprs(rule(f, "output", 0), e), 3);
+	expect_meta(e[0], NFT_META_OIF);
+	expect_cmp(e[1], NFT_CMP_EQ, &lo, 4);
+	expect_verdict(e[2], NF_ACCEPT);
+	fx_free(f);
+}
+
+static void
+test_ipv4_guard_rule_matches_daddr_and_dport(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	uint8_t v4 = NFPROTO_IPV4, tcp = IPPROTO_TCP;
+	uint8_t addr[4] = { 10, 200, 0, 1 };
+	uint16_t port = htons(3128);
+
+	(void)state;
+	add_guard(f, "10.200.0.1:3128");
+	build(f);
+	/* oif lo, guard, tcp reset, icmpx: no ND rules for IPv4 only. */
+	assert_int_equal(nrules(f, "output"), 4);
+	assert_int_equal(exprs(rule(f, "output", 1), e), 10);
+	expect_meta(e[0], NFT_META_NFPROTO);
+	expect_cmp(e[1], NFT_CMP_EQ, &v4, 1);
+	expect_payload(e[2], NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
+	expect_cmp(e[3], NFT_CMP_EQ, addr, 4);
+	expect_meta(e[4], NFT_META_L4PROTO);
+	expect_cmp(e[5], NFT_CMP_EQ, &tcp, 1);
+	expect_payload(e[6], NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2);
+	expect_cmp(e[7], NFT_CMP_EQ, &port, 2);
+	expect_name(e[8], "counter");
+	expect_verdict(e[9], NF_ACCEPT);
+	fx_free(f);
+}
+
+static void
+test_ipv6_guard_rule_matches_ip6_daddr_and_dport(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	uint8_t v6 = NFPROTO_IPV6, tcp = IPPROTO_TCP, icmp6 = IPPROTO_ICMPV6;
+	uint8_t addr[16], ns = 135, na = 136;
+	uint16_t port = htons(8443);
+
+	(void)state;
+	assert_int_equal(inet_pton(AF_INET6, "fd00:200::1", addr), 1);
+	add_guard(f, "[fd00:200::1]:8443");
+	build(f);
+	/* oif lo, ND solicit, ND advert, guard, tcp reset, icmpx. */
+	assert_int_equal(nrules(f, "output"), 6);
+	assert_int_equal(exprs(rule(f, "output", 3), e), 10);
+	expect_meta(e[0], NFT_META_NFPROTO);
+	expect_cmp(e[1], NFT_CMP_EQ, &v6, 1);
+	expect_payload(e[2], NFT_PAYLOAD_NETWORK_HEADER, 24, 16);
+	expect_cmp(e[3], NFT_CMP_EQ, addr, 16);
+	expect_meta(e[4], NFT_META_L4PROTO);
+	expect_cmp(e[5], NFT_CMP_EQ, &tcp, 1);
+	expect_payload(e[6], NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2);
+	expect_cmp(e[7], NFT_CMP_EQ, &port, 2);
+	expect_name(e[8], "counter");
+	expect_verdict(e[9], NF_ACCEPT);
+	/* Neighbour discovery both ways, or no IPv6 packet reaches the
+	 * guard on the link. */
+	assert_int_equal(exprs(rule(f, "output", 1), e), 7);
+	expect_cmp(e[1], NFT_CMP_EQ, &v6, 1);
+	expect_cmp(e[3], NFT_CMP_EQ, &icmp6, 1);
+	expect_payload(e[4], NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1);
+	expect_cmp(e[5], NFT_CMP_EQ, &ns, 1);
+	assert_int_equal(exprs(rule(f, "output", 2), e), 7);
+	expect_cmp(e[5], NFT_CMP_EQ, &na, 1);
+	assert_int_equal(nrules(f, "input"), 4);
+	fx_free(f);
+}
+
+static void
+test_reject_rules_reset_tcp_and_prohibit_the_rest(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	uint8_t tcp = IPPROTO_TCP;
+	size_t n;
+
+	(void)state;
+	add_guard(f, "10.200.0.1:3128");
+	build(f);
+	n = nrules(f, "output");
+	assert_int_equal(exprs(rule(f, "output", (uint32_t)n - 2), e), 4);
+	expect_meta(e[0], NFT_META_L4PROTO);
+	expect_cmp(e[1], NFT_CMP_EQ, &tcp, 1);
+	expect_name(e[2], "counter");
+	expect_name(e[3], "reject");
+	assert_int_equal(nftnl_expr_get_u32(e[3], NFTNL_EXPR_REJECT_TYPE),
+	    NFT_REJECT_TCP_RST);
+	assert_false(nftnl_expr_is_set(e[3], NFTNL_EXPR_REJECT_CODE));
+	assert_int_equal(exprs(rule(f, "output", (uint32_t)n - 1), e), 2);
+	expect_name(e[0], "counter");
+	expect_name(e[1], "reject");
+	assert_int_equal(nftnl_expr_get_u32(e[1], NFTNL_EXPR_REJECT_TYPE),
+	    NFT_REJECT_ICMPX_UNREACH);
+	assert_int_equal(nftnl_expr_get_u8(e[1], NFTNL_EXPR_REJECT_CODE),
+	    NFT_REJECT_ICMPX_ADMIN_PROHIBITED);
+	fx_free(f);
+}
+
+static void
+test_exempt_uid_rule_matches_skuid(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	uint32_t uid = 65534;
+
+	(void)state;
+	add_guard(f, "127.0.0.1:3128");
+	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	    sizeof(f->err)), 0);
+	build(f);
+	/* After the guards, before the rejects. */
+	assert_int_equal(nrules(f, "output"), 5);
+	assert_int_equal(exprs(rule(f, "output", 2), e), 4);
+	expect_meta(e[0], NFT_META_SKUID);
+	expect_cmp(e[1], NFT_CMP_EQ, &uid, 4);
+	expect_name(e[2], "counter");
+	expect_verdict(e[3], NF_ACCEPT);
+	fx_free(f);
+}
+
+static void
+test_input_accepts_loopback_and_established_only(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	uint32_t lo = 1, zero = 0, mask, got = 0;
+	const void *m;
+
+	(void)state;
+	add_guard(f, "10.200.0.1:3128");
+	build(f);
+	assert_int_equal(nrules(f, "input"), 2);
+	assert_int_equal(exprs(rule(f, "input", 0), e), 3);
+	expect_meta(e[0], NFT_META_IIF);
+	expect_cmp(e[1], NFT_CMP_EQ, &lo, 4);
+	assert_int_equal(exprs(rule(f, "input", 1), e), 4);
+	expect_name(e[0], "ct");
+	assert_int_equal(nftnl_expr_get_u32(e[0], NFTNL_EXPR_CT_KEY),
+	    NFT_CT_STATE);
+	expect_name(e[1], "bitwise");
+	m = nftnl_expr_get(e[1], NFTNL_EXPR_BITWISE_MASK, &got);
+	assert_int_equal(got, 4);
+	memcpy(&mask, m, 4);
+	assert_int_equal(mask, 2 | 4);	/* established | related */
+	expect_cmp(e[2], NFT_CMP_NEQ, &zero, 4);
+	expect_verdict(e[3], NF_ACCEPT);
+	fx_free(f);
+}
+
+static void
+test_guard_order_does_not_change_the_batch(void **state)
+{
+	struct fx *a = fx_new(), *b = fx_new();
+
+	(void)state;
+	add_guard(a, "10.200.0.1:3128");
+	add_guard(a, "[fd00::1]:3128");
+	add_guard(a, "10.0.0.1:80");
+	add_guard(b, "[fd00::1]:3128");
+	add_guard(b, "10.0.0.1:80");
+	add_guard(b, "10.200.0.1:3128");
+	build(a);
+	build(b);
+	assert_int_equal(a->b.len, b->b.len);
+	assert_memory_equal(a->buf, b->buf, a->b.len);
+	fx_free(a);
+	fx_free(b);
+}
+
+static void
+test_batch_names_each_message(void **state)
+{
+	struct fx *f = fx_new();
+
+	(void)state;
+	add_guard(f, "10.200.0.1:3128");
+	build(f);
+	assert_string_equal(nftrules_batch_what(&f->b, SEQ), "the batch as a whole");
+	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 4), "chain output");
+	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 7),
+	    "output rule #1 (oif \"lo\" accept)");
+	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 8),
+	    "output rule #2 (ip daddr 10.200.0.1 tcp dport 3128 counter accept)");
+	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 500),
+	    "unknown message");
+	fx_free(f);
+}
+
+static void
+test_largest_batch_fits_the_documented_buffer(void **state)
+{
+	struct fx *f = fx_new();
+	char g[64];
+	int i;
+
+	(void)state;
+	for (i = 0; i < NFTRULES_MAX_GUARDS / 2; i++) {
+		snprintf(g, sizeof(g), "10.0.0.%d:3128", i + 1);
+		add_guard(f, g);
+		snprintf(g, sizeof(g), "[fd00:ffff:ffff:ffff:ffff:ffff:ffff:%x]:65535",
+		    i + 1);
+		add_guard(f, g);
+	}
+	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "4294967294", f->err,
+	    sizeof(f->err)), 0);
+	build(f);
+	assert_true(f->b.len <= NFTRULES_BATCH_MAX);
+	assert_true(f->b.nmsgs <= NFTRULES_MAX_MSGS);
+	assert_int_equal(nrules(f, "output"), 1 + 2 + 64 + 1 + 2);
+	assert_int_equal(compare(f), 0);
+	fx_free(f);
+}
+
+static void
+test_refuses_batch_buffer_too_small(void **state)
+{
+	struct nftrules_config cfg;
+	struct nftrules_batch *b = malloc(sizeof(*b));
+	size_t size = NFTRULES_MSG_MAX + 100, i;
+	char *buf = malloc(size + 4096), err[256];
+
+	(void)state;
+	assert_non_null(b);
+	assert_non_null(buf);
+	nftrules_config_init(&cfg);
+	assert_int_equal(nftrules_add_guard(&cfg, "10.0.0.1:80", err,
+	    sizeof(err)), 0);
+	memset(buf, 0xa5, size + 4096);
+	/* Room for the first messages, not for the whole batch: every
+	 * message must find NFTRULES_MSG_MAX free before it is written. */
+	assert_int_equal(nftrules_build_apply(&cfg, SEQ, buf, size, b, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "too small"));
+	assert_int_equal(b->len, 0);
+	/* Nothing was written past the size given. */
+	for (i = size; i < size + 4096; i++)
+		assert_int_equal((unsigned char)buf[i], 0xa5);
+	assert_int_equal(nftrules_build_apply(&cfg, SEQ, buf, 10, b, err,
+	    sizeof(err)), -1);
+	free(buf);
+	free(b);
+}
+
+static void
+test_refuses_config_without_guard(void **state)
+{
+	struct nftrules_config cfg;
+	struct nftrules_batch *b = malloc(sizeof(*b));
+	char *buf = malloc(NFTRULES_BATCH_MAX), err[256];
+
+	(void)state;
+	nftrules_config_init(&cfg);
+	assert_int_equal(nftrules_build_apply(&cfg, SEQ, buf,
+	    NFTRULES_BATCH_MAX, b, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "guard"));
+	free(buf);
+	free(b);
+}
+
+static void
+test_remove_batch_deletes_the_table_only(void **state)
+{
+	struct nftrules_batch *b = malloc(sizeof(*b));
+	char buf[4 * NFTRULES_MSG_MAX], err[256];
+	const struct nlmsghdr *nlh;
+	struct nftnl_table *t;
+	int len, n = 0;
+
+	(void)state;
+	assert_int_equal(nftrules_build_remove(SEQ, buf, sizeof(buf), b, err,
+	    sizeof(err)), 0);
+	len = (int)b->len;
+	for (nlh = (const struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, len);
+	    nlh = mnl_nlmsg_next(nlh, &len), n++) {
+		if (n == 0)
+			assert_int_equal(nlh->nlmsg_type, NFNL_MSG_BATCH_BEGIN);
+		if (n == 2)
+			assert_int_equal(nlh->nlmsg_type, NFNL_MSG_BATCH_END);
+		if (n != 1)
+			continue;
+		assert_int_equal(NFNL_MSG_TYPE(nlh->nlmsg_type), NFT_MSG_DELTABLE);
+		assert_true(nlh->nlmsg_flags & NLM_F_ACK);
+		t = nftnl_table_alloc();
+		assert_int_equal(nftnl_table_nlmsg_parse(nlh, t), 0);
+		assert_string_equal(nftnl_table_get_str(t, NFTNL_TABLE_NAME),
+		    "egress_guard");
+		nftnl_table_free(t);
+	}
+	assert_int_equal(n, 3);
+	assert_int_equal(b->seq_last, SEQ + 2);
+	free(b);
+}
+
+/* ---- hostile and bad input ---------------------------------------------- */
+
+static void
+test_refuses_bad_guard_address(void **state)
+{
+	(void)state;
+	expect_refused("10.0.0.999:80", "dotted quad");
+	expect_refused("010.0.0.1:80", "dotted quad");
+	expect_refused("127.1:80", "dotted quad");
+	expect_refused("2130706433:80", "dotted quad");
+	expect_refused("10.0.0.1", "port");
+	expect_refused("10.0.0.1:", "port");
+	expect_refused(":80", NULL);
+	expect_refused("", NULL);
+	expect_refused("10.0.0.1:80 ", NULL);
+	expect_refused("10.0.0.1:80x", NULL);
+	expect_refused("10.0.0.1:80\n", NULL);
+	expect_refused("user@10.0.0.1:80", NULL);
+	expect_refused("guard.example:3128", "host name");
+}
+
+static void
+test_refuses_port_zero(void **state)
+{
+	(void)state;
+	expect_refused("10.0.0.1:0", "port");
+	expect_refused("10.0.0.1:65536", "port");
+	expect_refused("10.0.0.1:080", "port");
+	expect_refused("10.0.0.1:-1", NULL);
+	expect_refused("10.0.0.1:+80", NULL);
+}
+
+static void
+test_refuses_addresses_no_guard_can_have(void **state)
+{
+	(void)state;
+	expect_refused("0.0.0.0:3128", "not a destination");
+	expect_refused("224.0.0.1:3128", "multicast");
+	expect_refused("255.255.255.255:3128", "broadcast");
+	expect_refused("[::]:3128", "not a destination");
+	expect_refused("[ff02::1]:3128", "multicast");
+	expect_refused("[::ffff:a00:1]:3128", "IPv4-mapped");
+}
+
+static void
+test_refuses_ipv6_guard_without_brackets_or_with_zone(void **state)
+{
+	(void)state;
+	expect_refused("fd00::1:3128", "brackets");
+	expect_refused("[fd00::1%eth0]:3128", "zone");
+	expect_refused("[fd00::1]", "port");
+	expect_refused("[fd00::1]3128", NULL);
+	expect_refused("[::ffff:10.0.0.1]:3128", NULL);
+}
+
+static void
+test_accepts_ipv6_guard(void **state)
+{
+	struct nftrules_config cfg;
+	char err[256], out[64];
+	uint8_t addr[16];
+
+	(void)state;
+	nftrules_config_init(&cfg);
+	assert_int_equal(nftrules_add_guard(&cfg, "[2001:DB8::1]:443", err,
+	    sizeof(err)), 0);
+	assert_int_equal(cfg.guards[0].family, AF_INET6);
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::1", addr), 1);
+	assert_memory_equal(cfg.guards[0].addr, addr, 16);
+	assert_int_equal(cfg.guards[0].port, 443);
+	assert_true(nftrules_format_guard(&cfg.guards[0], out, sizeof(out)) > 0);
+	assert_string_equal(out, "[2001:db8::1]:443");
+}
+
+static void
+test_refuses_too_many_guards(void **state)
+{
+	struct nftrules_config cfg;
+	char err[256], g[32];
+	int i;
+
+	(void)state;
+	nftrules_config_init(&cfg);
+	for (i = 0; i < NFTRULES_MAX_GUARDS; i++) {
+		snprintf(g, sizeof(g), "10.0.%d.%d:3128", i / 250, i % 250 + 1);
+		assert_int_equal(nftrules_add_guard(&cfg, g, err, sizeof(err)), 0);
+	}
+	assert_int_equal(nftrules_add_guard(&cfg, "10.9.9.9:3128", err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "too many"));
+	assert_int_equal(cfg.nguards, NFTRULES_MAX_GUARDS);
+}
+
+static void
+test_refuses_duplicate_guard(void **state)
+{
+	struct nftrules_config cfg;
+	char err[256];
+
+	(void)state;
+	nftrules_config_init(&cfg);
+	assert_int_equal(nftrules_add_guard(&cfg, "10.0.0.1:80", err,
+	    sizeof(err)), 0);
+	assert_int_equal(nftrules_add_guard(&cfg, "10.0.0.1:80", err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "twice"));
+	/* Same address, another port: a second guard. */
+	assert_int_equal(nftrules_add_guard(&cfg, "10.0.0.1:81", err,
+	    sizeof(err)), 0);
+	assert_int_equal(cfg.nguards, 2);
+}
+
+static void
+test_refuses_bad_exempt_uid(void **state)
+{
+	static const char *const bad[] = { "", "-1", "+5", "01", "abc", "65534 ",
+		"4294967295", "99999999999999999999", "0x10" };
+	struct nftrules_config cfg;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	nftrules_config_init(&cfg);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (nftrules_set_exempt_uid(&cfg, bad[i], err, sizeof(err)) != -1)
+			fail_msg("accepted uid \"%s\"", bad[i]);
+		assert_false(cfg.has_exempt_uid);
+	}
+	assert_int_equal(nftrules_set_exempt_uid(&cfg, NULL, err, sizeof(err)), -1);
+}
+
+static void
+test_refuses_exempt_uid_zero(void **state)
+{
+	struct nftrules_config cfg;
+	char err[256];
+
+	(void)state;
+	nftrules_config_init(&cfg);
+	assert_int_equal(nftrules_set_exempt_uid(&cfg, "0", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "root"));
+	assert_false(cfg.has_exempt_uid);
+}
+
+/* ---- verify's comparison ------------------------------------------------ */
+
+static struct nftnl_rule *
+tcp_dport_accept(uint16_t p)
+{
+	struct nftnl_rule *r = nftnl_rule_alloc();
+	struct nftnl_expr *e;
+	uint8_t tcp = IPPROTO_TCP;
+	uint16_t port = htons(p);
+
+	nftnl_rule_set_str(r, NFTNL_RULE_TABLE, "egress_guard");
+	nftnl_rule_set_str(r, NFTNL_RULE_CHAIN, "output");
+	e = nftnl_expr_alloc("meta");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, NFT_META_L4PROTO);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, NFT_REG_1);
+	nftnl_rule_add_expr(r, e);
+	e = nftnl_expr_alloc("cmp");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_EQ);
+	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, &tcp, 1);
+	nftnl_rule_add_expr(r, e);
+	e = nftnl_expr_alloc("payload");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, NFT_PAYLOAD_TRANSPORT_HEADER);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, 2);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, 2);
+	nftnl_rule_add_expr(r, e);
+	e = nftnl_expr_alloc("cmp");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, NFT_CMP_EQ);
+	nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, &port, 2);
+	nftnl_rule_add_expr(r, e);
+	e = nftnl_expr_alloc("immediate");
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, NF_ACCEPT);
+	nftnl_rule_add_expr(r, e);
+	return r;
+}
+
+static struct fx *
+built(void)
+{
+	struct fx *f = fx_new();
+
+	add_guard(f, "10.200.0.1:3128");
+	add_guard(f, "[fd00:200::1]:3128");
+	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	    sizeof(f->err)), 0);
+	build(f);
+	return f;
+}
+
+static void
+test_compare_accepts_what_apply_builds(void **state)
+{
+	struct fx *f = built();
+
+	(void)state;
+	assert_int_equal(compare(f), 0);
+	assert_string_equal(f->diff, "");
+	fx_free(f);
+}
+
+static void
+test_compare_ignores_counter_values_and_handles(void **state)
+{
+	struct fx *f = built();
+	struct nftnl_rule_iter *ri;
+	struct nftnl_expr_iter *ei;
+	struct nftnl_rule *r;
+	struct nftnl_expr *e;
+	uint64_t h = 40;
+
+	(void)state;
+	ri = nftnl_rule_iter_create(chain(f, "output"));
+	while ((r = nftnl_rule_iter_next(ri)) != NULL) {
+		nftnl_rule_set_u64(r, NFTNL_RULE_HANDLE, h++);
+		ei = nftnl_expr_iter_create(r);
+		while ((e = nftnl_expr_iter_next(ei)) != NULL) {
+			if (strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_NAME),
+			    "counter") != 0)
+				continue;
+			nftnl_expr_set_u64(e, NFTNL_EXPR_CTR_PACKETS, 12);
+			nftnl_expr_set_u64(e, NFTNL_EXPR_CTR_BYTES, 3456);
+		}
+		nftnl_expr_iter_destroy(ei);
+	}
+	nftnl_rule_iter_destroy(ri);
+	assert_int_equal(compare(f), 0);
+	fx_free(f);
+}
+
+static void
+test_compare_names_an_added_rule(void **state)
+{
+	struct fx *f = built();
+	size_t n;
+
+	(void)state;
+	n = nrules(f, "output");
+	nftnl_chain_rule_add_tail(tcp_dport_accept(80), chain(f, "output"));
+	expect_diff(f, "output: unexpected rule #");
+	assert_non_null(strstr(f->diff, "(tcp dport 80 accept)"));
+	/* Numbered by position in the kernel's chain. */
+	{
+		char want[64];
+
+		snprintf(want, sizeof(want), "unexpected rule #%zu ", n + 1);
+		assert_non_null(strstr(f->diff, want));
+	}
+	fx_free(f);
+}
+
+static void
+test_compare_names_a_rule_inserted_first(void **state)
+{
+	struct fx *f = built();
+
+	(void)state;
+	nftnl_chain_rule_add(tcp_dport_accept(22), chain(f, "output"));
+	expect_diff(f, "output: unexpected rule #1 (tcp dport 22 accept)");
+	/* One difference, not a cascade of shifted rules. */
+	assert_null(strchr(strchr(f->diff, '\n') + 1, '\n'));
+	fx_free(f);
+}
+
+static void
+test_compare_names_a_changed_policy(void **state)
+{
+	struct fx *f = built();
+
+	(void)state;
+	nftnl_chain_set_u32(chain(f, "input"), NFTNL_CHAIN_POLICY, NF_ACCEPT);
+	expect_diff(f, "input: policy accept, expected drop");
+	fx_free(f);
+}
+
+static void
+test_compare_names_a_missing_chain(void **state)
+{
+	struct fx *f = built();
+	struct nftnl_chain *c = chain(f, "forward");
+
+	(void)state;
+	nftnl_chain_list_del(c);
+	nftnl_chain_free(c);
+	expect_diff(f, "forward: chain missing");
+	fx_free(f);
+}
+
+static void
+test_compare_names_a_changed_guard_address(void **state)
+{
+	struct fx *f = built();
+	struct nftrules_config other;
+
+	(void)state;
+	nftrules_config_init(&other);
+	assert_int_equal(nftrules_add_guard(&other, "10.200.0.9:3128", f->err,
+	    sizeof(f->err)), 0);
+	assert_int_equal(nftrules_add_guard(&other, "[fd00:200::1]:3128",
+	    f->err, sizeof(f->err)), 0);
+	assert_int_equal(nftrules_set_exempt_uid(&other, "65534", f->err,
+	    sizeof(f->err)), 0);
+	assert_int_equal(nftrules_compare(&other, f->table, f->chains, f->diff,
+	    sizeof(f->diff), f->err, sizeof(f->err)), 1);
+	assert_non_null(strstr(f->diff, "output: rule #4 is (ip daddr "
+	    "10.200.0.1 tcp dport 3128 counter accept), expected (ip daddr "
+	    "10.200.0.9 tcp dport 3128 counter accept)"));
+	fx_free(f);
+}
+
+static void
+test_compare_names_a_missing_rule(void **state)
+{
+	struct fx *f = built();
+	struct nftnl_rule *r = rule(f, "output", 5);	/* meta skuid */
+
+	(void)state;
+	nftnl_chain_rule_del(r);
+	nftnl_rule_free(r);
+	expect_diff(f, "output: missing rule (meta skuid 65534 counter accept)");
+	fx_free(f);
+}
+
+static void
+test_compare_names_a_missing_or_dormant_table(void **state)
+{
+	struct fx *f = built();
+
+	(void)state;
+	assert_int_equal(nftrules_compare(&f->cfg, NULL, f->chains, f->diff,
+	    sizeof(f->diff), f->err, sizeof(f->err)), 1);
+	assert_non_null(strstr(f->diff, "table inet egress_guard: missing"));
+	nftnl_table_set_u32(f->table, NFTNL_TABLE_FLAGS, NFT_TABLE_F_DORMANT);
+	expect_diff(f, "dormant");
+	fx_free(f);
+}
+
+static void
+test_compare_shows_kernel_names_as_printable_ascii(void **state)
+{
+	struct fx *f = built();
+	struct nftnl_chain *c = nftnl_chain_alloc();
+	size_t i;
+
+	(void)state;
+	nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, "egress_guard");
+	nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, "evil\x1b[2J\n");
+	nftnl_chain_list_add_tail(c, f->chains);
+	expect_diff(f, "unexpected chain evil?[2J?");
+	for (i = 0; f->diff[i] != '\0'; i++)
+		assert_true(f->diff[i] == '\n' ||
+		    (f->diff[i] >= 0x20 && f->diff[i] < 0x7f));
+	fx_free(f);
+}
+
+static void
+test_compare_notices_a_changed_reject_code(void **state)
+{
+	struct fx *f = built();
+	struct nftnl_expr *e[16];
+	size_t n = nrules(f, "output");
+
+	(void)state;
+	assert_int_equal(exprs(rule(f, "output", (uint32_t)n - 1), e), 2);
+	nftnl_expr_set_u8(e[1], NFTNL_EXPR_REJECT_CODE, 0);	/* no-route */
+	expect_diff(f, "expected (counter reject with icmpx admin-prohibited)");
+	fx_free(f);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_batch_is_one_transaction_replacing_the_table),
+		cmocka_unit_test(test_chains_are_base_chains_with_policy_drop),
+		cmocka_unit_test(test_output_accepts_loopback_first),
+		cmocka_unit_test(test_ipv4_guard_rule_matches_daddr_and_dport),
+		cmocka_unit_test(test_ipv6_guard_rule_matches_ip6_daddr_and_dport),
+		cmocka_unit_test(test_reject_rules_reset_tcp_and_prohibit_the_rest),
+		cmocka_unit_test(test_exempt_uid_rule_matches_skuid),
+		cmocka_unit_test(test_input_accepts_loopback_and_established_only),
+		cmocka_unit_test(test_guard_order_does_not_change_the_batch),
+		cmocka_unit_test(test_batch_names_each_message),
+		cmocka_unit_test(test_largest_batch_fits_the_documented_buffer),
+		cmocka_unit_test(test_refuses_batch_buffer_too_small),
+		cmocka_unit_test(test_refuses_config_without_guard),
+		cmocka_unit_test(test_remove_batch_deletes_the_table_only),
+		cmocka_unit_test(test_refuses_bad_guard_address),
+		cmocka_unit_test(test_refuses_port_zero),
+		cmocka_unit_test(test_refuses_addresses_no_guard_can_have),
+		cmocka_unit_test(test_refuses_ipv6_guard_without_brackets_or_with_zone),
+		cmocka_unit_test(test_accepts_ipv6_guard),
+		cmocka_unit_test(test_refuses_too_many_guards),
+		cmocka_unit_test(test_refuses_duplicate_guard),
+		cmocka_unit_test(test_refuses_bad_exempt_uid),
+		cmocka_unit_test(test_refuses_exempt_uid_zero),
+		cmocka_unit_test(test_compare_accepts_what_apply_builds),
+		cmocka_unit_test(test_compare_ignores_counter_values_and_handles),
+		cmocka_unit_test(test_compare_names_an_added_rule),
+		cmocka_unit_test(test_compare_names_a_rule_inserted_first),
+		cmocka_unit_test(test_compare_names_a_changed_policy),
+		cmocka_unit_test(test_compare_names_a_missing_chain),
+		cmocka_unit_test(test_compare_names_a_changed_guard_address),
+		cmocka_unit_test(test_compare_names_a_missing_rule),
+		cmocka_unit_test(test_compare_names_a_missing_or_dormant_table),
+		cmocka_unit_test(test_compare_shows_kernel_names_as_printable_ascii),
+		cmocka_unit_test(test_compare_notices_a_changed_reject_code),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
