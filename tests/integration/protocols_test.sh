@@ -1,0 +1,296 @@
+# Client protocols besides CONNECT, with real clients: absolute-form HTTP
+# (curl, Python urllib) with keep-alive and per-request recheck, redirects
+# followed by the client and refused, SOCKS5 (curl --socks5-hostname), the
+# TLS SNI check (openssl s_client), and request-smuggling attempts. Every
+# refusal has a negative control through guard B (policy widened, ranges
+# allowed) or with the mechanism switched off.
+. "$(dirname "$0")/lib.sh"
+
+[ -x "$BIN" ] || { echo "FAIL build: $BIN missing"; exit 1; }
+topo_up || { echo "FAIL topology"; exit 1; }
+
+cat >"$T/zone.json" <<'Z'
+{
+ "api.example.test": {"A": ["198.18.1.10"]},
+ "api2.example.test": {"A": ["198.18.1.10"]},
+ "other.example.test": {"A": ["198.18.1.10"]},
+ "private.example.test": {"A": ["10.99.0.5"]},
+ "flip.example.test": {"cycle": [{"A": ["198.18.1.10"]}, {"A": ["10.99.0.5"]}], "ttl": 0}
+}
+Z
+python3 - "$T/policy.json" api.example.test:80 api.example.test:443 api2.example.test:80 \
+    private.example.test:80 flip.example.test:80 api.example.test:7 <<'P'
+import json, sys
+allow = [{"host": h, "port": int(p)} for h, _, p in (a.rpartition(":") for a in sys.argv[2:])]
+json.dump({"schema": "egress-guard.policy.v1", "mode": "allowlist", "epoch": 1,
+           "allow": allow}, open(sys.argv[1], "w"))
+P
+echo '{"allow":[],"epoch":1,"mode":"unrestricted","schema":"egress-guard.policy.v1"}' >"$T/open.json"
+
+make_cert api.example.test
+start_dns "$T/zone.json" || { echo "FAIL dns server"; exit 1; }
+start_listener pub 198.18.1.10:80
+start_listener pubtls 198.18.1.10:443 --tls --cert "$T/cert.pem" --key "$T/key.pem"
+start_listener priv 10.99.0.5:80
+start_listener echo 198.18.1.10:7 --raw
+
+COMMON="--dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2"
+start_guard A 3128 --policy "$T/policy.json" $COMMON --allow-range 198.18.0.0/15 || exit 1
+start_guard B 3129 --policy "$T/open.json" $COMMON --allow-range 198.18.0.0/15 \
+    --allow-range 10.0.0.0/8 || exit 1
+start_guard C 3130 --policy "$T/policy.json" $COMMON --allow-range 198.18.0.0/15 \
+    --sni-check off || exit 1
+
+# decisions LOG: "id host port decision reason client" per decision line
+decisions() {
+	python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("event") == "decision":
+        print(o["id"], o["host"], o["port"], o["proto"], o["decision"], o["reason"], o["client"])
+' "$1"
+}
+
+# ---- absolute-form HTTP
+out=$(curl_proxy 3128 http://api.example.test/headers -H 'Proxy-Authorization: Basic c2VjcmV0' \
+    -H 'Connection: X-Secret' -H 'X-Secret: leaked' -H 'Keep-Alive: 5' -H 'X-Keep: yes')
+r=1
+case "$out" in *code=200*)
+	grep -q '^GET /headers HTTP/1.1' "$T/body" && grep -qi '^Host: api.example.test' "$T/body" &&
+	    grep -qi '^Via: 1.1 egress-guard' "$T/body" && grep -qi '^X-Keep: yes' "$T/body" &&
+	    ! grep -qi -e '^Proxy-' -e '^X-Secret' -e '^Keep-Alive' -e '^Connection:' "$T/body"
+	r=$?;;
+esac
+check absolute_form_forwarded_origin_form_hop_by_hop_removed $r "$out $(tr '\r\n' '  ' <"$T/body")"
+
+out=$(curl_proxy 3128 http://other.example.test/)
+case "$out" in *code=403*reason=not_allowlisted*) r=0;; *) r=1;; esac
+check hostile_absolute_form_not_allowlisted_denied $r "$out"
+out=$(curl_proxy 3128 http://private.example.test/)
+case "$out" in *code=403*reason=non_public_address*) log_empty priv; r=$?;; *) r=1;; esac
+check hostile_absolute_form_private_denied_listener_sees_nothing $r "$out"
+out=$(curl_proxy 3129 http://private.example.test/)
+case "$out" in *code=200*) [ -s "$T/priv.log" ]; r=$?;; *) r=1;; esac
+check control_absolute_form_private_reached_when_range_allowed $r "$out"
+: >"$T/priv.log"
+
+# Keep-alive: two hosts on one client connection, each checked on its own.
+: >"$T/A.log.mark"; n0=$(wc -l <"$T/A.log")
+inwl curl -sS --max-time 10 -x http://10.77.0.1:3128 -o /dev/null -o /dev/null \
+    -w '%{http_code} %{num_connects}\n' http://api.example.test/ http://other.example.test/ \
+    >"$T/ka.out" 2>&1
+tail -n +$((n0 + 1)) "$T/A.log" >"$T/ka.log"
+decisions "$T/ka.log" >"$T/ka.dec"
+c1=$(awk '$2=="api.example.test"{print $7}' "$T/ka.dec" | head -n1)
+c2=$(awk '$2=="other.example.test"{print $7}' "$T/ka.dec" | head -n1)
+r=1
+grep -q 'api.example.test 80 http allow allowlisted' "$T/ka.dec" &&
+    grep -q 'other.example.test 80 http deny not_allowlisted' "$T/ka.dec" &&
+    [ -n "$c1" ] && [ "$c1" = "$c2" ] && r=0
+check hostile_keepalive_second_host_rechecked_on_same_connection $r "$(cat "$T/ka.out" "$T/ka.dec")"
+
+n0=$(wc -l <"$T/A.log")
+: >"$T/pub.log"
+inwl curl -sS --max-time 10 -x http://10.77.0.1:3128 -o /dev/null -o /dev/null \
+    -w '%{http_code}\n' http://api.example.test/ http://api2.example.test/ >"$T/ka2.out" 2>&1
+tail -n +$((n0 + 1)) "$T/A.log" >"$T/ka2.log"
+r=1
+[ "$(grep -c '^200' "$T/ka2.out")" = 2 ] && [ "$(grep -c '"event":"decision"' "$T/ka2.log")" = 2 ] &&
+    [ "$(grep -c '^conn ' "$T/pub.log")" = 2 ] && r=0
+check keepalive_other_host_same_address_gets_new_upstream $r "$(cat "$T/ka2.out"; grep -c '^conn ' "$T/pub.log")"
+: >"$T/pub.log"
+inwl curl -sS --max-time 10 -x http://10.77.0.1:3128 -o /dev/null -o /dev/null \
+    -w '%{http_code}\n' http://api.example.test/ http://api.example.test/headers >"$T/ka3.out" 2>&1
+[ "$(grep -c '^200' "$T/ka3.out")" = 2 ] && [ "$(grep -c '^conn ' "$T/pub.log")" = 1 ]
+check keepalive_same_host_reuses_upstream_after_recheck $? "$(cat "$T/ka3.out"; grep -c '^conn ' "$T/pub.log")"
+
+# DNS flips between two requests on one kept-alive connection.
+inwl curl -sS --max-time 10 -x http://10.77.0.1:3128 -o /dev/null -o /dev/null \
+    -w '%{http_code}\n' http://flip.example.test/ http://flip.example.test/ >"$T/flip.out" 2>&1
+[ "$(head -n1 "$T/flip.out")" = 200 ] && [ "$(sed -n 2p "$T/flip.out")" = 403 ] && log_empty priv
+check hostile_dns_flip_on_kept_alive_connection_second_refused $? "$(cat "$T/flip.out")"
+
+# ---- redirects: passed to the client, its next request checked again
+out=$(curl_proxy 3128 'http://api.example.test/redirect?to=http://other.example.test/' -L)
+case "$out" in *code=403*reason=not_allowlisted*) r=0;; *) r=1;; esac
+check hostile_redirect_to_not_allowlisted_name_refused $r "$out"
+out=$(curl_proxy 3128 'http://api.example.test/redirect?to=http://private.example.test/' -L)
+case "$out" in *code=403*reason=non_public_address*) log_empty priv; r=$?;; *) r=1;; esac
+check hostile_redirect_to_private_resolving_admitted_name_refused $r "$out"
+out=$(curl_proxy 3128 'http://api.example.test/redirect?to=http://api2.example.test/' -L)
+case "$out" in *code=200*) grep -q "hello from pub" "$T/body"; r=$?;; *) r=1;; esac
+check control_redirect_to_admitted_public_name_followed $r "$out"
+out=$(curl_proxy 3129 'http://api.example.test/redirect?to=http://private.example.test/' -L)
+case "$out" in *code=200*) r=0;; *) r=1;; esac
+check control_redirect_to_private_followed_when_range_allowed $r "$out"
+: >"$T/priv.log"
+
+# ---- SOCKS5
+socks() {	# socks PORT URL
+	inwl curl -sS --max-time 10 --socks5-hostname "10.77.0.1:$1" -o "$T/body" \
+	    -w '%{http_code}' "$2" 2>"$T/curl.err"
+	echo " rc=$?"
+}
+out=$(socks 3128 http://api.example.test/)
+case "$out" in "200 rc=0") grep -q "hello from pub" "$T/body"; r=$?;; *) r=1;; esac
+check socks5_hostname_allowed $r "$out"
+out=$(socks 3128 http://other.example.test/)
+case "$out" in *"rc=97"*) [ "$(last_decision "$T/A.log" other.example.test)" = deny:not_allowlisted ]; r=$?;; *) r=1;; esac
+check hostile_socks5_not_allowlisted_denied $r "$out $(cat "$T/curl.err")"
+out=$(socks 3128 http://private.example.test/)
+case "$out" in *"rc=97"*) log_empty priv; r=$?;; *) r=1;; esac
+check hostile_socks5_private_denied_listener_sees_nothing $r "$out"
+out=$(socks 3129 http://private.example.test/)
+case "$out" in "200 rc=0") r=0;; *) r=1;; esac
+check control_socks5_private_reached_when_range_allowed $r "$out"
+: >"$T/priv.log"
+out=$(inwl python3 - <<'PY'
+import socket
+s = socket.create_connection(("10.77.0.1", 3128), timeout=5)
+s.sendall(b"\x05\x01\x00")
+a = s.recv(2)
+s.sendall(b"\x05\x02\x00\x03\x10api.example.test\x00\x50")   # BIND
+r = s.recv(10)
+print(a.hex(), r[:2].hex())
+PY
+)
+[ "$out" = "0500 0507" ]
+check socks5_bind_command_answered_0x07 $? "$out"
+
+# ---- SNI check
+sclient() {	# sclient PORT SERVERNAME
+	echo Q | inwl timeout 10 openssl s_client -proxy "10.77.0.1:$1" \
+	    -connect api.example.test:443 -servername "$2" -CAfile "$T/cert.pem" \
+	    -verify_return_error >"$T/sc.out" 2>&1
+	# A finished handshake shows the server's certificate subject.
+	grep -q "^subject=CN *= *api.example.test" "$T/sc.out"
+}
+b0=$(grep -c '^bytes' "$T/pubtls.log")
+sclient 3128 evil.example.test; r=$?
+b1=$(grep -c '^bytes' "$T/pubtls.log")
+[ $r -ne 0 ] && [ "$b0" = "$b1" ] && grep -q '"reason":"sni_mismatch"' "$T/A.log"
+check hostile_tls_sni_mismatch_closed_before_any_byte_upstream $? "rc=$r bytes $b0->$b1"
+sclient 3128 api.example.test
+check tls_matching_sni_passes $? "$(tail -n 3 "$T/sc.out")"
+sclient 3130 evil.example.test
+check control_sni_mismatch_passes_with_sni_check_off $? "$(tail -n 3 "$T/sc.out")"
+
+# ---- smuggling and framing
+out=$(raw 3128 "POST http://api.example.test/echo HTTP/1.1\r\nHost: api.example.test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+case "$out" in *status=400*reason=bad_request*) r=0;; *) r=1;; esac
+check hostile_cl_te_refused $r "$out"
+out=$(raw 3128 "POST http://api.example.test/echo HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n")
+case "$out" in *status=400*) r=0;; *) r=1;; esac
+check hostile_te_not_final_chunked_refused $r "$out"
+out=$(raw 3128 "POST http://api.example.test/echo HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n0\r\n\r\n")
+case "$out" in *status=400*) r=0;; *) r=1;; esac
+check hostile_te_space_before_colon_refused $r "$out"
+out=$(raw 3128 "POST http://api.example.test/echo HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello")
+case "$out" in *status=400*) r=0;; *) r=1;; esac
+check hostile_duplicate_content_length_refused $r "$out"
+out=$(raw 3128 "GET http://api.example.test/ HTTP/1.1\r\nHost: other.example.test\r\n\r\n")
+case "$out" in *status=400*) r=0;; *) r=1;; esac
+check hostile_host_header_disagreeing_with_target_refused $r "$out"
+out=$(raw 3128 "GET http://api.example.test/ HTTP/1.1\r\nConnection: Content-Length\r\nContent-Length: 0\r\n\r\n")
+case "$out" in *status=400*) r=0;; *) r=1;; esac
+check hostile_connection_naming_content_length_refused $r "$out"
+out=$(raw 3128 "GET http://user@api.example.test/ HTTP/1.1\r\n\r\n")
+case "$out" in *status=400*) r=0;; *) r=1;; esac
+check hostile_userinfo_in_absolute_form_refused $r "$out"
+
+# A body framed by Content-Length followed by a smuggled request: the
+# smuggled request is a request of its own, checked (and refused) by the
+# guard; the upstream sees one request.
+: >"$T/pub.log"
+out=$(inwl python3 - <<'PY'
+import socket
+s = socket.create_connection(("10.77.0.1", 3128), timeout=5)
+s.sendall(b"POST http://api.example.test/echo HTTP/1.1\r\nHost: api.example.test\r\n"
+          b"Content-Length: 5\r\n\r\nhello"
+          b"GET http://other.example.test/admin HTTP/1.1\r\nHost: other.example.test\r\n\r\n")
+data = b""
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    data += d
+print(data.count(b"HTTP/1.1 200"), data.count(b"X-Egress-Guard-Reason: not_allowlisted"),
+      b"\r\n\r\nhello" in data)
+PY
+)
+[ "$out" = "1 1 True" ] && [ "$(grep -c '^req ' "$T/pub.log")" = 1 ]
+check hostile_smuggled_request_after_cl_body_rechecked_and_refused $? "$out $(grep '^req' "$T/pub.log" | tr '\n' ' ')"
+: >"$T/pub.log"
+out=$(inwl python3 - <<'PY'
+import socket
+s = socket.create_connection(("10.77.0.1", 3128), timeout=5)
+s.sendall(b"POST http://api.example.test/echo HTTP/1.1\r\nHost: api.example.test\r\n"
+          b"Transfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n"
+          b"GET http://other.example.test/admin HTTP/1.1\r\n\r\n")
+data = b""
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    data += d
+print(data.count(b"HTTP/1.1 200"), data.count(b"X-Egress-Guard-Reason: not_allowlisted"), b"hello world" in data)
+PY
+)
+[ "$out" = "1 1 True" ] && [ "$(grep -c '^req ' "$T/pub.log")" = 1 ]
+check hostile_smuggled_request_after_chunked_body_with_trailers_refused $? "$out"
+
+# Pipelined requests while the first response streams; HEAD and 204
+# framing keep the connection usable.
+out=$(inwl python3 - <<'PY'
+import socket
+s = socket.create_connection(("10.77.0.1", 3128), timeout=10)
+s.sendall(b"GET http://api.example.test/bytes/300000 HTTP/1.1\r\n\r\n"
+          b"HEAD http://api.example.test/bytes/100 HTTP/1.1\r\n\r\n"
+          b"GET http://api.example.test/status/204 HTTP/1.1\r\n\r\n"
+          b"GET http://api.example.test/ HTTP/1.1\r\nConnection: close\r\n\r\n")
+data = b""
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    data += d
+print(data.count(b"HTTP/1.1 200"), data.count(b"HTTP/1.1 204"), data.count(b"x" * 300000),
+      data.endswith(b"hello from pub\n"))
+PY
+)
+[ "$out" = "3 1 1 True" ]
+check pipelined_requests_answered_in_order_with_exact_framing $? "$out"
+
+# ---- Python's urllib through http_proxy
+out=$(inwl env http_proxy=http://10.77.0.1:3128 python3 -c '
+import urllib.request
+print(urllib.request.urlopen("http://api.example.test/", timeout=10).read().decode().strip())
+' 2>&1)
+[ "$out" = "hello from pub" ]
+check python_urllib_through_http_proxy $? "$out"
+
+# ---- metrics add up to the decision log
+out=$(ingd curl -sS --max-time 5 --unix-socket "$T/A.sock" http://localhost/metrics)
+python3 - "$T/A.log" <<PY
+import json, re, sys
+metrics = """$out"""
+want = {}
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("event") == "decision":
+        k = (o["decision"], o["reason"], o["proto"])
+        want[k] = want.get(k, 0) + 1
+got = {}
+for m in re.finditer(r'^egress_guard_decisions_total\{decision="(\w+)",reason="(\w+)",proto="(\w+)"\} (\d+)$', metrics, re.M):
+    got[(m[1], m[2], m[3])] = int(m[4])
+assert got == want, (got, want)
+for name, typ in [("egress_guard_decisions_total", "counter"), ("egress_guard_active_connections", "gauge"),
+                  ("egress_guard_bytes_total", "counter"), ("egress_guard_dns_seconds", "histogram"),
+                  ("egress_guard_policy_epoch", "gauge")]:
+    assert "# TYPE %s %s" % (name, typ) in metrics, name
+    assert "# HELP %s " % name in metrics, name
+PY
+check metrics_counters_add_up_to_decision_log $?
+
+finish
