@@ -196,6 +196,225 @@ test_find_header_counts_duplicates_case_insensitively(void **state)
 	assert_null(h);
 }
 
+static void
+test_absolute_form_defaults_to_port_80(void **state)
+{
+	struct dest d;
+	const char *path;
+	size_t plen;
+	int https;
+	char err[128];
+	const char *t = "http://API.Example.com./a/b?q=1";
+
+	(void)state;
+	assert_int_equal(http_parse_absolute(t, strlen(t), &d, &path, &plen, &https,
+	    err, sizeof(err)), 0);
+	assert_string_equal(d.host, "api.example.com");
+	assert_int_equal(d.port, 80);
+	assert_int_equal(plen, strlen("/a/b?q=1"));
+	assert_memory_equal(path, "/a/b?q=1", plen);
+}
+
+static void
+test_absolute_form_refusals(void **state)
+{
+	static const char *const bad[] = {
+		"http://user@api.example.com/", "http://api.example.com:080/",
+		"http://127.1/", "http://[::ffff:127.0.0.1]/", "http://api.example.com/#f",
+		"http:///x", "ftp://api.example.com/", "/relative", "http://a%2eb/",
+		"http://api.example.com:/", NULL
+	};
+	struct dest d;
+	const char *path;
+	size_t plen, i;
+	int https;
+	char err[128];
+
+	(void)state;
+	for (i = 0; bad[i] != NULL; i++)
+		assert_int_equal(http_parse_absolute(bad[i], strlen(bad[i]), &d, &path,
+		    &plen, &https, err, sizeof(err)), -1);
+	assert_int_equal(http_parse_absolute("HTTPS://a.b/", 12, &d, &path, &plen,
+	    &https, err, sizeof(err)), -1);
+	assert_int_equal(https, 1);
+}
+
+static int
+framing(const char *head, struct http_framing *f)
+{
+	struct dest d;
+	const char *path;
+	size_t plen;
+	int https, status;
+	char err[128];
+	long end = http_head_end(head, strlen(head));
+
+	assert_true(end > 0);
+	assert_int_equal(http_parse_head(head, (size_t)end, &req, &status, err,
+	    sizeof(err)), 0);
+	assert_int_equal(http_parse_absolute(req.target, req.target_len, &d, &path,
+	    &plen, &https, err, sizeof(err)), 0);
+	return http_request_framing(&req, &d, f, err, sizeof(err));
+}
+
+static void
+test_refuses_cl_te_smuggling_pair(void **state)
+{
+	struct http_framing f;
+
+	(void)state;
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nContent-Length: 4\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n", &f), -1);
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+	    "Content-Length: 4\r\n\r\n", &f), -1);
+}
+
+static void
+test_refuses_duplicate_and_malformed_content_length(void **state)
+{
+	struct http_framing f;
+
+	(void)state;
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nContent-Length: 4\r\n"
+	    "Content-Length: 4\r\n\r\n", &f), -1);
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nContent-Length: 4, 4\r\n\r\n", &f), -1);
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nContent-Length: +4\r\n\r\n", &f), -1);
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nContent-Length: 04\r\n\r\n", &f), -1);
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nContent-Length: 0x4\r\n\r\n", &f), -1);
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nContent-Length: 4\r\n\r\n", &f), 0);
+	assert_int_equal(f.length, 4);
+}
+
+static void
+test_refuses_te_te_obfuscations(void **state)
+{
+	struct http_framing f;
+
+	(void)state;
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nTransfer-Encoding: xchunked\r\n\r\n", &f), -1);
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nTransfer-Encoding: chunked, identity\r\n\r\n", &f), -1);
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+	    "Transfer-Encoding: identity\r\n\r\n", &f), -1);
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", &f), -1);
+	assert_int_equal(framing("POST http://a.b/ HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n", &f), 0);
+	assert_int_equal(f.chunked, 1);
+}
+
+static void
+test_refuses_host_disagreeing_with_target(void **state)
+{
+	struct http_framing f;
+
+	(void)state;
+	assert_int_equal(framing("GET http://a.b/ HTTP/1.1\r\nHost: c.d\r\n\r\n", &f), -1);
+	assert_int_equal(framing("GET http://a.b/ HTTP/1.1\r\nHost: a.b:81\r\n\r\n", &f), -1);
+	assert_int_equal(framing("GET http://a.b/ HTTP/1.1\r\nHost: a.b\r\nHost: a.b\r\n\r\n", &f), -1);
+	assert_int_equal(framing("GET http://a.b/ HTTP/1.1\r\nHost: A.B:80\r\n\r\n", &f), 0);
+	assert_int_equal(framing("GET http://a.b:8080/ HTTP/1.1\r\nHost: a.b:8080\r\n\r\n", &f), 0);
+}
+
+static void
+test_refuses_connection_naming_framing_header(void **state)
+{
+	struct http_framing f;
+
+	(void)state;
+	assert_int_equal(framing("GET http://a.b/ HTTP/1.1\r\nConnection: close, Content-Length\r\n\r\n", &f), -1);
+	assert_int_equal(framing("GET http://a.b/ HTTP/1.1\r\nConnection: Host\r\n\r\n", &f), -1);
+	assert_int_equal(framing("GET http://a.b/ HTTP/1.1\r\nConnection: close\r\n\r\n", &f), 0);
+	assert_int_equal(f.close, 1);
+}
+
+static void
+test_forward_head_strips_hop_by_hop_and_sets_host(void **state)
+{
+	const char *h = "GET http://a.b:8080/x?y HTTP/1.1\r\nHost: a.b:8080\r\n"
+	    "Proxy-Authorization: secret\r\nProxy-Connection: keep-alive\r\n"
+	    "Connection: X-Hop, keep-alive\r\nX-Hop: 1\r\nKeep-Alive: 5\r\nTE: trailers\r\n"
+	    "Upgrade: websocket\r\nX-Keep: 2\r\nContent-Length: 0\r\n\r\n";
+	struct dest d;
+	const char *path;
+	size_t plen;
+	int https, status;
+	char err[128], out[1024];
+	long n;
+
+	(void)state;
+	assert_int_equal(http_parse_head(h, strlen(h), &req, &status, err, sizeof(err)), 0);
+	assert_int_equal(http_parse_absolute(req.target, req.target_len, &d, &path, &plen,
+	    &https, err, sizeof(err)), 0);
+	n = http_forward_head(&req, &d, path, plen, out, sizeof(out));
+	assert_true(n > 0);
+	out[n] = '\0';
+	assert_string_equal(out, "GET /x?y HTTP/1.1\r\nHost: a.b:8080\r\nX-Keep: 2\r\n"
+	    "Content-Length: 0\r\nVia: 1.1 egress-guard\r\n\r\n");
+	assert_int_equal(http_forward_head(&req, &d, path, plen, out, 20), -1);
+}
+
+static int
+resp_framing(const char *head, int head_req, enum http_body *kind, long long *len,
+    int *close)
+{
+	static struct http_resp r;
+	char err[128];
+
+	if (http_parse_response_head(head, strlen(head), &r, err, sizeof(err)) == -1)
+		return -2;
+	return http_response_framing(&r, head_req, kind, len, close, err, sizeof(err));
+}
+
+static void
+test_response_framing_rules(void **state)
+{
+	enum http_body k;
+	long long len;
+	int close;
+
+	(void)state;
+	assert_int_equal(resp_framing("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n", 0,
+	    &k, &len, &close), 0);
+	assert_int_equal(k, HTTP_BODY_LENGTH);
+	assert_int_equal(len, 7);
+	assert_int_equal(close, 0);
+	assert_int_equal(resp_framing("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\n", 1,
+	    &k, &len, &close), 0);
+	assert_int_equal(k, HTTP_BODY_NONE);
+	assert_int_equal(resp_framing("HTTP/1.1 204 No Content\r\n\r\n", 0, &k, &len, &close), 0);
+	assert_int_equal(k, HTTP_BODY_NONE);
+	assert_int_equal(resp_framing("HTTP/1.1 304 Not Modified\r\nContent-Length: 9\r\n\r\n", 0,
+	    &k, &len, &close), 0);
+	assert_int_equal(k, HTTP_BODY_NONE);
+	assert_int_equal(resp_framing("HTTP/1.1 100 Continue\r\n\r\n", 0, &k, &len, &close), 0);
+	assert_int_equal(k, HTTP_BODY_NONE);
+	assert_int_equal(resp_framing("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", 0,
+	    &k, &len, &close), 0);
+	assert_int_equal(k, HTTP_BODY_CHUNKED);
+	assert_int_equal(resp_framing("HTTP/1.1 200 OK\r\n\r\n", 0, &k, &len, &close), 0);
+	assert_int_equal(k, HTTP_BODY_CLOSE);
+	assert_int_equal(close, 1);
+	assert_int_equal(resp_framing("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n", 0,
+	    &k, &len, &close), 0);
+	assert_int_equal(close, 1);
+}
+
+static void
+test_response_ambiguous_framing_refused(void **state)
+{
+	enum http_body k;
+	long long len;
+	int close;
+
+	(void)state;
+	assert_int_equal(resp_framing("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n", 0, &k, &len, &close), -1);
+	assert_int_equal(resp_framing("HTTP/1.1 200 OK\r\nContent-Length: 7\r\n"
+	    "Content-Length: 8\r\n\r\n", 0, &k, &len, &close), -1);
+	assert_int_equal(resp_framing("HTTP/1.1 101 Switching Protocols\r\n\r\n", 0,
+	    &k, &len, &close), -1);
+	assert_int_equal(resp_framing("HTTP/1.1 20 OK\r\n\r\n", 0, &k, &len, &close), -2);
+	assert_int_equal(resp_framing("HTTP/2 200 OK\r\n\r\n", 0, &k, &len, &close), -2);
+}
+
 int
 main(void)
 {
@@ -215,6 +434,16 @@ main(void)
 		cmocka_unit_test(test_refuses_too_many_headers_with_431),
 		cmocka_unit_test(test_refuses_head_over_16k_with_431),
 		cmocka_unit_test(test_find_header_counts_duplicates_case_insensitively),
+		cmocka_unit_test(test_absolute_form_defaults_to_port_80),
+		cmocka_unit_test(test_absolute_form_refusals),
+		cmocka_unit_test(test_refuses_cl_te_smuggling_pair),
+		cmocka_unit_test(test_refuses_duplicate_and_malformed_content_length),
+		cmocka_unit_test(test_refuses_te_te_obfuscations),
+		cmocka_unit_test(test_refuses_host_disagreeing_with_target),
+		cmocka_unit_test(test_refuses_connection_naming_framing_header),
+		cmocka_unit_test(test_forward_head_strips_hop_by_hop_and_sets_host),
+		cmocka_unit_test(test_response_framing_rules),
+		cmocka_unit_test(test_response_ambiguous_framing_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
