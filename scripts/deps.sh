@@ -6,7 +6,7 @@ set -eu
 
 PKGS="build-essential pkg-config libevent-dev libc-ares-dev libssl-dev
 libnftnl-dev libmnl-dev libjansson-dev libcmocka-dev
-curl iproute2 nftables python3 openssl procps"
+curl iproute2 nftables python3 openssl procps iputils-ping nodejs git"
 
 missing=""
 for p in $PKGS; do
