@@ -1,0 +1,240 @@
+# Plane authority, black-box: keys made by egress-guardctl, bundles signed
+# by egress-guardctl and by Node.js's own crypto, pushed over the control
+# socket (egress-guardctl push, curl --unix-socket), epochs, revocation of
+# live tunnels, the state folder across a restart, SIGHUP, and what the
+# running guard holds (no key material, no capabilities).
+. "$(dirname "$0")/lib.sh"
+
+[ -x "$BIN" ] && [ -x "$CTL" ] || { echo "FAIL build: binaries missing"; exit 1; }
+command -v node >/dev/null || { echo "FAIL interop: node missing"; exit 1; }
+topo_up || { echo "FAIL topology"; exit 1; }
+# The guard drops to nobody: it must reach its policy files, not the keys.
+chmod 0755 "$T"
+mkdir -p "$T/state" "$T/keys"
+chown nobody "$T/state"
+chmod 0700 "$T/keys"
+
+cat >"$T/zone.json" <<'Z'
+{"api.example.test": {"A": ["198.18.1.10"]}, "keep.example.test": {"A": ["198.18.1.10"]}}
+Z
+start_dns "$T/zone.json" || { echo "FAIL dns server"; exit 1; }
+start_listener pub 198.18.1.10:80
+start_listener echo 198.18.1.10:7 --raw
+
+# policy EPOCH HOST:PORT... → $T/pE.json (canonical, via compile)
+policy() {
+	e=$1; shift
+	python3 -c 'import json,sys; print(json.dumps({"network_policy":"allowlist","allowed_hosts":sys.argv[1:]}))' \
+	    "$@" >"$T/prof$e.json"
+	"$CTL" compile "$T/prof$e.json" --epoch "$e" >"$T/p$e.json"
+}
+sign() { "$CTL" sign "$T/p$1.json" --key "${2:-$T/keys/key.pem}" >"$T/b$1.json"; }
+push() { "$CTL" push "$1" --control "$T/P.sock"; }
+active_epoch() {
+	ingd curl -sS --max-time 5 --unix-socket "$T/P.sock" http://localhost/v1/policy |
+	    python3 -c 'import json,sys; o=json.load(sys.stdin); print(o["epoch"], o["digest"])'
+}
+
+# ---- keys
+"$CTL" keygen --out "$T/keys/key.pem" >/dev/null 2>&1
+m=$(stat -c %a "$T/keys/key.pem")
+[ "$m" = 600 ] && grep -q "BEGIN PRIVATE KEY" "$T/keys/key.pem" &&
+    grep -q "BEGIN PUBLIC KEY" "$T/keys/key.pub.pem"
+check keygen_private_key_0600_and_spki_public_key $? "mode $m"
+"$CTL" keygen --out "$T/keys/key.pem" >/dev/null 2>&1
+[ $? -ne 0 ]
+check keygen_refuses_to_overwrite $?
+"$CTL" keygen --out "$T/keys/other.pem" >/dev/null 2>&1
+cp "$T/keys/key.pub.pem" "$T/trusted.pub.pem"
+
+# ---- start with no policy, as nobody
+start_guard P 3128 --trust-key "$T/trusted.pub.pem" --state-dir "$T/state" \
+    --dns 198.18.0.53 --allow-range 198.18.0.0/15 --user nobody || exit 1
+PPID_=$PID_P
+out=$(curl_proxy 3128 http://api.example.test/)
+case "$out" in *code=403*reason=no_policy*) r=0;; *) r=1;; esac
+check no_policy_before_first_push $r "$out"
+
+# ---- pushes
+policy 1 api.example.test:80; sign 1
+out=$(push "$T/b1.json" 2>&1)
+case "$out" in *'"epoch":1'*'"revoked":0'*) r=0;; *) r=1;; esac
+check push_signed_bundle_accepted $r "$out"
+out=$(curl_proxy 3128 http://api.example.test/)
+case "$out" in *code=200*) r=0;; *) r=1;; esac
+check pushed_policy_applies_to_new_requests $r "$out"
+
+# Interop: a bundle signed by Node's built-in crypto, pushed with curl.
+policy 2 api.example.test:80 api.example.test:7 keep.example.test:7
+node "$TI/interop_sign.js" "$T/keys/key.pem" "$T/p2.json" >"$T/b2node.json"
+out=$(ingd curl -sS --max-time 5 --unix-socket "$T/P.sock" -X PUT \
+    -H 'Content-Type: application/json' --data-binary @"$T/b2node.json" \
+    -w ' http=%{http_code}' http://localhost/v1/policy)
+case "$out" in *'"epoch":2'*http=200*) r=0;; *) r=1;; esac
+check interop_node_signed_bundle_pushed_with_curl_accepted $r "$out"
+sign 2
+node "$TI/interop_verify.js" "$T/keys/key.pub.pem" "$T/b2.json" >/dev/null 2>&1
+check interop_ctl_signed_bundle_verifies_in_node $?
+
+# Refusals leave the active policy untouched.
+before=$(active_epoch)
+sign 1
+out=$(push "$T/b1.json" 2>&1); rc=$?
+case "$out" in *stale_epoch*) [ $rc -eq 1 ] && [ "$(active_epoch)" = "$before" ]; r=$?;; *) r=1;; esac
+check hostile_replayed_stale_epoch_refused_409 $r "$out"
+policy 2 api.example.test:443; sign 2
+out=$(push "$T/b2.json" 2>&1)
+case "$out" in *epoch_conflict*) [ "$(active_epoch)" = "$before" ]; r=$?;; *) r=1;; esac
+check hostile_same_epoch_other_digest_refused_409 $r "$out"
+policy 9 api.example.test:80 evil.example.test:443; sign 9 "$T/keys/other.pem"
+out=$(push "$T/b9.json" 2>&1)
+case "$out" in *unknown_key*) [ "$(active_epoch)" = "$before" ]; r=$?;; *) r=1;; esac
+check hostile_bundle_from_untrusted_key_refused_403 $r "$out"
+sign 9
+python3 - "$T/b9.json" <<'PY'
+import base64, json, sys
+b = json.load(open(sys.argv[1]))
+sig = bytearray(base64.b64decode(b["signature"])); sig[10] ^= 1
+b["signature"] = base64.b64encode(bytes(sig)).decode()
+json.dump(b, open(sys.argv[1], "w"), separators=(",", ":"))
+PY
+out=$(push "$T/b9.json" 2>&1)
+case "$out" in *bad_signature*) [ "$(active_epoch)" = "$before" ]; r=$?;; *) r=1;; esac
+check hostile_forged_signature_refused_403 $r "$out"
+sign 9
+out=$(push "$T/b9.json" 2>&1)
+case "$out" in *'"epoch":9'*) r=0;; *) r=1;; esac
+check control_same_bundle_correctly_signed_accepted $r "$out"
+
+# ---- live swap: a narrower policy closes the tunnel it no longer admits,
+# the other keeps flowing.
+policy 10 api.example.test:80 api.example.test:7 keep.example.test:7; sign 10
+push "$T/b10.json" >/dev/null 2>&1
+rm -f "$T/go" "$T/open"
+inwl python3 - "$T" >"$T/swap.out" 2>&1 <<'PY' &
+import os, socket, sys, time
+T = sys.argv[1]
+def tunnel(host):
+    s = socket.create_connection(("10.77.0.1", 3128), timeout=5)
+    s.sendall(b"CONNECT %s:7 HTTP/1.1\r\n\r\n" % host.encode())
+    h = b""
+    while b"\r\n\r\n" not in h:
+        h += s.recv(1)
+    assert h.startswith(b"HTTP/1.1 200"), h
+    s.sendall(b"ping"); assert s.recv(4) == b"ping"
+    return s
+a, b = tunnel("api.example.test"), tunnel("keep.example.test")
+open(T + "/open", "w").close()
+for _ in range(100):
+    if os.path.exists(T + "/go"):
+        break
+    time.sleep(0.1)
+time.sleep(0.3)
+a.settimeout(2)
+try:
+    a.sendall(b"more"); ra = a.recv(4)
+except OSError:
+    ra = b""
+b.sendall(b"more"); rb = b.recv(4)
+print("revoked" if ra == b"" else "open", "flowing" if rb == b"more" else "broken")
+PY
+SWAPPID=$!
+PIDS="$PIDS $SWAPPID"
+wait_file "$T/open" 50 || touch "$T/open.missing"
+policy 11 api.example.test:80 keep.example.test:7; sign 11
+out=$(push "$T/b11.json" 2>&1)
+touch "$T/go"
+wait $SWAPPID
+res=$(cat "$T/swap.out")
+case "$out" in *'"revoked":1'*) [ "$res" = "revoked flowing" ] &&
+    grep -q '"event":"close".*"reason":"revoked"' "$T/P.log"; r=$?;; *) r=1;; esac
+check swap_revokes_only_tunnels_the_new_policy_refuses $r "$out / $res"
+
+# ---- what the running guard holds
+holds_key() {	# holds_key PID: 0 if any open file or the environment has key material
+	for f in /proc/$1/fd/*; do
+		t=$(readlink "$f" 2>/dev/null)
+		case "$t" in /*) [ -f "$t" ] && grep -q "PRIVATE KEY" "$t" 2>/dev/null && return 0;; esac
+	done
+	tr '\0' '\n' </proc/$1/environ | grep -q "PRIVATE KEY" && return 0
+	return 1
+}
+! holds_key "$PPID_"
+check guard_process_holds_no_private_key $?
+sleep 30 3<"$T/keys/key.pem" &
+KPID=$!; PIDS="$PIDS $KPID"
+sleep 0.3
+holds_key "$KPID"
+check control_key_holding_process_is_detected $?
+kill "$KPID"
+caps=$(awk '/^CapEff/ {print $2}' /proc/$PPID_/status)
+uid=$(awk '/^Uid/ {print $2}' /proc/$PPID_/status)
+[ "$caps" = 0000000000000000 ] && [ "$uid" = 65534 ]
+check guard_runs_unprivileged_without_capabilities $? "uid=$uid CapEff=$caps"
+
+# ---- the control socket is the plane's only
+m=$(stat -c '%a %U' "$T/P.sock")
+[ "$m" = "600 root" ]
+check control_socket_mode_0600_root $? "$m"
+inwl setpriv --reuid=65534 --regid=65534 --clear-groups curl -sS --max-time 3 \
+    --unix-socket "$T/P.sock" http://localhost/v1/health >/dev/null 2>&1
+[ $? -ne 0 ]
+check hostile_workload_user_cannot_reach_control_socket $?
+ingd curl -sS --max-time 3 --unix-socket "$T/P.sock" http://localhost/v1/health >/dev/null 2>&1
+check control_plane_root_reaches_control_socket $?
+tcp=$(ingd ss -ltnH | awk '{print $4}' | sort | tr '\n' ' ')
+[ "$tcp" = "10.77.0.1:3128 " ]
+check control_api_is_on_no_tcp_port $? "$tcp"
+out=$(raw 3128 "CONNECT 10.77.0.1:3128 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*) r=0;; *) r=1;; esac
+check hostile_connect_to_guard_own_listener_refused $r "$out"
+out=$(raw 3128 "GET http://198.18.0.1:3128/v1/policy HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*) r=0;; *) r=1;; esac
+check hostile_get_to_guard_own_address_refused $r "$out"
+printf 'GARBAGE\r\n\r\n' | ingd timeout 3 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.stdin.buffer.read()); s.recv(100)' "$T/P.sock" >/dev/null 2>&1
+head -c 2000000 /dev/zero | ingd curl -sS --max-time 5 --unix-socket "$T/P.sock" -X PUT \
+    --data-binary @- -o /dev/null -w '%{http_code}' http://localhost/v1/policy >"$T/big.out" 2>&1
+out=$(ingd curl -sS --max-time 3 --unix-socket "$T/P.sock" http://localhost/v1/health)
+grep -q 413 "$T/big.out" && [ "$out" = '{"status":"ok"}' ]
+check hostile_control_garbage_and_oversize_body_close_that_client_only $? "$(cat "$T/big.out") $out"
+
+# ---- restart: the state folder keeps the epoch floor
+before=$(active_epoch)
+kill -TERM "$PPID_"; wait "$PPID_" 2>/dev/null
+start_guard P 3128 --trust-key "$T/trusted.pub.pem" --state-dir "$T/state" \
+    --dns 198.18.0.53 --allow-range 198.18.0.0/15 --user nobody || exit 1
+[ "$(active_epoch)" = "$before" ]
+check restart_resumes_same_epoch_and_digest $? "$before / $(active_epoch)"
+sign 10
+out=$(push "$T/b10.json" 2>&1)
+case "$out" in *stale_epoch*) r=0;; *) r=1;; esac
+check hostile_lower_epoch_still_refused_after_restart $r "$out"
+out=$(curl_proxy 3128 http://api.example.test/)
+case "$out" in *code=200*) r=0;; *) r=1;; esac
+check restarted_guard_serves_persisted_policy $r "$out"
+
+# ---- SIGHUP reload from --policy, same checks as a push
+kill -TERM "$PID_P"; wait "$PID_P" 2>/dev/null
+policy 20 api.example.test:80; sign 20; cp "$T/b20.json" "$T/live.json"; chmod 644 "$T/live.json"
+start_guard P 3128 --trust-key "$T/trusted.pub.pem" --policy "$T/live.json" \
+    --dns 198.18.0.53 --allow-range 198.18.0.0/15 || exit 1
+policy 21 api.example.test:80 keep.example.test:7; sign 21; cp "$T/b21.json" "$T/live.json"
+kill -HUP "$PID_P"; sleep 0.5
+e=$(active_epoch | cut -d' ' -f1)
+[ "$e" = 21 ]
+check sighup_reloads_newer_bundle $? "$e"
+cp "$T/b1.json" "$T/live.json"
+kill -HUP "$PID_P"; sleep 0.5
+e=$(active_epoch | cut -d' ' -f1)
+[ "$e" = 21 ] && grep -q '"event":"reload_refused".*stale_epoch' "$T/P.log"
+check hostile_sighup_with_stale_bundle_refused $? "$e"
+kill -TERM "$PID_P"; wait "$PID_P" 2>/dev/null
+ingd "$BIN" run --listen 10.77.0.1:3199 --control "$T/Q.sock" --policy "$T/b9.json" \
+    --trust-key "$T/keys/other.pub.pem" >"$T/Q.out" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -qi "key" "$T/Q.out"
+check bundle_from_untrusted_key_at_start_exits_2 $? "rc=$rc $(cat "$T/Q.out")"
+
+finish
