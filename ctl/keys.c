@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,10 +260,14 @@ ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv, char *err,
 		fail(err, errlen, "signing key: %s", why);
 		return NULL;
 	}
-	/* Refuse here what the verifier would refuse for size. */
-	total = sizeof(fmt) + BUNDLE_KEY_ID_LEN + 4 * ((len + 2) / 3) +
-	    4 * ((BUNDLE_SIG_LEN + 2) / 3);
-	if (len > BUNDLE_MAX_BYTES || total > BUNDLE_MAX_BYTES) {
+	/* Refuse here what the verifier would refuse for size: the exact
+	 * length is the format less its three "%s", plus the fields. */
+	if (len > BUNDLE_MAX_BYTES)
+		total = SIZE_MAX;
+	else
+		total = sizeof(fmt) - 1 - 6 + BUNDLE_KEY_ID_LEN +
+		    4 * ((len + 2) / 3) + 4 * ((BUNDLE_SIG_LEN + 2) / 3);
+	if (total > BUNDLE_MAX_BYTES) {
 		fail(err, errlen, "policy too large: a bundle is at most %u "
 		    "bytes", BUNDLE_MAX_BYTES);
 		return NULL;
@@ -281,12 +286,12 @@ ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv, char *err,
 	}
 	if ((pol64 = b64_encode((const unsigned char *)canon, len)) == NULL ||
 	    (sig64 = b64_encode(sig, siglen)) == NULL ||
-	    (out = malloc(total)) == NULL) {
+	    (out = malloc(total + 1)) == NULL) {
 		fail(err, errlen, "out of memory");
 		goto out;
 	}
-	n = snprintf(out, total, fmt, id, pol64, sig64);
-	if (n < 0 || (size_t)n >= total) {
+	n = snprintf(out, total + 1, fmt, id, pol64, sig64);
+	if (n < 0 || (size_t)n != total) {
 		fail(err, errlen, "cannot format the bundle");
 		free(out);
 		out = NULL;

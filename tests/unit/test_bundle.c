@@ -401,6 +401,47 @@ test_sign_then_verify_round_trips_canonical_bytes(void **state)
 	EVP_PKEY_free(pk);
 }
 
+/* About 700 KB of canonical policy: the base64 and size paths with a
+ * bundle close to BUNDLE_MAX_BYTES. */
+static void
+test_large_policy_round_trips_near_the_size_bound(void **state)
+{
+	EVP_PKEY *pk = gen_key("ED25519");
+	struct bundle_keyring *kr = ring(pk, NULL);
+	size_t n = 17000, cap = n * 48 + 256, o = 0, i, len, blen;
+	char *json = malloc(cap), *b, err[512] = "";
+	struct policy *p, *q;
+	const char *canon;
+
+	(void)state;
+	assert_non_null(json);
+	o += (size_t)snprintf(json + o, cap - o, "{\"allow\":[");
+	for (i = 0; i < n; i++)
+		o += (size_t)snprintf(json + o, cap - o, "%s{\"host\":"
+		    "\"h%06zu.example.com\",\"port\":443}", i ? "," : "", i);
+	snprintf(json + o, cap - o, "],\"epoch\":9,\"mode\":\"allowlist\","
+	    "\"schema\":\"egress-guard.policy.v1\"}");
+	p = policy_parse(json, strlen(json), err, sizeof(err));
+	if (p == NULL)
+		fail_msg("parse: %s", err);
+	canon = policy_canonical(p, &len);
+	assert_true(len > 700000);
+	b = ctlkeys_sign_bytes(canon, len, pk, err, sizeof(err));
+	if (b == NULL)
+		fail_msg("sign: %s", err);
+	blen = strlen(b);
+	assert_true(blen > 900000 && blen <= BUNDLE_MAX_BYTES);
+	q = expect_ok(kr, b, NULL);
+	assert_string_equal(policy_digest(q), policy_digest(p));
+	assert_int_equal(policy_entries(q), n);
+	policy_free(q);
+	policy_free(p);
+	free(b);
+	free(json);
+	bundle_keyring_free(kr);
+	EVP_PKEY_free(pk);
+}
+
 static void
 test_bundle_matches_node_signature_for_rfc8032_key(void **state)
 {
@@ -1549,6 +1590,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sign_then_verify_round_trips_canonical_bytes),
+		cmocka_unit_test(test_large_policy_round_trips_near_the_size_bound),
 		cmocka_unit_test(test_bundle_matches_node_signature_for_rfc8032_key),
 		cmocka_unit_test(test_key_id_is_sha256_of_raw_public_key),
 		cmocka_unit_test(test_signed_message_is_context_nul_then_policy),
