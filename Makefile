@@ -77,7 +77,7 @@ integration: all
 # The one test command: unit tests, then the namespace integration tests
 # (root needed). tests/run prints the closing "N passed, N failed" line.
 test: all $(UNIT_BINS)
-	$(Q)sh tests/run $(UNIT_BINS)
+	$(Q)BUILD=$(BUILD) sh tests/run $(UNIT_BINS)
 
 run: all
 	$(BUILD)/egress-guard run --listen 127.0.0.1:3128 --policy examples/policy.json \
@@ -96,3 +96,7 @@ clean:
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 .SECONDARY:
+
+# Further targets (fuzz, sanitize, conformance, bench, …) live one file
+# each in mk/, so that each stays small and readable.
+include $(wildcard mk/*.mk)

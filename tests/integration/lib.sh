@@ -12,8 +12,9 @@
 
 set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BIN=$TOP/build/egress-guard
-CTL=$TOP/build/egress-guardctl
+EG_BUILD=${EG_BUILD:-$TOP/${BUILD:-build}}
+BIN=$EG_BUILD/egress-guard
+CTL=$EG_BUILD/egress-guardctl
 TI=$TOP/tests/integration
 T=$(mktemp -d /tmp/egtest.XXXXXX)
 WL=egw-$$
