@@ -69,10 +69,10 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
 	$(call say,LD,$@)$(CC) $(EG_LDFLAGS) -o $@ $^ $(TEST_LIBS) $(EG_LIBS)
 
 unit: all $(UNIT_BINS)
-	$(Q)sh tests/run-unit $(UNIT_BINS)
+	$(Q)BUILD=$(BUILD) EG_SKIP_INTEGRATION=1 sh tests/run $(UNIT_BINS)
 
 integration: all
-	$(Q)sh tests/run-integration
+	$(Q)BUILD=$(BUILD) sh tests/run
 
 # The one test command: unit tests, then the namespace integration tests
 # (root needed). tests/run prints the closing "N passed, N failed" line.
