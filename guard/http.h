@@ -98,7 +98,10 @@ enum http_body {
 
 /* RFC 9112 6.3 message length for a response. Returns 0, or -1 when the
  * framing is ambiguous or malformed (the caller answers 502). *close is
- * set when the client connection must close after this response. */
+ * set when the upstream connection ends with this response (Connection:
+ * close, HTTP/1.0, or a close-delimited body): it is not reused. Whether
+ * the client's connection must close too is the caller's call: only a
+ * close-delimited body forces it, since Connection is hop-by-hop. */
 int http_response_framing(const struct http_resp *r, int head_request,
     enum http_body *kind, long long *length, int *close, char *err, size_t errlen);
 

@@ -8,6 +8,7 @@
 #include "guard/config.h"
 #include "guard/guard.h"
 #include "nft/nftcmd.h"
+#include "util/mutant.h"
 
 int main(int argc, char **argv);
 
@@ -25,7 +26,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "nft") == 0)
 		return nftcmd_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
-		printf("egress-guard 0.1.0\n");
+		printf("egress-guard %s%s\n", EG_VERSION, EG_MUTANT_TAG);
 		return 0;
 	}
 	fprintf(stderr, "egress-guard: unknown command '%s'\n", argv[1]);

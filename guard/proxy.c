@@ -29,6 +29,7 @@
 #include "guard/socks5.h"
 #include "guard/tlshello.h"
 #include "policy/policy.h"
+#include "util/mutant.h"
 
 #define PROXY_LINGER_S		2	/* after a deny: drain the client, then close */
 #define PROXY_LOG_ADDRS		16	/* addresses named in one log line */
@@ -90,7 +91,8 @@ struct proxy_conn {
 	enum http_body		 resp_kind;
 	long long		 resp_left;
 	struct chunked		 resp_ch;
-	int			 resp_close;
+	int			 resp_close;	/* the upstream ends with this response */
+	int			 client_close;	/* so does the client's connection */
 	int			 resp_started;	/* bytes of a response reached the client */
 	uint64_t		 up, down;
 	unsigned		 served;	/* exchanges completed on this connection */
@@ -439,9 +441,8 @@ http_exchange_done(struct proxy_conn *c, const char *reason)
 	int keep_up, keep_client;
 
 	log_exchange_close(c, reason, c->up, c->down);
-	keep_client = c->req_done && !c->reqf.close && !c->resp_close &&
-	    c->resp == RESP_DONE && !c->g->stopping;
-	keep_up = keep_client && c->resp_kind != HTTP_BODY_CLOSE && c->ubev != NULL &&
+	keep_client = c->req_done && !c->client_close && c->resp == RESP_DONE;
+	keep_up = keep_client && !c->resp_close && c->ubev != NULL &&
 	    evbuffer_get_length(bufferevent_get_input(c->ubev)) == 0;
 	if (!keep_client) {
 		finish(c);
@@ -639,8 +640,12 @@ http_pump_resp(struct proxy_conn *c)
 				http_abort(c, REASON_UPSTREAM_UNREACHABLE, why);
 				return;
 			}
-			c->resp_close |= c->reqf.close || c->g->stopping;
-			hl = http_forward_response_head(r, c->resp_close, head,
+			/* Connection is hop-by-hop: the upstream closing does
+			 * not end the client's connection, unless the body is
+			 * delimited by that close. */
+			c->client_close = c->reqf.close || c->g->stopping ||
+			    c->resp_kind == HTTP_BODY_CLOSE;
+			hl = http_forward_response_head(r, c->client_close, head,
 			    (size_t)end + 32);
 			if (hl > 0)
 				evbuffer_add(out, head, (size_t)hl);
@@ -717,6 +722,7 @@ http_exchange_start(struct proxy_conn *c)
 	c->down = 0;
 	c->resp = RESP_HEAD;
 	c->resp_close = 0;
+	c->client_close = 0;
 	c->resp_started = 0;
 	c->req_left = c->reqf.chunked ? 0 : c->reqf.length;
 	c->req_done = !c->reqf.chunked && c->reqf.length == 0;
@@ -852,6 +858,15 @@ route(struct proxy_conn *c)
 	enum reason r;
 
 	c->have_dest = 1;
+#ifdef EG_MUTANT_NO_RECHECK
+	/* Test-only mutant (make conformance-mutants): a kept-alive client
+	 * connection keeps its first decision and upstream. */
+	if (c->kind == KIND_HTTP && c->served > 0 && c->ubev != NULL) {
+		c->allow_reason = REASON_ALLOWLISTED;
+		http_exchange_start(c);
+		return;
+	}
+#endif
 	c->epoch = -1;
 	if (p != NULL) {
 		c->epoch = policy_epoch(p);

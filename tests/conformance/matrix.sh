@@ -1,0 +1,397 @@
+#!/usr/bin/env bash
+# The conformance matrix: the five facts of DESIGN.md, proved on a topology
+# this script owns end to end, deployed the way a deployment would be: the
+# nft default-deny applied to the workload's namespace, the guard dropped to
+# an unprivileged user, the policy pushed as a signed bundle over the
+# control socket.
+#
+# Every case runs a probe and records what it observed, then runs the same
+# probe with the mechanism taken away (policy widened, range allowed, nft
+# table removed, …) and records that too. A case passes only when the probe
+# shows the expected outcome AND the control shows the opposite; a control
+# that does not flip makes the case "inconclusive", which fails its fact.
+#
+#   tests/conformance/matrix.sh [OUT_DIR]      (root; default build/conformance)
+#
+# EG_CONF_FACTS="fact …" limits the run to some facts (mutant runs).
+# EG_CONF_SKIP_NFT=1 deploys without the nft step (a mutant of the deploy).
+# Writes OUT_DIR/report.json and prints a summary table.
+
+. "$(dirname "$0")/../integration/lib.sh"
+
+OUT=${1:-$TOP/${BUILD:-build}/conformance}
+mkdir -p "$OUT"
+RES=$T/results.tsv
+: >"$RES"
+FACTS=${EG_CONF_FACTS:-"exact_destination_match connect_time_public_address redirect_recheck authority_separation default_deny"}
+
+want_fact() { case " $FACTS " in *" $1 "*) return 0;; esac; return 1; }
+
+# record ID FACT PROBE EXPECTED OBSERVED CONTROL_EXPECTED CONTROL_OBSERVED
+record() {
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RES"
+	v=pass
+	[ "$4" = "$5" ] || v=fail
+	[ $v = pass ] && [ "$6" != "$7" ] && v=inconclusive
+	printf '%-5s %-13s %s  [%s | control: %s]\n' "$v" "$1" "$3" "$5" "$7"
+}
+
+# ---------------------------------------------------------------- topology
+[ -x "$BIN" ] && [ -x "$CTL" ] || { echo "conformance: build the binaries first"; exit 2; }
+topo_up || { echo "conformance: topology failed"; exit 2; }
+# The workload HAS a route out through the guard's namespace: only the nft
+# table stands between it and the internet, so default_deny is observable.
+ip -n "$WL" route add default via 10.77.0.1
+ip -n "$WL" addr add fd77::2/64 dev wl0-$$ nodad
+ip -n "$GD" addr add fd77::1/64 dev gw0-$$ nodad
+ip -n "$WL" -6 route add default via fd77::1
+ip -n "$IN" -6 route add fd77::/64 via 2001:2::1
+ingd sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+chmod 0755 "$T"
+mkdir -p "$T/run" "$T/state" "$T/keys" "$T/attest"
+chmod 0700 "$T/keys"
+chown nobody "$T/state"
+
+cat >"$T/zone.json" <<'Z'
+{
+ "api.example.test": {"A": ["198.18.1.10"], "AAAA": ["2001:2:0:1::10"]},
+ "www.api.example.test": {"A": ["198.18.1.10"]},
+ "api.example.test.evil.test": {"A": ["198.18.1.10"]},
+ "other.example.test": {"A": ["198.18.1.10"]},
+ "private.example.test": {"A": ["10.99.0.5"]},
+ "mixed.example.test": {"A": ["10.99.0.5", "198.18.1.10"]},
+ "mapped.example.test": {"AAAA": ["::ffff:198.18.1.10"]},
+ "nat64.example.test": {"AAAA": ["64:ff9b::a63:5"]},
+ "metadata.example.test": {"A": ["169.254.169.254"]},
+ "cgnat.example.test": {"A": ["100.100.100.200"]},
+ "rebind.example.test": {"cycle": [{"A": ["198.18.1.10"]}, {"A": ["10.99.0.5"]}], "ttl": 0},
+ "reconnect.example.test": {"cycle": [{"A": ["198.18.1.10"]}, {"A": ["10.99.0.5"]}], "ttl": 0}
+}
+Z
+start_dns "$T/zone.json" || { echo "conformance: dns server failed"; exit 2; }
+for l in "pub 198.18.1.10:80" "pub6 [2001:2:0:1::10]:80" "pub8443 198.18.1.10:8443" \
+    "priv 10.99.0.5:80" "meta 169.254.169.254:80" "cgnat 100.100.100.200:80" \
+    "neigh 198.18.0.2:3128"; do
+	set -- $l
+	start_listener "$1" "$2" || { echo "conformance: listener $1 failed"; exit 2; }
+done
+
+# The plane's keys and the policies it compiles and signs.
+"$CTL" keygen --out "$T/keys/plane.pem" >/dev/null 2>&1
+"$CTL" keygen --out "$T/keys/rogue.pem" >/dev/null 2>&1
+cp "$T/keys/plane.pub.pem" "$T/trust.pub.pem"
+bundle() {	# bundle NAME EPOCH MODE HOST:PORT... → $T/NAME.bundle
+	n=$1 e=$2 m=$3; shift 3
+	python3 -c 'import json,sys; m=sys.argv[1]; h=sys.argv[2:]
+print(json.dumps({"network_policy":m,"allowed_hosts":h} if m=="allowlist" else {"network_policy":m}))' \
+	    "$m" "$@" >"$T/$n.profile"
+	"$CTL" compile "$T/$n.profile" --epoch "$e" >"$T/$n.policy" &&
+	    "$CTL" sign "$T/$n.policy" --key "${KEY:-$T/keys/plane.pem}" >"$T/$n.bundle"
+}
+STRICT="api.example.test:80 api.example.test:443 private.example.test:80 mixed.example.test:80
+mapped.example.test:80 nat64.example.test:80 metadata.example.test:80 cgnat.example.test:80
+rebind.example.test:80 reconnect.example.test:80 198.18.1.10:80 10.99.0.5:80
+10.77.0.1:3128 198.18.0.1:3128"
+bundle strict 10 allowlist $STRICT
+bundle open 10 unrestricted
+
+# A: the guard under test, deployed like production. B: the control guard
+# (unrestricted policy, private ranges allowed). C: no policy. D: its
+# resolver unreachable.
+PUB_RANGES="--allow-range 198.18.0.0/15 --allow-range 2001:2::/48"
+start_guard_ns() {	# NAME PORT ARGS...: like lib's start_guard, own control path
+	name=$1 port=$2; shift 2
+	start_bg "$GD" "$T/$name.out" "$BIN" run --listen "10.77.0.1:$port" \
+	    --log-file "$T/$name.log" --control "$T/run/$name.sock" "$@"
+	eval "PID_$name=$LASTPID"
+	for _ in $(seq 100); do
+		grep -q '"event":"policy"' "$T/$name.log" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	echo "conformance: guard $name did not start"; cat "$T/$name.out"; exit 2
+}
+start_guard_ns A 3128 --listen '[fd77::1]:3128' --user nobody --trust-key "$T/trust.pub.pem" \
+    --state-dir "$T/state" --dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2 $PUB_RANGES
+start_guard_ns B 3129 --user nobody --trust-key "$T/trust.pub.pem" --policy "$T/open.bundle" \
+    --dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2 $PUB_RANGES \
+    --allow-range 10.0.0.0/8 --allow-range 169.254.0.0/16 --allow-range 100.64.0.0/10 \
+    --allow-range ::ffff:0:0/96
+start_guard_ns C 3130 --user nobody --dns 198.18.0.53 $PUB_RANGES
+start_guard_ns D 3131 --user nobody --trust-key "$T/trust.pub.pem" --policy "$T/strict.bundle" \
+    --dns 198.18.0.99 --dns-timeout 2 $PUB_RANGES
+
+NFT_GUARDS="--guard 10.77.0.1:3128 --guard 10.77.0.1:3129 --guard 10.77.0.1:3130 --guard 10.77.0.1:3131 --guard [fd77::1]:3128"
+nft_apply() { "$BIN" nft apply --netns "$WL" $NFT_GUARDS >/dev/null; }
+nft_remove() { "$BIN" nft remove --netns "$WL" >/dev/null; }
+if [ "${EG_CONF_SKIP_NFT:-0}" != 1 ]; then
+	nft_apply || { echo "conformance: nft apply failed"; exit 2; }
+fi
+"$CTL" push "$T/strict.bundle" --control "$T/run/A.sock" >/dev/null ||
+    { echo "conformance: push failed"; exit 2; }
+
+# ------------------------------------------------------------------ probes
+# via PORT URL [curl args] → "allow" | "deny REASON" | "error"
+via() {
+	out=$(curl_proxy "$@")
+	case "$out" in
+	*reason=-*code=200*|*code=200*reason=-) echo allow ;;
+	*reason=-) echo error ;;
+	*) echo "deny ${out##*reason=}" ;;
+	esac
+}
+# rawvia PORT TEXT → "allow" | "deny REASON" | "error"
+rawvia() {
+	out=$(raw "$@")
+	case "$out" in
+	*status=200*) echo allow ;;
+	*reason=-*) echo error ;;
+	*) r=${out#*reason=}; echo "deny ${r%% *}" ;;
+	esac
+}
+# seen NAME: "reached" if listener NAME got any byte since the last clear
+seen() { if [ -s "$T/$1.log" ]; then echo reached; else echo untouched; fi; }
+clear_log() { : >"$T/$1.log"; }
+
+# ------------------------------------------------ exact_destination_match
+if want_fact exact_destination_match; then
+F=exact_destination_match
+for c in "edm-01 http://www.api.example.test/ subdomain" \
+    "edm-02 http://api.example.test.evil.test/ suffix-extension" \
+    "edm-03 http://other.example.test/ other-name" \
+    "edm-04 http://api.example.test:8443/ other-port"; do
+	set -- $c
+	o=$(via 3128 "$2" -p -k); k=$(via 3129 "$2" -p -k)
+	[ "$k" != allow ] && case "$k" in deny\ upstream*) k=allow;; esac
+	record "$1" $F "CONNECT $3 ${2#*//}" "deny not_allowlisted" "$o" "allow" "$k"
+done
+o=$(via 3128 http://API.Example.TEST./ -p)
+k=$(via 3130 http://API.Example.TEST./ -p)
+record edm-05 $F "CONNECT case and trailing-dot spelling of an admitted name" allow "$o" "deny no_policy" "$k"
+n=6
+for s in 3323068682:80 0xc6.0x12.1.10:80 0306.022.01.012:80 198.18.266:80 \
+    '[::ffff:198.18.1.10]:80' 'u@198.18.1.10:80' '198.18.1.10:080' '198.18.1.10%3a80:80'; do
+	o=$(rawvia 3128 "CONNECT $s HTTP/1.1\r\n\r\n")
+	record "$(printf 'edm-%02d' $n)" $F "CONNECT IP-literal spelling $s" "deny bad_request" "$o" \
+	    "allow" "$(rawvia 3128 'CONNECT 198.18.1.10:80 HTTP/1.1\r\n\r\n')"
+	n=$((n + 1))
+done
+fi
+
+# --------------------------------------------- connect_time_public_address
+if want_fact connect_time_public_address; then
+F=connect_time_public_address
+ctpa() {	# ID NAME LISTENER PROBE
+	clear_log "$3"
+	o="$(via 3128 "http://$2/" -p) $(seen "$3")"
+	clear_log "$3"
+	k="$(via 3129 "http://$2/" -p) $(seen "$3")"
+	clear_log "$3"
+	record "$1" $F "$4" "deny non_public_address untouched" "$o" \
+	    "allow reached" "$k"
+}
+ctpa ctpa-01 private.example.test priv "admitted name resolving to a live private listener"
+ctpa ctpa-02 mixed.example.test priv "admitted name with mixed public and private answers"
+ctpa ctpa-03 metadata.example.test meta "admitted name resolving to the cloud metadata address"
+ctpa ctpa-04 cgnat.example.test cgnat "admitted name resolving to CGNAT metadata 100.100.100.200"
+ctpa ctpa-05 10.99.0.5 priv "admitted private IP literal with a live listener"
+ctpa ctpa-06 mapped.example.test pub "IPv4-mapped AAAA of a public address"
+o=$(via 3128 http://nat64.example.test/ -p)
+k=$(via 3129 http://nat64.example.test/ -p)
+case "$k" in deny\ non_public_address) ;; *) k="not non_public_address";; esac
+record ctpa-07 $F "NAT64 AAAA 64:ff9b::a63:5 embedding 10.99.0.5" "deny non_public_address" "$o" \
+    "not non_public_address" "$k"
+clear_log priv
+o1=$(via 3128 http://rebind.example.test/ -p); o2=$(via 3128 http://rebind.example.test/ -p)
+o="$o1, then $o2 $(seen priv)"
+clear_log priv
+k1=$(via 3129 http://rebind.example.test/ -p); k2=$(via 3129 http://rebind.example.test/ -p)
+k="$k1, then $k2 $(seen priv)"
+record ctpa-08 $F "answer flips public→private between queries, TTL 0" \
+    "allow, then deny non_public_address untouched" "$o" "allow, then allow reached" "$k"
+fi
+
+# ------------------------------------------------------- redirect_recheck
+if want_fact redirect_recheck; then
+F=redirect_recheck
+clear_log priv
+o=$(via 3128 'http://api.example.test/redirect?to=http://other.example.test/' -L)
+k=$(via 3129 'http://api.example.test/redirect?to=http://other.example.test/' -L)
+record rr-01 $F "curl -L: 302 to a non-admitted name" "deny not_allowlisted" "$o" allow "$k"
+o="$(via 3128 'http://api.example.test/redirect?to=http://private.example.test/' -L) $(seen priv)"
+clear_log priv
+k="$(via 3129 'http://api.example.test/redirect?to=http://private.example.test/' -L) $(seen priv)"
+clear_log priv
+record rr-02 $F "curl -L: 302 to an admitted name resolving private" \
+    "deny non_public_address untouched" "$o" "allow reached" "$k"
+ka() {	# PORT: two requests on one client connection
+	inwl curl -sS --max-time 10 -x "http://10.77.0.1:$1" -o /dev/null -o /dev/null \
+	    -w '%{http_code} ' http://api.example.test/ http://other.example.test/ 2>/dev/null |
+	    sed 's/ $//'
+}
+o=$(ka 3128); k=$(ka 3129)
+record rr-03 $F "second request on a kept-alive connection, to a non-admitted name" \
+    "200 403" "$o" "200 200" "$k"
+rc() {	# PORT: upstream closes after the first answer; the name now resolves private
+	inwl python3 - "$1" <<'PY'
+import socket, sys
+s = socket.create_connection(("10.77.0.1", int(sys.argv[1])), timeout=10)
+def ask(path):
+    s.sendall(b"GET http://reconnect.example.test%s HTTP/1.1\r\n\r\n" % path)
+    d = b""
+    while b"\r\n\r\n" not in d:
+        x = s.recv(4096)
+        if not x:
+            return "closed"
+        d += x
+    return d.split(b" ")[1].decode()
+print(ask(b"/close"), ask(b"/"))
+PY
+}
+clear_log priv
+o="$(rc 3128) $(seen priv)"
+clear_log priv
+k="$(rc 3129) $(seen priv)"
+clear_log priv
+record rr-04 $F "reconnect after the upstream closed: fresh resolution, now private" \
+    "200 403 untouched" "$o" "200 200 reached" "$k"
+fi
+
+# --------------------------------------------------- authority_separation
+if want_fact authority_separation; then
+F=authority_separation
+sock_probe() {	# WHO: connect to A's control socket as the workload user or the plane
+	if [ "$1" = workload ]; then
+		inwl setpriv --reuid=65534 --regid=65534 --clear-groups curl -sS --max-time 3 \
+		    --unix-socket "$T/run/A.sock" http://localhost/v1/health >/dev/null 2>&1
+	else
+		curl -sS --max-time 3 --unix-socket "$T/run/A.sock" \
+		    http://localhost/v1/health >/dev/null 2>&1
+	fi && echo reachable || echo unreachable
+}
+record as-01 $F "workload user connects to the control socket" unreachable \
+    "$(sock_probe workload)" reachable "$(sock_probe plane)"
+view_probe() {	# MASK: the workload's own mount view (the guard's run dir not shared)
+	if [ "$1" = 1 ]; then
+		inwl unshare -m sh -c "mount -t tmpfs none '$T/run' && test -S '$T/run/A.sock'"
+	else
+		inwl unshare -m sh -c "test -S '$T/run/A.sock'"
+	fi && echo present || echo absent
+}
+record as-02 $F "control socket in the workload's mount view" absent "$(view_probe 1)" \
+    present "$(view_probe 0)"
+o=$(inwl curl -sS --max-time 3 -o /dev/null -w '%{http_code}' http://10.77.0.1:3128/v1/status 2>&1)
+k=$(curl -sS --max-time 3 -o /dev/null -w '%{http_code}' --unix-socket "$T/run/A.sock" \
+    http://localhost/v1/status 2>&1)
+record as-03 $F "control API over the workload-facing TCP listener" "400" "$o" "200" "$k"
+o=$(rawvia 3128 "CONNECT 198.18.0.1:3128 HTTP/1.1\r\n\r\n")
+k=$(rawvia 3129 "CONNECT 198.18.0.2:3128 HTTP/1.1\r\n\r\n")
+record as-04 $F "CONNECT to the guard's own address (inside --allow-range)" \
+    "deny non_public_address" "$o" allow "$k"
+o=$(rawvia 3128 "GET http://10.77.0.1:3128/v1/policy HTTP/1.1\r\n\r\n")
+k=$(rawvia 3129 "CONNECT 198.18.0.2:3128 HTTP/1.1\r\n\r\n")
+record as-05 $F "GET through the proxy to the guard's own listener" \
+    "deny non_public_address" "$o" allow "$k"
+epoch() { curl -sS --max-time 3 --unix-socket "$T/run/A.sock" http://localhost/v1/policy |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["epoch"])'; }
+KEY=$T/keys/rogue.pem bundle forged 50 allowlist api.example.test:80 evil.example.test:443
+bundle genuine 50 allowlist $STRICT
+p() { "$CTL" push "$1" --control "$T/run/A.sock" 2>&1 | grep -o '"error":"[a-z_]*"\|"epoch":[0-9]*' | head -n1; }
+o="$(p "$T/forged.bundle") epoch=$(epoch)"
+k="$(p "$T/genuine.bundle") epoch=$(epoch)"
+record as-06 $F "push a bundle signed by an untrusted key" '"error":"unknown_key" epoch=10' "$o" \
+    '"epoch":50 epoch=50' "$k"
+bundle replay 10 allowlist $STRICT api.example.test:8443
+bundle newer 60 allowlist $STRICT
+o="$(p "$T/strict.bundle") epoch=$(epoch)"
+k="$(p "$T/newer.bundle") epoch=$(epoch)"
+record as-07 $F "replay an older, validly signed bundle (stale epoch)" '"error":"stale_epoch" epoch=50' "$o" \
+    '"epoch":60 epoch=60' "$k"
+holds_key() {
+	for f in /proc/$1/fd/*; do
+		t=$(readlink "$f" 2>/dev/null)
+		case "$t" in /*) [ -f "$t" ] && grep -q "PRIVATE KEY" "$t" 2>/dev/null && { echo holds-key; return; };; esac
+	done
+	tr '\0' '\n' </proc/$1/environ | grep -q "PRIVATE KEY" && { echo holds-key; return; }
+	echo no-key
+}
+sleep 20 3<"$T/keys/plane.pem" &
+KP=$!; PIDS="$PIDS $KP"; sleep 0.2
+record as-08 $F "key material in the guard's open files and environment" no-key \
+    "$(holds_key "$PID_A")" holds-key "$(holds_key "$KP")"
+kill "$KP" 2>/dev/null
+caps() { awk '/^CapEff/ {print ($2 == "0000000000000000") ? "no-caps" : "caps"}' /proc/$1/status; }
+record as-09 $F "capabilities of the running guard" no-caps "$(caps "$PID_A")" caps "$(caps $$)"
+fi
+
+# ------------------------------------------------------------ default_deny
+if want_fact default_deny; then
+F=default_deny
+direct_tcp() {
+	clear_log pub
+	t0=$(date +%s%N)
+	inwl curl -sS --noproxy '*' --max-time 5 -o /dev/null http://198.18.1.10/ 2>/dev/null && r=reached || r=blocked
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	[ $r = blocked ] && [ $ms -ge 1000 ] && r=blocked-slow
+	echo "$r $(seen pub)"
+	clear_log pub
+}
+direct_udp() {
+	inwl python3 -c '
+import socket
+q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03api\x07example\x04test\x00\x00\x01\x00\x01"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
+try:
+    s.sendto(q, ("198.18.0.53", 53)); s.recv(512); print("answered")
+except OSError:
+    print("blocked")'
+}
+direct_icmp() { inwl ping -c1 -W1 198.18.1.10 >/dev/null 2>&1 && echo reached || echo blocked; }
+direct_v6() {
+	clear_log pub6
+	inwl curl -sS --noproxy '*' --max-time 3 -o /dev/null 'http://[2001:2:0:1::10]/' 2>/dev/null &&
+	    r=reached || r=blocked
+	echo "$r $(seen pub6)"
+	clear_log pub6
+}
+o1=$(direct_tcp); o2=$(direct_udp); o3=$(direct_icmp); o4=$(direct_v6)
+if [ "${EG_CONF_SKIP_NFT:-0}" != 1 ]; then nft_remove; fi
+k1=$(direct_tcp); k2=$(direct_udp); k3=$(direct_icmp); k4=$(direct_v6)
+if [ "${EG_CONF_SKIP_NFT:-0}" != 1 ]; then nft_apply; fi
+record dd-01 $F "workload ignores the proxy: direct TCP to a live public listener" \
+    "blocked untouched" "$o1" "reached reached" "$k1"
+record dd-02 $F "workload ignores the proxy: UDP DNS to an outside server" blocked "$o2" answered "$k2"
+record dd-03 $F "workload ignores the proxy: ICMP echo" blocked "$o3" reached "$k3"
+record dd-04 $F "workload ignores the proxy: IPv6 TCP" "blocked untouched" "$o4" "reached reached" "$k4"
+o=$(via 3130 http://api.example.test/ -p); k=$(via 3128 http://api.example.test/ -p)
+record dd-05 $F "guard with no policy" "deny no_policy" "$o" allow "$k"
+o=$(via 3131 http://api.example.test/ -p); k=$(via 3128 http://api.example.test/ -p)
+record dd-06 $F "guard whose resolver is unreachable" "deny dns_timeout" "$o" allow "$k"
+fi
+
+# ------------------------------------------------------------------ report
+python3 - "$RES" "$OUT/report.json" "$BIN" "$FACTS" <<'PY'
+import datetime, json, sys
+res, out, binary, facts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+cases = []
+for line in open(res):
+    cid, fact, probe, exp, obs, cexp, cobs = line.rstrip("\n").split("\t")
+    v = "pass" if exp == obs and cexp == cobs else ("fail" if exp != obs else "inconclusive")
+    cases.append({"id": cid, "fact": fact, "probe": probe, "expected": exp, "observed": obs,
+                  "control_expected": cexp, "control": cobs, "verdict": v})
+verdicts = {f: bool([c for c in cases if c["fact"] == f]) and
+            all(c["verdict"] == "pass" for c in cases if c["fact"] == f) for f in facts}
+report = {"schema": "egress-guard.conformance-report.v1", "provider": "egress-guard",
+          "guard_binary": binary, "version": "0.1.0",
+          "ran_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+          "facts": verdicts, "cases": cases}
+json.dump(report, open(out, "w"), indent=1, sort_keys=True)
+print()
+print("%-30s %6s %6s %6s %13s  %s" % ("fact", "cases", "pass", "fail", "inconclusive", "verdict"))
+for f in facts:
+    cs = [c for c in cases if c["fact"] == f]
+    n = lambda v: sum(1 for c in cs if c["verdict"] == v)
+    print("%-30s %6d %6d %6d %13d  %s" % (f, len(cs), n("pass"), n("fail"), n("inconclusive"),
+                                         "TRUE" if verdicts[f] else "FALSE"))
+print("\nreport: %s" % out)
+sys.exit(0 if all(verdicts.values()) else 1)
+PY

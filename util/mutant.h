@@ -1,0 +1,20 @@
+/* Test-only mutants: builds of the guard with one mechanism removed, so
+ * that `make conformance-mutants` can show the matrix catches each one.
+ * Only mk/conformance.mk defines EG_MUTANT_* and it always defines
+ * EG_TEST_MUTANT_BUILD with them; a production build that somehow got one
+ * of them stops here. */
+#ifndef EG_MUTANT_H
+#define EG_MUTANT_H
+
+#if (defined(EG_MUTANT_NO_CLASSIFY) || defined(EG_MUTANT_NO_RECHECK)) && \
+    !defined(EG_TEST_MUTANT_BUILD)
+#error "EG_MUTANT_* is for make conformance-mutants only"
+#endif
+
+#ifdef EG_TEST_MUTANT_BUILD
+#define EG_MUTANT_TAG "-MUTANT"
+#else
+#define EG_MUTANT_TAG ""
+#endif
+
+#endif
