@@ -1,8 +1,18 @@
+/* Two phases. While a gate is set, or bytes are queued in a bufferevent,
+ * the relay runs on bufferevents. Once the gate has passed and every
+ * buffer is empty, it drops the bufferevents and moves bytes with
+ * splice(2) through one pipe per direction, so tunnel payload never
+ * crosses into user space (plain read/write through a small buffer where
+ * a pipe cannot be had). In both phases a direction holds at most one
+ * chunk (RELAY_HIGH_WATER) and reads again only once that chunk has left:
+ * a slow reader slows the writer. */
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -20,6 +30,15 @@ struct half {
 	int			 src_eof;
 	int			 paused;	/* src reading disabled by backpressure */
 	int			 shut;		/* shutdown(dst, SHUT_WR) done */
+
+	/* Spliced phase. */
+	int			 sfd, dfd;
+	int			 pipe[2];	/* made when bytes first flow */
+	char			*buf;		/* copy fallback when no pipe */
+	size_t			 off;		/* start of the unsent bytes in buf */
+	size_t			 pending;	/* read from src, not yet on dst */
+	struct event		*rev;		/* src readable */
+	struct event		*wev;		/* dst writable */
 };
 
 struct relay {
@@ -33,7 +52,10 @@ struct relay {
 	relay_done_cb		 cb;
 	void			*arg;
 	int			 done;
+	int			 spliced;
 };
+
+#define RELAY_COPY_BUF	16384	/* the fallback's buffer per direction */
 
 static void
 relay_end(struct relay *r, const char *reason)
@@ -41,9 +63,22 @@ relay_end(struct relay *r, const char *reason)
 	if (r->done)
 		return;
 	r->done = 1;
-	bufferevent_disable(r->up.src, EV_READ | EV_WRITE);
-	bufferevent_disable(r->down.src, EV_READ | EV_WRITE);
+	if (r->spliced) {
+		event_del(r->up.rev);
+		event_del(r->up.wev);
+		event_del(r->down.rev);
+		event_del(r->down.wev);
+	} else {
+		bufferevent_disable(r->up.src, EV_READ | EV_WRITE);
+		bufferevent_disable(r->down.src, EV_READ | EV_WRITE);
+	}
 	r->cb(r->arg, reason);	/* may free r: touch nothing after */
+}
+
+static const char *
+errno_reason(int e)
+{
+	return (e == ECONNRESET || e == EPIPE) ? "reset" : "error";
 }
 
 static void
@@ -128,10 +163,13 @@ half_of_src(struct relay *r, struct bufferevent *bev)
 	return bev == r->up.src ? &r->up : &r->down;
 }
 
+static void splice_switch(struct relay *r);
+
 static void
 read_cb(struct bufferevent *bev, void *arg)
 {
-	(void)half_pump(half_of_src(arg, bev), 0);
+	if (half_pump(half_of_src(arg, bev), 0) == 0)
+		splice_switch(arg);
 }
 
 /* dst drained below the low-water mark: resume its source, and pass on an
@@ -148,7 +186,11 @@ write_cb(struct bufferevent *bev, void *arg)
 		if (!h->src_eof)
 			bufferevent_enable(h->src, EV_READ);
 	}
-	half_maybe_shut(h);
+	if (h->src_eof) {
+		half_maybe_shut(h);	/* may end the relay */
+		return;
+	}
+	splice_switch(r);
 }
 
 static void
@@ -195,6 +237,188 @@ idle_cb(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(r->idle, &left);
 }
 
+/* ---- spliced phase ---- */
+
+static void
+spl_maybe_shut(struct half *h)
+{
+	if (!h->src_eof || h->shut || h->pending != 0)
+		return;
+	h->shut = 1;
+	(void)shutdown(h->dfd, SHUT_WR);
+	if (h->peer->shut)
+		relay_end(h->r, "eof");
+}
+
+/* src → pipe (or buffer). Returns bytes read, 0 at EOF, -1 with errno. */
+static ssize_t
+spl_in(struct half *h)
+{
+	ssize_t n;
+
+	if (h->pipe[0] == -1 && h->buf == NULL &&
+	    pipe2(h->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
+		h->pipe[0] = h->pipe[1] = -1;
+		if ((h->buf = malloc(RELAY_COPY_BUF)) == NULL)
+			return -1;
+	}
+	if (h->pipe[0] != -1) {
+		n = splice(h->sfd, NULL, h->pipe[1], NULL, RELAY_HIGH_WATER,
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n != -1 || errno != EINVAL)
+			return n;
+		/* This pair of sockets cannot splice: copy instead. */
+		close(h->pipe[0]);
+		close(h->pipe[1]);
+		h->pipe[0] = h->pipe[1] = -1;
+		if ((h->buf = malloc(RELAY_COPY_BUF)) == NULL)
+			return -1;
+	}
+	h->off = 0;
+	return read(h->sfd, h->buf, RELAY_COPY_BUF);
+}
+
+/* pipe (or buffer) → dst. Returns bytes written or -1 with errno. */
+static ssize_t
+spl_out(struct half *h)
+{
+	ssize_t n;
+
+	if (h->pipe[0] != -1)
+		return splice(h->pipe[0], NULL, h->dfd, NULL, h->pending,
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	n = send(h->dfd, h->buf + h->off, h->pending, MSG_NOSIGNAL);
+	if (n > 0)
+		h->off += (size_t)n;
+	return n;
+}
+
+/* Sends what is pending. Returns 0 when all of it left or dst is full (the
+ * write event then resumes it), -1 if the relay ended. */
+static int
+spl_flush(struct half *h)
+{
+	while (h->pending > 0) {
+		ssize_t n = spl_out(h);
+		if (n > 0) {
+			h->pending -= (size_t)n;
+			continue;
+		}
+		if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+			event_del(h->rev);
+			event_add(h->wev, NULL);
+			return 0;
+		}
+		relay_end(h->r, errno_reason(errno));
+		return -1;
+	}
+	if (!h->src_eof)
+		event_add(h->rev, NULL);
+	spl_maybe_shut(h);
+	return 0;
+}
+
+static void
+spl_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct half *h = arg;
+	ssize_t n;
+
+	(void)fd;
+	(void)what;
+	if (h->pending > 0) {		/* the last chunk has not left yet */
+		event_del(h->rev);
+		return;
+	}
+	n = spl_in(h);
+	if (n == 0) {
+		h->src_eof = 1;
+		event_del(h->rev);
+		spl_maybe_shut(h);
+		return;
+	}
+	if (n == -1) {
+		if (errno != EAGAIN && errno != EINTR)
+			relay_end(h->r, errno_reason(errno));
+		return;
+	}
+	h->bytes += (uint64_t)n;
+	h->pending = (size_t)n;
+	touch(h->r);
+	(void)spl_flush(h);
+}
+
+static void
+spl_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)spl_flush(arg);
+}
+
+static int
+spl_half_init(struct relay *r, struct half *h, int sfd, int dfd)
+{
+	h->sfd = sfd;
+	h->dfd = dfd;
+	h->pipe[0] = h->pipe[1] = -1;
+	h->rev = event_new(r->base, sfd, EV_READ | EV_PERSIST, spl_read_cb, h);
+	h->wev = event_new(r->base, dfd, EV_WRITE, spl_write_cb, h);
+	return h->rev != NULL && h->wev != NULL ? 0 : -1;
+}
+
+/* Leaves the bufferevents once nothing is queued in them and the gate has
+ * passed; their sockets carry on with splice. */
+static void
+splice_switch(struct relay *r)
+{
+	struct bufferevent *c = r->up.src, *u = r->down.src;
+	int cfd, ufd;
+
+	if (r->spliced || r->done || r->gate != NULL || r->up.src_eof ||
+	    r->down.src_eof || r->up.paused || r->down.paused ||
+	    evbuffer_get_length(bufferevent_get_input(c)) != 0 ||
+	    evbuffer_get_length(bufferevent_get_output(c)) != 0 ||
+	    evbuffer_get_length(bufferevent_get_input(u)) != 0 ||
+	    evbuffer_get_length(bufferevent_get_output(u)) != 0)
+		return;
+	cfd = bufferevent_getfd(c);
+	ufd = bufferevent_getfd(u);
+	if (spl_half_init(r, &r->up, cfd, ufd) == -1 ||
+	    spl_half_init(r, &r->down, ufd, cfd) == -1) {
+		/* No memory for events: stay on bufferevents. */
+		if (r->up.rev) event_free(r->up.rev);
+		if (r->up.wev) event_free(r->up.wev);
+		if (r->down.rev) event_free(r->down.rev);
+		if (r->down.wev) event_free(r->down.wev);
+		r->up.rev = r->up.wev = r->down.rev = r->down.wev = NULL;
+		return;
+	}
+	/* Detach the sockets so freeing the bufferevents keeps them open. */
+	bufferevent_setfd(c, -1);
+	bufferevent_setfd(u, -1);
+	bufferevent_free(c);
+	bufferevent_free(u);
+	r->up.src = r->up.dst = r->down.src = r->down.dst = NULL;
+	r->spliced = 1;
+	event_add(r->up.rev, NULL);
+	event_add(r->down.rev, NULL);
+}
+
+static void
+spl_half_free(struct half *h)
+{
+	if (h->rev != NULL)
+		event_free(h->rev);
+	if (h->wev != NULL)
+		event_free(h->wev);
+	if (h->pipe[0] != -1) {
+		close(h->pipe[0]);
+		close(h->pipe[1]);
+	}
+	free(h->buf);
+}
+
 static void
 half_init(struct relay *r, struct half *h, struct bufferevent *src,
     struct bufferevent *dst, struct half *peer)
@@ -203,6 +427,7 @@ half_init(struct relay *r, struct half *h, struct bufferevent *src,
 	h->src = src;
 	h->dst = dst;
 	h->peer = peer;
+	h->pipe[0] = h->pipe[1] = -1;
 	/* Never hold more than the high-water mark unread either. */
 	bufferevent_setwatermark(src, EV_READ, 0, RELAY_HIGH_WATER);
 	bufferevent_setwatermark(dst, EV_WRITE, RELAY_HIGH_WATER / 2, 0);
@@ -256,7 +481,14 @@ relay_free(struct relay *r)
 	if (r == NULL)
 		return;
 	event_free(r->idle);
-	bufferevent_free(r->up.src);
-	bufferevent_free(r->down.src);
+	if (r->spliced) {
+		spl_half_free(&r->up);
+		spl_half_free(&r->down);
+		close(r->up.sfd);
+		close(r->down.sfd);
+	} else {
+		bufferevent_free(r->up.src);
+		bufferevent_free(r->down.src);
+	}
 	free(r);
 }
