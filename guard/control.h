@@ -6,10 +6,12 @@
 
 #include <stddef.h>
 
+#include "policy/bundle.h"
+
 struct guard;
 struct control;
 
-#define CONTROL_MAX_BODY (1 << 20)
+#define CONTROL_MAX_BODY BUNDLE_MAX_BYTES	/* a body is one bundle */
 
 /* Binds path (refusing to steal a live socket) and serves it on g's loop.
  * NULL with err on failure. */

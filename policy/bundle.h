@@ -13,7 +13,7 @@
 
 #define BUNDLE_SCHEMA		"egress-guard.bundle.v1"
 #define BUNDLE_CONTEXT		"egress-guard.policy.v1"
-#define BUNDLE_MAX_BYTES	(1u << 20)	/* a bundle is at most 1 MiB */
+#define BUNDLE_MAX_BYTES	(8u << 20)	/* room for ~150,000 entries */
 #define BUNDLE_MAX_KEYS		16
 #define BUNDLE_KEY_ID_LEN	64		/* hex SHA-256 of the raw public key */
 #define BUNDLE_KEY_FILE_MAX	(16u * 1024)	/* a PEM key file is at most 16 KiB */
@@ -35,6 +35,19 @@ void bundle_keyring_free(struct bundle_keyring *kr);
 int bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
     char *err, size_t errlen);
 size_t bundle_keyring_count(const struct bundle_keyring *kr);
+
+/* The trusted key whose key id is the BUNDLE_KEY_ID_LEN hex chars at
+ * key_id, or NULL. Owned by the keyring: never freed by the caller. Lets
+ * other signed formats (conformance receipts, policy/receipt.h) share this
+ * trust store and its key hygiene. */
+EVP_PKEY *bundle_keyring_find(const struct bundle_keyring *kr,
+    const char *key_id);
+
+/* The strict base64 bundles use (standard alphabet, padded, no
+ * whitespace, zero unused bits, at most BUNDLE_MAX_BYTES of text): one
+ * byte string has one accepted spelling. Returns a malloc'd buffer
+ * (possibly of length 0) or NULL. */
+unsigned char *bundle_b64_decode(const char *s, size_t len, size_t *outlen);
 
 /* Verifies a bundle (JSON bytes) against the keyring. On success returns
  * the policy (the signed bytes must be exactly canonical) and, when key_id

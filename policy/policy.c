@@ -22,6 +22,7 @@
 
 #include "policy/dest.h"
 #include "policy/policy.h"
+#include "util/num.h"
 
 #define SHOW_MAX	64	/* input bytes quoted in an error message */
 #define SHOW_BUF	(SHOW_MAX * 4 + 4)
@@ -59,8 +60,12 @@ struct policy {
 	char		 digest[POLICY_DIGEST_LEN + 1];
 };
 
+/* What a profile may require. "unsupported" is a grade (a provider with
+ * no selector at all) but never a requirement: requiring it would admit
+ * anything, which is what leaving the key out already means for none and
+ * unrestricted, and is refused for allowlist. */
 static const char *const grades[] = {
-	"advisory_filter", "security_boundary", "unsupported", NULL
+	"advisory_filter", "security_boundary", NULL
 };
 
 static void fail(char *err, size_t errlen, const char *fmt, ...)
@@ -535,6 +540,121 @@ parse_allow_entry(size_t i, json_t *item, struct policy *p,
 	return 0;
 }
 
+/* ---- the canonical fast path ----
+ * A compiled policy from the plane arrives in canonical form (a bundle's
+ * policy must be). Recognising exactly that grammar by hand avoids
+ * building a JSON tree of every entry, which dominates the cost of a large
+ * policy. Anything that is not byte-for-byte canonical falls back to the
+ * strict jansson path, which also gives the precise error message. */
+
+static int
+lit(const char **s, const char *end, const char *want)
+{
+	size_t n = strlen(want);
+
+	if ((size_t)(end - *s) < n || memcmp(*s, want, n) != 0)
+		return -1;
+	*s += n;
+	return 0;
+}
+
+/* Decimal without sign or leading zero, within [min, max]. */
+static int
+fast_num(const char **s, const char *end, long long min, long long max,
+    long long *out)
+{
+	const char *b = *s;
+
+	while (*s < end && **s >= '0' && **s <= '9')
+		(*s)++;
+	return num_parse_n(b, (unsigned long)(*s - b), min, max, out);
+}
+
+static struct policy *
+parse_canonical(const char *buf, size_t len)
+{
+	const char *s = buf, *end = buf + len, *h;
+	static const char *const modes[] = { "none", "allowlist", "unrestricted" };
+	struct policy *p = NULL;
+	struct dest d;
+	char why[64];
+	long long port, epoch;
+	size_t n = 0, i, cap;
+	enum policy_mode mode = POLICY_NONE;
+
+	/* A file may end in a newline; the canonical bytes never do. */
+	while (end > s && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	/* Entries are at least {"host":"a","port":1}, 24 bytes. */
+	cap = len / 24 + 1;
+	if (cap > POLICY_MAX_ENTRIES)
+		cap = POLICY_MAX_ENTRIES;
+	if (lit(&s, end, "{\"allow\":[") == -1 ||
+	    (p = policy_new(POLICY_ALLOWLIST, 0, cap)) == NULL)
+		goto fallback;
+	if (s < end && *s == ']') {
+		s++;
+	} else {
+		for (;;) {
+			if (lit(&s, end, "{\"host\":\"") == -1)
+				goto fallback;
+			for (h = s; s < end && *s != '"' && *s != '\\'; s++)
+				;
+			if (s == end || *s != '"' ||
+			    dest_parse_host(h, (size_t)(s - h), 0, &d, why, sizeof(why)) == -1 ||
+			    strlen(d.host) != (size_t)(s - h) ||
+			    memcmp(d.host, h, (size_t)(s - h)) != 0)
+				goto fallback;	/* not already normalised */
+			s++;
+			if (lit(&s, end, ",\"port\":") == -1 ||
+			    fast_num(&s, end, 1, 65535, &port) == -1 ||
+			    lit(&s, end, "}") == -1)
+				goto fallback;
+			d.port = (uint16_t)port;
+			if (add_entry(p, &d) == -1)
+				goto fallback;
+			n++;
+			if (n > 1) {
+				struct entry *a = &p->ent[n - 2], *b = &p->ent[n - 1];
+				a->host = p->arena + a->off;
+				b->host = p->arena + b->off;
+				if (entry_cmp(a, b) >= 0)
+					goto fallback;	/* unsorted or duplicate */
+			}
+			if (s < end && *s == ',') {
+				s++;
+				continue;
+			}
+			if (lit(&s, end, "]") == -1)
+				goto fallback;
+			break;
+		}
+	}
+	if (lit(&s, end, ",\"epoch\":") == -1 ||
+	    fast_num(&s, end, 0, POLICY_EPOCH_MAX, &epoch) == -1 ||
+	    lit(&s, end, ",\"mode\":\"") == -1)
+		goto fallback;
+	for (i = 0; i < 3; i++) {
+		const char *t = s;
+		if (lit(&t, end, modes[i]) == 0 && t < end && *t == '"') {
+			mode = (enum policy_mode)(POLICY_NONE + (int)i);
+			s = t;
+			break;
+		}
+	}
+	if (i == 3 || lit(&s, end, "\",\"schema\":\"" POLICY_SCHEMA "\"}") == -1 ||
+	    s != end || (n > 0 && mode != POLICY_ALLOWLIST))
+		goto fallback;
+	p->mode = mode;
+	p->epoch = epoch;
+	if (finish(p, why, sizeof(why)) == -1)
+		goto fallback;
+	return p;
+fallback:
+	policy_free(p);
+	return NULL;
+}
+
 struct policy *
 policy_parse(const char *buf, size_t len, char *err, size_t errlen)
 {
@@ -550,6 +670,8 @@ policy_parse(const char *buf, size_t len, char *err, size_t errlen)
 	long long epoch;
 	size_t i, n;
 
+	if (len <= POLICY_MAX_BYTES && (p = parse_canonical(buf, len)) != NULL)
+		return p;
 	if ((root = load_json(buf, len, err, errlen)) == NULL)
 		return NULL;
 	if ((extra = unknown_key(root, keys)) != NULL) {
@@ -676,8 +798,7 @@ policy_compile_profile(const char *buf, size_t len, long long epoch,
 		}
 		if ((g = one_of(cert, grades)) < 0) {
 			fail(err, errlen, "required_egress_certification must "
-			    "be one of advisory_filter, security_boundary, "
-			    "unsupported");
+			    "be one of advisory_filter, security_boundary");
 			goto bad;
 		}
 	}

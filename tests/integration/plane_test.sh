@@ -194,7 +194,7 @@ check hostile_get_to_guard_own_address_refused $r "$out"
 printf 'GARBAGE\r\n\r\n' | ingd timeout 3 python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.stdin.buffer.read()); s.recv(100)' "$T/P.sock" >/dev/null 2>&1
-head -c 2000000 /dev/zero | ingd curl -sS --max-time 5 --unix-socket "$T/P.sock" -X PUT \
+head -c 9000000 /dev/zero | ingd curl -sS --max-time 5 --unix-socket "$T/P.sock" -X PUT \
     --data-binary @- -o /dev/null -w '%{http_code}' http://localhost/v1/policy >"$T/big.out" 2>&1
 out=$(ingd curl -sS --max-time 3 --unix-socket "$T/P.sock" http://localhost/v1/health)
 grep -q 413 "$T/big.out" && [ "$out" = '{"status":"ok"}' ]
