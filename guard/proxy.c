@@ -96,6 +96,8 @@ struct proxy_conn {
 	int			 resp_started;	/* bytes of a response reached the client */
 	uint64_t		 up, down;
 	unsigned		 served;	/* exchanges completed on this connection */
+	int			 reused;	/* this exchange rides a pooled upstream */
+	int			 retrying;	/* second try on a fresh upstream */
 };
 
 static void conn_free(struct proxy_conn *c);
@@ -103,6 +105,7 @@ static void head_read_cb(struct bufferevent *bev, void *arg);
 static void head_event_cb(struct bufferevent *bev, short what, void *arg);
 static void http_pump_resp(struct proxy_conn *c);
 static void header_timeout_cb(evutil_socket_t fd, short what, void *arg);
+static void dial_done(void *arg, int fd, size_t idx, int timed_out);
 
 static const char *
 kind_proto(enum proxy_kind k)
@@ -596,6 +599,21 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		http_abort(c, REASON_UPSTREAM_TIMEOUT, "idle_timeout");
 		return;
 	}
+	if (c->fwd != NULL && c->resp == RESP_HEAD && c->down == 0 &&
+	    evbuffer_get_length(bufferevent_get_input(c->ubev)) == 0) {
+		/* The pooled upstream was gone: same addresses, fresh dial. */
+		bufferevent_free(c->ubev);
+		c->ubev = NULL;
+		c->reused = 0;
+		c->retrying = 1;
+		bufferevent_disable(c->cbev, EV_READ);
+		c->state = ST_DIAL;
+		c->dial = dial_start(c->g->base, c->addrs, c->naddrs, c->dest.port,
+		    (int)c->g->cfg->connect_timeout * 1000, dial_done, c);
+		if (c->dial == NULL)
+			http_abort(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
+		return;
+	}
 	http_abort(c, REASON_UPSTREAM_UNREACHABLE, "upstream closed mid-response");
 }
 
@@ -658,6 +676,8 @@ http_pump_resp(struct proxy_conn *c)
 				return;
 			}
 			c->resp_started = 1;
+			free(c->fwd);		/* answered: no retry any more */
+			c->fwd = NULL;
 			if (r->status < 200) {		/* 1xx: the real answer follows */
 				free(r);
 				continue;
@@ -728,9 +748,15 @@ http_exchange_start(struct proxy_conn *c)
 	c->req_done = !c->reqf.chunked && c->reqf.length == 0;
 	chunked_init(&c->req_ch);
 	evbuffer_add(bufferevent_get_output(c->ubev), c->fwd, c->fwd_len);
-	free(c->fwd);
-	c->fwd = NULL;
-	log_decision(c, c->allow_reason, NULL);
+	/* A pooled upstream may have closed just before this request: keep
+	 * the head for one retry on a fresh connection (bodiless requests
+	 * only, like every proxy and browser). */
+	if (!c->reused || !c->req_done) {
+		free(c->fwd);
+		c->fwd = NULL;
+	}
+	if (!c->retrying)
+		log_decision(c, c->allow_reason, NULL);
 	bufferevent_setwatermark(c->ubev, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setwatermark(c->cbev, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setwatermark(c->cbev, EV_READ, 0, PROXY_HIGH_WATER);
@@ -819,7 +845,10 @@ classify_and_dial(struct proxy_conn *c, const struct resolver_addr *a, size_t n)
 	}
 	c->naddrs = n < DIAL_MAX_ADDRS ? n : DIAL_MAX_ADDRS;
 	memcpy(c->addrs, a, c->naddrs * sizeof(*a));
+	c->retrying = 0;
+	c->reused = 0;
 	if (c->kind == KIND_HTTP && reuse_upstream(c)) {
+		c->reused = 1;
 		http_exchange_start(c);
 		return;
 	}

@@ -262,6 +262,46 @@ PY
 [ "$out" = "3 1 1 True" ]
 check pipelined_requests_answered_in_order_with_exact_framing $? "$out"
 
+# A pooled upstream that closes as the next request arrives (the
+# keep-alive race): the guard retries a bodiless request once on a fresh
+# connection instead of answering 502.
+start_bg "$IN" "$T/racy.out" python3 -c '
+import socket
+srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("198.18.1.10", 8081)); srv.listen(8)
+for n in range(3):
+    c, _ = srv.accept()
+    f = c.makefile("rb")
+    while f.readline() not in (b"\r\n", b""):
+        pass
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nfirst\n" if n == 0 else
+              b"HTTP/1.1 200 OK\r\nContent-Length: 7\r\n\r\nsecond\n")
+    if n == 0:
+        while f.readline() not in (b"\r\n", b""):   # the next request, then drop it
+            pass
+    f.close()
+    c.shutdown(socket.SHUT_RDWR)
+    c.close()
+'
+sleep 0.3
+out=$(inwl python3 - <<'PY'
+import socket
+s = socket.create_connection(("10.77.0.1", 3129), timeout=5)
+def ask():
+    s.sendall(b"GET http://198.18.1.10:8081/ HTTP/1.1\r\n\r\n")
+    d = b""
+    while not d.endswith(b"\n") or b"\r\n\r\n" not in d:
+        x = s.recv(4096)
+        if not x:
+            break
+        d += x
+    return d.split(b"\r\n\r\n", 1)[-1].decode().strip()
+print(ask(), ask())
+PY
+)
+[ "$out" = "first second" ]
+check keepalive_race_pooled_upstream_closed_request_retried_once $? "$out"
+
 # ---- Python's urllib through http_proxy
 out=$(inwl env http_proxy=http://10.77.0.1:3128 python3 -c '
 import urllib.request
