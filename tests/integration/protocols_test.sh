@@ -19,7 +19,7 @@ cat >"$T/zone.json" <<'Z'
 }
 Z
 python3 - "$T/policy.json" api.example.test:80 api.example.test:443 api2.example.test:80 \
-    private.example.test:80 flip.example.test:80 api.example.test:7 <<'P'
+    private.example.test:80 flip.example.test:80 api.example.test:7 api.example.test:8000 <<'P'
 import json, sys
 allow = [{"host": h, "port": int(p)} for h, _, p in (a.rpartition(":") for a in sys.argv[2:])]
 json.dump({"schema": "egress-guard.policy.v1", "mode": "allowlist", "epoch": 1,
@@ -301,6 +301,27 @@ PY
 )
 [ "$out" = "first second" ]
 check keepalive_race_pooled_upstream_closed_request_retried_once $? "$out"
+
+# ---- git over HTTP (git http-backend behind Python's CGI server)
+chmod 0755 "$T"
+mkdir -p "$T/git/srv/cgi-bin" "$T/git/repos"
+git init -q --bare "$T/git/repos/demo.git"
+git -C "$T/git/repos/demo.git" -c user.email=t@t -c user.name=t commit-tree -m init \
+    "$(git -C "$T/git/repos/demo.git" mktree </dev/null)" >"$T/git/commit"
+git -C "$T/git/repos/demo.git" update-ref refs/heads/main "$(cat "$T/git/commit")"
+printf '#!/bin/sh\nexport GIT_PROJECT_ROOT=%s GIT_HTTP_EXPORT_ALL=1\nexec git -c safe.directory="*" http-backend\n' \
+    "$T/git/repos" >"$T/git/srv/cgi-bin/git"
+chmod -R a+rX "$T/git"; chmod a+x "$T/git/srv/cgi-bin/git"
+start_bg "$IN" "$T/git.out" python3 -m http.server --cgi --directory "$T/git/srv" --bind 198.18.1.10 8000
+for _ in $(seq 50); do grep -q "Serving HTTP" "$T/git.out" 2>/dev/null && break; sleep 0.1; done
+out=$(inwl git -c http.proxy=http://10.77.0.1:3128 ls-remote \
+    http://api.example.test:8000/cgi-bin/git/demo.git 2>&1)
+case "$out" in "$(cat "$T/git/commit")"*refs/heads/main*) r=0;; *) r=1;; esac
+check git_ls_remote_over_http_through_proxy $r "$out"
+out=$(inwl git -c http.proxy=http://10.77.0.1:3128 ls-remote \
+    http://other.example.test:8000/cgi-bin/git/demo.git 2>&1)
+case "$out" in *403*) r=0;; *) r=1;; esac
+check hostile_git_to_not_allowlisted_host_refused $r "$out"
 
 # ---- Python's urllib through http_proxy
 out=$(inwl env http_proxy=http://10.77.0.1:3128 python3 -c '
