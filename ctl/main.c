@@ -7,6 +7,7 @@
 
 #include "ctl/client.h"
 #include "ctl/keys.h"
+#include "ctl/receiptcmd.h"
 #include "policy/policy.h"
 #include "util/num.h"
 
@@ -33,6 +34,8 @@ static const struct command commands[] = {
 	{ "verify", CTLKEYS_VERIFY_USAGE, ctlkeys_cmd_verify },
 	{ "push", CTLCLIENT_PUSH_USAGE, ctlclient_cmd_push },
 	{ "status", CTLCLIENT_STATUS_USAGE, ctlclient_cmd_status },
+	{ "receipt", RECEIPTCMD_RECEIPT_USAGE, receiptcmd_cmd_receipt },
+	{ "admit", RECEIPTCMD_ADMIT_USAGE, receiptcmd_cmd_admit },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
@@ -133,6 +136,22 @@ cmd_compile(int argc, char **argv)
 	return rc;
 }
 
+/* "CMD ... --help" (or -h) before any "--": the command's usage, which
+ * names every flag it takes, on stdout. */
+static int
+wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return 0;
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv);
 
 int
@@ -153,7 +172,13 @@ main(int argc, char **argv)
 		return fflush(stdout) == EOF ? EXIT_FAIL : 0;
 	}
 	for (i = 0; i < NCOMMANDS; i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
+		if (strcmp(argv[1], commands[i].name) == 0) {
+			if (wants_help(argc, argv)) {
+				printf("usage: %s %s %s\n", PROG, commands[i].name,
+				    commands[i].usage);
+				return fflush(stdout) == EOF ? EXIT_FAIL : 0;
+			}
 			return commands[i].run(argc - 1, argv + 1);
+		}
 	return usage_error_arg(NULL, "unknown command", argv[1]);
 }

@@ -54,10 +54,10 @@ const char *policy_mode_name(enum policy_mode m);
 long long policy_epoch(const struct policy *p);
 size_t policy_entries(const struct policy *p);
 
-/* The profile's required_egress_certification ("advisory_filter",
- * "security_boundary" or "unsupported"), or NULL when the profile had none
- * or the policy was parsed from compiled bytes. Used by `admit`; not part
- * of the canonical bytes. */
+/* The profile's required_egress_certification ("advisory_filter" or
+ * "security_boundary"; the parser refuses "unsupported"), or NULL when the
+ * profile had none or the policy was parsed from compiled bytes. Used by
+ * `admit`; not part of the canonical bytes. */
 const char *policy_required_grade(const struct policy *p);
 
 /* Returns 1 when (host, port) is admitted, 0 otherwise. host must already

@@ -627,11 +627,23 @@ test_profile_refuses_bad_certification(void **state)
 	    "required_egress_certification must be one of");
 }
 
+/* "unsupported" is a grade, not a requirement: requiring it would make the
+ * requirement meaningless (every grade meets it). */
+static void
+test_profile_refuses_unsupported_as_requirement(void **state)
+{
+	(void)state;
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"a.com:443\"],\"required_egress_certification\":\"unsupported\"}",
+	    "required_egress_certification must be one of advisory_filter, "
+	    "security_boundary");
+}
+
 static void
 test_profile_keeps_grade_outside_canonical(void **state)
 {
 	static const char *const g[] = {
-		"advisory_filter", "security_boundary", "unsupported"
+		"advisory_filter", "security_boundary"
 	};
 	struct policy *p, *q;
 	char in[256], err[256] = "";
@@ -641,7 +653,7 @@ test_profile_keeps_grade_outside_canonical(void **state)
 	q = profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
 	    "[\"a.com:443\"]}", 1, err, sizeof(err));
 	assert_non_null(q);
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
 		snprintf(in, sizeof(in), "{\"network_policy\":\"allowlist\","
 		    "\"allowed_hosts\":[\"a.com:443\"],"
 		    "\"required_egress_certification\":\"%s\"}", g[i]);
@@ -974,6 +986,7 @@ main(void)
 		cmocka_unit_test(test_profile_none_refuses_hosts),
 		cmocka_unit_test(test_profile_certification_only_with_allowlist),
 		cmocka_unit_test(test_profile_refuses_bad_certification),
+		cmocka_unit_test(test_profile_refuses_unsupported_as_requirement),
 		cmocka_unit_test(test_profile_keeps_grade_outside_canonical),
 		cmocka_unit_test(test_profile_refuses_bad_epoch),
 		cmocka_unit_test(test_matcher_exact_match_only),

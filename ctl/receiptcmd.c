@@ -1,0 +1,605 @@
+/* egress-guardctl receipt sign|verify and admit: the CLI over
+ * policy/receipt.h, and the receipt signer (plane side only).
+ *
+ * The helpers above the subcommands are library-like (errors into a
+ * buffer); only the cmd_ functions print. Exit codes: docs/receipts.md
+ * and ctl/receiptcmd.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+
+#include "ctl/keys.h"
+#include "ctl/receiptcmd.h"
+#include "policy/bundle.h"
+#include "policy/policy.h"
+#include "policy/receipt.h"
+
+#define PROG		"egress-guardctl"
+#define GUARD_NAME	"egress-guard"
+#define PUB_SUFFIX	".pub.pem"
+#define MAX_DIR_NAMES	256
+
+static void fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Standard base64 with padding, one line: the spelling
+ * bundle_b64_decode accepts. */
+static char *
+b64_encode(const unsigned char *in, size_t len)
+{
+	size_t n = 4 * ((len + 2) / 3);
+	char *out;
+
+	if (len > RECEIPT_MAX_BYTES || (out = malloc(n + 1)) == NULL)
+		return NULL;
+	if ((size_t)EVP_EncodeBlock((unsigned char *)out, in, (int)len) != n) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+char *
+receiptcmd_sign_envelope(const char *canon, size_t len, EVP_PKEY *priv,
+    char *err, size_t errlen)
+{
+	static const char fmt[] = "{\"schema\":\"" RECEIPT_ENVELOPE_SCHEMA
+	    "\",\"key_id\":\"%s\",\"receipt\":\"%s\",\"signature\":\"%s\"}";
+	unsigned char sig[BUNDLE_SIG_LEN];
+	char id[BUNDLE_KEY_ID_LEN + 1], why[128];
+	char *rec64 = NULL, *sig64 = NULL, *out = NULL;
+	EVP_MD_CTX *ctx = NULL;
+	unsigned char *m = NULL;
+	size_t mlen, siglen = sizeof(sig), total;
+	int n;
+
+	if (canon == NULL || len == 0 || priv == NULL) {
+		fail(err, errlen, "nothing to sign");
+		return NULL;
+	}
+	if (bundle_key_id(priv, id, why, sizeof(why)) == -1) {
+		fail(err, errlen, "signing key: %s", why);
+		return NULL;
+	}
+	/* The exact length: the format less its three "%s", plus the
+	 * fields; with the newline it must fit what verify reads. */
+	if (len > RECEIPT_MAX_BYTES)
+		total = SIZE_MAX;
+	else
+		total = sizeof(fmt) - 1 - 6 + BUNDLE_KEY_ID_LEN +
+		    4 * ((len + 2) / 3) + 4 * ((BUNDLE_SIG_LEN + 2) / 3);
+	if (total >= RECEIPT_MAX_BYTES) {
+		fail(err, errlen, "receipt too large: an envelope is at most "
+		    "%u bytes", RECEIPT_MAX_BYTES);
+		return NULL;
+	}
+	if ((m = receipt_signed_message(canon, len, &mlen)) == NULL ||
+	    (ctx = EVP_MD_CTX_new()) == NULL) {
+		fail(err, errlen, "out of memory");
+		goto out;
+	}
+	/* Ed25519 is one-shot: NULL digest, EVP_DigestSign. */
+	if (EVP_DigestSignInit(ctx, NULL, NULL, NULL, priv) != 1 ||
+	    EVP_DigestSign(ctx, sig, &siglen, m, mlen) != 1 ||
+	    siglen != sizeof(sig)) {
+		ERR_clear_error();
+		fail(err, errlen, "Ed25519 signing failed");
+		goto out;
+	}
+	if ((rec64 = b64_encode((const unsigned char *)canon, len)) == NULL ||
+	    (sig64 = b64_encode(sig, siglen)) == NULL ||
+	    (out = malloc(total + 1)) == NULL) {
+		fail(err, errlen, "out of memory");
+		goto out;
+	}
+	n = snprintf(out, total + 1, fmt, id, rec64, sig64);
+	if (n < 0 || (size_t)n != total) {
+		fail(err, errlen, "cannot format the envelope");
+		free(out);
+		out = NULL;
+	}
+out:
+	EVP_MD_CTX_free(ctx);
+	free(m);
+	free(rec64);
+	free(sig64);
+	return out;
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+receiptcmd_load_attesters(struct bundle_keyring *kr, const char *dir,
+    char *err, size_t errlen)
+{
+	char *names[MAX_DIR_NAMES], path[PATH_MAX];
+	size_t n = 0, i, len, slen = sizeof(PUB_SUFFIX) - 1;
+	struct dirent *de;
+	DIR *d;
+	int rc = -1, added = 0;
+
+	if (kr == NULL || dir == NULL) {
+		fail(err, errlen, "no attester directory");
+		return -1;
+	}
+	if ((d = opendir(dir)) == NULL) {
+		fail(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		errno = 0;
+		if ((de = readdir(d)) == NULL)
+			break;
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len <= slen ||
+		    strcmp(de->d_name + len - slen, PUB_SUFFIX) != 0)
+			continue;
+		if (n >= MAX_DIR_NAMES) {
+			fail(err, errlen, "%s: more than %d *%s files", dir,
+			    MAX_DIR_NAMES, PUB_SUFFIX);
+			goto out;
+		}
+		if ((names[n] = strdup(de->d_name)) == NULL) {
+			fail(err, errlen, "%s: out of memory", dir);
+			goto out;
+		}
+		n++;
+	}
+	if (errno != 0) {
+		fail(err, errlen, "%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	/* Name order: the same directory gives the same error every time. */
+	qsort(names, n, sizeof(names[0]), cmp_names);
+	for (i = 0; i < n; i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+		    names[i]) >= sizeof(path)) {
+			fail(err, errlen, "%s: path too long", dir);
+			goto out;
+		}
+		if (bundle_keyring_add_file(kr, path, err, errlen) == -1)
+			goto out;
+		added++;
+	}
+	rc = added;
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	closedir(d);
+	return rc;
+}
+
+/* ---- subcommands: the CLI layer, which prints. ---- */
+
+static int
+usage_error(const char *cmd, const char *usage, const char *msg,
+    const char *arg)
+{
+	if (arg != NULL)
+		fprintf(stderr, "%s: %s: \"%s\"\n", PROG, msg, arg);
+	else
+		fprintf(stderr, "%s: %s\n", PROG, msg);
+	fprintf(stderr, "usage: %s %s %s\n", PROG, cmd, usage);
+	return RECEIPTCMD_EXIT_USAGE;
+}
+
+/* Matches "--name VALUE" or "--name=VALUE" at argv[*i]. Returns 1 and sets
+ * *val (advancing *i past a separate value), 0 when argv[*i] is another
+ * argument, -1 when the value is missing or empty. */
+static int
+opt_value(int argc, char **argv, int *i, const char *name, const char **val)
+{
+	size_t n = strlen(name);
+	const char *a = argv[*i];
+
+	if (strncmp(a, name, n) != 0)
+		return 0;
+	if (a[n] == '=') {
+		*val = a + n + 1;
+	} else if (a[n] == '\0') {
+		if (*i + 1 >= argc)
+			return -1;
+		*val = argv[++*i];
+	} else {
+		return 0;
+	}
+	return (*val)[0] == '\0' ? -1 : 1;
+}
+
+struct opts {
+	const char	*cmd;		/* for messages: "receipt sign", "admit" */
+	const char	*usage;
+	const char	*const *names;	/* accepted options, NULL-terminated */
+	const char	*vals[8];	/* by index in names */
+	const char	*operand;	/* the one positional argument */
+	int		 want_operand;
+};
+
+/* Parses argv[first..] into o. Returns 0 or an exit code (usage printed). */
+static int
+parse_opts(int argc, char **argv, int first, struct opts *o)
+{
+	const char *val;
+	char msg[128];
+	int i, j, r, opts = 1;
+
+	for (i = first; i < argc; i++) {
+		if (opts && strcmp(argv[i], "--") == 0) {
+			opts = 0;
+			continue;
+		}
+		r = 0;
+		for (j = 0; opts && o->names[j] != NULL; j++) {
+			if ((r = opt_value(argc, argv, &i, o->names[j],
+			    &val)) == 0)
+				continue;
+			if (r == -1) {
+				snprintf(msg, sizeof(msg), "%s needs a value",
+				    o->names[j]);
+				return usage_error(o->cmd, o->usage, msg, NULL);
+			}
+			if (o->vals[j] != NULL) {
+				snprintf(msg, sizeof(msg), "%s given twice",
+				    o->names[j]);
+				return usage_error(o->cmd, o->usage, msg, NULL);
+			}
+			o->vals[j] = val;
+			break;
+		}
+		if (r == 1)
+			continue;
+		if (opts && argv[i][0] == '-' && argv[i][1] != '\0')
+			return usage_error(o->cmd, o->usage, "unknown option",
+			    argv[i]);
+		if (!o->want_operand || o->operand != NULL)
+			return usage_error(o->cmd, o->usage,
+			    "unexpected argument", argv[i]);
+		o->operand = argv[i];
+	}
+	return 0;
+}
+
+static int
+print_all(const char *buf, size_t len)
+{
+	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) == EOF ||
+	    ferror(stdout)) {
+		fprintf(stderr, "%s: cannot write to standard output\n", PROG);
+		return -1;
+	}
+	return 0;
+}
+
+/* The egress-guard next to this egress-guardctl. Returns 0 or -1. */
+static int
+default_binary(char *out, size_t outlen)
+{
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	if ((slash = strrchr(self, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	if ((size_t)snprintf(out, outlen, "%s/%s", self, GUARD_NAME) >= outlen)
+		return -1;
+	return 0;
+}
+
+/* Grades the envelope at path against the attesters in dir and the binary
+ * (NULL: the default). Returns 0 with v filled and why set when the grade
+ * is not security_boundary, or an exit code (message printed). */
+static int
+grade_receipt(const char *cmd, const char *path, const char *dir,
+    const char *binary, struct receipt_verdict *v, char *why, size_t whylen)
+{
+	char err[1024], hex[RECEIPT_SHA256_HEX + 1], def[PATH_MAX];
+	struct bundle_keyring *kr = NULL;
+	char *buf = NULL;
+	size_t len;
+	int rc = RECEIPTCMD_EXIT_USAGE;
+
+	if ((kr = bundle_keyring_new()) == NULL) {
+		fprintf(stderr, "%s: %s: out of memory\n", PROG, cmd);
+		return RECEIPTCMD_EXIT_FAIL;
+	}
+	if (receiptcmd_load_attesters(kr, dir, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: %s: attesters: %s\n", PROG, cmd, err);
+		goto out;
+	}
+	if (binary == NULL) {
+		if (default_binary(def, sizeof(def)) == -1) {
+			fprintf(stderr, "%s: %s: cannot locate %s next to "
+			    "this program; use --binary\n", PROG, cmd,
+			    GUARD_NAME);
+			goto out;
+		}
+		binary = def;
+	}
+	if (receipt_file_sha256(binary, hex, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: %s: binary: %s\n", PROG, cmd, err);
+		goto out;
+	}
+	if ((buf = bundle_read_file(path, RECEIPT_MAX_BYTES, &len, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: %s: %s\n", PROG, cmd, err);
+		goto out;
+	}
+	if (receipt_verify(kr, buf, len, hex, v, why, whylen) == -1) {
+		fprintf(stderr, "%s: %s: %s: malformed receipt: %s\n", PROG,
+		    cmd, path, why);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(buf);
+	bundle_keyring_free(kr);
+	return rc;
+}
+
+/* receipt sign REPORT --key ATTESTER.pem [--binary PATH]: the envelope
+ * and a newline on stdout. */
+static int
+cmd_sign(int argc, char **argv)
+{
+	static const char *const names[] = { "--key", "--binary", NULL };
+	struct opts o = { "receipt", RECEIPTCMD_RECEIPT_USAGE, names,
+	    { NULL }, NULL, 1 };
+	char err[1024], note[256], hex[RECEIPT_SHA256_HEX + 1];
+	char *buf = NULL, *canon = NULL, *env = NULL;
+	struct receipt_report *r = NULL;
+	const char *binary;
+	EVP_PKEY *pk = NULL;
+	size_t len, clen, i, ntrue = 0;
+	int rc;
+
+	if ((rc = parse_opts(argc, argv, 1, &o)) != 0)
+		return rc;
+	if (o.operand == NULL || o.vals[0] == NULL)
+		return usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
+		    o.operand == NULL ? "missing REPORT" : "missing --key",
+		    NULL);
+	rc = RECEIPTCMD_EXIT_USAGE;
+	if ((buf = bundle_read_file(o.operand, RECEIPT_MAX_BYTES, &len, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: receipt sign: %s\n", PROG, err);
+		goto out;
+	}
+	if ((r = receipt_report_parse(buf, len, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: receipt sign: %s: %s\n", PROG, o.operand,
+		    err);
+		goto out;
+	}
+	if ((pk = ctlkeys_load_private(o.vals[0], err, sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: receipt sign: %s\n", PROG, err);
+		goto out;
+	}
+	binary = o.vals[1] != NULL ? o.vals[1] : receipt_report_guard_binary(r);
+	if (receipt_file_sha256(binary, hex, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: receipt sign: binary: %s\n", PROG, err);
+		goto out;
+	}
+	for (i = 0; i < RECEIPT_NFACTS; i++) {
+		if (receipt_report_fact(r, i, note, sizeof(note)))
+			ntrue++;
+		else if (note[0] != '\0')
+			fprintf(stderr, "%s: receipt sign: %s: false in the "
+			    "receipt\n", PROG, note);
+	}
+	if ((canon = receipt_canonical(r, hex, &clen, err,
+	    sizeof(err))) == NULL ||
+	    (env = receiptcmd_sign_envelope(canon, clen, pk, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: receipt sign: %s\n", PROG, err);
+		rc = RECEIPTCMD_EXIT_FAIL;
+		goto out;
+	}
+	if (print_all(env, strlen(env)) == -1 || print_all("\n", 1) == -1) {
+		rc = RECEIPTCMD_EXIT_FAIL;
+		goto out;
+	}
+	fprintf(stderr, "%s: receipt sign: %zu of %d facts true, binary %s "
+	    "sha256:%s\n", PROG, ntrue, RECEIPT_NFACTS, binary, hex);
+	rc = 0;
+out:
+	free(env);
+	free(canon);
+	EVP_PKEY_free(pk);
+	receipt_report_free(r);
+	free(buf);
+	return rc;
+}
+
+/* receipt verify RECEIPT --attesters DIR [--binary PATH]: the grade and a
+ * newline on stdout; why it is not security_boundary on stderr. */
+static int
+cmd_verify(int argc, char **argv)
+{
+	static const char *const names[] = { "--attesters", "--binary", NULL };
+	struct opts o = { "receipt", RECEIPTCMD_RECEIPT_USAGE, names,
+	    { NULL }, NULL, 1 };
+	struct receipt_verdict v;
+	char why[1024];
+	int rc;
+
+	if ((rc = parse_opts(argc, argv, 1, &o)) != 0)
+		return rc;
+	if (o.operand == NULL || o.vals[0] == NULL)
+		return usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
+		    o.operand == NULL ? "missing RECEIPT" :
+		    "missing --attesters", NULL);
+	if ((rc = grade_receipt("receipt verify", o.operand, o.vals[0],
+	    o.vals[1], &v, why, sizeof(why))) != 0)
+		return rc;
+	if (printf("%s\n", receipt_grade_name(v.grade)) < 0 ||
+	    print_all("", 0) == -1)
+		return RECEIPTCMD_EXIT_FAIL;
+	if (v.reason != RECEIPT_OK)
+		fprintf(stderr, "%s: receipt verify: %s: %s: %s\n", PROG,
+		    receipt_grade_name(v.grade), receipt_reason_name(v.reason),
+		    why);
+	return 0;
+}
+
+int
+receiptcmd_cmd_receipt(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage_error(argv[0], RECEIPTCMD_RECEIPT_USAGE,
+		    "missing sign or verify", NULL);
+	if (strcmp(argv[1], "sign") == 0)
+		return cmd_sign(argc - 1, argv + 1);
+	if (strcmp(argv[1], "verify") == 0)
+		return cmd_verify(argc - 1, argv + 1);
+	return usage_error(argv[0], RECEIPTCMD_RECEIPT_USAGE,
+	    "unknown receipt command", argv[1]);
+}
+
+/* admit --profile P [--grade G | --receipt R --attesters DIR [--binary B]] */
+int
+receiptcmd_cmd_admit(int argc, char **argv)
+{
+	static const char *const names[] = {
+		"--profile", "--grade", "--receipt", "--attesters", "--binary",
+		NULL
+	};
+	struct opts o = { "admit", RECEIPTCMD_ADMIT_USAGE, names, { NULL },
+	    NULL, 0 };
+	enum receipt_grade have = RECEIPT_UNSUPPORTED, need;
+	const char *profile, *gradearg, *receipt, *attesters, *binary, *req;
+	struct receipt_verdict v;
+	struct policy *p = NULL;
+	char err[1024], why[1024];
+	int rc, have_grade = 0;
+
+	memset(&v, 0, sizeof(v));
+	if ((rc = parse_opts(argc, argv, 1, &o)) != 0)
+		return rc;
+	profile = o.vals[0];
+	gradearg = o.vals[1];
+	receipt = o.vals[2];
+	attesters = o.vals[3];
+	binary = o.vals[4];
+	if (profile == NULL)
+		return usage_error(o.cmd, o.usage, "missing --profile", NULL);
+	if (gradearg != NULL && receipt != NULL)
+		return usage_error(o.cmd, o.usage, "--grade and --receipt "
+		    "exclude each other", NULL);
+	if (receipt != NULL && attesters == NULL)
+		return usage_error(o.cmd, o.usage, "--receipt needs "
+		    "--attesters", NULL);
+	if (receipt == NULL && (attesters != NULL || binary != NULL))
+		return usage_error(o.cmd, o.usage, "--attesters and --binary "
+		    "go with --receipt", NULL);
+	if (gradearg != NULL) {
+		if (receipt_grade_parse(gradearg, &have) == -1)
+			return usage_error(o.cmd, o.usage, "--grade must be "
+			    "unsupported, advisory_filter or "
+			    "security_boundary", gradearg);
+		have_grade = 1;
+	}
+
+	/* Epoch 0: only the mode and the requirement are used here. */
+	if ((p = policy_compile_profile_file(profile, 0, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: admit: %s\n", PROG, err);
+		return RECEIPTCMD_EXIT_USAGE;
+	}
+	rc = RECEIPTCMD_EXIT_USAGE;
+	need = RECEIPT_ADVISORY_FILTER;
+	if (policy_mode(p) == POLICY_ALLOWLIST &&
+	    (req = policy_required_grade(p)) != NULL &&
+	    (receipt_grade_parse(req, &need) == -1 ||
+	    need == RECEIPT_UNSUPPORTED)) {
+		fprintf(stderr, "%s: admit: %s: required_egress_certification "
+		    "must be advisory_filter or security_boundary\n", PROG,
+		    profile);
+		goto out;
+	}
+
+	/* A receipt given is always checked, whatever the profile: a
+	 * forged or foreign receipt is refused, typed, before anything
+	 * else happens. */
+	if (receipt != NULL) {
+		if ((rc = grade_receipt("admit", receipt, attesters, binary, &v,
+		    why, sizeof(why))) != 0)
+			goto out;
+		switch (v.reason) {
+		case RECEIPT_UNTRUSTED_SIGNER:
+			fprintf(stderr, "%s: admit: untrusted signer: %s (%s)\n",
+			    PROG, why, attesters);
+			rc = RECEIPTCMD_EXIT_UNTRUSTED;
+			goto out;
+		case RECEIPT_BAD_SIGNATURE:
+			fprintf(stderr, "%s: admit: bad signature: %s\n", PROG,
+			    why);
+			rc = RECEIPTCMD_EXIT_BAD_SIGNATURE;
+			goto out;
+		case RECEIPT_REVISION_MISMATCH:
+			fprintf(stderr, "%s: admit: revision mismatch: %s\n",
+			    PROG, why);
+			rc = RECEIPTCMD_EXIT_REVISION;
+			goto out;
+		default:
+			break;
+		}
+		have = v.grade;
+		have_grade = 1;
+	}
+
+	if (policy_mode(p) != POLICY_ALLOWLIST) {
+		rc = printf("admitted: network_policy %s needs no grade\n",
+		    policy_mode_name(policy_mode(p))) < 0 ||
+		    print_all("", 0) == -1 ? RECEIPTCMD_EXIT_FAIL : 0;
+		goto out;
+	}
+	if (!have_grade) {
+		rc = usage_error(o.cmd, o.usage, "an allowlist profile needs "
+		    "--grade or --receipt", NULL);
+		goto out;
+	}
+	if (!receipt_grade_meets(have, need)) {
+		fprintf(stderr, "%s: admit: requirement %s not met by grade "
+		    "%s%s%s\n", PROG, receipt_grade_name(need),
+		    receipt_grade_name(have), receipt != NULL &&
+		    v.reason != RECEIPT_OK ? ": " : "", receipt != NULL &&
+		    v.reason != RECEIPT_OK ? why : "");
+		rc = RECEIPTCMD_EXIT_NOT_MET;
+		goto out;
+	}
+	rc = printf("admitted: requirement %s met by grade %s\n",
+	    receipt_grade_name(need), receipt_grade_name(have)) < 0 ||
+	    print_all("", 0) == -1 ? RECEIPTCMD_EXIT_FAIL : 0;
+out:
+	policy_free(p);
+	return rc;
+}

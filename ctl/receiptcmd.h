@@ -1,0 +1,47 @@
+/* egress-guardctl receipt sign|verify and admit (DESIGN.md "Conformance
+ * matrix and the grading rule"; formats and exit codes in
+ * docs/receipts.md). Signing lives here, on the plane side: the guard
+ * binary links none of it. */
+#ifndef EG_CTL_RECEIPTCMD_H
+#define EG_CTL_RECEIPTCMD_H
+
+#include <stddef.h>
+
+#include <openssl/types.h>	/* EVP_PKEY */
+
+struct bundle_keyring;
+
+/* The second line continues main's "usage: egress-guardctl receipt". */
+#define RECEIPTCMD_RECEIPT_USAGE \
+	"sign REPORT --key ATTESTER.pem [--binary PATH]\n" \
+	"       egress-guardctl receipt verify RECEIPT --attesters DIR [--binary PATH]"
+#define RECEIPTCMD_ADMIT_USAGE \
+	"--profile PROFILE [--grade GRADE | --receipt RECEIPT --attesters DIR [--binary PATH]]"
+
+/* Exit codes of receipt and admit; 3-6 are admit's typed refusals. */
+#define RECEIPTCMD_EXIT_OK		0
+#define RECEIPTCMD_EXIT_FAIL		1	/* writing output, memory */
+#define RECEIPTCMD_EXIT_USAGE		2	/* usage, unreadable or malformed input */
+#define RECEIPTCMD_EXIT_NOT_MET		3	/* grade below the requirement */
+#define RECEIPTCMD_EXIT_REVISION	4	/* receipt for another binary */
+#define RECEIPTCMD_EXIT_UNTRUSTED	5	/* signer not among the attesters */
+#define RECEIPTCMD_EXIT_BAD_SIGNATURE	6	/* signature does not verify */
+
+/* Signs canonical receipt bytes (receipt_canonical) as given and returns
+ * the envelope JSON, NUL-terminated, without a newline, malloc'd; it fits
+ * RECEIPT_MAX_BYTES with a newline. NULL with err set when the key is not
+ * Ed25519 or the envelope would be too large. */
+char *receiptcmd_sign_envelope(const char *canon, size_t len, EVP_PKEY *priv,
+    char *err, size_t errlen);
+
+/* Adds every DIR/NAME.pub.pem (names starting with '.' skipped) to kr, in
+ * name order. Any file that is not an Ed25519 SPKI public key is an error,
+ * not skipped. Returns the number of keys added, or -1 with err set. */
+int receiptcmd_load_attesters(struct bundle_keyring *kr, const char *dir,
+    char *err, size_t errlen);
+
+/* Subcommands (argv[0] is the subcommand name). */
+int receiptcmd_cmd_receipt(int argc, char **argv);
+int receiptcmd_cmd_admit(int argc, char **argv);
+
+#endif
