@@ -7,8 +7,18 @@ MUTANT_FLAGS_no_classify = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_CLASSIFY
 MUTANT_FLAGS_no_recheck  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_RECHECK
 
 .PHONY: conformance conformance-mutants
+# The matrix, then a receipt for this exact build, signed by a local
+# attester key made for the purpose, and the grade it earns.
+CONF = $(BUILD)/conformance
 conformance: all
-	$(Q)BUILD=$(BUILD) bash tests/conformance/matrix.sh $(BUILD)/conformance
+	$(Q)BUILD=$(BUILD) bash tests/conformance/matrix.sh $(CONF); rc=$$?; \
+	mkdir -p $(CONF)/attesters && chmod 0700 $(CONF)/attesters; \
+	[ -f $(CONF)/attesters/local.pem ] || \
+	    $(BUILD)/egress-guardctl keygen --out $(CONF)/attesters/local.pem 2>/dev/null; \
+	$(BUILD)/egress-guardctl receipt sign $(CONF)/report.json \
+	    --key $(CONF)/attesters/local.pem >$(CONF)/receipt.json && \
+	printf 'grade: ' && $(BUILD)/egress-guardctl receipt verify $(CONF)/receipt.json \
+	    --attesters $(CONF)/attesters; exit $$rc
 
 $(BUILD)/mutant-%/egress-guard: FORCE
 	$(Q)$(MAKE) -s BUILD=$(BUILD)/mutant-$* CFLAGS='$(MUTANT_FLAGS_$*)' \

@@ -6,10 +6,21 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP" || exit 1
 B=${BUILD:-build}
 rc=0
-bash tests/conformance/matrix.sh "$B/conformance" >"$B/conformance/matrix.log" 2>&1 || rc=1
+mkdir -p "$B/conformance"
+make -s BUILD="$B" conformance >"$B/conformance/matrix.log" 2>&1 || rc=1
 sed -n 's/^pass  *\([a-z0-9-]*\) .*/PASS conformance_\1/p; s/^\(fail\|inconclusive\) *\([a-z0-9-]*\) \(.*\)/FAIL conformance_\2 (\1): \3/p' \
     "$B/conformance/matrix.log"
 sed -n '/^fact /,/^report/p' "$B/conformance/matrix.log"
+# The receipt of this run grades the exact build; the same receipt under
+# an attester set that lacks its signer must not.
+grade=$(sed -n 's/^grade: //p' "$B/conformance/matrix.log")
+if [ "$grade" = security_boundary ]; then echo "PASS conformance_receipt_grades_security_boundary"
+else echo "FAIL conformance_receipt_grades_security_boundary: got '$grade'"; rc=1; fi
+mkdir -p "$B/conformance/no-attesters"
+g2=$("$B/egress-guardctl" receipt verify "$B/conformance/receipt.json" \
+    --attesters "$B/conformance/no-attesters" 2>/dev/null)
+if [ "$g2" = advisory_filter ]; then echo "PASS control_receipt_untrusted_signer_is_advisory_filter"
+else echo "FAIL control_receipt_untrusted_signer_is_advisory_filter: got '$g2'"; rc=1; fi
 make -s BUILD="$B" conformance-mutants >"$B/conformance/mutants.log" 2>&1 || rc=1
 grep -E '^(PASS|FAIL) ' "$B/conformance/mutants.log" ||
     { echo "FAIL conformance_mutants: no result"; tail -n 20 "$B/conformance/mutants.log"; rc=1; }
