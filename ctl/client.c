@@ -18,10 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctl/cli.h"
 #include "ctl/client.h"
 #include "policy/bundle.h"
 #include "util/ascii.h"
 #include "util/num.h"
+#include "util/errbuf.h"
 
 #define PROG		"egress-guardctl"
 #define EXIT_FAIL	1
@@ -31,21 +33,6 @@
 #define CHUNK_LINE_MAX	256	/* chunk-size line with extensions */
 /* Chunk framing costs wire bytes beyond the body; allow some of it. */
 #define WIRE_MAX	(CTLCLIENT_HEAD_MAX + CTLCLIENT_BODY_MAX + 64u * 1024)
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Case-insensitive ASCII comparison of s[0..len) with a lowercase literal. */
 static int
@@ -82,13 +69,13 @@ dechunk(const char *p, const char *end, int eof, char *out, size_t *olen,
 		nl = memmem(p, (size_t)(end - p), "\r\n", 2);
 		if (nl == NULL) {
 			if ((size_t)(end - p) > CHUNK_LINE_MAX) {
-				fail(err, errlen, "chunk size line too long");
+				errbuf_set(err, errlen, "chunk size line too long");
 				return -1;
 			}
 			goto more;
 		}
 		if ((size_t)(nl - p) > CHUNK_LINE_MAX) {
-			fail(err, errlen, "chunk size line too long");
+			errbuf_set(err, errlen, "chunk size line too long");
 			return -1;
 		}
 		size = 0;
@@ -97,11 +84,11 @@ dechunk(const char *p, const char *end, int eof, char *out, size_t *olen,
 		    q - p < 7; q++)
 			size = size * 16 + (size_t)hex_val((unsigned char)*q);
 		if (q == p || (q < nl && *q != ';')) {
-			fail(err, errlen, "bad chunk size");
+			errbuf_set(err, errlen, "bad chunk size");
 			return -1;
 		}
 		if (size > CTLCLIENT_BODY_MAX - n) {
-			fail(err, errlen, "response body larger than %u bytes",
+			errbuf_set(err, errlen, "response body larger than %u bytes",
 			    CTLCLIENT_BODY_MAX);
 			return -1;
 		}
@@ -111,7 +98,7 @@ dechunk(const char *p, const char *end, int eof, char *out, size_t *olen,
 		if ((size_t)(end - p) < size + 2)
 			goto more;
 		if (p[size] != '\r' || p[size + 1] != '\n') {
-			fail(err, errlen, "chunk not followed by CRLF");
+			errbuf_set(err, errlen, "chunk not followed by CRLF");
 			return -1;
 		}
 		memcpy(out + n, p, size);
@@ -123,7 +110,7 @@ dechunk(const char *p, const char *end, int eof, char *out, size_t *olen,
 		nl = memmem(p, (size_t)(end - p), "\r\n", 2);
 		if (nl == NULL) {
 			if ((size_t)(end - p) > CTLCLIENT_HEAD_MAX) {
-				fail(err, errlen, "trailer too long");
+				errbuf_set(err, errlen, "trailer too long");
 				return -1;
 			}
 			goto more;
@@ -136,7 +123,7 @@ dechunk(const char *p, const char *end, int eof, char *out, size_t *olen,
 	return 1;
 more:
 	if (eof) {
-		fail(err, errlen, "connection closed inside a chunked body");
+		errbuf_set(err, errlen, "connection closed inside a chunked body");
 		return -1;
 	}
 	return 0;
@@ -155,12 +142,12 @@ ctlclient_parse_response(const char *buf, size_t len, int eof,
 	he = memmem(buf, len, "\r\n\r\n", 4);
 	if (he == NULL || (size_t)(he - buf) + 4 > CTLCLIENT_HEAD_MAX) {
 		if (he != NULL || len >= CTLCLIENT_HEAD_MAX) {
-			fail(err, errlen, "response head larger than %u bytes",
+			errbuf_set(err, errlen, "response head larger than %u bytes",
 			    CTLCLIENT_HEAD_MAX);
 			return -1;
 		}
 		if (eof) {
-			fail(err, errlen, len == 0 ? "connection closed "
+			errbuf_set(err, errlen, len == 0 ? "connection closed "
 			    "without a response" : "connection closed inside "
 			    "the response head");
 			return -1;
@@ -173,23 +160,23 @@ ctlclient_parse_response(const char *buf, size_t len, int eof,
 	    (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ' ||
 	    num_parse_n(buf + 9, 3, 100, 599, &status) == -1 ||
 	    (nl - buf > 12 && buf[12] != ' ')) {
-		fail(err, errlen, "not an HTTP/1.x status line");
+		errbuf_set(err, errlen, "not an HTTP/1.x status line");
 		return -1;
 	}
 	if (status < 200) {
-		fail(err, errlen, "unexpected interim response %lld", status);
+		errbuf_set(err, errlen, "unexpected interim response %lld", status);
 		return -1;
 	}
 	for (line = nl + 2; line < he + 2; line = nl + 2) {
 		nl = memmem(line, (size_t)(he + 2 - line), "\r\n", 2);
 		colon = memchr(line, ':', (size_t)(nl - line));
 		if (colon == NULL || colon == line) {
-			fail(err, errlen, "malformed header line");
+			errbuf_set(err, errlen, "malformed header line");
 			return -1;
 		}
 		for (v = line; v < colon; v++) {
 			if (!ascii_is_tchar((unsigned char)*v)) {
-				fail(err, errlen, "malformed header name");
+				errbuf_set(err, errlen, "malformed header name");
 				return -1;
 			}
 		}
@@ -200,26 +187,26 @@ ctlclient_parse_response(const char *buf, size_t len, int eof,
 		if (ieq(line, (size_t)(colon - line), "content-length")) {
 			if (num_parse_n(v, (unsigned long)(ve - v), 0,
 			    CTLCLIENT_BODY_MAX, &n) == -1) {
-				fail(err, errlen, "bad Content-Length or body "
+				errbuf_set(err, errlen, "bad Content-Length or body "
 				    "larger than %u bytes", CTLCLIENT_BODY_MAX);
 				return -1;
 			}
 			if (cl != -1 && cl != n) {
-				fail(err, errlen, "conflicting Content-Length");
+				errbuf_set(err, errlen, "conflicting Content-Length");
 				return -1;
 			}
 			cl = n;
 		} else if (ieq(line, (size_t)(colon - line),
 		    "transfer-encoding")) {
 			if (!ieq(v, (size_t)(ve - v), "chunked")) {
-				fail(err, errlen, "unsupported Transfer-Encoding");
+				errbuf_set(err, errlen, "unsupported Transfer-Encoding");
 				return -1;
 			}
 			chunked = 1;
 		}
 	}
 	if (chunked && cl != -1) {
-		fail(err, errlen, "both Content-Length and Transfer-Encoding");
+		errbuf_set(err, errlen, "both Content-Length and Transfer-Encoding");
 		return -1;
 	}
 	body = he + 4;
@@ -232,7 +219,7 @@ ctlclient_parse_response(const char *buf, size_t len, int eof,
 	} else if (cl != -1) {
 		if (rest < (size_t)cl) {
 			if (eof) {
-				fail(err, errlen, "connection closed after %zu "
+				errbuf_set(err, errlen, "connection closed after %zu "
 				    "of %lld body bytes", rest, cl);
 				return -1;
 			}
@@ -242,7 +229,7 @@ ctlclient_parse_response(const char *buf, size_t len, int eof,
 		done = 1;
 	} else {
 		if (rest > CTLCLIENT_BODY_MAX) {
-			fail(err, errlen, "response body larger than %u bytes",
+			errbuf_set(err, errlen, "response body larger than %u bytes",
 			    CTLCLIENT_BODY_MAX);
 			return -1;
 		}
@@ -251,7 +238,7 @@ ctlclient_parse_response(const char *buf, size_t len, int eof,
 		done = 1;
 	}
 	if ((out = malloc(rest + 1)) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	if (done == -2) {
@@ -320,14 +307,14 @@ ctlclient_request(const char *sock_path, const char *method,
 
 	if (sock_path == NULL || method == NULL || target == NULL ||
 	    r == NULL || (body == NULL && body_len > 0)) {
-		fail(err, errlen, "bad request arguments");
+		errbuf_set(err, errlen, "bad request arguments");
 		return -1;
 	}
 	memset(r, 0, sizeof(*r));
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	if (sock_path[0] == '\0' || strlen(sock_path) >= sizeof(sa.sun_path)) {
-		fail(err, errlen, "%s: not a usable socket path (1-%zu bytes)",
+		errbuf_set(err, errlen, "%s: not a usable socket path (1-%zu bytes)",
 		    sock_path, sizeof(sa.sun_path) - 1);
 		return -1;
 	}
@@ -341,36 +328,36 @@ ctlclient_request(const char *sock_path, const char *method,
 	    "User-Agent: " PROG "\r\nAccept: application/json\r\n"
 	    "Connection: close\r\n\r\n", method, target);
 	if (n < 0 || (size_t)n >= sizeof(head)) {
-		fail(err, errlen, "request line too long");
+		errbuf_set(err, errlen, "request line too long");
 		return -1;
 	}
 
 	deadline = now_s() + DEADLINE_S;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
-		fail(err, errlen, "%s: socket: %s", sock_path, strerror(errno));
+		errbuf_set(err, errlen, "%s: socket: %s", sock_path, strerror(errno));
 		goto out;
 	}
 	/* Set before connect: a Unix connect waits on a full backlog for
 	 * up to SO_SNDTIMEO. */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1) {
-		fail(err, errlen, "%s: setsockopt: %s", sock_path,
+		errbuf_set(err, errlen, "%s: setsockopt: %s", sock_path,
 		    strerror(errno));
 		goto out;
 	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
-		fail(err, errlen, "%s: connect: %s", sock_path, io_error());
+		errbuf_set(err, errlen, "%s: connect: %s", sock_path, io_error());
 		goto out;
 	}
 	if (send_all(fd, head, (size_t)n) == -1 ||
 	    (body_len > 0 && send_all(fd, body, body_len) == -1)) {
-		fail(err, errlen, "%s: send: %s", sock_path, io_error());
+		errbuf_set(err, errlen, "%s: send: %s", sock_path, io_error());
 		goto out;
 	}
 	for (;;) {
 		if (len == cap) {
 			if (cap >= WIRE_MAX) {
-				fail(err, errlen, "%s: response larger than %u "
+				errbuf_set(err, errlen, "%s: response larger than %u "
 				    "bytes", sock_path, WIRE_MAX);
 				goto out;
 			}
@@ -378,7 +365,7 @@ ctlclient_request(const char *sock_path, const char *method,
 			if (cap > WIRE_MAX)
 				cap = WIRE_MAX;
 			if ((nb = realloc(buf, cap)) == NULL) {
-				fail(err, errlen, "%s: out of memory", sock_path);
+				errbuf_set(err, errlen, "%s: out of memory", sock_path);
 				goto out;
 			}
 			buf = nb;
@@ -387,7 +374,7 @@ ctlclient_request(const char *sock_path, const char *method,
 		if (got == -1 && errno == EINTR)
 			continue;
 		if (got == -1) {
-			fail(err, errlen, "%s: receive: %s", sock_path,
+			errbuf_set(err, errlen, "%s: receive: %s", sock_path,
 			    io_error());
 			goto out;
 		}
@@ -397,11 +384,11 @@ ctlclient_request(const char *sock_path, const char *method,
 		if (pr == 1)
 			break;
 		if (pr == -1) {
-			fail(err, errlen, "%s: bad response: %s", sock_path, why);
+			errbuf_set(err, errlen, "%s: bad response: %s", sock_path, why);
 			goto out;
 		}
 		if (now_s() > deadline) {
-			fail(err, errlen, "%s: no complete response within %d "
+			errbuf_set(err, errlen, "%s: no complete response within %d "
 			    "s", sock_path, DEADLINE_S);
 			goto out;
 		}
@@ -415,18 +402,6 @@ out:
 }
 
 /* ---- subcommands: the CLI layer, which prints. ---- */
-
-static int
-usage_error(const char *cmd, const char *usage, const char *msg,
-    const char *arg)
-{
-	if (arg != NULL)
-		fprintf(stderr, "%s: %s: \"%s\"\n", PROG, msg, arg);
-	else
-		fprintf(stderr, "%s: %s\n", PROG, msg);
-	fprintf(stderr, "usage: %s %s %s\n", PROG, cmd, usage);
-	return EXIT_USAGE;
-}
 
 /* Parses [POSITIONAL] --control PATH; want_pos says whether the one
  * positional argument is expected. Returns 0 or an exit status. */
@@ -451,20 +426,20 @@ parse_args(int argc, char **argv, const char *usage, int want_pos,
 			else
 				*control = "";
 			if ((*control)[0] == '\0')
-				return usage_error(cmd, usage,
+				return cli_usage_error(cmd, usage,
 				    "--control needs a socket path", NULL);
 		} else if (opts && a[0] == '-' && a[1] != '\0') {
-			return usage_error(cmd, usage, "unknown option", a);
+			return cli_usage_error(cmd, usage, "unknown option", a);
 		} else if (!want_pos || *pos != NULL) {
-			return usage_error(cmd, usage, "unexpected argument", a);
+			return cli_usage_error(cmd, usage, "unexpected argument", a);
 		} else {
 			*pos = a;
 		}
 	}
 	if (want_pos && *pos == NULL)
-		return usage_error(cmd, usage, "missing BUNDLE", NULL);
+		return cli_usage_error(cmd, usage, "missing BUNDLE", NULL);
 	if (*control == NULL)
-		return usage_error(cmd, usage, "missing --control", NULL);
+		return cli_usage_error(cmd, usage, "missing --control", NULL);
 	return 0;
 }
 

@@ -19,28 +19,15 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
+#include "ctl/cli.h"
 #include "ctl/keys.h"
 #include "policy/bundle.h"
 #include "policy/policy.h"
+#include "util/errbuf.h"
 
 #define PROG		"egress-guardctl"
 #define EXIT_FAIL	1
 #define EXIT_USAGE	2
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 char *
 ctlkeys_pub_path(const char *priv_path)
@@ -109,15 +96,15 @@ ctlkeys_keygen(const char *priv_path, char *err, size_t errlen)
 	int sfd = -1, pfd = -1, made_s = 0, made_p = 0, rc = -1;
 
 	if (priv_path == NULL || priv_path[0] == '\0') {
-		fail(err, errlen, "no output path");
+		errbuf_set(err, errlen, "no output path");
 		return -1;
 	}
 	if ((pub_path = ctlkeys_pub_path(priv_path)) == NULL) {
-		fail(err, errlen, "%s: out of memory", priv_path);
+		errbuf_set(err, errlen, "%s: out of memory", priv_path);
 		goto out;
 	}
 	if ((pk = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519")) == NULL) {
-		fail(err, errlen, "cannot generate an Ed25519 key");
+		errbuf_set(err, errlen, "cannot generate an Ed25519 key");
 		goto out;
 	}
 	/* The secure-heap BIO clears the private key text when freed. */
@@ -125,7 +112,7 @@ ctlkeys_keygen(const char *priv_path, char *err, size_t errlen)
 	    (pbio = BIO_new(BIO_s_mem())) == NULL ||
 	    PEM_write_bio_PKCS8PrivateKey(sbio, pk, NULL, NULL, 0, NULL,
 	    NULL) != 1 || PEM_write_bio_PUBKEY(pbio, pk) != 1) {
-		fail(err, errlen, "cannot encode the key as PEM");
+		errbuf_set(err, errlen, "cannot encode the key as PEM");
 		goto out;
 	}
 	/* Both files are created exclusively before anything is written, so
@@ -134,26 +121,26 @@ ctlkeys_keygen(const char *priv_path, char *err, size_t errlen)
 	sfd = open(priv_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY,
 	    0600);
 	if (sfd == -1) {
-		fail(err, errlen, "%s: %s", priv_path, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", priv_path, strerror(errno));
 		goto out;
 	}
 	made_s = 1;
 	pfd = open(pub_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY,
 	    0644);
 	if (pfd == -1) {
-		fail(err, errlen, "%s: %s", pub_path, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", pub_path, strerror(errno));
 		goto out;
 	}
 	made_p = 1;
 	if (finish_file(sfd, sbio) == -1) {
 		sfd = -1;
-		fail(err, errlen, "%s: %s", priv_path, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", priv_path, strerror(errno));
 		goto out;
 	}
 	sfd = -1;
 	if (finish_file(pfd, pbio) == -1) {
 		pfd = -1;
-		fail(err, errlen, "%s: %s", pub_path, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", pub_path, strerror(errno));
 		goto out;
 	}
 	pfd = -1;
@@ -198,17 +185,17 @@ ctlkeys_load_private(const char *path, char *err, size_t errlen)
 	    errlen)) == NULL)
 		return NULL;
 	if ((bio = BIO_new_mem_buf(buf, (int)len)) == NULL) {
-		fail(err, errlen, "%s: out of memory", path);
+		errbuf_set(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
 	pk = PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, NULL);
 	if (pk == NULL) {
-		fail(err, errlen, "%s: not an unencrypted PEM private key",
+		errbuf_set(err, errlen, "%s: not an unencrypted PEM private key",
 		    path);
 		goto out;
 	}
 	if (!EVP_PKEY_is_a(pk, "ED25519")) {
-		fail(err, errlen, "%s: not an Ed25519 key", path);
+		errbuf_set(err, errlen, "%s: not an Ed25519 key", path);
 		EVP_PKEY_free(pk);
 		pk = NULL;
 		goto out;
@@ -253,11 +240,11 @@ ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv, char *err,
 	int n;
 
 	if (canon == NULL || priv == NULL) {
-		fail(err, errlen, "nothing to sign");
+		errbuf_set(err, errlen, "nothing to sign");
 		return NULL;
 	}
 	if (bundle_key_id(priv, id, why, sizeof(why)) == -1) {
-		fail(err, errlen, "signing key: %s", why);
+		errbuf_set(err, errlen, "signing key: %s", why);
 		return NULL;
 	}
 	/* Refuse here what the verifier would refuse for size: the exact
@@ -268,31 +255,31 @@ ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv, char *err,
 		total = sizeof(fmt) - 1 - 6 + BUNDLE_KEY_ID_LEN +
 		    4 * ((len + 2) / 3) + 4 * ((BUNDLE_SIG_LEN + 2) / 3);
 	if (total > BUNDLE_MAX_BYTES) {
-		fail(err, errlen, "policy too large: a bundle is at most %u "
+		errbuf_set(err, errlen, "policy too large: a bundle is at most %u "
 		    "bytes", BUNDLE_MAX_BYTES);
 		return NULL;
 	}
 	if ((m = bundle_signed_message(canon, len, &mlen)) == NULL ||
 	    (ctx = EVP_MD_CTX_new()) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto out;
 	}
 	/* Ed25519 is one-shot: NULL digest, EVP_DigestSign. */
 	if (EVP_DigestSignInit(ctx, NULL, NULL, NULL, priv) != 1 ||
 	    EVP_DigestSign(ctx, sig, &siglen, m, mlen) != 1 ||
 	    siglen != sizeof(sig)) {
-		fail(err, errlen, "Ed25519 signing failed");
+		errbuf_set(err, errlen, "Ed25519 signing failed");
 		goto out;
 	}
 	if ((pol64 = b64_encode((const unsigned char *)canon, len)) == NULL ||
 	    (sig64 = b64_encode(sig, siglen)) == NULL ||
 	    (out = malloc(total + 1)) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto out;
 	}
 	n = snprintf(out, total + 1, fmt, id, pol64, sig64);
 	if (n < 0 || (size_t)n != total) {
-		fail(err, errlen, "cannot format the bundle");
+		errbuf_set(err, errlen, "cannot format the bundle");
 		free(out);
 		out = NULL;
 	}
@@ -306,52 +293,6 @@ out:
 
 /* ---- subcommands: the CLI layer, which prints. ---- */
 
-static int
-usage_error(const char *cmd, const char *usage, const char *msg,
-    const char *arg)
-{
-	if (arg != NULL)
-		fprintf(stderr, "%s: %s: \"%s\"\n", PROG, msg, arg);
-	else
-		fprintf(stderr, "%s: %s\n", PROG, msg);
-	fprintf(stderr, "usage: %s %s %s\n", PROG, cmd, usage);
-	return EXIT_USAGE;
-}
-
-/* Matches "--name VALUE" or "--name=VALUE" at argv[*i]. Returns 1 and sets
- * *val (advancing *i past a separate value), 0 when argv[*i] is another
- * argument, -1 when the value is missing or empty. */
-static int
-opt_value(int argc, char **argv, int *i, const char *name, const char **val)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-
-	if (strncmp(a, name, n) != 0)
-		return 0;
-	if (a[n] == '=') {
-		*val = a + n + 1;
-	} else if (a[n] == '\0') {
-		if (*i + 1 >= argc)
-			return -1;
-		*val = argv[++*i];
-	} else {
-		return 0;
-	}
-	return (*val)[0] == '\0' ? -1 : 1;
-}
-
-static int
-print_all(const char *buf, size_t len)
-{
-	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) == EOF ||
-	    ferror(stdout)) {
-		fprintf(stderr, "%s: cannot write to standard output\n", PROG);
-		return -1;
-	}
-	return 0;
-}
-
 /* keygen --out KEY.pem */
 int
 ctlkeys_cmd_keygen(int argc, char **argv)
@@ -361,15 +302,15 @@ ctlkeys_cmd_keygen(int argc, char **argv)
 	int i, r;
 
 	for (i = 1; i < argc; i++) {
-		if ((r = opt_value(argc, argv, &i, "--out", &out)) == -1)
-			return usage_error(cmd, CTLKEYS_KEYGEN_USAGE,
+		if ((r = cli_opt_value(argc, argv, &i, "--out", &out)) == -1)
+			return cli_usage_error(cmd, CTLKEYS_KEYGEN_USAGE,
 			    "--out needs a path", NULL);
 		if (r == 0)
-			return usage_error(cmd, CTLKEYS_KEYGEN_USAGE,
+			return cli_usage_error(cmd, CTLKEYS_KEYGEN_USAGE,
 			    "unexpected argument", argv[i]);
 	}
 	if (out == NULL)
-		return usage_error(cmd, CTLKEYS_KEYGEN_USAGE, "missing --out",
+		return cli_usage_error(cmd, CTLKEYS_KEYGEN_USAGE, "missing --out",
 		    NULL);
 	if (ctlkeys_keygen(out, err, sizeof(err)) == -1) {
 		fprintf(stderr, "%s: keygen: %s\n", PROG, err);
@@ -399,22 +340,22 @@ ctlkeys_cmd_sign(int argc, char **argv)
 			opts = 0;
 			continue;
 		}
-		r = opts ? opt_value(argc, argv, &i, "--key", &key) : 0;
+		r = opts ? cli_opt_value(argc, argv, &i, "--key", &key) : 0;
 		if (r == -1)
-			return usage_error(cmd, CTLKEYS_SIGN_USAGE,
+			return cli_usage_error(cmd, CTLKEYS_SIGN_USAGE,
 			    "--key needs a path", NULL);
 		if (r == 1)
 			continue;
 		if (opts && argv[i][0] == '-' && argv[i][1] != '\0')
-			return usage_error(cmd, CTLKEYS_SIGN_USAGE,
+			return cli_usage_error(cmd, CTLKEYS_SIGN_USAGE,
 			    "unknown option", argv[i]);
 		if (path != NULL)
-			return usage_error(cmd, CTLKEYS_SIGN_USAGE,
+			return cli_usage_error(cmd, CTLKEYS_SIGN_USAGE,
 			    "one POLICY only", NULL);
 		path = argv[i];
 	}
 	if (path == NULL || key == NULL)
-		return usage_error(cmd, CTLKEYS_SIGN_USAGE, path == NULL ?
+		return cli_usage_error(cmd, CTLKEYS_SIGN_USAGE, path == NULL ?
 		    "missing POLICY" : "missing --key", NULL);
 
 	/* policy_load_file normalises: what is signed is the canonical form,
@@ -434,8 +375,8 @@ ctlkeys_cmd_sign(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	rc = print_all(bundle, strlen(bundle)) == -1 ||
-	    print_all("\n", 1) == -1 ? EXIT_FAIL : 0;
+	rc = cli_print_all(bundle, strlen(bundle)) == -1 ||
+	    cli_print_all("\n", 1) == -1 ? EXIT_FAIL : 0;
 out:
 	free(bundle);
 	EVP_PKEY_free(pk);
@@ -465,9 +406,9 @@ ctlkeys_cmd_verify(int argc, char **argv)
 			opts = 0;
 			continue;
 		}
-		r = opts ? opt_value(argc, argv, &i, "--trust-key", &key) : 0;
+		r = opts ? cli_opt_value(argc, argv, &i, "--trust-key", &key) : 0;
 		if (r == -1) {
-			rc = usage_error(cmd, CTLKEYS_VERIFY_USAGE,
+			rc = cli_usage_error(cmd, CTLKEYS_VERIFY_USAGE,
 			    "--trust-key needs a path", NULL);
 			goto out;
 		}
@@ -480,19 +421,19 @@ ctlkeys_cmd_verify(int argc, char **argv)
 			continue;
 		}
 		if (opts && argv[i][0] == '-' && argv[i][1] != '\0') {
-			rc = usage_error(cmd, CTLKEYS_VERIFY_USAGE,
+			rc = cli_usage_error(cmd, CTLKEYS_VERIFY_USAGE,
 			    "unknown option", argv[i]);
 			goto out;
 		}
 		if (path != NULL) {
-			rc = usage_error(cmd, CTLKEYS_VERIFY_USAGE,
+			rc = cli_usage_error(cmd, CTLKEYS_VERIFY_USAGE,
 			    "one BUNDLE only", NULL);
 			goto out;
 		}
 		path = argv[i];
 	}
 	if (path == NULL || bundle_keyring_count(kr) == 0) {
-		rc = usage_error(cmd, CTLKEYS_VERIFY_USAGE, path == NULL ?
+		rc = cli_usage_error(cmd, CTLKEYS_VERIFY_USAGE, path == NULL ?
 		    "missing BUNDLE" : "at least one --trust-key is needed",
 		    NULL);
 		goto out;
@@ -511,7 +452,7 @@ ctlkeys_cmd_verify(int argc, char **argv)
 	}
 	printf("{\"key_id\":\"%s\",\"epoch\":%lld,\"digest\":\"%s\"}\n", id,
 	    policy_epoch(p), policy_digest(p));
-	rc = print_all("", 0) == -1 ? EXIT_FAIL : 0;
+	rc = cli_print_all("", 0) == -1 ? EXIT_FAIL : 0;
 out:
 	policy_free(p);
 	free(buf);

@@ -18,31 +18,18 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 
+#include "ctl/cli.h"
 #include "ctl/keys.h"
 #include "ctl/receiptcmd.h"
 #include "policy/bundle.h"
 #include "policy/policy.h"
 #include "policy/receipt.h"
+#include "util/errbuf.h"
 
 #define PROG		"egress-guardctl"
 #define GUARD_NAME	"egress-guard"
 #define PUB_SUFFIX	".pub.pem"
 #define MAX_DIR_NAMES	256
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Standard base64 with padding, one line: the spelling
  * bundle_b64_decode accepts. */
@@ -76,11 +63,11 @@ receiptcmd_sign_envelope(const char *canon, size_t len, EVP_PKEY *priv,
 	int n;
 
 	if (canon == NULL || len == 0 || priv == NULL) {
-		fail(err, errlen, "nothing to sign");
+		errbuf_set(err, errlen, "nothing to sign");
 		return NULL;
 	}
 	if (bundle_key_id(priv, id, why, sizeof(why)) == -1) {
-		fail(err, errlen, "signing key: %s", why);
+		errbuf_set(err, errlen, "signing key: %s", why);
 		return NULL;
 	}
 	/* The exact length: the format less its three "%s", plus the
@@ -91,13 +78,13 @@ receiptcmd_sign_envelope(const char *canon, size_t len, EVP_PKEY *priv,
 		total = sizeof(fmt) - 1 - 6 + BUNDLE_KEY_ID_LEN +
 		    4 * ((len + 2) / 3) + 4 * ((BUNDLE_SIG_LEN + 2) / 3);
 	if (total >= RECEIPT_MAX_BYTES) {
-		fail(err, errlen, "receipt too large: an envelope is at most "
+		errbuf_set(err, errlen, "receipt too large: an envelope is at most "
 		    "%u bytes", RECEIPT_MAX_BYTES);
 		return NULL;
 	}
 	if ((m = receipt_signed_message(canon, len, &mlen)) == NULL ||
 	    (ctx = EVP_MD_CTX_new()) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto out;
 	}
 	/* Ed25519 is one-shot: NULL digest, EVP_DigestSign. */
@@ -105,18 +92,18 @@ receiptcmd_sign_envelope(const char *canon, size_t len, EVP_PKEY *priv,
 	    EVP_DigestSign(ctx, sig, &siglen, m, mlen) != 1 ||
 	    siglen != sizeof(sig)) {
 		ERR_clear_error();
-		fail(err, errlen, "Ed25519 signing failed");
+		errbuf_set(err, errlen, "Ed25519 signing failed");
 		goto out;
 	}
 	if ((rec64 = b64_encode((const unsigned char *)canon, len)) == NULL ||
 	    (sig64 = b64_encode(sig, siglen)) == NULL ||
 	    (out = malloc(total + 1)) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto out;
 	}
 	n = snprintf(out, total + 1, fmt, id, rec64, sig64);
 	if (n < 0 || (size_t)n != total) {
-		fail(err, errlen, "cannot format the envelope");
+		errbuf_set(err, errlen, "cannot format the envelope");
 		free(out);
 		out = NULL;
 	}
@@ -145,11 +132,11 @@ receiptcmd_load_attesters(struct bundle_keyring *kr, const char *dir,
 	int rc = -1, added = 0;
 
 	if (kr == NULL || dir == NULL) {
-		fail(err, errlen, "no attester directory");
+		errbuf_set(err, errlen, "no attester directory");
 		return -1;
 	}
 	if ((d = opendir(dir)) == NULL) {
-		fail(err, errlen, "%s: %s", dir, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
 	}
 	for (;;) {
@@ -161,18 +148,18 @@ receiptcmd_load_attesters(struct bundle_keyring *kr, const char *dir,
 		    strcmp(de->d_name + len - slen, PUB_SUFFIX) != 0)
 			continue;
 		if (n >= MAX_DIR_NAMES) {
-			fail(err, errlen, "%s: more than %d *%s files", dir,
+			errbuf_set(err, errlen, "%s: more than %d *%s files", dir,
 			    MAX_DIR_NAMES, PUB_SUFFIX);
 			goto out;
 		}
 		if ((names[n] = strdup(de->d_name)) == NULL) {
-			fail(err, errlen, "%s: out of memory", dir);
+			errbuf_set(err, errlen, "%s: out of memory", dir);
 			goto out;
 		}
 		n++;
 	}
 	if (errno != 0) {
-		fail(err, errlen, "%s: %s", dir, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", dir, strerror(errno));
 		goto out;
 	}
 	/* Name order: the same directory gives the same error every time. */
@@ -180,7 +167,7 @@ receiptcmd_load_attesters(struct bundle_keyring *kr, const char *dir,
 	for (i = 0; i < n; i++) {
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
 		    names[i]) >= sizeof(path)) {
-			fail(err, errlen, "%s: path too long", dir);
+			errbuf_set(err, errlen, "%s: path too long", dir);
 			goto out;
 		}
 		if (bundle_keyring_add_file(kr, path, err, errlen) == -1)
@@ -196,41 +183,6 @@ out:
 }
 
 /* ---- subcommands: the CLI layer, which prints. ---- */
-
-static int
-usage_error(const char *cmd, const char *usage, const char *msg,
-    const char *arg)
-{
-	if (arg != NULL)
-		fprintf(stderr, "%s: %s: \"%s\"\n", PROG, msg, arg);
-	else
-		fprintf(stderr, "%s: %s\n", PROG, msg);
-	fprintf(stderr, "usage: %s %s %s\n", PROG, cmd, usage);
-	return RECEIPTCMD_EXIT_USAGE;
-}
-
-/* Matches "--name VALUE" or "--name=VALUE" at argv[*i]. Returns 1 and sets
- * *val (advancing *i past a separate value), 0 when argv[*i] is another
- * argument, -1 when the value is missing or empty. */
-static int
-opt_value(int argc, char **argv, int *i, const char *name, const char **val)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-
-	if (strncmp(a, name, n) != 0)
-		return 0;
-	if (a[n] == '=') {
-		*val = a + n + 1;
-	} else if (a[n] == '\0') {
-		if (*i + 1 >= argc)
-			return -1;
-		*val = argv[++*i];
-	} else {
-		return 0;
-	}
-	return (*val)[0] == '\0' ? -1 : 1;
-}
 
 struct opts {
 	const char	*cmd;		/* for messages: "receipt sign", "admit" */
@@ -256,18 +208,18 @@ parse_opts(int argc, char **argv, int first, struct opts *o)
 		}
 		r = 0;
 		for (j = 0; opts && o->names[j] != NULL; j++) {
-			if ((r = opt_value(argc, argv, &i, o->names[j],
+			if ((r = cli_opt_value(argc, argv, &i, o->names[j],
 			    &val)) == 0)
 				continue;
 			if (r == -1) {
 				snprintf(msg, sizeof(msg), "%s needs a value",
 				    o->names[j]);
-				return usage_error(o->cmd, o->usage, msg, NULL);
+				return cli_usage_error(o->cmd, o->usage, msg, NULL);
 			}
 			if (o->vals[j] != NULL) {
 				snprintf(msg, sizeof(msg), "%s given twice",
 				    o->names[j]);
-				return usage_error(o->cmd, o->usage, msg, NULL);
+				return cli_usage_error(o->cmd, o->usage, msg, NULL);
 			}
 			o->vals[j] = val;
 			break;
@@ -275,23 +227,12 @@ parse_opts(int argc, char **argv, int first, struct opts *o)
 		if (r == 1)
 			continue;
 		if (opts && argv[i][0] == '-' && argv[i][1] != '\0')
-			return usage_error(o->cmd, o->usage, "unknown option",
+			return cli_usage_error(o->cmd, o->usage, "unknown option",
 			    argv[i]);
 		if (!o->want_operand || o->operand != NULL)
-			return usage_error(o->cmd, o->usage,
+			return cli_usage_error(o->cmd, o->usage,
 			    "unexpected argument", argv[i]);
 		o->operand = argv[i];
-	}
-	return 0;
-}
-
-static int
-print_all(const char *buf, size_t len)
-{
-	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) == EOF ||
-	    ferror(stdout)) {
-		fprintf(stderr, "%s: cannot write to standard output\n", PROG);
-		return -1;
 	}
 	return 0;
 }
@@ -385,7 +326,7 @@ cmd_sign(int argc, char **argv)
 	if ((rc = parse_opts(argc, argv, 1, &o)) != 0)
 		return rc;
 	if (o.operand == NULL || o.vals[0] == NULL)
-		return usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
+		return cli_usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
 		    o.operand == NULL ? "missing REPORT" : "missing --key",
 		    NULL);
 	rc = RECEIPTCMD_EXIT_USAGE;
@@ -423,7 +364,7 @@ cmd_sign(int argc, char **argv)
 		rc = RECEIPTCMD_EXIT_FAIL;
 		goto out;
 	}
-	if (print_all(env, strlen(env)) == -1 || print_all("\n", 1) == -1) {
+	if (cli_print_all(env, strlen(env)) == -1 || cli_print_all("\n", 1) == -1) {
 		rc = RECEIPTCMD_EXIT_FAIL;
 		goto out;
 	}
@@ -454,14 +395,14 @@ cmd_verify(int argc, char **argv)
 	if ((rc = parse_opts(argc, argv, 1, &o)) != 0)
 		return rc;
 	if (o.operand == NULL || o.vals[0] == NULL)
-		return usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
+		return cli_usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
 		    o.operand == NULL ? "missing RECEIPT" :
 		    "missing --attesters", NULL);
 	if ((rc = grade_receipt("receipt verify", o.operand, o.vals[0],
 	    o.vals[1], &v, why, sizeof(why))) != 0)
 		return rc;
 	if (printf("%s\n", receipt_grade_name(v.grade)) < 0 ||
-	    print_all("", 0) == -1)
+	    cli_print_all("", 0) == -1)
 		return RECEIPTCMD_EXIT_FAIL;
 	if (v.reason != RECEIPT_OK)
 		fprintf(stderr, "%s: receipt verify: %s: %s: %s\n", PROG,
@@ -474,13 +415,13 @@ int
 receiptcmd_cmd_receipt(int argc, char **argv)
 {
 	if (argc < 2)
-		return usage_error(argv[0], RECEIPTCMD_RECEIPT_USAGE,
+		return cli_usage_error(argv[0], RECEIPTCMD_RECEIPT_USAGE,
 		    "missing sign or verify", NULL);
 	if (strcmp(argv[1], "sign") == 0)
 		return cmd_sign(argc - 1, argv + 1);
 	if (strcmp(argv[1], "verify") == 0)
 		return cmd_verify(argc - 1, argv + 1);
-	return usage_error(argv[0], RECEIPTCMD_RECEIPT_USAGE,
+	return cli_usage_error(argv[0], RECEIPTCMD_RECEIPT_USAGE,
 	    "unknown receipt command", argv[1]);
 }
 
@@ -510,19 +451,19 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	attesters = o.vals[3];
 	binary = o.vals[4];
 	if (profile == NULL)
-		return usage_error(o.cmd, o.usage, "missing --profile", NULL);
+		return cli_usage_error(o.cmd, o.usage, "missing --profile", NULL);
 	if (gradearg != NULL && receipt != NULL)
-		return usage_error(o.cmd, o.usage, "--grade and --receipt "
+		return cli_usage_error(o.cmd, o.usage, "--grade and --receipt "
 		    "exclude each other", NULL);
 	if (receipt != NULL && attesters == NULL)
-		return usage_error(o.cmd, o.usage, "--receipt needs "
+		return cli_usage_error(o.cmd, o.usage, "--receipt needs "
 		    "--attesters", NULL);
 	if (receipt == NULL && (attesters != NULL || binary != NULL))
-		return usage_error(o.cmd, o.usage, "--attesters and --binary "
+		return cli_usage_error(o.cmd, o.usage, "--attesters and --binary "
 		    "go with --receipt", NULL);
 	if (gradearg != NULL) {
 		if (receipt_grade_parse(gradearg, &have) == -1)
-			return usage_error(o.cmd, o.usage, "--grade must be "
+			return cli_usage_error(o.cmd, o.usage, "--grade must be "
 			    "unsupported, advisory_filter or "
 			    "security_boundary", gradearg);
 		have_grade = 1;
@@ -579,11 +520,11 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	if (policy_mode(p) != POLICY_ALLOWLIST) {
 		rc = printf("admitted: network_policy %s needs no grade\n",
 		    policy_mode_name(policy_mode(p))) < 0 ||
-		    print_all("", 0) == -1 ? RECEIPTCMD_EXIT_FAIL : 0;
+		    cli_print_all("", 0) == -1 ? RECEIPTCMD_EXIT_FAIL : 0;
 		goto out;
 	}
 	if (!have_grade) {
-		rc = usage_error(o.cmd, o.usage, "an allowlist profile needs "
+		rc = cli_usage_error(o.cmd, o.usage, "an allowlist profile needs "
 		    "--grade or --receipt", NULL);
 		goto out;
 	}
@@ -598,7 +539,7 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	}
 	rc = printf("admitted: requirement %s met by grade %s\n",
 	    receipt_grade_name(need), receipt_grade_name(have)) < 0 ||
-	    print_all("", 0) == -1 ? RECEIPTCMD_EXIT_FAIL : 0;
+	    cli_print_all("", 0) == -1 ? RECEIPTCMD_EXIT_FAIL : 0;
 out:
 	policy_free(p);
 	return rc;

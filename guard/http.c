@@ -481,8 +481,16 @@ http_response_framing(const struct http_resp *r, int head_request,
 	*close = r->minor == 0;
 	for (i = 0; i < r->nheaders; i++) {
 		h = &r->headers[i];
-		if (name_eq(h->name, h->name_len, "Connection") &&
-		    each_token(h->value, h->value_len, tok_is, (void *)"close"))
+		if (!name_eq(h->name, h->name_len, "Connection"))
+			continue;
+		/* http_forward_response_head drops the fields Connection
+		 * names: a framing field named there would not reach the
+		 * client, which would then frame the body otherwise. */
+		if (each_token(h->value, h->value_len, tok_is, (void *)"content-length") ||
+		    each_token(h->value, h->value_len, tok_is, (void *)"transfer-encoding"))
+			return fail(NULL, 0, err, errlen,
+			    "Connection names a framing header");
+		if (each_token(h->value, h->value_len, tok_is, (void *)"close"))
 			*close = 1;
 	}
 	if (r->status == 101)

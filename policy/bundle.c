@@ -23,6 +23,7 @@
 #include <openssl/pem.h>
 
 #include "policy/bundle.h"
+#include "util/errbuf.h"
 
 #define ED25519_RAW_LEN	32
 
@@ -35,21 +36,6 @@ struct bundle_keyring {
 	struct bundle_key keys[BUNDLE_MAX_KEYS];
 	size_t		 n;
 };
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 const char *
 bundle_error_name(enum bundle_error e)
@@ -100,17 +86,17 @@ bundle_key_id(const EVP_PKEY *pk, char *out, char *err, size_t errlen)
 	unsigned int mdlen = 0;
 
 	if (pk == NULL || out == NULL || !EVP_PKEY_is_a(pk, "ED25519")) {
-		fail(err, errlen, "not an Ed25519 key");
+		errbuf_set(err, errlen, "not an Ed25519 key");
 		return -1;
 	}
 	if (EVP_PKEY_get_raw_public_key(pk, raw, &rawlen) != 1 ||
 	    rawlen != ED25519_RAW_LEN) {
-		fail(err, errlen, "cannot read the raw Ed25519 public key");
+		errbuf_set(err, errlen, "cannot read the raw Ed25519 public key");
 		return -1;
 	}
 	if (EVP_Digest(raw, rawlen, md, &mdlen, EVP_sha256(), NULL) != 1 ||
 	    mdlen * 2 != BUNDLE_KEY_ID_LEN) {
-		fail(err, errlen, "cannot hash the public key");
+		errbuf_set(err, errlen, "cannot hash the public key");
 		return -1;
 	}
 	for (i = 0; i < mdlen; i++) {
@@ -149,32 +135,32 @@ bundle_read_file(const char *path, size_t max, size_t *lenp, char *err,
 	int fd;
 
 	if (path == NULL || lenp == NULL) {
-		fail(err, errlen, "no path");
+		errbuf_set(err, errlen, "no path");
 		return NULL;
 	}
 	/* O_NONBLOCK so a FIFO in place of the file cannot hang the open;
 	 * it is then refused as not regular. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd == -1) {
-		fail(err, errlen, "%s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) == -1) {
-		fail(err, errlen, "%s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
 		goto bad;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fail(err, errlen, "%s: not a regular file", path);
+		errbuf_set(err, errlen, "%s: not a regular file", path);
 		goto bad;
 	}
 	if (st.st_size < 0 || (unsigned long long)st.st_size > max) {
-		fail(err, errlen, "%s: larger than %zu bytes", path, max);
+		errbuf_set(err, errlen, "%s: larger than %zu bytes", path, max);
 		goto bad;
 	}
 	/* Read up to max + 1 whatever fstat said, so a file that grew in
 	 * the meantime is still bounded. */
 	if ((buf = malloc(max + 2)) == NULL) {
-		fail(err, errlen, "%s: out of memory", path);
+		errbuf_set(err, errlen, "%s: out of memory", path);
 		goto bad;
 	}
 	while (len <= max) {
@@ -182,7 +168,7 @@ bundle_read_file(const char *path, size_t max, size_t *lenp, char *err,
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1) {
-			fail(err, errlen, "%s: %s", path, strerror(errno));
+			errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
 			goto bad;
 		}
 		if (r == 0)
@@ -190,7 +176,7 @@ bundle_read_file(const char *path, size_t max, size_t *lenp, char *err,
 		len += (size_t)r;
 	}
 	if (len > max) {
-		fail(err, errlen, "%s: larger than %zu bytes", path, max);
+		errbuf_set(err, errlen, "%s: larger than %zu bytes", path, max);
 		goto bad;
 	}
 	buf[len] = '\0';
@@ -217,7 +203,7 @@ bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
 	int rc = -1;
 
 	if (kr == NULL) {
-		fail(err, errlen, "%s: no keyring", path != NULL ? path : "");
+		errbuf_set(err, errlen, "%s: no keyring", path != NULL ? path : "");
 		return -1;
 	}
 	if ((buf = bundle_read_file(path, BUNDLE_KEY_FILE_MAX, &len, err,
@@ -226,7 +212,7 @@ bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
 	/* Private key material must never be parsed by the guard, not even
 	 * to refuse it after the fact: look for it before OpenSSL does. */
 	if (memmem(buf, len, "PRIVATE KEY", 11) != NULL) {
-		fail(err, errlen, "%s: contains a private key; trust only "
+		errbuf_set(err, errlen, "%s: contains a private key; trust only "
 		    "public keys (KEY.pub.pem)", path);
 		goto out;
 	}
@@ -236,26 +222,26 @@ bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
 	    sizeof(begin) - 1)) != NULL; s += sizeof(begin) - 1)
 		blocks++;
 	if (blocks != 1) {
-		fail(err, errlen, "%s: expected exactly one PEM public key, "
+		errbuf_set(err, errlen, "%s: expected exactly one PEM public key, "
 		    "found %zu PEM blocks", path, blocks);
 		goto out;
 	}
 	if ((bio = BIO_new_mem_buf(buf, (int)len)) == NULL) {
-		fail(err, errlen, "%s: out of memory", path);
+		errbuf_set(err, errlen, "%s: out of memory", path);
 		goto out;
 	}
 	if ((pk = PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL)) == NULL) {
-		fail(err, errlen, "%s: not a PEM public key (SPKI)", path);
+		errbuf_set(err, errlen, "%s: not a PEM public key (SPKI)", path);
 		goto out;
 	}
 	if (!EVP_PKEY_is_a(pk, "ED25519")) {
-		fail(err, errlen, "%s: not an Ed25519 key (%s)", path,
+		errbuf_set(err, errlen, "%s: not an Ed25519 key (%s)", path,
 		    EVP_PKEY_get0_type_name(pk) != NULL ?
 		    EVP_PKEY_get0_type_name(pk) : "unknown type");
 		goto out;
 	}
 	if (bundle_key_id(pk, id, why, sizeof(why)) == -1) {
-		fail(err, errlen, "%s: %s", path, why);
+		errbuf_set(err, errlen, "%s: %s", path, why);
 		goto out;
 	}
 	/* The same key twice (e.g. a repeated --trust-key) is one key. */
@@ -266,7 +252,7 @@ bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
 		}
 	}
 	if (kr->n >= BUNDLE_MAX_KEYS) {
-		fail(err, errlen, "%s: more than %d trusted keys", path,
+		errbuf_set(err, errlen, "%s: more than %d trusted keys", path,
 		    BUNDLE_MAX_KEYS);
 		goto out;
 	}
@@ -473,11 +459,11 @@ bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	json_t *root = NULL;
 
 	if (buf == NULL || len == 0) {
-		fail(err, errlen, "empty bundle");
+		errbuf_set(err, errlen, "empty bundle");
 		goto out;
 	}
 	if (len > BUNDLE_MAX_BYTES) {
-		fail(err, errlen, "bundle larger than %u bytes",
+		errbuf_set(err, errlen, "bundle larger than %u bytes",
 		    BUNDLE_MAX_BYTES);
 		goto out;
 	}
@@ -486,18 +472,18 @@ bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	/* jansson's message may quote input: report the position only. */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL) {
-		fail(err, errlen, "bundle is not valid JSON (line %d column "
+		errbuf_set(err, errlen, "bundle is not valid JSON (line %d column "
 		    "%d) or has a duplicate key", jerr.line, jerr.column);
 		goto out;
 	}
 	if (!json_is_object(root) || json_object_size(root) != 4) {
-		fail(err, errlen, "bundle must be an object with exactly the "
+		errbuf_set(err, errlen, "bundle must be an object with exactly the "
 		    "keys schema, key_id, policy, signature");
 		goto out;
 	}
 	for (i = 0; keys[i] != NULL; i++) {
 		if ((v[i] = str_field(root, keys[i], &vlen[i])) == NULL) {
-			fail(err, errlen, "bundle key \"%s\" missing or not a "
+			errbuf_set(err, errlen, "bundle key \"%s\" missing or not a "
 			    "string", keys[i]);
 			goto out;
 		}
@@ -505,20 +491,20 @@ bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 fields:
 	if (vlen[0] != sizeof(BUNDLE_SCHEMA) - 1 ||
 	    memcmp(v[0], BUNDLE_SCHEMA, vlen[0]) != 0) {
-		fail(err, errlen, "bundle schema must be \"%s\"", BUNDLE_SCHEMA);
+		errbuf_set(err, errlen, "bundle schema must be \"%s\"", BUNDLE_SCHEMA);
 		goto out;
 	}
 	if (!is_key_id(v[1], vlen[1])) {
-		fail(err, errlen, "bundle key_id must be %d lowercase hex "
+		errbuf_set(err, errlen, "bundle key_id must be %d lowercase hex "
 		    "digits", BUNDLE_KEY_ID_LEN);
 		goto out;
 	}
 	if ((pol = b64_decode(v[2], vlen[2], &pollen)) == NULL) {
-		fail(err, errlen, "bundle policy is not canonical base64");
+		errbuf_set(err, errlen, "bundle policy is not canonical base64");
 		goto out;
 	}
 	if ((sig = b64_decode(v[3], vlen[3], &siglen)) == NULL) {
-		fail(err, errlen, "bundle signature is not canonical base64");
+		errbuf_set(err, errlen, "bundle signature is not canonical base64");
 		goto out;
 	}
 	for (i = 0; kr != NULL && i < kr->n; i++)
@@ -526,14 +512,14 @@ fields:
 			k = &kr->keys[i];
 	if (k == NULL) {
 		e = BUNDLE_UNKNOWN_KEY;
-		fail(err, errlen, "key %.*s is not trusted", BUNDLE_KEY_ID_LEN,
+		errbuf_set(err, errlen, "key %.*s is not trusted", BUNDLE_KEY_ID_LEN,
 		    v[1]);
 		goto out;
 	}
 	if (siglen != BUNDLE_SIG_LEN ||
 	    !verify_sig(k->pk, sig, siglen, (const char *)pol, pollen)) {
 		e = BUNDLE_BAD_SIGNATURE;
-		fail(err, errlen, "signature does not verify under key %s",
+		errbuf_set(err, errlen, "signature does not verify under key %s",
 		    k->id);
 		goto out;
 	}
@@ -541,12 +527,12 @@ fields:
 	 * form, so the digest the guard reports is of what was signed. */
 	if ((p = policy_parse((const char *)pol, pollen, perr,
 	    sizeof(perr))) == NULL) {
-		fail(err, errlen, "signed policy is invalid: %s", perr);
+		errbuf_set(err, errlen, "signed policy is invalid: %s", perr);
 		goto out;
 	}
 	canon = policy_canonical(p, &clen);
 	if (clen != pollen || memcmp(canon, pol, clen) != 0) {
-		fail(err, errlen, "signed policy is not in canonical form");
+		errbuf_set(err, errlen, "signed policy is not in canonical form");
 		policy_free(p);
 		p = NULL;
 		goto out;

@@ -23,9 +23,8 @@
 #include "policy/dest.h"
 #include "policy/policy.h"
 #include "util/num.h"
+#include "util/errbuf.h"
 
-#define SHOW_MAX	64	/* input bytes quoted in an error message */
-#define SHOW_BUF	(SHOW_MAX * 4 + 4)
 
 struct entry {
 	const char	*host;		/* into the arena, NUL-terminated */
@@ -67,53 +66,6 @@ struct policy {
 static const char *const grades[] = {
 	"advisory_filter", "security_boundary", NULL
 };
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-/* Quotes untrusted bytes for an error message: printable ASCII as is,
- * '"' and '\\' escaped, anything else as \xNN, at most SHOW_MAX input
- * bytes ("..." marks a cut). out holds SHOW_BUF bytes. */
-static const char *
-show(const char *s, size_t len, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, o = 0;
-
-	for (i = 0; i < len && i < SHOW_MAX; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\') {
-			out[o++] = '\\';
-			out[o++] = (char)c;
-		} else if (c >= 0x20 && c < 0x7f) {
-			out[o++] = (char)c;
-		} else {
-			out[o++] = '\\';
-			out[o++] = 'x';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 0xf];
-		}
-	}
-	if (i < len) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	out[o] = '\0';
-	return out;
-}
 
 static int
 one_of(const json_t *v, const char *const *names)
@@ -169,28 +121,28 @@ unknown_key(json_t *obj, const char *const *allowed)
 static json_t *
 load_json(const char *buf, size_t len, char *err, size_t errlen)
 {
-	char shown[SHOW_BUF];
+	char shown[ERRBUF_SHOW_BUF];
 	json_error_t jerr;
 	json_t *root;
 
 	if (buf == NULL) {
-		fail(err, errlen, "no input");
+		errbuf_set(err, errlen, "no input");
 		return NULL;
 	}
 	if (len > POLICY_MAX_BYTES) {
-		fail(err, errlen, "larger than %u bytes", POLICY_MAX_BYTES);
+		errbuf_set(err, errlen, "larger than %u bytes", POLICY_MAX_BYTES);
 		return NULL;
 	}
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL) {
 		/* jansson quotes input near the error: escape it. */
-		fail(err, errlen, "invalid JSON at line %d column %d: %s",
+		errbuf_set(err, errlen, "invalid JSON at line %d column %d: %s",
 		    jerr.line, jerr.column,
-		    show(jerr.text, strnlen(jerr.text, sizeof(jerr.text)), shown));
+		    errbuf_show(jerr.text, strnlen(jerr.text, sizeof(jerr.text)), shown));
 		return NULL;
 	}
 	if (!json_is_object(root)) {
-		fail(err, errlen, "top level must be a JSON object");
+		errbuf_set(err, errlen, "top level must be a JSON object");
 		json_decref(root);
 		return NULL;
 	}
@@ -445,11 +397,11 @@ finish(struct policy *p, char *err, size_t errlen)
 	}
 	p->n = w;
 	if (build_canonical(p) == -1) {
-		fail(err, errlen, "cannot build canonical bytes");
+		errbuf_set(err, errlen, "cannot build canonical bytes");
 		return -1;
 	}
 	if (build_index(p) == -1) {
-		fail(err, errlen, "cannot build the matcher");
+		errbuf_set(err, errlen, "cannot build the matcher");
 		return -1;
 	}
 	return 0;
@@ -461,12 +413,12 @@ parse_epoch(const json_t *v, long long *epoch, char *err, size_t errlen)
 	json_int_t e;
 
 	if (!json_is_integer(v)) {
-		fail(err, errlen, "epoch must be an integer");
+		errbuf_set(err, errlen, "epoch must be an integer");
 		return -1;
 	}
 	e = json_integer_value(v);
 	if (e < 0 || e > POLICY_EPOCH_MAX) {
-		fail(err, errlen, "epoch must be 0-%lld", POLICY_EPOCH_MAX);
+		errbuf_set(err, errlen, "epoch must be 0-%lld", POLICY_EPOCH_MAX);
 		return -1;
 	}
 	*epoch = (long long)e;
@@ -479,7 +431,7 @@ parse_allow_entry(size_t i, json_t *item, struct policy *p,
     char *err, size_t errlen)
 {
 	static const char *const keys[] = { "host", "port", NULL };
-	char why[128], shown[SHOW_BUF];
+	char why[128], shown[ERRBUF_SHOW_BUF];
 	const char *hs, *extra;
 	json_t *host, *port;
 	json_int_t pv;
@@ -487,54 +439,54 @@ parse_allow_entry(size_t i, json_t *item, struct policy *p,
 	size_t hl;
 
 	if (!json_is_object(item)) {
-		fail(err, errlen, "allow[%zu]: entry must be an object", i);
+		errbuf_set(err, errlen, "allow[%zu]: entry must be an object", i);
 		return -1;
 	}
 	if ((extra = unknown_key(item, keys)) != NULL) {
-		fail(err, errlen, "allow[%zu]: unknown key \"%s\"", i,
-		    show(extra, strlen(extra), shown));
+		errbuf_set(err, errlen, "allow[%zu]: unknown key \"%s\"", i,
+		    errbuf_show(extra, strlen(extra), shown));
 		return -1;
 	}
 	host = json_object_get(item, "host");
 	port = json_object_get(item, "port");
 	if (host == NULL || port == NULL) {
-		fail(err, errlen, "allow[%zu]: missing key \"%s\"", i,
+		errbuf_set(err, errlen, "allow[%zu]: missing key \"%s\"", i,
 		    host == NULL ? "host" : "port");
 		return -1;
 	}
 	if (!json_is_string(host)) {
-		fail(err, errlen, "allow[%zu]: host must be a string", i);
+		errbuf_set(err, errlen, "allow[%zu]: host must be a string", i);
 		return -1;
 	}
 	hs = json_string_value(host);
 	hl = json_string_length(host);
 	if (memchr(hs, '*', hl) != NULL) {
-		fail(err, errlen, "allow[%zu]: wildcard host \"%s\" is not "
-		    "allowed", i, show(hs, hl, shown));
+		errbuf_set(err, errlen, "allow[%zu]: wildcard host \"%s\" is not "
+		    "allowed", i, errbuf_show(hs, hl, shown));
 		return -1;
 	}
 	/* The canonical spelling of an IPv6 host is bare; a bracketed one
 	 * is accepted and normalised. */
 	if (dest_parse_host(hs, hl, hl > 0 && hs[0] == '[', &d, why,
 	    sizeof(why)) == -1) {
-		fail(err, errlen, "allow[%zu]: host \"%s\": %s", i,
-		    show(hs, hl, shown), why);
+		errbuf_set(err, errlen, "allow[%zu]: host \"%s\": %s", i,
+		    errbuf_show(hs, hl, shown), why);
 		return -1;
 	}
 	if (!json_is_integer(port)) {
-		fail(err, errlen, "allow[%zu]: port of \"%s\" must be an "
-		    "integer 1-65535", i, show(hs, hl, shown));
+		errbuf_set(err, errlen, "allow[%zu]: port of \"%s\" must be an "
+		    "integer 1-65535", i, errbuf_show(hs, hl, shown));
 		return -1;
 	}
 	pv = json_integer_value(port);
 	if (pv < 1 || pv > 65535) {
-		fail(err, errlen, "allow[%zu]: port %lld of \"%s\" must be "
-		    "1-65535", i, (long long)pv, show(hs, hl, shown));
+		errbuf_set(err, errlen, "allow[%zu]: port %lld of \"%s\" must be "
+		    "1-65535", i, (long long)pv, errbuf_show(hs, hl, shown));
 		return -1;
 	}
 	d.port = (uint16_t)pv;
 	if (add_entry(p, &d) == -1) {
-		fail(err, errlen, "allow[%zu]: out of memory", i);
+		errbuf_set(err, errlen, "allow[%zu]: out of memory", i);
 		return -1;
 	}
 	return 0;
@@ -662,7 +614,7 @@ policy_parse(const char *buf, size_t len, char *err, size_t errlen)
 		"schema", "mode", "epoch", "allow", NULL
 	};
 	static const char *const schema[] = { POLICY_SCHEMA, NULL };
-	char shown[SHOW_BUF];
+	char shown[ERRBUF_SHOW_BUF];
 	struct policy *p = NULL;
 	const char *extra;
 	enum policy_mode mode;
@@ -670,27 +622,29 @@ policy_parse(const char *buf, size_t len, char *err, size_t errlen)
 	long long epoch;
 	size_t i, n;
 
-	if (len <= POLICY_MAX_BYTES && (p = parse_canonical(buf, len)) != NULL)
+	/* buf NULL is refused by load_json: NULL + 0 is undefined in C. */
+	if (buf != NULL && len <= POLICY_MAX_BYTES &&
+	    (p = parse_canonical(buf, len)) != NULL)
 		return p;
 	if ((root = load_json(buf, len, err, errlen)) == NULL)
 		return NULL;
 	if ((extra = unknown_key(root, keys)) != NULL) {
-		fail(err, errlen, "unknown key \"%s\"",
-		    show(extra, strlen(extra), shown));
+		errbuf_set(err, errlen, "unknown key \"%s\"",
+		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;
 	}
 	for (i = 0; keys[i] != NULL; i++) {
 		if (json_object_get(root, keys[i]) == NULL) {
-			fail(err, errlen, "missing key \"%s\"", keys[i]);
+			errbuf_set(err, errlen, "missing key \"%s\"", keys[i]);
 			goto bad;
 		}
 	}
 	if (one_of(json_object_get(root, "schema"), schema) != 0) {
-		fail(err, errlen, "schema must be \"%s\"", POLICY_SCHEMA);
+		errbuf_set(err, errlen, "schema must be \"%s\"", POLICY_SCHEMA);
 		goto bad;
 	}
 	if (parse_mode(json_object_get(root, "mode"), &mode) == -1) {
-		fail(err, errlen, "mode must be one of none, allowlist, unrestricted");
+		errbuf_set(err, errlen, "mode must be one of none, allowlist, unrestricted");
 		goto bad;
 	}
 	if (parse_epoch(json_object_get(root, "epoch"), &epoch, err,
@@ -698,22 +652,22 @@ policy_parse(const char *buf, size_t len, char *err, size_t errlen)
 		goto bad;
 	allow = json_object_get(root, "allow");
 	if (!json_is_array(allow)) {
-		fail(err, errlen, "allow must be an array");
+		errbuf_set(err, errlen, "allow must be an array");
 		goto bad;
 	}
 	n = json_array_size(allow);
 	if (n > POLICY_MAX_ENTRIES) {
-		fail(err, errlen, "allow has more than %u entries",
+		errbuf_set(err, errlen, "allow has more than %u entries",
 		    POLICY_MAX_ENTRIES);
 		goto bad;
 	}
 	if (n > 0 && mode != POLICY_ALLOWLIST) {
-		fail(err, errlen, "allow must be empty when mode is \"%s\"",
+		errbuf_set(err, errlen, "allow must be empty when mode is \"%s\"",
 		    policy_mode_name(mode));
 		goto bad;
 	}
 	if ((p = policy_new(mode, epoch, n)) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto bad;
 	}
 	json_array_foreach(allow, i, v) {
@@ -738,7 +692,7 @@ policy_compile_profile(const char *buf, size_t len, long long epoch,
 		"network_policy", "allowed_hosts",
 		"required_egress_certification", NULL
 	};
-	char why[128], shown[SHOW_BUF];
+	char why[128], shown[ERRBUF_SHOW_BUF];
 	struct policy *p = NULL;
 	const char *extra;
 	enum policy_mode mode;
@@ -748,62 +702,62 @@ policy_compile_profile(const char *buf, size_t len, long long epoch,
 	int g = -1;
 
 	if (epoch < 0 || epoch > POLICY_EPOCH_MAX) {
-		fail(err, errlen, "epoch must be 0-%lld", POLICY_EPOCH_MAX);
+		errbuf_set(err, errlen, "epoch must be 0-%lld", POLICY_EPOCH_MAX);
 		return NULL;
 	}
 	if ((root = load_json(buf, len, err, errlen)) == NULL)
 		return NULL;
 	if ((extra = unknown_key(root, keys)) != NULL) {
-		fail(err, errlen, "unknown key \"%s\"",
-		    show(extra, strlen(extra), shown));
+		errbuf_set(err, errlen, "unknown key \"%s\"",
+		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;
 	}
 	v = json_object_get(root, "network_policy");
 	if (v == NULL) {
-		fail(err, errlen, "missing key \"network_policy\"");
+		errbuf_set(err, errlen, "missing key \"network_policy\"");
 		goto bad;
 	}
 	if (parse_mode(v, &mode) == -1) {
-		fail(err, errlen, "network_policy must be one of none, "
+		errbuf_set(err, errlen, "network_policy must be one of none, "
 		    "allowlist, unrestricted");
 		goto bad;
 	}
 	hosts = json_object_get(root, "allowed_hosts");
 	if (hosts == NULL && mode == POLICY_ALLOWLIST) {
-		fail(err, errlen, "missing key \"allowed_hosts\" "
+		errbuf_set(err, errlen, "missing key \"allowed_hosts\" "
 		    "(required with network_policy \"allowlist\")");
 		goto bad;
 	}
 	if (hosts != NULL && !json_is_array(hosts)) {
-		fail(err, errlen, "allowed_hosts must be an array");
+		errbuf_set(err, errlen, "allowed_hosts must be an array");
 		goto bad;
 	}
 	n = json_array_size(hosts);	/* 0 for NULL */
 	if (n > 0 && mode != POLICY_ALLOWLIST) {
-		fail(err, errlen, "allowed_hosts must be absent or empty "
+		errbuf_set(err, errlen, "allowed_hosts must be absent or empty "
 		    "with network_policy \"%s\"", policy_mode_name(mode));
 		goto bad;
 	}
 	if (n > POLICY_MAX_ENTRIES) {
-		fail(err, errlen, "allowed_hosts has more than %u entries",
+		errbuf_set(err, errlen, "allowed_hosts has more than %u entries",
 		    POLICY_MAX_ENTRIES);
 		goto bad;
 	}
 	cert = json_object_get(root, "required_egress_certification");
 	if (cert != NULL) {
 		if (mode != POLICY_ALLOWLIST) {
-			fail(err, errlen, "required_egress_certification is "
+			errbuf_set(err, errlen, "required_egress_certification is "
 			    "only allowed with network_policy \"allowlist\"");
 			goto bad;
 		}
 		if ((g = one_of(cert, grades)) < 0) {
-			fail(err, errlen, "required_egress_certification must "
+			errbuf_set(err, errlen, "required_egress_certification must "
 			    "be one of advisory_filter, security_boundary");
 			goto bad;
 		}
 	}
 	if ((p = policy_new(mode, epoch, n)) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto bad;
 	}
 	p->grade = g >= 0 ? grades[g] : NULL;
@@ -812,17 +766,17 @@ policy_compile_profile(const char *buf, size_t len, long long epoch,
 		size_t sl = json_string_length(v);
 
 		if (s == NULL) {
-			fail(err, errlen, "allowed_hosts[%zu]: must be a "
+			errbuf_set(err, errlen, "allowed_hosts[%zu]: must be a "
 			    "\"host:port\" string", i);
 			goto bad;
 		}
 		if (dest_parse_authority(s, sl, &d, why, sizeof(why)) == -1) {
-			fail(err, errlen, "allowed_hosts[%zu] \"%s\": %s", i,
-			    show(s, sl, shown), why);
+			errbuf_set(err, errlen, "allowed_hosts[%zu] \"%s\": %s", i,
+			    errbuf_show(s, sl, shown), why);
 			goto bad;
 		}
 		if (add_entry(p, &d) == -1) {
-			fail(err, errlen, "out of memory");
+			errbuf_set(err, errlen, "out of memory");
 			goto bad;
 		}
 	}
@@ -848,23 +802,23 @@ read_file(const char *path, size_t *lenp, char *err, size_t errlen)
 	int fd;
 
 	if (path == NULL) {
-		fail(err, errlen, "no path");
+		errbuf_set(err, errlen, "no path");
 		return NULL;
 	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
-		fail(err, errlen, "%s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	if (fstat(fd, &st) == -1) {
-		fail(err, errlen, "%s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
 		goto bad;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fail(err, errlen, "%s: not a regular file", path);
+		errbuf_set(err, errlen, "%s: not a regular file", path);
 		goto bad;
 	}
 	if (st.st_size < 0 || (unsigned long long)st.st_size > POLICY_MAX_BYTES) {
-		fail(err, errlen, "%s: larger than %u bytes", path,
+		errbuf_set(err, errlen, "%s: larger than %u bytes", path,
 		    POLICY_MAX_BYTES);
 		goto bad;
 	}
@@ -872,20 +826,20 @@ read_file(const char *path, size_t *lenp, char *err, size_t errlen)
 	 * the meantime is still read to its end and bounded. */
 	cap = (size_t)st.st_size + 1;
 	if ((buf = malloc(cap + 1)) == NULL) {
-		fail(err, errlen, "%s: out of memory", path);
+		errbuf_set(err, errlen, "%s: out of memory", path);
 		goto bad;
 	}
 	for (;;) {
 		if (len == cap) {
 			if (cap > POLICY_MAX_BYTES) {
-				fail(err, errlen, "%s: larger than %u bytes",
+				errbuf_set(err, errlen, "%s: larger than %u bytes",
 				    path, POLICY_MAX_BYTES);
 				goto bad;
 			}
 			cap = cap * 2 > (size_t)POLICY_MAX_BYTES + 1 ?
 			    (size_t)POLICY_MAX_BYTES + 1 : cap * 2;
 			if ((nb = realloc(buf, cap + 1)) == NULL) {
-				fail(err, errlen, "%s: out of memory", path);
+				errbuf_set(err, errlen, "%s: out of memory", path);
 				goto bad;
 			}
 			buf = nb;
@@ -894,7 +848,7 @@ read_file(const char *path, size_t *lenp, char *err, size_t errlen)
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1) {
-			fail(err, errlen, "%s: %s", path, strerror(errno));
+			errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
 			goto bad;
 		}
 		if (r == 0)
@@ -902,7 +856,7 @@ read_file(const char *path, size_t *lenp, char *err, size_t errlen)
 		len += (size_t)r;
 	}
 	if (len > POLICY_MAX_BYTES) {
-		fail(err, errlen, "%s: larger than %u bytes", path,
+		errbuf_set(err, errlen, "%s: larger than %u bytes", path,
 		    POLICY_MAX_BYTES);
 		goto bad;
 	}
@@ -927,7 +881,7 @@ policy_load_file(const char *path, char *err, size_t errlen)
 	if ((buf = read_file(path, &len, err, errlen)) == NULL)
 		return NULL;
 	if ((p = policy_parse(buf, len, why, sizeof(why))) == NULL)
-		fail(err, errlen, "%s: %s", path, why);
+		errbuf_set(err, errlen, "%s: %s", path, why);
 	free(buf);
 	return p;
 }
@@ -945,7 +899,7 @@ policy_compile_profile_file(const char *path, long long epoch, char *err,
 		return NULL;
 	if ((p = policy_compile_profile(buf, len, epoch, why,
 	    sizeof(why))) == NULL)
-		fail(err, errlen, "%s: %s", path, why);
+		errbuf_set(err, errlen, "%s: %s", path, why);
 	free(buf);
 	return p;
 }

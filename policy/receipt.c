@@ -27,14 +27,13 @@
 
 #include "policy/receipt.h"
 #include "util/ascii.h"
+#include "util/errbuf.h"
 
 #define MAX_CASES	4096
 #define MAX_STRING	4096	/* bytes of any case string */
 #define MAX_ID		64
 #define MAX_VERSION	64
 #define REV_TAG		"+sha256:"
-#define SHOW_MAX	48
-#define SHOW_BUF	(SHOW_MAX * 4 + 4)
 
 /* The envelope's base64 goes through bundle_b64_decode and its bound. */
 _Static_assert(RECEIPT_MAX_BYTES <= BUNDLE_MAX_BYTES,
@@ -61,52 +60,6 @@ struct receipt_report {
 	json_t		*root;
 	struct tally	 t[RECEIPT_NFACTS];
 };
-
-static void fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-/* Quotes untrusted bytes for a message: printable ASCII as is, '"' and
- * '\\' escaped, anything else \xNN, at most SHOW_MAX bytes. */
-static const char *
-show(const char *s, size_t len, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, o = 0;
-
-	for (i = 0; i < len && i < SHOW_MAX; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\') {
-			out[o++] = '\\';
-			out[o++] = (char)c;
-		} else if (c >= 0x20 && c < 0x7f) {
-			out[o++] = (char)c;
-		} else {
-			out[o++] = '\\';
-			out[o++] = 'x';
-			out[o++] = hex[c >> 4];
-			out[o++] = hex[c & 0xf];
-		}
-	}
-	if (i < len) {
-		memcpy(out + o, "...", 3);
-		o += 3;
-	}
-	out[o] = '\0';
-	return out;
-}
 
 const char *
 receipt_fact_name(size_t i)
@@ -319,23 +272,23 @@ load_object(const char *buf, size_t len, const char *what, char *err,
 	json_t *root;
 
 	if (buf == NULL || len == 0) {
-		fail(err, errlen, "empty %s", what);
+		errbuf_set(err, errlen, "empty %s", what);
 		return NULL;
 	}
 	if (len > RECEIPT_MAX_BYTES) {
-		fail(err, errlen, "%s larger than %u bytes", what,
+		errbuf_set(err, errlen, "%s larger than %u bytes", what,
 		    RECEIPT_MAX_BYTES);
 		return NULL;
 	}
 	/* jansson's message may quote input: report the position only. */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL) {
-		fail(err, errlen, "%s is not valid JSON (line %d column %d) or "
+		errbuf_set(err, errlen, "%s is not valid JSON (line %d column %d) or "
 		    "has a duplicate key", what, jerr.line, jerr.column);
 		return NULL;
 	}
 	if (!json_is_object(root)) {
-		fail(err, errlen, "%s must be a JSON object", what);
+		errbuf_set(err, errlen, "%s must be a JSON object", what);
 		json_decref(root);
 		return NULL;
 	}
@@ -379,7 +332,7 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 	static const char *const verdicts[] = {
 		"pass", "fail", "inconclusive", NULL
 	};
-	char shown[SHOW_BUF];
+	char shown[ERRBUF_SHOW_BUF];
 	const char *extra, *s, *id;
 	size_t len = 0, idlen = 0, i;
 	enum verdict v = V_FAIL;
@@ -387,12 +340,12 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 	int consistent;
 
 	if (!json_is_object(c)) {
-		fail(err, errlen, "cases[%zu] must be an object", idx);
+		errbuf_set(err, errlen, "cases[%zu] must be an object", idx);
 		return -1;
 	}
 	if ((extra = unknown_key(c, keys)) != NULL) {
-		fail(err, errlen, "cases[%zu]: unknown key \"%s\"", idx,
-		    show(extra, strlen(extra), shown));
+		errbuf_set(err, errlen, "cases[%zu]: unknown key \"%s\"", idx,
+		    errbuf_show(extra, strlen(extra), shown));
 		return -1;
 	}
 	/* Every key but control_expected is required; all are strings. */
@@ -401,34 +354,34 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 		if (val == NULL && strcmp(keys[i], "control_expected") == 0)
 			continue;
 		if (!json_is_string(val)) {
-			fail(err, errlen, "cases[%zu]: \"%s\" missing or not a "
+			errbuf_set(err, errlen, "cases[%zu]: \"%s\" missing or not a "
 			    "string", idx, keys[i]);
 			return -1;
 		}
 		if (json_string_length(val) > MAX_STRING) {
-			fail(err, errlen, "cases[%zu]: \"%s\" longer than %d "
+			errbuf_set(err, errlen, "cases[%zu]: \"%s\" longer than %d "
 			    "bytes", idx, keys[i], MAX_STRING);
 			return -1;
 		}
 	}
 	id = str_field(c, "id", &idlen);
 	if (!is_case_id(id, idlen)) {
-		fail(err, errlen, "cases[%zu]: id \"%s\" must be 1-%d of "
-		    "[A-Za-z0-9._-]", idx, show(id, idlen, shown), MAX_ID);
+		errbuf_set(err, errlen, "cases[%zu]: id \"%s\" must be 1-%d of "
+		    "[A-Za-z0-9._-]", idx, errbuf_show(id, idlen, shown), MAX_ID);
 		return -1;
 	}
 	if (json_object_get(seen, id) != NULL) {
-		fail(err, errlen, "cases[%zu]: duplicate id \"%s\"", idx, id);
+		errbuf_set(err, errlen, "cases[%zu]: duplicate id \"%s\"", idx, id);
 		return -1;
 	}
 	if (json_object_set_new(seen, id, json_true()) == -1) {
-		fail(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	s = str_field(c, "fact", &len);
 	if (strlen(s) != len || (*fact = fact_index(s)) < 0) {
-		fail(err, errlen, "case %s: unknown fact \"%s\"", id,
-		    show(s, len, shown));
+		errbuf_set(err, errlen, "case %s: unknown fact \"%s\"", id,
+		    errbuf_show(s, len, shown));
 		return -1;
 	}
 	s = str_field(c, "verdict", &len);
@@ -437,7 +390,7 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 		    len) == 0)
 			break;
 	if (verdicts[i] == NULL) {
-		fail(err, errlen, "case %s: verdict must be pass, fail or "
+		errbuf_set(err, errlen, "case %s: verdict must be pass, fail or "
 		    "inconclusive", id);
 		return -1;
 	}
@@ -447,7 +400,7 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 	    (json_object_get(c, "control_expected") == NULL ||
 	    str_eq(c, "control", "control_expected"));
 	if (v == V_PASS && !consistent && strict) {
-		fail(err, errlen, "case %s: verdict pass, but observed differs "
+		errbuf_set(err, errlen, "case %s: verdict pass, but observed differs "
 		    "from expected or the control did not flip", id);
 		return -1;
 	}
@@ -465,15 +418,15 @@ tally_cases(json_t *cases, int strict, struct tally *t, char *err,
 	int fact, passes, rc = -1;
 
 	if (!json_is_array(cases)) {
-		fail(err, errlen, "\"cases\" must be an array");
+		errbuf_set(err, errlen, "\"cases\" must be an array");
 		return -1;
 	}
 	if (json_array_size(cases) > MAX_CASES) {
-		fail(err, errlen, "more than %d cases", MAX_CASES);
+		errbuf_set(err, errlen, "more than %d cases", MAX_CASES);
 		return -1;
 	}
 	if ((seen = json_object()) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
 	json_array_foreach(cases, i, c) {
@@ -497,23 +450,23 @@ out:
 static int
 tally_facts(json_t *facts, struct tally *t, char *err, size_t errlen)
 {
-	char shown[SHOW_BUF];
+	char shown[ERRBUF_SHOW_BUF];
 	const char *key;
 	json_t *v;
 	int i;
 
 	if (!json_is_object(facts)) {
-		fail(err, errlen, "\"facts\" must be an object");
+		errbuf_set(err, errlen, "\"facts\" must be an object");
 		return -1;
 	}
 	json_object_foreach(facts, key, v) {
 		if ((i = fact_index(key)) < 0) {
-			fail(err, errlen, "facts: unknown fact \"%s\"",
-			    show(key, strlen(key), shown));
+			errbuf_set(err, errlen, "facts: unknown fact \"%s\"",
+			    errbuf_show(key, strlen(key), shown));
 			return -1;
 		}
 		if (!json_is_boolean(v)) {
-			fail(err, errlen, "facts: \"%s\" must be true or false",
+			errbuf_set(err, errlen, "facts: \"%s\" must be true or false",
 			    key);
 			return -1;
 		}
@@ -540,10 +493,10 @@ unproved_note(const struct tally *t, const char *name, char *note,
 	if (!t->claimed || proved(t))
 		return;
 	if (t->ncases == 0)
-		fail(note, notelen, "fact %s is claimed true but has no case",
+		errbuf_set(note, notelen, "fact %s is claimed true but has no case",
 		    name);
 	else
-		fail(note, notelen, "fact %s is claimed true but case %s does "
+		errbuf_set(note, notelen, "fact %s is claimed true but case %s does "
 		    "not pass", name, t->first_bad);
 }
 
@@ -566,60 +519,60 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 		"facts", "cases", NULL
 	};
 	struct receipt_report *r;
-	char shown[SHOW_BUF];
+	char shown[ERRBUF_SHOW_BUF];
 	const char *extra, *s;
 	size_t slen = 0, i;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	if ((r->root = load_object(buf, len, "report", err, errlen)) == NULL)
 		goto bad;
 	if ((extra = unknown_key(r->root, keys)) != NULL) {
-		fail(err, errlen, "report: unknown key \"%s\"",
-		    show(extra, strlen(extra), shown));
+		errbuf_set(err, errlen, "report: unknown key \"%s\"",
+		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;
 	}
 	for (i = 0; i < 5; i++) {
 		if (str_field(r->root, keys[i], &slen) == NULL) {
-			fail(err, errlen, "report: \"%s\" missing or not a "
+			errbuf_set(err, errlen, "report: \"%s\" missing or not a "
 			    "string", keys[i]);
 			goto bad;
 		}
 	}
 	s = str_field(r->root, "schema", &slen);
 	if (strcmp(s, RECEIPT_REPORT_SCHEMA) != 0 || slen != strlen(s)) {
-		fail(err, errlen, "report: schema must be \"%s\"",
+		errbuf_set(err, errlen, "report: schema must be \"%s\"",
 		    RECEIPT_REPORT_SCHEMA);
 		goto bad;
 	}
 	s = str_field(r->root, "provider", &slen);
 	if (strcmp(s, RECEIPT_PROVIDER) != 0 || slen != strlen(s)) {
-		fail(err, errlen, "report: provider must be \"%s\"",
+		errbuf_set(err, errlen, "report: provider must be \"%s\"",
 		    RECEIPT_PROVIDER);
 		goto bad;
 	}
 	s = str_field(r->root, "guard_binary", &slen);
 	if (slen == 0 || slen > 4096 || strlen(s) != slen) {
-		fail(err, errlen, "report: guard_binary must be a path");
+		errbuf_set(err, errlen, "report: guard_binary must be a path");
 		goto bad;
 	}
 	s = str_field(r->root, "version", &slen);
 	if (!is_version(s, slen)) {
-		fail(err, errlen, "report: version \"%s\" must be 1-%d of "
-		    "[A-Za-z0-9.+_~-]", show(s, slen, shown), MAX_VERSION);
+		errbuf_set(err, errlen, "report: version \"%s\" must be 1-%d of "
+		    "[A-Za-z0-9.+_~-]", errbuf_show(s, slen, shown), MAX_VERSION);
 		goto bad;
 	}
 	s = str_field(r->root, "ran_at", &slen);
 	if (!is_timestamp(s, slen)) {
-		fail(err, errlen, "report: ran_at \"%s\" must be an RFC 3339 "
-		    "UTC time (YYYY-MM-DDTHH:MM:SSZ)", show(s, slen, shown));
+		errbuf_set(err, errlen, "report: ran_at \"%s\" must be an RFC 3339 "
+		    "UTC time (YYYY-MM-DDTHH:MM:SSZ)", errbuf_show(s, slen, shown));
 		goto bad;
 	}
 	if (json_object_get(r->root, "facts") == NULL ||
 	    json_object_get(r->root, "cases") == NULL) {
-		fail(err, errlen, "report: \"facts\" and \"cases\" are "
+		errbuf_set(err, errlen, "report: \"facts\" and \"cases\" are "
 		    "required");
 		goto bad;
 	}
@@ -886,7 +839,7 @@ receipt_canonical(const struct receipt_report *r, const char *sha256,
 	if (r == NULL || len == NULL || sha256 == NULL ||
 	    strlen(sha256) != RECEIPT_SHA256_HEX ||
 	    !is_lower_hex(sha256, RECEIPT_SHA256_HEX)) {
-		fail(err, errlen, "no report or no binary SHA-256");
+		errbuf_set(err, errlen, "no report or no binary SHA-256");
 		return NULL;
 	}
 	snprintf(rev, sizeof(rev), "%s" REV_TAG "%s",
@@ -910,13 +863,13 @@ receipt_canonical(const struct receipt_report *r, const char *sha256,
 	if (obj == NULL)
 		goto oom;
 	if ((out = dump_canonical(obj, len)) == NULL) {
-		fail(err, errlen, "cannot write the receipt: out of memory or "
+		errbuf_set(err, errlen, "cannot write the receipt: out of memory or "
 		    "larger than %u bytes", RECEIPT_MAX_BYTES);
 		goto out;
 	}
 	goto out;
 oom:
-	fail(err, errlen, "out of memory");
+	errbuf_set(err, errlen, "out of memory");
 out:
 	json_decref(obj);
 	json_decref(facts);
@@ -978,7 +931,7 @@ parse_receipt(const char *buf, size_t len, struct tally *t,
 		"schema", "provider", "provider_revision", "ran_at", "facts",
 		"cases", NULL
 	};
-	char shown[SHOW_BUF], *again = NULL;
+	char shown[ERRBUF_SHOW_BUF], *again = NULL;
 	const char *extra, *s;
 	json_t *root;
 	size_t slen = 0, alen = 0, i;
@@ -987,44 +940,44 @@ parse_receipt(const char *buf, size_t len, struct tally *t,
 	    errlen)) == NULL)
 		return NULL;
 	if ((extra = unknown_key(root, keys)) != NULL) {
-		fail(err, errlen, "signed receipt: unknown key \"%s\"",
-		    show(extra, strlen(extra), shown));
+		errbuf_set(err, errlen, "signed receipt: unknown key \"%s\"",
+		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;
 	}
 	for (i = 0; i < 4; i++) {
 		if (str_field(root, keys[i], &slen) == NULL) {
-			fail(err, errlen, "signed receipt: \"%s\" missing or "
+			errbuf_set(err, errlen, "signed receipt: \"%s\" missing or "
 			    "not a string", keys[i]);
 			goto bad;
 		}
 	}
 	s = str_field(root, "schema", &slen);
 	if (strcmp(s, RECEIPT_SCHEMA) != 0 || slen != strlen(s)) {
-		fail(err, errlen, "signed receipt: schema must be \"%s\"",
+		errbuf_set(err, errlen, "signed receipt: schema must be \"%s\"",
 		    RECEIPT_SCHEMA);
 		goto bad;
 	}
 	s = str_field(root, "provider", &slen);
 	if (strcmp(s, RECEIPT_PROVIDER) != 0 || slen != strlen(s)) {
-		fail(err, errlen, "signed receipt: provider must be \"%s\"",
+		errbuf_set(err, errlen, "signed receipt: provider must be \"%s\"",
 		    RECEIPT_PROVIDER);
 		goto bad;
 	}
 	s = str_field(root, "provider_revision", &slen);
 	if (!is_revision(s, slen, hash)) {
-		fail(err, errlen, "signed receipt: provider_revision must be "
+		errbuf_set(err, errlen, "signed receipt: provider_revision must be "
 		    "VERSION+sha256:HEX");
 		goto bad;
 	}
 	s = str_field(root, "ran_at", &slen);
 	if (!is_timestamp(s, slen)) {
-		fail(err, errlen, "signed receipt: ran_at is not an RFC 3339 "
+		errbuf_set(err, errlen, "signed receipt: ran_at is not an RFC 3339 "
 		    "UTC time");
 		goto bad;
 	}
 	if (json_object_get(root, "facts") == NULL ||
 	    json_object_get(root, "cases") == NULL) {
-		fail(err, errlen, "signed receipt: \"facts\" and \"cases\" "
+		errbuf_set(err, errlen, "signed receipt: \"facts\" and \"cases\" "
 		    "are required");
 		goto bad;
 	}
@@ -1034,12 +987,12 @@ parse_receipt(const char *buf, size_t len, struct tally *t,
 	    errlen) == -1)
 		goto bad;
 	if ((again = dump_canonical(root, &alen)) == NULL) {
-		fail(err, errlen, "signed receipt cannot be written in "
+		errbuf_set(err, errlen, "signed receipt cannot be written in "
 		    "canonical form");
 		goto bad;
 	}
 	if (alen != len || memcmp(again, buf, len) != 0) {
-		fail(err, errlen, "signed receipt is not in canonical form");
+		errbuf_set(err, errlen, "signed receipt is not in canonical form");
 		goto bad;
 	}
 	free(again);
@@ -1068,7 +1021,7 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
 	if (v == NULL) {
-		fail(err, errlen, "no verdict");
+		errbuf_set(err, errlen, "no verdict");
 		return -1;
 	}
 	memset(v, 0, sizeof(*v));
@@ -1077,43 +1030,43 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	v->reason = RECEIPT_MALFORMED;
 	if (sha256 == NULL || strlen(sha256) != RECEIPT_SHA256_HEX ||
 	    !is_lower_hex(sha256, RECEIPT_SHA256_HEX)) {
-		fail(err, errlen, "no SHA-256 of the binary in hand");
+		errbuf_set(err, errlen, "no SHA-256 of the binary in hand");
 		return -1;
 	}
 	if ((env = load_object(buf, len, "receipt envelope", err,
 	    errlen)) == NULL)
 		goto out;
 	if (json_object_size(env) != 4 || unknown_key(env, keys) != NULL) {
-		fail(err, errlen, "receipt envelope must have exactly the keys "
+		errbuf_set(err, errlen, "receipt envelope must have exactly the keys "
 		    "schema, key_id, receipt, signature");
 		goto out;
 	}
 	for (i = 0; keys[i] != NULL; i++) {
 		if ((f[i] = str_field(env, keys[i], &flen[i])) == NULL) {
-			fail(err, errlen, "receipt envelope: \"%s\" is not a "
+			errbuf_set(err, errlen, "receipt envelope: \"%s\" is not a "
 			    "string", keys[i]);
 			goto out;
 		}
 	}
 	if (flen[0] != sizeof(RECEIPT_ENVELOPE_SCHEMA) - 1 ||
 	    memcmp(f[0], RECEIPT_ENVELOPE_SCHEMA, flen[0]) != 0) {
-		fail(err, errlen, "receipt envelope: schema must be \"%s\"",
+		errbuf_set(err, errlen, "receipt envelope: schema must be \"%s\"",
 		    RECEIPT_ENVELOPE_SCHEMA);
 		goto out;
 	}
 	if (flen[1] != BUNDLE_KEY_ID_LEN || !is_lower_hex(f[1], flen[1])) {
-		fail(err, errlen, "receipt envelope: key_id must be %d "
+		errbuf_set(err, errlen, "receipt envelope: key_id must be %d "
 		    "lowercase hex digits", BUNDLE_KEY_ID_LEN);
 		goto out;
 	}
 	if ((rec = bundle_b64_decode(f[2], flen[2], &reclen)) == NULL ||
 	    reclen == 0) {
-		fail(err, errlen, "receipt envelope: receipt is not canonical "
+		errbuf_set(err, errlen, "receipt envelope: receipt is not canonical "
 		    "base64");
 		goto out;
 	}
 	if ((sig = bundle_b64_decode(f[3], flen[3], &siglen)) == NULL) {
-		fail(err, errlen, "receipt envelope: signature is not "
+		errbuf_set(err, errlen, "receipt envelope: signature is not "
 		    "canonical base64");
 		goto out;
 	}
@@ -1124,14 +1077,14 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	rc = 0;
 	if ((pk = bundle_keyring_find(kr, f[1])) == NULL) {
 		v->reason = RECEIPT_UNTRUSTED_SIGNER;
-		fail(err, errlen, "signer %s is not among the attesters",
+		errbuf_set(err, errlen, "signer %s is not among the attesters",
 		    v->key_id);
 		goto out;
 	}
 	if (siglen != BUNDLE_SIG_LEN ||
 	    !verify_sig(pk, sig, siglen, (const char *)rec, reclen)) {
 		v->reason = RECEIPT_BAD_SIGNATURE;
-		fail(err, errlen, "signature does not verify under attester "
+		errbuf_set(err, errlen, "signature does not verify under attester "
 		    "%s", v->key_id);
 		goto out;
 	}
@@ -1146,7 +1099,7 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	}
 	if (memcmp(hash, sha256, RECEIPT_SHA256_HEX) != 0) {
 		v->reason = RECEIPT_REVISION_MISMATCH;
-		fail(err, errlen, "receipt is for sha256:%.*s, the binary in "
+		errbuf_set(err, errlen, "receipt is for sha256:%.*s, the binary in "
 		    "hand is sha256:%s", RECEIPT_SHA256_HEX, hash, sha256);
 		goto out;
 	}
@@ -1155,7 +1108,7 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	if (nfacts == 0) {
 		v->grade = RECEIPT_UNSUPPORTED;
 		v->reason = RECEIPT_NO_SELECTOR;
-		fail(err, errlen, "the receipt attests no fact (no selector)");
+		errbuf_set(err, errlen, "the receipt attests no fact (no selector)");
 		goto out;
 	}
 	for (i = 0; i < RECEIPT_NFACTS; i++) {
@@ -1163,9 +1116,9 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 			continue;
 		v->reason = RECEIPT_FACTS_INCOMPLETE;
 		if (!t[i].present)
-			fail(err, errlen, "fact %s is missing", fact_names[i]);
+			errbuf_set(err, errlen, "fact %s is missing", fact_names[i]);
 		else if (!t[i].claimed)
-			fail(err, errlen, "fact %s is false", fact_names[i]);
+			errbuf_set(err, errlen, "fact %s is false", fact_names[i]);
 		else
 			unproved_note(&t[i], fact_names[i], err, errlen);
 		goto out;
@@ -1193,26 +1146,26 @@ receipt_file_sha256(const char *path, char *hex, char *err, size_t errlen)
 	int fd, rc = -1;
 
 	if (path == NULL || hex == NULL) {
-		fail(err, errlen, "no path");
+		errbuf_set(err, errlen, "no path");
 		return -1;
 	}
 	/* O_NONBLOCK: a FIFO cannot hang the open; it is refused below. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd == -1) {
-		fail(err, errlen, "%s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) == -1) {
-		fail(err, errlen, "%s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fail(err, errlen, "%s: not a regular file", path);
+		errbuf_set(err, errlen, "%s: not a regular file", path);
 		goto out;
 	}
 	if ((ctx = EVP_MD_CTX_new()) == NULL ||
 	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		fail(err, errlen, "%s: cannot start SHA-256", path);
+		errbuf_set(err, errlen, "%s: cannot start SHA-256", path);
 		goto out;
 	}
 	/* Bounded by what is read, not by what fstat said. */
@@ -1221,25 +1174,25 @@ receipt_file_sha256(const char *path, char *hex, char *err, size_t errlen)
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1) {
-			fail(err, errlen, "%s: %s", path, strerror(errno));
+			errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
 			goto out;
 		}
 		if (r == 0)
 			break;
 		total += (unsigned long long)r;
 		if (total > RECEIPT_BINARY_MAX) {
-			fail(err, errlen, "%s: larger than %u bytes", path,
+			errbuf_set(err, errlen, "%s: larger than %u bytes", path,
 			    RECEIPT_BINARY_MAX);
 			goto out;
 		}
 		if (EVP_DigestUpdate(ctx, buf, (size_t)r) != 1) {
-			fail(err, errlen, "%s: SHA-256 failed", path);
+			errbuf_set(err, errlen, "%s: SHA-256 failed", path);
 			goto out;
 		}
 	}
 	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 ||
 	    mdlen * 2 != RECEIPT_SHA256_HEX) {
-		fail(err, errlen, "%s: SHA-256 failed", path);
+		errbuf_set(err, errlen, "%s: SHA-256 failed", path);
 		goto out;
 	}
 	for (i = 0; i < mdlen; i++) {

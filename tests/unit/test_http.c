@@ -411,6 +411,13 @@ test_response_ambiguous_framing_refused(void **state)
 	    "Content-Length: 8\r\n\r\n", 0, &k, &len, &close), -1);
 	assert_int_equal(resp_framing("HTTP/1.1 101 Switching Protocols\r\n\r\n", 0,
 	    &k, &len, &close), -1);
+	/* Found by tests/fuzz/fuzz_http_head: the forwarded head would lose
+	 * the framing field its Connection names, so the client would read
+	 * until close what the guard frames by length (or as chunked). */
+	assert_int_equal(resp_framing("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n"
+	    "Connection: content-length\r\n\r\n", 0, &k, &len, &close), -1);
+	assert_int_equal(resp_framing("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+	    "Connection: keep-alive, Transfer-Encoding\r\n\r\n", 0, &k, &len, &close), -1);
 	assert_int_equal(resp_framing("HTTP/1.1 20 OK\r\n\r\n", 0, &k, &len, &close), -2);
 	assert_int_equal(resp_framing("HTTP/2 200 OK\r\n\r\n", 0, &k, &len, &close), -2);
 }

@@ -1,0 +1,25 @@
+/* What every egress-guardctl subcommand shares: option matching, usage
+ * errors, writing results to standard output. */
+#ifndef EG_CLI_H
+#define EG_CLI_H
+
+#include <stddef.h>
+
+#define CLI_PROG	"egress-guardctl"
+#define CLI_EXIT_USAGE	2
+
+/* Prints "egress-guardctl: MSG[: "ARG"]" and the usage line of CMD on
+ * stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *usage, const char *msg,
+    const char *arg);
+
+/* Matches "--name VALUE" or "--name=VALUE" at argv[*i]. Returns 1 and sets
+ * *val (advancing *i past a separate value), 0 when argv[*i] is another
+ * argument, -1 when the value is missing or empty. */
+int cli_opt_value(int argc, char **argv, int *i, const char *name,
+    const char **val);
+
+/* Writes buf to stdout and flushes; -1 (with a message) on failure. */
+int cli_print_all(const char *buf, size_t len);
+
+#endif
