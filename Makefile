@@ -87,9 +87,23 @@ check:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
 	  --suppress=missingIncludeSystem -I. $(MODULES)
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+# Installs only what is built and shipped; it does not run scripts/deps.sh
+# (no test tools on an install target such as the container image). The
+# unit's ExecStart is rewritten to $(BINDIR).
+BINDIR        ?= $(PREFIX)/bin
+MANDIR        ?= $(PREFIX)/share/man
+DOCDIR        ?= $(PREFIX)/share/doc/egress-guard
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+
+install: $(BINS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
+	    $(DESTDIR)$(SYSTEMDUNITDIR)
+	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
+	install -m 0644 docs/egress-guard.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 README.md docs/nft.md $(DESTDIR)$(DOCDIR)/
+	sed 's|/usr/local/bin/egress-guard|$(BINDIR)/egress-guard|g' \
+	    container/egress-guard.service >$(DESTDIR)$(SYSTEMDUNITDIR)/egress-guard.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/egress-guard.service
 
 clean:
 	rm -rf $(BUILD)

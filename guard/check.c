@@ -53,8 +53,27 @@ static const struct option check_opts[] = {
 	{ "allow-range",	required_argument, NULL, 'a' },
 	{ "deny-range",		required_argument, NULL, 'D' },
 	{ "dns-timeout",	required_argument, NULL, 't' },
+	{ "help",		no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
+
+static const char check_usage[] =
+    "usage: egress-guard check HOST:PORT --policy FILE [--dns IP[:PORT]]...\n"
+    "       [--allow-range CIDR]... [--deny-range CIDR]... [--dns-timeout S]\n";
+
+static const char check_help[] =
+    "Explains one decision without connecting: the policy match, every DNS\n"
+    "answer with its class and the range that decided it, and the verdict.\n"
+    "\n"
+    "  HOST:PORT              the destination, as a CONNECT request names it\n"
+    "  --policy FILE          compiled policy (required)\n"
+    "  --dns IP[:PORT]        resolver to ask; repeatable (default: /etc/resolv.conf)\n"
+    "  --allow-range CIDR     count a range as public; repeatable\n"
+    "  --deny-range CIDR      count a range as non-public; repeatable\n"
+    "  --dns-timeout S        resolver timeout, 1-300 seconds (default 5)\n"
+    "  --help                 this text\n"
+    "\n"
+    "Exit status: 0 allow, 1 deny, 2 error.\n";
 
 int
 check_main(int argc, char **argv)
@@ -93,6 +112,10 @@ check_main(int argc, char **argv)
 				bad = -1;
 			}
 			break;
+		case 'h':
+			fputs(check_usage, stdout);
+			fputs(check_help, stdout);
+			return fflush(stdout) == EOF ? 2 : 0;
 		default:
 			snprintf(err, sizeof(err), "unknown or incomplete option: %s",
 			    argv[optind - 1]);
@@ -106,8 +129,7 @@ check_main(int argc, char **argv)
 	if (optind == argc - 1)
 		target = argv[optind];
 	if (target == NULL || cfg.policy_path == NULL) {
-		fprintf(stderr, "usage: egress-guard check HOST:PORT --policy FILE "
-		    "[--dns IP[:PORT]]... [--allow-range CIDR]... [--deny-range CIDR]...\n");
+		fputs(check_usage, stderr);
 		return 2;
 	}
 	if ((p = policy_load_file(cfg.policy_path, err, sizeof(err))) == NULL) {

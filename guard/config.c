@@ -50,6 +50,51 @@ config_usage(const char *prog)
 	    "   or: %s version\n", prog, prog, prog, prog);
 }
 
+/* `egress-guard run --help`: every flag, with its default. */
+void
+config_run_help(FILE *f)
+{
+	fputs(
+	    "usage: egress-guard run [flags]\n"
+	    "The egress proxy daemon: one listener speaks HTTP proxy (CONNECT and\n"
+	    "absolute-form) and SOCKS5; the plane talks to the control socket.\n"
+	    "\n"
+	    "  --listen ADDR:PORT     listener, IPv4:PORT or [IPv6]:PORT; repeatable,\n"
+	    "                         at most 16 (default 127.0.0.1:3128)\n"
+	    "  --control PATH         control socket, mode 0600, created before any\n"
+	    "                         privilege drop (default /run/egress-guard/control.sock)\n"
+	    "  --policy FILE          signed bundle (checked against --trust-key) or an\n"
+	    "                         operator's unsigned compiled policy; SIGHUP reloads it\n"
+	    "                         (default: none, every request denied until a push)\n"
+	    "  --trust-key PUB.pem    Ed25519 public key accepted for bundles and pushes;\n"
+	    "                         repeatable, at most 16\n"
+	    "  --state-dir DIR        keeps the last accepted bundle and resumes from it;\n"
+	    "                         must be writable by the user the guard runs as (with\n"
+	    "                         --user, a root-owned DIR is handed to that user, 0700)\n"
+	    "  --dns IP[:PORT]        the guard's own resolver; repeatable, at most 8\n"
+	    "                         (default: the nameservers of /etc/resolv.conf)\n"
+	    "  --allow-range CIDR     count a range as public (lab networks); repeatable\n"
+	    "  --deny-range CIDR      count a range as non-public; repeatable\n"
+	    "  --sni-check enforce|off  close CONNECT tunnels whose TLS SNI differs from\n"
+	    "                         the CONNECT host (default enforce)\n"
+	    "  --user NAME            after binding, become NAME: no supplementary groups,\n"
+	    "                         no capabilities, no_new_privs (root only; running as\n"
+	    "                         root without it logs a warning)\n"
+	    "  --log-format json|text decision log format (default json)\n"
+	    "  --log-file FILE        log there instead of stderr\n"
+	    "  --max-conns N          concurrent client connections; beyond, 503\n"
+	    "                         overloaded (default 4096)\n"
+	    "  --header-timeout S     request head must be complete in S seconds (10)\n"
+	    "  --idle-timeout S       close a tunnel idle for S seconds (300)\n"
+	    "  --connect-timeout S    upstream connect timeout (10)\n"
+	    "  --dns-timeout S        resolver timeout (5)\n"
+	    "  --grace S              SIGTERM: let live tunnels finish for S seconds (10)\n"
+	    "  --help                 this text\n"
+	    "\n"
+	    "Signals: SIGTERM drains and exits 0, SIGHUP reloads --policy. Exit status:\n"
+	    "0 clean stop, 1 event loop failure, 2 bad flags or a failed start.\n", f);
+}
+
 int
 config_add_dns(struct config *c, const char *arg, char *err, size_t errlen)
 {

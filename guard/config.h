@@ -4,6 +4,7 @@
 #define EG_CONFIG_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "guard/log.h"
 #include "policy/dest.h"
@@ -54,5 +55,8 @@ int config_add_range(struct classify_cidr *list, size_t *n, const char *arg,
 struct classify_cfg *config_classifier(const struct config *c);
 
 void config_usage(const char *prog);
+
+/* `run --help`: every flag of run with its default. */
+void config_run_help(FILE *f);
 
 #endif

@@ -191,6 +191,10 @@ status_json(struct control *c, struct evbuffer *b)
 	    (unsigned long long)g->nconns, (long long)(time(NULL) - g->started),
 	    plane_trusted_keys(g->plane));
 	json_str(b, plane_signer(g->plane));
+	/* What the process runs as now, after any --user drop: an operator
+	 * sees a guard left running as root without reading its log. */
+	evbuffer_add_printf(b, ",\"uid\":%u,\"running_as_root\":%s",
+	    (unsigned)geteuid(), geteuid() == 0 ? "true" : "false");
 	evbuffer_add_printf(b, ",\"policy\":");
 	policy_json(b, g->policy);
 	evbuffer_add_printf(b, "}\n");

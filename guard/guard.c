@@ -1,8 +1,10 @@
 #include <sys/socket.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -159,10 +161,66 @@ fail:
 	return -1;
 }
 
-/* After binding: become NAME, with no supplementary groups, no
- * capabilities (a setuid away from root clears them) and no way back. */
+/* The file plane.c keeps the last accepted bundle in. */
+#define STATE_BUNDLE	"bundle.json"
+
+/* Before the drop, as root: the state folder must belong to the user the
+ * guard becomes, or pushes accepted after the drop could not be stored and
+ * a restart would lose them. A root-owned folder (made by an image or a
+ * package) is handed over, closed to everyone else (0700), with the bundle
+ * a root-run start may just have stored in it. A folder owned by a third
+ * user is an operator's mistake, not ours to take over. */
 static int
-drop_privileges(const char *user, char *err, size_t errlen)
+prepare_state_dir(const char *dir, const struct passwd *pw, char *err,
+    size_t errlen)
+{
+	struct stat st, fst;
+	int fd, rc = -1;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &st) == -1) {
+		snprintf(err, errlen, "--state-dir %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	if (st.st_uid == pw->pw_uid) {
+		rc = 0;
+		goto out;
+	}
+	if (st.st_uid != 0) {
+		snprintf(err, errlen, "--state-dir %s: owned by uid %u, neither root "
+		    "nor --user %s (uid %u): chown it to %s", dir, (unsigned)st.st_uid,
+		    pw->pw_name, (unsigned)pw->pw_uid, pw->pw_name);
+		goto out;
+	}
+	/* Only inside a folder root owned until now can nobody have planted
+	 * a link to some other file under the bundle's name. */
+	if (fstatat(fd, STATE_BUNDLE, &fst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(fst.st_mode) && fst.st_nlink == 1 &&
+	    fchownat(fd, STATE_BUNDLE, pw->pw_uid, pw->pw_gid,
+	    AT_SYMLINK_NOFOLLOW) == -1) {
+		snprintf(err, errlen, "--state-dir %s: cannot hand %s to %s: %s", dir,
+		    STATE_BUNDLE, pw->pw_name, strerror(errno));
+		goto out;
+	}
+	/* Mode first: once the folder is NAME's, root may change it only
+	 * with CAP_FOWNER, which a container need not grant. */
+	if (fchmod(fd, 0700) == -1 || fchown(fd, pw->pw_uid, pw->pw_gid) == -1) {
+		snprintf(err, errlen, "--state-dir %s: cannot hand it to %s: %s", dir,
+		    pw->pw_name, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	return rc;
+}
+
+/* After binding: become NAME, with no supplementary groups, no
+ * capabilities (a setuid away from root clears them) and no way back.
+ * Every step is checked: a guard that cannot drop does not run. */
+static int
+drop_privileges(const char *user, const char *state_dir, char *err, size_t errlen)
 {
 	struct passwd *pw;
 
@@ -174,6 +232,9 @@ drop_privileges(const char *user, char *err, size_t errlen)
 		snprintf(err, errlen, "--user %s: refusing to run as uid 0", user);
 		return -1;
 	}
+	if (state_dir != NULL && geteuid() == 0 &&
+	    prepare_state_dir(state_dir, pw, err, errlen) == -1)
+		return -1;
 	if (setgroups(0, NULL) == -1 || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) == -1 ||
 	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) == -1) {
 		snprintf(err, errlen, "--user %s: %s", user, strerror(errno));
@@ -183,7 +244,10 @@ drop_privileges(const char *user, char *err, size_t errlen)
 		snprintf(err, errlen, "--user %s: could regain root", user);
 		return -1;
 	}
-	(void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		snprintf(err, errlen, "--user %s: no_new_privs: %s", user, strerror(errno));
+		return -1;
+	}
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	return 0;
 }
@@ -321,8 +385,11 @@ guard_run_main(int argc, char **argv)
 	memset(&g, 0, sizeof(g));
 	TAILQ_INIT(&g.conns);
 	if (config_parse_run(argc, argv, &cfg, err, sizeof(err)) == -1) {
-		if (strcmp(err, "help") != 0)
-			fprintf(stderr, "egress-guard run: %s\n", err);
+		if (strcmp(err, "help") == 0) {
+			config_run_help(stdout);
+			return fflush(stdout) == EOF ? 1 : 0;
+		}
+		fprintf(stderr, "egress-guard run: %s\n", err);
 		config_usage("egress-guard");
 		return 2;
 	}
@@ -380,11 +447,22 @@ guard_run_main(int argc, char **argv)
 		fprintf(stderr, "egress-guard: cannot set up signals\n");
 		goto out;
 	}
-	if (cfg.user != NULL && drop_privileges(cfg.user, err, sizeof(err)) == -1) {
+	if (cfg.user != NULL &&
+	    drop_privileges(cfg.user, cfg.state_dir, err, sizeof(err)) == -1) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
 	}
+	/* Checked as the user the guard now is: a push it cannot store would
+	 * fail only later, in front of the plane. */
+	if (cfg.state_dir != NULL && access(cfg.state_dir, W_OK | X_OK) == -1) {
+		fprintf(stderr, "egress-guard: --state-dir %s: not writable by uid %u: "
+		    "%s (make it that user's, mode 0700)\n", cfg.state_dir,
+		    (unsigned)getuid(), strerror(errno));
+		goto out;
+	}
 	log_start(&g);
+	if (geteuid() == 0)
+		log_msg(g.log, "warning", "running as root: use --user");
 	if (warn[0] != '\0')
 		log_msg(g.log, "warning", warn);
 	guard_log_policy(&g, "policy");

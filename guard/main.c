@@ -25,6 +25,10 @@ main(int argc, char **argv)
 		return check_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "nft") == 0)
 		return nftcmd_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+		config_usage("egress-guard");
+		return 0;
+	}
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("egress-guard %s%s\n", EG_VERSION, EG_MUTANT_TAG);
 		return 0;

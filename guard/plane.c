@@ -359,13 +359,21 @@ plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
 	warn[0] = '\0';
 	if (pl->state_dir != NULL) {
 		struct stat st;
+		int present;
 
 		if (stat(pl->state_dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
 			snprintf(err, errlen, "--state-dir %s: not a directory", pl->state_dir);
 			return -1;
 		}
 		snprintf(path, sizeof(path), "%s/%s", pl->state_dir, PLANE_STATE_FILE);
-		if (access(path, F_OK) == 0) {
+		/* Only "no such file" means no state: any other error must
+		 * not silently drop the epoch floor. */
+		present = lstat(path, &st) == 0;
+		if (!present && errno != ENOENT) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return -1;
+		}
+		if (present) {
 			if ((buf = read_file(path, BUNDLE_MAX_BYTES, &len, err, errlen)) == NULL)
 				return -1;
 			/* A state file that no longer verifies is an error, not

@@ -2,6 +2,8 @@
  * opened inside the workload's namespace and keeps working there after
  * the thread has come back, so the process spends no longer in a foreign
  * namespace than the socket() call takes. */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -72,6 +74,16 @@ ns_path(const char *spec, char *path, size_t len, char *err, size_t errlen)
 	return 0;
 }
 
+/* Whether two namespace descriptors name the same namespace. */
+static int
+same_ns(int a, int b)
+{
+	struct stat sa, sb;
+
+	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 &&
+	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int
 netns_enter(const char *spec, char *err, size_t errlen)
 {
@@ -98,6 +110,12 @@ netns_enter(const char *spec, char *err, size_t errlen)
 		close(fd);
 		return -1;
 	}
+	/* Already there (an init container in the workload's namespace):
+	 * no setns, so CAP_NET_ADMIN alone is enough. */
+	if (same_ns(fd, saved)) {
+		close(fd);
+		return saved;
+	}
 	if (setns(fd, CLONE_NEWNET) == -1) {
 		if (errno == EINVAL)
 			fail(err, errlen, "%s is not a network namespace", path);
@@ -119,10 +137,18 @@ netns_enter(const char *spec, char *err, size_t errlen)
 int
 netns_return(int saved, char *err, size_t errlen)
 {
-	int rc = 0;
+	int rc = 0, cur;
 
 	if (saved < 0)
 		return fail(err, errlen, "no namespace to return to");
+	cur = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (cur != -1 && same_ns(cur, saved)) {
+		close(cur);
+		close(saved);
+		return 0;
+	}
+	if (cur != -1)
+		close(cur);
 	if (setns(saved, CLONE_NEWNET) == -1)
 		rc = fail(err, errlen, "cannot return to the original network "
 		    "namespace: %s", strerror(errno));

@@ -8,7 +8,8 @@
 /* spec is a PID (all digits: /proc/PID/ns/net), a path (contains '/'), or
  * a name made by `ip netns add` (/run/netns/NAME). Moves the calling thread
  * into that namespace and returns a descriptor of the one it left, for
- * netns_return; -1 if it did not move. Needs CAP_SYS_ADMIN. */
+ * netns_return; -1 if it did not move. Needs CAP_SYS_ADMIN, unless the
+ * thread is already in that namespace (then nothing moves). */
 int netns_enter(const char *spec, char *err, size_t errlen);
 
 /* Moves the calling thread back to saved and closes it. -1 means the

@@ -37,7 +37,9 @@ static const char usage_text[] =
     "            at most 64): the only TCP destination the workload keeps\n"
     "  --exempt-uid  uid whose sockets may go anywhere (the guard's own user\n"
     "            when it shares the workload's namespace)\n"
-    "Installs table inet egress_guard in one atomic batch. Exit status: 0 ok,\n"
+    "  --help    this text\n"
+    "Installs table inet egress_guard in one atomic batch. Needs CAP_SYS_ADMIN\n"
+    "(to enter the namespace) and CAP_NET_ADMIN in it. Exit status: 0 ok,\n"
     "1 verify found a difference, 2 error.\n";
 
 struct opts {

@@ -1,0 +1,281 @@
+#!/bin/sh
+# egress-guard container entrypoint (POSIX sh).
+#
+#   entrypoint.sh [run] [extra egress-guard run flags]...
+#       1. unless EG_NFT=skip: applies the default-deny nftables table to the
+#          workload's network namespace (`egress-guard nft apply`), as root
+#          with CAP_NET_ADMIN (and CAP_SYS_ADMIN only to enter another namespace);
+#       2. execs `egress-guard run`, which binds its listeners and control
+#          socket, hands --state-dir to EG_USER, then drops to EG_USER with
+#          no capabilities and no_new_privs. Started as a non-root user
+#          (Kubernetes runAsUser), it runs as that user and needs no drop.
+#   entrypoint.sh init
+#       step 1 only, then exit 0: the init container of a pod, or a one-shot
+#       service, when the guard itself runs elsewhere or unprivileged.
+#   entrypoint.sh nft|check|version ...   runs egress-guard with those words
+#   entrypoint.sh COMMAND ...             runs COMMAND (a shell, egress-guardctl)
+#
+# Configuration, all from the environment; the Dockerfile's ENV lines set
+# the same defaults as below. Lists are separated by commas or spaces (so
+# no path may hold either).
+#
+#   EG_BIN           egress-guard binary, a path or a name looked up in PATH
+#                    (egress-guard)
+#   EG_LISTEN        listener addresses, IPv4:PORT or [IPv6]:PORT (127.0.0.1:3128)
+#   EG_GUARD_ADDR    the listener as the workload reaches it, for the nft rule
+#                    (empty: EG_LISTEN)
+#   EG_CONTROL       control socket path (/run/egress-guard/control.sock)
+#   EG_POLICY        policy file: signed bundle or unsigned compiled policy
+#                    (empty: none; the guard denies until the plane pushes one)
+#   EG_TRUST_KEYS    Ed25519 public keys (PEM) the plane signs with (empty)
+#   EG_STATE_DIR     where the last accepted bundle is kept (/var/lib/egress-guard;
+#                    empty: none)
+#   EG_DNS           the guard's resolvers, IP[:PORT] (empty: /etc/resolv.conf)
+#   EG_ALLOW_RANGES  CIDRs counted as public (empty)
+#   EG_DENY_RANGES   CIDRs counted as non-public (empty)
+#   EG_USER          user the guard drops to (egress-guard; empty: stay root,
+#                    which the guard logs as a warning)
+#   EG_NETNS         workload namespace for the nft step: a name from
+#                    `ip netns add`, a path, or a PID (empty: this container's
+#                    own namespace, the shared-namespace sidecar layout)
+#   EG_EXEMPT_UID    uid whose traffic the nft rules let out: a number, `none`,
+#                    or `auto` (EG_USER's uid when EG_NETNS is empty, i.e. the
+#                    guard shares the namespace it filters; none otherwise)
+#   EG_NFT           apply | skip (apply)
+#   EG_LOG_FORMAT    json | text (json)
+#   EG_LOG_FILE      log file (empty: stderr)
+#   EG_ARGS          further `egress-guard run` flags, split on spaces (empty)
+#   EG_DRY_RUN       1: print the commands instead of running them (0)
+#
+# Exit status 2, with one line saying what is missing, for: no binary, no
+# trust key and no policy, a missing key or policy file, an unknown
+# namespace or user, a bad value, a failed nft step. Nothing is started
+# after a failed step: a guard whose rules are not in place would leave the
+# workload a way out.
+set -eu
+
+PROG=egress-guard-entrypoint
+
+die() {
+	printf '%s: %s\n' "$PROG" "$*" >&2
+	exit 2
+}
+
+note() {
+	printf '%s: %s\n' "$PROG" "$*" >&2
+}
+
+# Defaults. Values that may be meaningfully empty use ${X-…} (only an
+# unset variable takes the default), the others ${X:=…}.
+: "${EG_BIN:=egress-guard}"
+: "${EG_LISTEN:=127.0.0.1:3128}"
+: "${EG_GUARD_ADDR:=}"
+: "${EG_CONTROL:=/run/egress-guard/control.sock}"
+: "${EG_POLICY:=}"
+: "${EG_TRUST_KEYS:=}"
+EG_STATE_DIR=${EG_STATE_DIR-/var/lib/egress-guard}
+: "${EG_DNS:=}"
+: "${EG_ALLOW_RANGES:=}"
+: "${EG_DENY_RANGES:=}"
+EG_USER=${EG_USER-egress-guard}
+: "${EG_NETNS:=}"
+: "${EG_EXEMPT_UID:=auto}"
+: "${EG_NFT:=apply}"
+: "${EG_LOG_FORMAT:=json}"
+: "${EG_LOG_FILE:=}"
+: "${EG_ARGS:=}"
+: "${EG_DRY_RUN:=0}"
+
+# No globbing anywhere: list items and paths are taken literally.
+set -f
+
+# list VALUE: the items of a comma- or space-separated list, one per line.
+list() {
+	printf '%s\n' "$1" | tr ',\t' '  ' | tr -s ' ' '\n' | sed '/^$/d'
+}
+
+# show ARG...: a command line as it would run, for EG_DRY_RUN.
+show() {
+	out=""
+	for a in "$@"; do
+		case "$a" in
+		"" | *[!A-Za-z0-9_./:=@%+,-]*) a="'$a'" ;;
+		esac
+		out="$out${out:+ }$a"
+	done
+	printf '%s\n' "$out"
+}
+
+find_bin() {
+	case "$EG_BIN" in
+	*/*) BIN=$EG_BIN ;;
+	*) BIN=$(command -v "$EG_BIN" 2>/dev/null) || BIN="" ;;
+	esac
+	if [ -z "$BIN" ] || ! [ -f "$BIN" ] || ! [ -x "$BIN" ]; then
+		die "egress-guard binary not found: EG_BIN=$EG_BIN (PATH=$PATH)"
+	fi
+}
+
+is_root() { [ "$(id -u)" = 0 ]; }
+
+is_uint() {
+	case "$1" in
+	"" | *[!0-9]*) return 1 ;;
+	esac
+	return 0
+}
+
+# The nft step: default-deny in the workload's namespace.
+nft_step() {
+	if [ -z "$EG_NETNS" ]; then
+		ns=/proc/self/ns/net
+	else
+		case "$EG_NETNS" in
+		*/*) ns=$EG_NETNS ;;
+		*[!0-9]*) ns=/run/netns/$EG_NETNS ;;
+		*) ns=/proc/$EG_NETNS/ns/net ;;
+		esac
+		[ -e "$ns" ] ||
+		    die "network namespace not found: EG_NETNS=$EG_NETNS ($ns does not exist)"
+	fi
+	guards=${EG_GUARD_ADDR:-$EG_LISTEN}
+	set -- nft apply --netns "$ns"
+	for a in $(list "$guards"); do
+		set -- "$@" --guard "$a"
+	done
+	case "$EG_EXEMPT_UID" in
+	none | "") ;;
+	auto)
+		if [ -z "$EG_NETNS" ]; then
+			[ -n "$EG_USER" ] || die "EG_EXEMPT_UID=auto: the guard shares" \
+			    "the namespace it filters and needs its own uid: set EG_USER" \
+			    "or EG_EXEMPT_UID"
+			uid=$(id -u -- "$EG_USER" 2>/dev/null) ||
+			    die "EG_USER=$EG_USER: no such user"
+			set -- "$@" --exempt-uid "$uid"
+		fi
+		;;
+	*)
+		is_uint "$EG_EXEMPT_UID" ||
+		    die "EG_EXEMPT_UID=$EG_EXEMPT_UID: expected a uid, auto or none"
+		set -- "$@" --exempt-uid "$EG_EXEMPT_UID"
+		;;
+	esac
+	if [ "$EG_DRY_RUN" = 1 ]; then
+		show "$BIN" "$@"
+		return 0
+	fi
+	"$BIN" "$@" >&2 || die "nft apply failed (exit $?): not starting the guard," \
+	    "the workload's namespace has no default-deny"
+}
+
+mode=run
+case "${1:-}" in
+run) shift ;;
+init) mode=init; shift ;;
+nft | check | version)
+	find_bin
+	exec "$BIN" "$@"
+	;;
+-* | "") ;;
+*) exec "$@" ;;
+esac
+
+case "$EG_NFT" in
+apply | skip) ;;
+*) die "EG_NFT=$EG_NFT: expected apply or skip" ;;
+esac
+case "$EG_DRY_RUN" in
+0 | 1) ;;
+*) die "EG_DRY_RUN=$EG_DRY_RUN: expected 0 or 1" ;;
+esac
+find_bin
+if [ "$EG_NFT" = apply ] && [ "$EG_DRY_RUN" != 1 ] && ! is_root; then
+	die "EG_NFT=apply needs root with CAP_NET_ADMIN and CAP_SYS_ADMIN" \
+	    "(running as uid $(id -u)); set EG_NFT=skip when an init container" \
+	    "applied the rules"
+fi
+
+if [ "$mode" = init ]; then
+	[ "$EG_NFT" = apply ] || die "init with EG_NFT=skip has nothing to do"
+	nft_step
+	exit 0
+fi
+
+# Everything the guard needs is checked before the nft step changes
+# anything.
+[ -n "$EG_POLICY" ] || [ -n "$EG_TRUST_KEYS" ] ||
+    die "no policy and no trust key: the guard would deny every request" \
+    "forever. Set EG_TRUST_KEYS (the public keys the plane signs with)" \
+    "and/or EG_POLICY"
+if [ -n "$EG_POLICY" ] && ! [ -f "$EG_POLICY" ]; then
+	die "EG_POLICY=$EG_POLICY: no such file"
+fi
+for k in $(list "$EG_TRUST_KEYS"); do
+	[ -f "$k" ] || die "EG_TRUST_KEYS: $k: no such file"
+done
+case "$EG_LOG_FORMAT" in
+json | text) ;;
+*) die "EG_LOG_FORMAT=$EG_LOG_FORMAT: expected json or text" ;;
+esac
+[ -n "$(list "$EG_LISTEN")" ] || die "EG_LISTEN is empty"
+drop=""
+if [ -n "$EG_USER" ] && [ "$EG_USER" != root ]; then
+	id -u -- "$EG_USER" >/dev/null 2>&1 || die "EG_USER=$EG_USER: no such user"
+	if is_root; then
+		drop=$EG_USER
+	else
+		note "running as uid $(id -u) already: EG_USER=$EG_USER not used"
+	fi
+elif is_root; then
+	note "EG_USER is empty: the guard stays root (it logs a warning)"
+fi
+if [ -n "$EG_STATE_DIR" ] && ! [ -d "$EG_STATE_DIR" ]; then
+	if [ "$EG_DRY_RUN" = 1 ]; then
+		:
+	elif is_root; then
+		# Made root's and 0700; the guard hands it to EG_USER before it
+		# drops.
+		(umask 077 && mkdir -p -- "$EG_STATE_DIR") ||
+		    die "EG_STATE_DIR=$EG_STATE_DIR: cannot create it"
+	else
+		die "EG_STATE_DIR=$EG_STATE_DIR: no such directory"
+	fi
+fi
+if [ -n "$EG_STATE_DIR" ] && [ -z "$drop" ] && ! is_root &&
+    ! [ -w "$EG_STATE_DIR" ]; then
+	die "EG_STATE_DIR=$EG_STATE_DIR: not writable by uid $(id -u)"
+fi
+
+if [ "$EG_NFT" = apply ]; then
+	nft_step
+fi
+
+# The guard's arguments go first, the caller's after them: for a flag given
+# twice, the caller's (last) one wins.
+n=$#
+set -- "$@" run
+for a in $(list "$EG_LISTEN"); do set -- "$@" --listen "$a"; done
+set -- "$@" --control "$EG_CONTROL"
+[ -z "$EG_POLICY" ] || set -- "$@" --policy "$EG_POLICY"
+for k in $(list "$EG_TRUST_KEYS"); do set -- "$@" --trust-key "$k"; done
+[ -z "$EG_STATE_DIR" ] || set -- "$@" --state-dir "$EG_STATE_DIR"
+for a in $(list "$EG_DNS"); do set -- "$@" --dns "$a"; done
+for a in $(list "$EG_ALLOW_RANGES"); do set -- "$@" --allow-range "$a"; done
+for a in $(list "$EG_DENY_RANGES"); do set -- "$@" --deny-range "$a"; done
+[ -z "$drop" ] || set -- "$@" --user "$drop"
+set -- "$@" --log-format "$EG_LOG_FORMAT"
+[ -z "$EG_LOG_FILE" ] || set -- "$@" --log-file "$EG_LOG_FILE"
+for a in $(list "$EG_ARGS"); do set -- "$@" "$a"; done
+# Rotate the caller's n arguments to the end.
+while [ "$n" -gt 0 ]; do
+	set -- "$@" "$1"
+	shift
+	n=$((n - 1))
+done
+
+if [ "$EG_DRY_RUN" = 1 ]; then
+	show "$BIN" "$@"
+	exit 0
+fi
+exec "$BIN" "$@"

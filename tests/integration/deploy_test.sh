@@ -1,0 +1,719 @@
+# Deployment files, black-box. No Docker engine runs here, so this tests
+# what the files do:
+#
+# - container/entrypoint.sh runs inside the namespaces of lib.sh's topology
+#   with the environment container/Dockerfile's ENV lines set (parsed from
+#   the Dockerfile), the binaries where the Dockerfile's COPY lines put them
+#   (a copy of the image's /usr/local/bin first in PATH), and the
+#   capabilities and uids the compose files and the pod manifest grant
+#   (parsed from them, applied with setpriv);
+# - the separate-namespace layout (guard in GD, rules in WL), the
+#   shared-namespace sidecar (guard in WL, its uid exempt), the Kubernetes
+#   init container + non-root sidecar flow;
+# - the entrypoint's errors, the guard's privilege drop and state folder,
+#   the root warning, --help of every command, the YAML of compose and the
+#   pod, the systemd unit (systemd-analyze), `make install`.
+#
+# What differs from a container, and why: EG_USER=nobody (this host has no
+# egress-guard user), EG_STATE_DIR / EG_CONTROL / EG_LOG_FILE under the
+# test's folder (the host's /var/lib and /run are not the test's), and the
+# topology's addresses, resolver and trust keys. Everything else comes from
+# the Dockerfile.
+. "$(dirname "$0")/lib.sh"
+
+C=$TOP/container
+[ -x "$BIN" ] && [ -x "$CTL" ] || { echo "FAIL build: binaries missing"; exit 1; }
+for tool in setpriv curl ip nft; do
+	command -v "$tool" >/dev/null || { echo "FAIL tools: $tool missing"; exit 1; }
+done
+# A Python that has PyYAML: Debian's python3-yaml (scripts/deps.sh) is for
+# /usr/bin/python3, which may not be the first python3 in PATH.
+PY=""
+for p in python3 /usr/bin/python3; do
+	if "$p" -c 'import yaml' 2>/dev/null; then PY=$p; break; fi
+done
+
+topo_up || { echo "FAIL topology"; exit 1; }
+# The workload gets a real route out through a forwarding GD, so that only
+# the nft rules stand between it and the internet (negative controls).
+ip -n "$WL" route add default via 10.77.0.1
+ingd sysctl -qw net.ipv4.ip_forward=1
+chmod 0755 "$T"
+mkdir -p "$T/keys"
+mkdir -m 1777 "$T/logs"	# the guards log here, whatever uid they run as
+cat >"$T/zone.json" <<'Z'
+{"api.example.test": {"A": ["198.18.1.10"]}, "other.example.test": {"A": ["198.18.1.10"]},
+ "keep.example.test": {"A": ["198.18.1.10"]}}
+Z
+start_dns "$T/zone.json" || { echo "FAIL dns server"; exit 1; }
+start_listener pub 198.18.1.10:80 || { echo "FAIL listener"; exit 1; }
+
+# Keys and bundles, as the plane makes them: epoch 1 signed with key a,
+# epoch 2 with key b (so both EG_TRUST_KEYS entries must reach the guard).
+"$CTL" keygen --out "$T/keys/a.pem" >/dev/null 2>&1
+"$CTL" keygen --out "$T/keys/b.pem" >/dev/null 2>&1
+chmod 0644 "$T"/keys/*.pub.pem
+bundle() {	# bundle EPOCH KEY HOST:PORT...
+	e=$1; k=$2; shift 2
+	python3 -c 'import json,sys; print(json.dumps({"network_policy":"allowlist","allowed_hosts":sys.argv[1:]}))' \
+	    "$@" >"$T/prof$e.json"
+	"$CTL" compile "$T/prof$e.json" --epoch "$e" >"$T/p$e.json" &&
+	    "$CTL" sign "$T/p$e.json" --key "$T/keys/$k.pem" >"$T/b$e.json"
+	chmod 0644 "$T/b$e.json"
+}
+bundle 1 a api.example.test:80
+bundle 2 b api.example.test:80 keep.example.test:80
+
+# ---------------------------------------------------------------- Dockerfile
+# Everything the test takes from the Dockerfile, as shell assignments.
+"${PY:-python3}" - "$C/Dockerfile" >"$T/dockerfile.sh" <<'PY'
+import json, re, shlex, sys
+lines, cur = [], ""
+for raw in open(sys.argv[1]):
+    s = raw.rstrip("\n")
+    if not cur and (s.lstrip().startswith("#") or not s.strip()):
+        continue
+    if s.endswith("\\"):
+        cur += s[:-1] + " "
+        continue
+    lines.append(cur + s)
+    cur = ""
+env, froms, copies, ep, hc, labels, args, runs = [], [], [], "", "", "", [], []
+for l in lines:
+    word, _, rest = l.strip().partition(" ")
+    word = word.upper()
+    if word == "ENV":
+        m = re.fullmatch(r"([A-Z_][A-Z0-9_]*)=(.*)", rest.strip())
+        if not m:
+            sys.exit("ENV not in NAME=value form: " + l)
+        v = m.group(2)
+        if len(v) >= 2 and v[0] == v[-1] == '"':
+            v = v[1:-1]
+        env.append((m.group(1), v))
+    elif word == "FROM":
+        froms.append(rest.strip())
+    elif word == "COPY":
+        copies.append(rest.strip())
+    elif word == "ENTRYPOINT":
+        ep = json.loads(rest)[0]
+    elif word == "HEALTHCHECK":
+        hc = rest.split(" CMD ", 1)[1].strip()
+    elif word == "LABEL":
+        labels += rest + " "
+    elif word == "ARG":
+        args.append(rest.strip())
+    elif word == "RUN":
+        runs.append(rest)
+print("IMG_ENV=(%s)" % " ".join(shlex.quote("%s=%s" % kv) for kv in env))
+print("IMG_FROMS=(%s)" % " ".join(shlex.quote(f) for f in froms))
+print("IMG_COPIES=(%s)" % " ".join(shlex.quote(c) for c in copies))
+print("IMG_ENTRYPOINT=%s" % shlex.quote(ep))
+print("IMG_HEALTHCHECK=%s" % shlex.quote(hc))
+print("IMG_LABELS=%s" % shlex.quote(labels))
+print("IMG_ARGS=(%s)" % " ".join(shlex.quote(a) for a in args))
+# The runtime stage's apt-get install list and its useradd line.
+last = [r for r in runs if "apt-get install" in r][-1]
+pk = re.split(r"apt-get install[^\n&]*?--no-install-recommends", last)[1].split("&&")[0].split()
+print("IMG_PKGS=(%s)" % " ".join(shlex.quote(p) for p in pk))
+ua = [r for r in runs if "useradd" in r]
+m = re.search(r"useradd[^&]*--uid (\d+)[^&]* ([a-z_][a-z0-9_-]*)\s*(?:\\\\|&&|$)", ua[-1] if ua else "")
+print("IMG_USER=%s IMG_UID=%s" % (m.group(2), m.group(1)) if m else "IMG_USER= IMG_UID=")
+PY
+if ! . "$T/dockerfile.sh"; then
+	fail dockerfile_parsed "$(cat "$T/dockerfile.sh")"
+	finish; exit 1
+fi
+
+[ "${#IMG_FROMS[@]}" -eq 2 ] && [ "${IMG_FROMS[0]}" = "debian:12 AS build" ] &&
+    [ "${IMG_FROMS[1]}" = "debian:12-slim" ]
+check dockerfile_multistage_build_debian12_run_debian12_slim $? "${IMG_FROMS[*]}"
+
+# Every shared library the binaries load comes from a package the runtime
+# stage installs (libc6 is in the base image).
+need=""
+for l in $(ldd "$BIN" "$CTL" | awk '$3 ~ /^\// {print $3}' | sort -u); do
+	p=$(dpkg -S "$(readlink -f "$l")" 2>/dev/null | head -n1 | cut -d: -f1)
+	[ -z "$p" ] && p=$(dpkg -S "$l" 2>/dev/null | head -n1 | cut -d: -f1)
+	case " libc6 ${IMG_PKGS[*]} " in *" $p "*) ;; *) need="$need $l(${p:-?})";; esac
+done
+[ -z "$need" ] && [ "${#IMG_PKGS[@]}" -eq 6 ]
+check dockerfile_runtime_packages_are_exactly_what_the_binaries_load $? \
+    "missing:$need have: ${IMG_PKGS[*]}"
+
+case "$IMG_LABELS" in
+*'org.opencontainers.image.version="${VERSION}"'*'org.opencontainers.image.revision="${REVISION}"'*)
+	case " ${IMG_ARGS[*]} " in *" VERSION=0.1.0 "*) r=0;; *) r=1;; esac
+	case " ${IMG_ARGS[*]} " in *" REVISION=unknown "*) ;; *) r=1;; esac;;
+*) r=1;;
+esac
+check dockerfile_labels_version_and_revision_from_args $r "$IMG_LABELS"
+
+img_env() {	# img_env NAME: the Dockerfile's ENV value of NAME
+	for kv in "${IMG_ENV[@]}"; do
+		[ "${kv%%=*}" = "$1" ] && { printf '%s' "${kv#*=}"; return 0; }
+	done
+	return 1
+}
+[ -n "$IMG_USER" ] && [ "$(img_env EG_USER)" = "$IMG_USER" ] && [ "$IMG_UID" -ge 1000 ]
+check dockerfile_creates_the_non_root_user_eg_user_names $? "useradd $IMG_USER uid $IMG_UID, EG_USER=$(img_env EG_USER)"
+
+# The image's layout: binaries and entrypoint where the COPY lines put
+# them, the entrypoint where ENTRYPOINT runs it.
+ROOTFS=$T/image
+bindir="" epsrc=""
+for c in "${IMG_COPIES[@]}"; do
+	case "$c" in
+	*"/egress-guard "*"/egress-guardctl "*) bindir=${c##* } ;;
+	*container/entrypoint.sh*) epsrc=${c##* } ;;
+	esac
+done
+mkdir -p "$ROOTFS$bindir"
+cp "$BIN" "$CTL" "$ROOTFS$bindir/"
+cp "$C/entrypoint.sh" "$ROOTFS$epsrc"
+chmod 0755 "$ROOTFS$epsrc"
+chmod -R go+rX "$ROOTFS"
+EP=$ROOTFS$IMG_ENTRYPOINT
+[ -n "$bindir" ] && [ "$epsrc" = "$IMG_ENTRYPOINT" ] && [ -x "$EP" ]
+check dockerfile_entrypoint_is_the_copied_entrypoint_sh $? "bin=$bindir ep=$epsrc entry=$IMG_ENTRYPOINT"
+# Debian's default PATH, as in the image, with the image's bin first.
+IMG_PATH=$ROOTFS/usr/local/sbin:$ROOTFS/usr/local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+dash -n "$C/entrypoint.sh" && sh -n "$C/entrypoint.sh" &&
+    { ! command -v shellcheck >/dev/null || shellcheck -s sh "$C/entrypoint.sh"; } &&
+    head -n1 "$C/entrypoint.sh" | grep -qx '#!/bin/sh'
+check entrypoint_is_posix_sh $?
+
+# ------------------------------------------------------------ entrypoint env
+# ep [VAR=VALUE]... [-- ARGS...]: the entrypoint with nothing but the
+# image's environment, the test's overrides below, and VAR=VALUE.
+OVR=(EG_USER=nobody "EG_STATE_DIR=$T/state" "EG_CONTROL=$T/run/control.sock"
+    EG_DNS=198.18.0.53 EG_ALLOW_RANGES=198.18.0.0/15
+    "EG_TRUST_KEYS=$T/keys/a.pub.pem, $T/keys/b.pub.pem")
+echo "# test overrides of the image environment: ${OVR[*]}"
+ep_cmd() {
+	EPC=(env -i "PATH=$IMG_PATH" HOME=/root "${IMG_ENV[@]}" "${OVR[@]}")
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do EPC+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	EPC+=("$EP" "$@")
+}
+# ep_start NAME NS [setpriv args --] [VAR=VALUE]...: the guard in the
+# background; waits for its log's first policy line. PID in EP_PID.
+ep_start() {
+	name=$1; ns=$2; shift 2
+	pre=()
+	if [ "${1:-}" = setpriv ]; then
+		while [ "$1" != -- ]; do pre+=("$1"); shift; done
+		shift
+	fi
+	ep_cmd "EG_LOG_FILE=$T/logs/$name.log" "$@"
+	rm -f "$T/logs/$name.log"
+	start_bg "$ns" "$T/$name.out" "${pre[@]}" "${EPC[@]}"
+	EP_PID=$LASTPID
+	for _ in $(seq 100); do
+		grep -q '"event":"policy"' "$T/logs/$name.log" 2>/dev/null && return 0
+		kill -0 "$EP_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "# $name did not start:"; cat "$T/$name.out" "$T/logs/$name.log" 2>/dev/null
+	return 1
+}
+# stop PID: SIGTERM, wait; returns the exit status.
+stop() { kill "$1" 2>/dev/null; wait "$1"; }
+status_field() {	# status_field SOCKET: uid and running_as_root from /v1/status
+	"$CTL" status --control "$1" 2>/dev/null | python3 -c '
+import json, sys
+o = json.load(sys.stdin); print(o.get("uid"), o.get("running_as_root"))'
+}
+proc_ids() {	# proc_ids PID: "uid gid groups capeff capprm capamb nnp"
+	awk '/^Uid:/ {u=$2"/"$3"/"$4"/"$5} /^Gid:/ {g=$2"/"$3"/"$4"/"$5}
+	    /^Groups:/ {gr=$2} /^CapEff:/ {e=$2} /^CapPrm:/ {p=$2} /^CapAmb:/ {a=$2}
+	    /^NoNewPrivs:/ {n=$2}
+	    END {print u, g, (gr==""?"-":gr), e, p, a, n}' "/proc/$1/status"
+}
+# direct NS [setpriv args]: a direct connection from NS to the pretend
+# internet; prints "rc=N t=SECONDS".
+direct() {
+	ns=$1; shift
+	ip netns exec "$ns" "$@" curl -s -o /dev/null --max-time 5 -w '%{time_total}' \
+	    http://198.18.1.10/ >"$T/direct.t" 2>/dev/null
+	echo "rc=$? t=$(cat "$T/direct.t")"
+}
+fast_refused() {	# fast_refused "rc=N t=S": refused, in under a second
+	case "$1" in rc=0*) return 1;; esac
+	awk -v t="${1##*t=}" 'BEGIN {exit !(t < 1.0)}'
+}
+# via NS PROXY URL [setpriv args]: "code=NNN reason=R" through the guard.
+via() {
+	ns=$1; px=$2; url=$3; shift 3
+	ip netns exec "$ns" "$@" curl -sS -v --max-time 10 -o /dev/null -x "http://$px" \
+	    -w 'code=%{http_code}' "$url" 2>"$T/via.err"
+	r=$(sed -n 's/^< X-Egress-Guard-Reason: \([a-z_]*\).*/\1/p' "$T/via.err" | tr -d '\r' | head -n1)
+	echo " reason=${r:--}"
+}
+has_table() { inwl nft list tables 2>/dev/null | grep -q 'inet egress_guard'; }
+
+# The entrypoint's own defaults are the Dockerfile's: the same commands
+# come out of a dry run with and without the image's ENV lines.
+env -i "PATH=$IMG_PATH" HOME=/root EG_USER=nobody "EG_TRUST_KEYS=$T/keys/a.pub.pem" \
+    EG_DRY_RUN=1 "$EP" >"$T/dry.bare" 2>&1
+env -i "PATH=$IMG_PATH" HOME=/root "${IMG_ENV[@]}" EG_USER=nobody \
+    "EG_TRUST_KEYS=$T/keys/a.pub.pem" EG_DRY_RUN=1 "$EP" >"$T/dry.img" 2>&1
+cmp -s "$T/dry.bare" "$T/dry.img" && grep -q ' run --listen ' "$T/dry.img"
+check entrypoint_defaults_equal_dockerfile_env $? "$(diff "$T/dry.bare" "$T/dry.img" | head -5)"
+
+# Lists split on commas and spaces; the caller's flags come last.
+ep_cmd EG_DRY_RUN=1 "EG_LISTEN=10.77.0.1:3128,[fd00::1]:3128" "EG_DNS=198.18.0.53 198.18.0.54" \
+    EG_NETNS="$WL" -- --max-conns 7
+out=$(ingd "${EPC[@]}" 2>&1)
+grep -q -- "--netns /run/netns/$WL --guard 10.77.0.1:3128 --guard '\[fd00::1\]:3128'\$" <<<"$out" &&
+    grep -q -- "--listen 10.77.0.1:3128 --listen '\[fd00::1\]:3128' .*--trust-key $T/keys/a.pub.pem --trust-key $T/keys/b.pub.pem .*--dns 198.18.0.53 --dns 198.18.0.54 .*--user nobody .*--max-conns 7\$" <<<"$out"
+check entrypoint_lists_and_caller_flags $? "$out"
+
+# ------------------------------------------------------- entrypoint errors
+# err NAME EXPECTED-TEXT [setpriv args --] [VAR=VALUE]...: exit 2 and the message.
+err() {
+	name=$1; want=$2; shift 2
+	pre=()
+	if [ "${1:-}" = setpriv ]; then
+		while [ "$1" != -- ]; do pre+=("$1"); shift; done
+		shift
+	fi
+	ep_cmd "EG_NETNS=$WL" EG_LISTEN=10.77.0.1:3128 "$@"
+	out=$(ingd "${pre[@]}" "${EPC[@]}" 2>&1 </dev/null); rc=$?
+	[ "$rc" -eq 2 ] && grep -q "$want" <<<"$out"
+	check "entrypoint_error_$name" $? "rc=$rc: $out"
+}
+err no_trust_key_and_no_policy "no policy and no trust key" EG_TRUST_KEYS= EG_POLICY=
+err netns_not_found "network namespace not found: EG_NETNS=egnone-$$" "EG_NETNS=egnone-$$"
+err binary_missing "egress-guard binary not found" "EG_BIN=$T/nope/egress-guard"
+err binary_not_in_path "egress-guard binary not found" PATH=/usr/bin:/bin
+err trust_key_file_missing "EG_TRUST_KEYS: $T/keys/none.pem: no such file" \
+    "EG_TRUST_KEYS=$T/keys/none.pem"
+err policy_file_missing "EG_POLICY=$T/none.json: no such file" "EG_POLICY=$T/none.json"
+err unknown_user "EG_USER=no-such-user-$$: no such user" "EG_USER=no-such-user-$$"
+err bad_nft_mode "EG_NFT=maybe: expected apply or skip" EG_NFT=maybe
+err bad_exempt_uid "EG_EXEMPT_UID=x1: expected a uid" EG_EXEMPT_UID=x1
+err nft_apply_as_non_root "EG_NFT=apply needs root" \
+    setpriv --reuid=65534 --regid=65534 --clear-groups --
+# A failed nft step starts nothing (here: a guard address the rules refuse).
+err nft_step_failure_stops_start "nft apply failed" EG_GUARD_ADDR=0.0.0.0:3128
+! has_table && [ ! -e "$T/run/control.sock" ] && ! ingd ss -ltnH | grep -q .
+check entrypoint_errors_change_nothing $?
+
+# ------------------------------------------- separate namespaces (compose.yaml)
+# Negative control first: the same start with EG_NFT=skip leaves the direct
+# route open, so it is the nft step that closes it below.
+mkdir -p "$T/state"
+ep_start skip "$GD" "EG_NETNS=$WL" EG_LISTEN=10.77.0.1:3128 "EG_POLICY=$T/b1.json" EG_NFT=skip
+d=$(direct "$WL")
+case "$d" in rc=0*) r=0;; *) r=1;; esac
+! has_table && [ $r -eq 0 ]
+check control_with_eg_nft_skip_direct_egress_works $? "$d"
+stop "$EP_PID"
+rm -rf "$T/state" && mkdir -m 0755 "$T/state"	# root's, as an image makes it
+
+SEP=(EG_NETNS="$WL" EG_LISTEN=10.77.0.1:3128 "EG_POLICY=$T/b1.json")
+ep_start sep "$GD" "${SEP[@]}" || { finish; exit 1; }
+GPID=$EP_PID
+"$BIN" nft verify --netns "$WL" --guard 10.77.0.1:3128 >/dev/null
+check nft_rules_in_place_in_workload_namespace $?
+
+ids=$(proc_ids "$GPID")
+[ "$ids" = "65534/65534/65534/65534 65534/65534/65534/65534 - 0000000000000000 0000000000000000 0000000000000000 1" ]
+check guard_runs_unprivileged_no_caps_no_new_privs $? "uid gid groups eff prm amb nnp: $ids"
+tr '\0' ' ' <"/proc/$GPID/cmdline" | grep -q -- '--user nobody'
+check guard_was_started_with_user_flag $?
+
+m=$(stat -c '%U:%G %a %F' "$T/run/control.sock")
+[ "$m" = "root:root 600 socket" ]
+check control_socket_root_owned_0600 $? "$m"
+m=$(stat -c '%U %a' "$T/state")
+[ "$m" = "nobody 700" ]
+check state_dir_handed_to_user_0700_before_drop $? "$m"
+s=$(status_field "$T/run/control.sock")
+[ "$s" = "65534 False" ]
+check status_reports_uid_and_not_root $? "$s"
+! grep -q 'running as root' "$T/logs/sep.log"
+check no_root_warning_when_dropped $?
+ingd env -i "PATH=$IMG_PATH" "${IMG_ENV[@]}" "${OVR[@]}" sh -c "$IMG_HEALTHCHECK"
+check dockerfile_healthcheck_passes_while_guard_runs $? "$IMG_HEALTHCHECK"
+
+out=$(via "$WL" 10.77.0.1:3128 http://api.example.test/)
+case "$out" in *code=200*) r=0;; *) r=1;; esac
+check workload_allowed_destination_through_guard $r "$out"
+out=$(via "$WL" 10.77.0.1:3128 http://other.example.test/)
+case "$out" in *code=403*reason=not_allowlisted*) r=0;; *) r=1;; esac
+check workload_not_allowlisted_destination_denied_with_reason $r "$out"
+before=$(wc -l <"$T/pub.log")
+d=$(direct "$WL")
+fast_refused "$d" && [ "$(wc -l <"$T/pub.log")" -eq "$before" ]
+check workload_direct_egress_refused_fast $? "$d"
+d=$(ip netns exec "$WL" curl -s -o /dev/null --max-time 5 -w '%{time_total}' \
+    http://10.77.0.1:9/ 2>/dev/null; echo " rc=$?")
+case "$d" in *" rc=0") r=1;; *) awk -v t="${d%% *}" 'BEGIN {exit !(t < 1.0)}'; r=$?;; esac
+check workload_other_port_on_guard_host_refused_fast $r "$d"
+
+# The Runner pushes epoch 2 (key b): the dropped guard stores it.
+out=$("$CTL" push "$T/b2.json" --control "$T/run/control.sock" 2>&1)
+m=$(stat -c '%U %a' "$T/state/bundle.json" 2>&1)
+case "$out" in *'"epoch":2'*) [ "$m" = "nobody 600" ]; r=$?;; *) r=1;; esac
+check push_signed_with_second_trust_key_stored_by_dropped_guard $r "$out / $m"
+
+# Restart under the same flags: the guard comes back, re-applies the rules,
+# resumes epoch 2 from the state folder (the older --policy is ignored).
+stop "$GPID"; rc=$?
+ep_start sep2 "$GD" "${SEP[@]}"
+GPID=$EP_PID
+e=$(curl -sS --max-time 5 --unix-socket "$T/run/control.sock" http://localhost/v1/policy |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["epoch"])' 2>&1)
+out=$(via "$WL" 10.77.0.1:3128 http://keep.example.test/)
+[ "$rc" -eq 0 ] && [ "$e" = 2 ] && "$BIN" nft verify --netns "$WL" --guard 10.77.0.1:3128 >/dev/null &&
+    case "$out" in *code=200*) true;; *) false;; esac
+check restart_same_flags_resumes_state_and_rules $? "exit=$rc epoch=$e $out"
+stop "$GPID"
+ingd env -i "PATH=$IMG_PATH" "${IMG_ENV[@]}" "${OVR[@]}" sh -c "$IMG_HEALTHCHECK" 2>/dev/null
+[ $? -ne 0 ]
+check control_healthcheck_fails_once_guard_stopped $?
+"$BIN" nft remove --netns "$WL" >/dev/null 2>&1
+
+# --------------------------------------------------- the guard's own checks
+# Root without --user: runs, warns, says so in /v1/status.
+start_guard R 3131 --trust-key "$T/keys/a.pub.pem"
+s=$(status_field "$T/R.sock")
+grep -q 'running as root: use --user' "$T/R.log" &&
+    [ "$s" = "0 True" ]
+check root_without_user_warns_and_status_says_so $? "$s"
+stop "$PID_R"
+# A state folder owned by a third user is not taken over.
+mkdir -p "$T/st3" && chown 12345 "$T/st3"
+out=$(ingd "$BIN" run --listen 10.77.0.1:3132 --control "$T/st3.sock" --trust-key \
+    "$T/keys/a.pub.pem" --state-dir "$T/st3" --user nobody 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "owned by uid 12345" <<<"$out" && [ "$(stat -c %u "$T/st3")" = 12345 ]
+check state_dir_of_third_user_refused $? "rc=$rc $out"
+# Unprivileged from the start (systemd DynamicUser, runAsUser) with a
+# folder it cannot write: a clear refusal at start, not a 500 at push time.
+mkdir -m 0755 "$T/st4"; mkdir -m 0777 "$T/st4c"
+out=$(ingd setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" run --listen \
+    10.77.0.1:3133 --control "$T/st4c/x.sock" --trust-key "$T/keys/a.pub.pem" --state-dir "$T/st4" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "state-dir $T/st4: not writable by uid 65534" <<<"$out"
+check unwritable_state_dir_refused_at_start $? "rc=$rc $out"
+
+# ------------------------------------------------------------------- YAML
+yaml_check() {	# yaml_check NAME FILE PYTHON-BODY (docs in `docs`)
+	if [ -z "$PY" ]; then
+		fail "$1" "no python3 with PyYAML (Debian python3-yaml)"
+		return
+	fi
+	out=$("$PY" - "$2" 2>&1 <<PYEOF
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d is not None]
+errs = []
+def want(cond, msg):
+    if not cond:
+        errs.append(msg)
+$3
+print("; ".join(errs))
+sys.exit(1 if errs else 0)
+PYEOF
+)
+	check "$1" $? "$out"
+}
+COMPOSE_COMMON='
+c = docs[0]; s = c["services"]
+def uid(u): return int(str(u).split(":")[0])
+def mounts(svc, vol): return [v for v in s[svc].get("volumes", []) if str(v).split(":")[0] == vol]
+users = [n for n in s if mounts(n, "control")]
+want(sorted(users) == ["guard", "runner"], "control volume mounted by %s" % users)
+w = s["workload"]
+want(w.get("cap_drop") == ["ALL"] and not w.get("cap_add"), "workload keeps capabilities")
+want(uid(w.get("user", 0)) not in (0, 10001), "workload user %r" % w.get("user"))
+want("no-new-privileges:true" in w.get("security_opt", []), "workload without no-new-privileges")
+want(s["guard"]["image"] == "egress-guard:0.1.0", "guard image")
+want(set(s["guard"].get("cap_add", [])) <= {"NET_ADMIN", "SYS_ADMIN", "CHOWN", "DAC_READ_SEARCH", "SETUID", "SETGID"}, "guard caps")
+'
+yaml_check compose_separate_namespaces_structure "$C/compose.yaml" "$COMPOSE_COMMON"'
+n = c["networks"]
+want(n["sandbox"].get("internal") is True, "sandbox network not internal")
+want(not n["egress"] or not n["egress"].get("internal"), "egress network internal")
+want(list(s["sandbox-net"]["networks"]) == ["sandbox"], "holder not on sandbox only")
+want(w.get("network_mode") == "service:sandbox-net" and "networks" not in w, "workload namespace")
+want(w["depends_on"]["nft-init"]["condition"] == "service_completed_successfully", "workload starts before nft-init")
+g = s["guard"]
+want(set(g["networks"]) == {"sandbox", "egress"}, "guard networks")
+ip = g["networks"]["sandbox"]["ipv4_address"]
+want(g["environment"]["EG_LISTEN"] == ip + ":3128", "guard listens beyond the sandbox address")
+i = s["nft-init"]
+want(i["network_mode"] == "service:sandbox-net", "nft-init namespace")
+want(set(i["cap_add"]) <= {"NET_ADMIN", "SYS_ADMIN"} and i["cap_drop"] == ["ALL"], "nft-init caps")
+want(i["environment"]["EG_GUARD_ADDR"] == ip + ":3128", "nft-init guard address")
+want(w["environment"]["HTTPS_PROXY"] == "http://%s:3128" % ip, "workload proxy")
+want(s["runner"].get("network_mode") == "none", "runner on a network")
+'
+yaml_check compose_shared_namespace_structure "$C/compose.shared.yaml" "$COMPOSE_COMMON"'
+want(w.get("network_mode") == "service:guard", "workload not in the guard namespace")
+g = s["guard"]["environment"]
+want(g.get("EG_NFT", "apply") == "apply" and g.get("EG_NETNS", "") == "" and g.get("EG_EXEMPT_UID", "auto") == "auto", "guard nft step")
+want(w["depends_on"]["guard"]["condition"] == "service_healthy", "workload starts before the rules")
+'
+yaml_check k8s_pod_structure "$C/k8s/pod.yaml" '
+kinds = [d["kind"] for d in docs]
+want(kinds == ["ConfigMap", "Pod"], "kinds %s" % kinds)
+p = docs[1]["spec"]
+want(p.get("automountServiceAccountToken") is False, "service account token mounted")
+ic = {x["name"]: x for x in p["initContainers"]}
+cs = {x["name"]: x for x in p["containers"]}
+init, guard, wl = ic["egress-guard-init"], ic["egress-guard"], cs["workload"]
+sc = init["securityContext"]
+want(sc["capabilities"]["drop"] == ["ALL"] and set(sc["capabilities"]["add"]) <= {"NET_ADMIN", "SYS_ADMIN"}, "init caps")
+want(init["args"] == ["init"], "init args")
+gs = guard["securityContext"]
+want(gs["runAsNonRoot"] is True and gs["runAsUser"] != 0 and gs["capabilities"] == {"drop": ["ALL"]}, "guard privileges")
+want(guard.get("restartPolicy") == "Always", "guard not a native sidecar")
+genv = {e["name"]: e.get("value") for e in guard["env"]}
+want(genv.get("EG_NFT") == "skip", "guard would redo the nft step")
+ienv = {e["name"]: e.get("value") for e in init["env"]}
+want(ienv.get("EG_EXEMPT_UID") == str(gs["runAsUser"]), "exempt uid is not the guard uid")
+ws = wl["securityContext"]
+want(ws["capabilities"] == {"drop": ["ALL"]}, "workload caps")
+want(ws["runAsNonRoot"] is True and ws["runAsUser"] not in (0, gs["runAsUser"]), "workload uid")
+want(ws["allowPrivilegeEscalation"] is False, "workload privilege escalation")
+ctl = [v["name"] for v in p["volumes"] if "emptyDir" in v and v["name"] == "control"]
+want(ctl == ["control"], "control is not an emptyDir")
+who = sorted(x["name"] for x in p["initContainers"] + p["containers"]
+             if any(m["name"] == "control" for m in x.get("volumeMounts", [])))
+want(who == ["egress-guard", "plane"], "control socket mounted by %s" % who)
+want(p["containers"][1]["securityContext"]["runAsUser"] == gs["runAsUser"], "plane cannot open the 0600 socket")
+'
+
+# What the compose files and the pod grant, for the runs below.
+if [ -n "$PY" ]; then
+	"$PY" - "$C/compose.shared.yaml" "$C/k8s/pod.yaml" >"$T/grants.sh" <<'PY'
+import shlex, sys, yaml
+c = yaml.safe_load(open(sys.argv[1]))["services"]["guard"]
+print("SHARED_CAPS=%s" % ",".join("+" + x.lower() for x in c["cap_add"]))
+pod = [d for d in yaml.safe_load_all(open(sys.argv[2])) if d and d["kind"] == "Pod"][0]["spec"]
+ic = {x["name"]: x for x in pod["initContainers"]}
+init, guard = ic["egress-guard-init"], ic["egress-guard"]
+wl = [x for x in pod["containers"] if x["name"] == "workload"][0]
+print("K8S_INIT_CAPS=%s" % ",".join("+" + x.lower() for x in init["securityContext"]["capabilities"]["add"]))
+print("K8S_INIT_ENV=(%s)" % " ".join(shlex.quote("%s=%s" % (e["name"], e["value"])) for e in init["env"]))
+print("K8S_GUARD_ENV=(%s)" % " ".join(shlex.quote("%s=%s" % (e["name"], e["value"])) for e in guard["env"]
+      if e["name"] in ("EG_LISTEN", "EG_NFT")))
+print("K8S_GUARD_UID=%d K8S_WL_UID=%d" % (guard["securityContext"]["runAsUser"], wl["securityContext"]["runAsUser"]))
+PY
+fi
+if [ -s "$T/grants.sh" ] && . "$T/grants.sh"; then
+	# ------------------------------------ shared namespace (compose.shared.yaml)
+	# The guard in the workload's namespace, root with exactly the compose
+	# file's cap_add, every EG_ value the compose file sets being the image's
+	# default (EG_LISTEN 127.0.0.1:3128, EG_NFT apply, EG_NETNS own, uid auto).
+	CAPS=(setpriv "--bounding-set=-all,$SHARED_CAPS" --inh-caps=-all --)
+	rm -rf "$T/state" "$T/run"; mkdir -m 0755 "$T/state"
+	SH=("EG_POLICY=$T/b1.json")
+	ep_start shared "$WL" "${CAPS[@]}" "${SH[@]}" || { finish; exit 1; }
+	GPID=$EP_PID
+	"$BIN" nft verify --netns "$WL" --guard 127.0.0.1:3128 --exempt-uid 65534 >/dev/null
+	check shared_nft_rules_with_guard_uid_exempt $?
+	ids=$(proc_ids "$GPID")
+	case "$ids" in "65534/65534/65534/65534 "*" 0000000000000000 0000000000000000 0000000000000000 1") r=0;; *) r=1;; esac
+	check shared_guard_drops_the_compose_capabilities $r "$ids"
+	out=$(via "$WL" 127.0.0.1:3128 http://api.example.test/)
+	case "$out" in *code=200*) r=0;; *) r=1;; esac
+	check shared_workload_as_root_allowed_through_guard $r "$out"
+	out=$(via "$WL" 127.0.0.1:3128 http://other.example.test/)
+	case "$out" in *code=403*reason=not_allowlisted*) r=0;; *) r=1;; esac
+	check shared_not_allowlisted_denied_with_reason $r "$out"
+	d=$(direct "$WL")
+	fast_refused "$d"
+	check shared_workload_as_root_direct_egress_refused_fast $? "$d"
+	d=$(direct "$WL" setpriv --reuid=65534 --regid=65534 --clear-groups)
+	case "$d" in rc=0*) r=0;; *) r=1;; esac
+	check shared_control_exempt_uid_goes_direct $r "$d"
+	"$CTL" push "$T/b2.json" --control "$T/run/control.sock" >/dev/null 2>&1
+	stop "$GPID"
+	# A restart with the same grants reads the state the dropped guard
+	# wrote (DAC_READ_SEARCH) ...
+	ep_start shared2 "$WL" "${CAPS[@]}" "${SH[@]}"
+	GPID=$EP_PID
+	e=$(curl -sS --max-time 5 --unix-socket "$T/run/control.sock" http://localhost/v1/policy |
+	    python3 -c 'import json,sys; print(json.load(sys.stdin)["epoch"])' 2>&1)
+	[ "$e" = 2 ]
+	check shared_restart_with_compose_caps_resumes_state $? "epoch=$e"
+	stop "$GPID"
+	# ... which is why the compose file grants it: without it, no restart.
+	ep_cmd "EG_LOG_FILE=$T/logs/shared3.log" "${SH[@]}"
+	out=$(inwl timeout 10 setpriv "--bounding-set=-all,${SHARED_CAPS/,+dac_read_search/}" \
+	    --inh-caps=-all "${EPC[@]}" 2>&1); rc=$?
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] &&
+	    grep -q "Permission denied" <<<"$out$(cat "$T/logs/shared3.log" 2>/dev/null)"
+	check control_restart_without_dac_read_search_fails $? "rc=$rc $out"
+	"$BIN" nft remove --netns "$WL" >/dev/null 2>&1
+
+	# ---------------------------------------------------- Kubernetes pod
+	# Init container: root with the manifest's capabilities, its env.
+	ep_cmd "${K8S_INIT_ENV[@]}" -- init
+	out=$(inwl setpriv "--bounding-set=-all,$K8S_INIT_CAPS" --inh-caps=-all "${EPC[@]}" 2>&1); rc=$?
+	"$BIN" nft verify --netns "$WL" --guard 127.0.0.1:3128 --exempt-uid "$K8S_GUARD_UID" >/dev/null
+	r=$?
+	[ $rc -eq 0 ] && [ $r -eq 0 ] && ! ingd ss -ltnH | grep -q . && ! inwl ss -ltnH | grep -q .
+	check k8s_init_container_applies_rules_and_exits $? "rc=$rc verify=$r $out"
+	# The sidecar: the manifest's uid from the start, no capabilities, its
+	# env; emptyDirs are world-writable folders.
+	rm -rf "$T/k8s"; mkdir "$T/k8s"; mkdir -m 0777 "$T/k8s/run" "$T/k8s/state"
+	KG=(setpriv "--reuid=$K8S_GUARD_UID" "--regid=$K8S_GUARD_UID" --clear-groups
+	    --bounding-set=-all --inh-caps=-all --)
+	ep_start k8s "$WL" "${KG[@]}" "${K8S_GUARD_ENV[@]}" "EG_STATE_DIR=$T/k8s/state" \
+	    "EG_CONTROL=$T/k8s/run/control.sock"
+	GPID=$EP_PID
+	ids=$(proc_ids "$GPID")
+	m=$(stat -c '%u %a' "$T/k8s/run/control.sock" 2>&1)
+	case "$ids" in "$K8S_GUARD_UID/"*" 0000000000000000 0000000000000000 0000000000000000 "*) r=0;; *) r=1;; esac
+	[ $r -eq 0 ] && [ "$m" = "$K8S_GUARD_UID 600" ] && grep -q 'EG_USER=nobody not used' "$T/k8s.out"
+	check k8s_sidecar_runs_as_its_uid_socket_0600 $? "$ids / $m"
+	out=$(via "$WL" 127.0.0.1:3128 http://api.example.test/ setpriv "--reuid=$K8S_WL_UID" \
+	    "--regid=$K8S_WL_UID" --clear-groups)
+	case "$out" in *code=403*reason=no_policy*) r=0;; *) r=1;; esac
+	check k8s_no_policy_before_the_plane_pushes $r "$out"
+	ip netns exec "$WL" setpriv "--reuid=$K8S_WL_UID" "--regid=$K8S_WL_UID" --clear-groups \
+	    "$CTL" status --control "$T/k8s/run/control.sock" >/dev/null 2>&1
+	[ $? -ne 0 ]
+	check k8s_workload_uid_cannot_use_control_socket $?
+	out=$(setpriv "--reuid=$K8S_GUARD_UID" "--regid=$K8S_GUARD_UID" --clear-groups \
+	    "$CTL" push "$T/b1.json" --control "$T/k8s/run/control.sock" 2>&1)
+	case "$out" in *'"epoch":1'*) r=0;; *) r=1;; esac
+	check k8s_plane_uid_pushes_policy $r "$out"
+	out=$(via "$WL" 127.0.0.1:3128 http://api.example.test/ setpriv "--reuid=$K8S_WL_UID" \
+	    "--regid=$K8S_WL_UID" --clear-groups)
+	case "$out" in *code=200*) r=0;; *) r=1;; esac
+	check k8s_workload_allowed_through_sidecar $r "$out"
+	d=$(direct "$WL" setpriv "--reuid=$K8S_WL_UID" "--regid=$K8S_WL_UID" --clear-groups)
+	fast_refused "$d"
+	check k8s_workload_direct_egress_refused_fast $? "$d"
+	stop "$GPID"
+	"$BIN" nft remove --netns "$WL" >/dev/null 2>&1
+else
+	fail shared_and_k8s_runs "cannot read the compose file and the pod manifest (PyYAML)"
+fi
+
+# ------------------------------------------------------------ make install
+MK=(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TOP" "BUILD=$EG_BUILD"
+    -o "$BIN" -o "$CTL")
+"${MK[@]}" PREFIX=/usr DESTDIR="$T/destdir" install >"$T/install.out" 2>&1
+rc=$?
+D=$T/destdir/usr
+[ $rc -eq 0 ] && [ "$(stat -c %a "$D/bin/egress-guard" "$D/bin/egress-guardctl" | tr '\n' ' ')" = "755 755 " ] &&
+    [ -f "$D/share/man/man8/egress-guard.8" ] && [ -f "$D/share/doc/egress-guard/README.md" ] &&
+    [ -f "$D/share/doc/egress-guard/nft.md" ] &&
+    grep -q '^ExecStart=/usr/bin/egress-guard run ' "$D/lib/systemd/system/egress-guard.service" &&
+    "$D/bin/egress-guard" version >/dev/null
+check make_install_destdir_prefix $? "rc=$rc $(head -c 300 "$T/install.out")"
+
+# ----------------------------------------------------------------- systemd
+if command -v systemd-analyze >/dev/null; then
+	# Installed to a real prefix, so ExecStart and the man page exist.
+	"${MK[@]}" PREFIX="$T/prefix" install >"$T/install2.out" 2>&1
+	U=$T/prefix/lib/systemd/system/egress-guard.service
+	out=$(cd "$T" && MANPATH=$T/prefix/share/man systemd-analyze verify "$U" 2>&1); rc=$?
+	[ $rc -eq 0 ] && [ -z "$out" ]
+	check systemd_analyze_verify_unit $? "rc=$rc $out"
+	out=$(systemd-analyze security --offline=true --threshold=20 "$U" 2>&1); rc=$?
+	check systemd_unit_exposure_at_most_2_0 $rc "$(tail -n1 <<<"$out")"
+	for k in 'DynamicUser=yes' 'CapabilityBoundingSet=$' 'NoNewPrivileges=yes' \
+	    'ProtectSystem=strict' 'PrivateTmp=yes' 'RuntimeDirectory=egress-guard' \
+	    'StateDirectory=egress-guard' 'SystemCallFilter=@system-service' \
+	    'RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK'; do
+		grep -q "^$k" "$U" || { out="missing $k"; break; }
+		out=""
+	done
+	[ -z "$out" ]
+	check systemd_unit_hardening_settings $? "$out"
+	# The unit's ExecStart flags are ones the guard accepts (parsed, then
+	# --help stops it).
+	cmdl=$(sed -n '/^ExecStart=/,/[^\\]$/p' "$U" | sed 's/^ExecStart=//; s/\\$//' | tr -s ' \n' ' ')
+	cmdl=${cmdl//\$\{EG_LISTEN\}/127.0.0.1:3128}
+	cmdl=${cmdl//\$EG_ARGS/}
+	# shellcheck disable=SC2086
+	$cmdl --help >/dev/null 2>"$T/unitflags.err"
+	check systemd_unit_execstart_flags_accepted $? "$cmdl: $(cat "$T/unitflags.err")"
+	# Every system call the guard makes while serving is inside the unit's
+	# filter (@system-service minus @privileged and @resources).
+	if command -v strace >/dev/null; then
+		mkdir -m 0777 "$T/sc"
+		start_bg "$GD" "$T/sc.out" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		    strace -f -qq -o "$T/sc/trace" "$BIN" run --listen 10.77.0.1:3134 \
+		    --control "$T/sc/control.sock" --state-dir "$T/sc" --trust-key "$T/keys/a.pub.pem" \
+		    --policy "$T/b1.json" --dns 198.18.0.53 --allow-range 198.18.0.0/15
+		SCPID=$LASTPID
+		for _ in $(seq 100); do [ -S "$T/sc/control.sock" ] && break; sleep 0.1; done
+		GSC=$(pgrep -P "$SCPID" | head -n1)
+		via "$WL" 10.77.0.1:3134 http://api.example.test/ >/dev/null
+		via "$WL" 10.77.0.1:3134 http://other.example.test/ >/dev/null
+		"$CTL" push "$T/b2.json" --control "$T/sc/control.sock" >/dev/null 2>&1
+		kill -HUP "$GSC" 2>/dev/null; sleep 0.3
+		kill "$GSC" 2>/dev/null
+		wait "$SCPID"
+		# The guard's system calls after strace's exec of it, against the
+		# unit's filter with every @group expanded.
+		bad=$(systemd-analyze syscall-filter 2>/dev/null | python3 -c '
+import re, sys
+groups, cur = {}, None
+for line in sys.stdin:
+    if line.startswith("@"):
+        cur = groups.setdefault(line.split()[0], [])
+    elif cur is not None and line.startswith("    ") and not line.strip().startswith("#"):
+        cur.append(line.strip())
+def expand(g, seen=()):
+    out = set()
+    for x in groups.get(g, []):
+        out |= expand(x, seen + (g,)) if x.startswith("@") and x not in seen else {x}
+    return out
+allowed = expand("@system-service") - expand("@privileged") - expand("@resources")
+used = set()
+for line in open(sys.argv[1]):
+    m = re.match(r"\d+ +([a-z_0-9]+)\(", line)
+    if m and m.group(1) != "execve":
+        used.add(m.group(1))
+print(" ".join(sorted(used - allowed)) if used else "no-trace")
+' "$T/sc/trace" 2>&1)
+		[ -z "$bad" ]
+		check systemd_unit_syscall_filter_covers_guard $? "outside the filter: $bad"
+	else
+		echo "# strace not installed: syscall filter coverage not checked"
+	fi
+else
+	echo "# systemd-analyze not installed (Debian package systemd): unit not verified"
+fi
+
+# -------------------------------------------------------------------- help
+opts_of() {	# opts_of FILE ARRAY: the long options of a getopt table
+	sed -n "/$2\[\] = {/,/^};/p" "$1" | sed -n 's/^[[:space:]]*{ "\([a-z-]*\)".*/\1/p'
+}
+helpcheck() {	# helpcheck NAME FLAGS -- CMD...
+	name=$1; flags=$2; shift 3
+	out=$("$@" 2>/dev/null); rc=$?
+	miss=""
+	for f in $flags; do grep -q -- "--$f\b" <<<"$out" || miss="$miss --$f"; done
+	[ $rc -eq 0 ] && [ -n "$flags" ] && [ -z "$miss" ]
+	check "$name" $? "rc=$rc missing:$miss"
+}
+RUNF=$(opts_of "$TOP/guard/config.c" run_opts)
+helpcheck help_run_names_every_flag "$RUNF" -- "$BIN" run --help
+helpcheck help_check_names_every_flag "$(opts_of "$TOP/guard/check.c" check_opts)" -- "$BIN" check --help
+helpcheck help_nft_names_every_flag "netns guard exempt-uid help" -- "$BIN" nft --help
+helpcheck help_nft_apply_names_every_flag "netns guard exempt-uid" -- "$BIN" nft apply --help
+bad=""
+for c in $(sed -n '/commands\[\] = {/,/^};/p' "$TOP/ctl/main.c" | sed -n 's/^[[:space:]]*{ "\([a-z-]*\)".*/\1/p'); do
+	out=$("$CTL" "$c" --help 2>/dev/null); rc=$?
+	[ $rc -eq 0 ] && grep -q "^usage: egress-guardctl $c" <<<"$out" || bad="$bad $c(rc=$rc)"
+done
+[ -z "$bad" ]
+check help_every_ctl_command $? "$bad"
+miss=""
+for f in $RUNF netns guard exempt-uid; do
+	pat=$(printf '%s' "--$f" | sed 's/-/\\-/g')	# roff writes \-\-flag
+	grep -qF -- "$pat" "$TOP/docs/egress-guard.8" || miss="$miss --$f"
+done
+[ -z "$miss" ] && groff -man -ww -z "$TOP/docs/egress-guard.8" 2>/dev/null
+check man_page_names_every_flag_and_renders $? "missing:$miss"
+
+finish
