@@ -39,6 +39,9 @@ struct half {
 	size_t			 pending;	/* read from src, not yet on dst */
 	struct event		*rev;		/* src readable */
 	struct event		*wev;		/* dst writable */
+
+	struct event		*hup;		/* src reset while not read, see hup_cb */
+	int			 hupfd;		/* src's socket, in both phases */
 };
 
 struct relay {
@@ -56,6 +59,9 @@ struct relay {
 };
 
 #define RELAY_COPY_BUF	16384	/* the fallback's buffer per direction */
+#define RELAY_HUP_CHECK_S 1	/* how often a paused source is looked at */
+
+static void hup_watch(struct half *h, int on);
 
 static void
 relay_end(struct relay *r, const char *reason)
@@ -63,6 +69,8 @@ relay_end(struct relay *r, const char *reason)
 	if (r->done)
 		return;
 	r->done = 1;
+	hup_watch(&r->up, 0);
+	hup_watch(&r->down, 0);
 	if (r->spliced) {
 		event_del(r->up.rev);
 		event_del(r->up.wev);
@@ -79,6 +87,41 @@ static const char *
 errno_reason(int e)
 {
 	return (e == ECONNRESET || e == EPIPE) ? "reset" : "error";
+}
+
+/* While a direction waits for its destination to drain, its source is not
+ * read, so a peer that aborts (RST) would go unseen until the far end has
+ * taken every queued byte or the idle timeout fires: the guard would hold
+ * the other connection, a --max-conns slot and the queued bytes for a
+ * client that is gone. So a paused source is looked at every
+ * RELAY_HUP_CHECK_S: a pending socket error (ECONNRESET, or EPIPE after a
+ * FIN) ends the relay; a plain FIN is left for the read that resumes, so
+ * what was queued before a half-close is still delivered. (A timer, not
+ * EV_CLOSED: libevent's epoll backend reports a reset as EV_READ|EV_WRITE
+ * only, so an EV_CLOSED watch would never fire and epoll would spin.) */
+static void
+hup_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct half *h = arg;
+	int e = 0;
+	socklen_t sl = sizeof(e);
+
+	(void)fd;
+	(void)what;
+	if (getsockopt(h->hupfd, SOL_SOCKET, SO_ERROR, &e, &sl) == 0 && e != 0)
+		relay_end(h->r, errno_reason(e));
+}
+
+/* Arms (on) or disarms the periodic look at h's paused source. */
+static void
+hup_watch(struct half *h, int on)
+{
+	struct timeval tv = { RELAY_HUP_CHECK_S, 0 };
+
+	if (on && !evtimer_pending(h->hup, NULL))
+		evtimer_add(h->hup, &tv);
+	else if (!on)
+		evtimer_del(h->hup);
 }
 
 static void
@@ -153,6 +196,7 @@ half_pump(struct half *h, int at_eof)
 	if (evbuffer_get_length(out) >= RELAY_HIGH_WATER && !h->paused) {
 		h->paused = 1;
 		bufferevent_disable(h->src, EV_READ);
+		hup_watch(h, 1);
 	}
 	return 0;
 }
@@ -183,6 +227,7 @@ write_cb(struct bufferevent *bev, void *arg)
 	if (h->paused &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) < RELAY_HIGH_WATER) {
 		h->paused = 0;
+		hup_watch(h, 0);
 		if (!h->src_eof)
 			bufferevent_enable(h->src, EV_READ);
 	}
@@ -307,11 +352,14 @@ spl_flush(struct half *h)
 		if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
 			event_del(h->rev);
 			event_add(h->wev, NULL);
+			if (!h->src_eof)
+				hup_watch(h, 1);
 			return 0;
 		}
 		relay_end(h->r, errno_reason(errno));
 		return -1;
 	}
+	hup_watch(h, 0);
 	if (!h->src_eof)
 		event_add(h->rev, NULL);
 	spl_maybe_shut(h);
@@ -451,6 +499,20 @@ relay_new(struct event_base *base, struct bufferevent *client,
 		free(r);
 		return NULL;
 	}
+	/* The fds stay the same in both phases (see splice_switch). */
+	r->up.hupfd = bufferevent_getfd(client);
+	r->down.hupfd = bufferevent_getfd(upstream);
+	r->up.hup = event_new(base, -1, EV_PERSIST, hup_cb, &r->up);
+	r->down.hup = event_new(base, -1, EV_PERSIST, hup_cb, &r->down);
+	if (r->up.hup == NULL || r->down.hup == NULL) {
+		if (r->up.hup != NULL)
+			event_free(r->up.hup);
+		if (r->down.hup != NULL)
+			event_free(r->down.hup);
+		event_free(r->idle);
+		free(r);
+		return NULL;
+	}
 	half_init(r, &r->up, client, upstream, &r->down);
 	half_init(r, &r->down, upstream, client, &r->up);
 	bufferevent_setcb(client, read_cb, write_cb, event_cb, r);
@@ -481,6 +543,8 @@ relay_free(struct relay *r)
 	if (r == NULL)
 		return;
 	event_free(r->idle);
+	event_free(r->up.hup);
+	event_free(r->down.hup);
 	if (r->spliced) {
 		spl_half_free(&r->up);
 		spl_half_free(&r->down);
