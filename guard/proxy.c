@@ -294,12 +294,34 @@ socks_code(enum reason r)
 	}
 }
 
+/* Queues the HTTP answer for reason r: status, X-Egress-Guard-Reason, a
+ * one-line body, Connection: close. */
+static void
+answer_http(struct proxy_conn *c, enum reason r)
+{
+	char body[DEST_HOST_MAX + 160];
+
+	/* The body names only normalised, grammar-checked values. */
+	if (c->have_dest)
+		snprintf(body, sizeof(body), "egress-guard: %s: %s:%u\n",
+		    reason_name(r), c->dest.host, c->dest.port);
+	else
+		snprintf(body, sizeof(body), "egress-guard: %s\n", reason_name(r));
+	evbuffer_add_printf(bufferevent_get_output(c->cbev),
+	    "HTTP/1.1 %d %s\r\n"
+	    "X-Egress-Guard-Reason: %s\r\n"
+	    "Content-Type: text/plain\r\n"
+	    "Content-Length: %zu\r\n"
+	    "Connection: close\r\n"
+	    "\r\n%s", reason_status(r), reason_status_text(r), reason_name(r),
+	    strlen(body), body);
+}
+
 /* Ends a request that was not admitted: log, answer in the client's
  * protocol, close. socks_rep overrides the SOCKS5 reply code (-1: from r). */
 static void
 deny_with(struct proxy_conn *c, enum reason r, const char *detail, int socks_rep)
 {
-	char body[DEST_HOST_MAX + 160];
 	int status = reason_status(r);
 
 	log_decision(c, r, detail);
@@ -314,24 +336,8 @@ deny_with(struct proxy_conn *c, enum reason r, const char *detail, int socks_rep
 		finish(c);
 		return;
 	}
-	if (status == 0 || c->resp_started) {
-		finish(c);
-		return;
-	}
-	/* The body names only normalised, grammar-checked values. */
-	if (c->have_dest)
-		snprintf(body, sizeof(body), "egress-guard: %s: %s:%u\n",
-		    reason_name(r), c->dest.host, c->dest.port);
-	else
-		snprintf(body, sizeof(body), "egress-guard: %s\n", reason_name(r));
-	evbuffer_add_printf(bufferevent_get_output(c->cbev),
-	    "HTTP/1.1 %d %s\r\n"
-	    "X-Egress-Guard-Reason: %s\r\n"
-	    "Content-Type: text/plain\r\n"
-	    "Content-Length: %zu\r\n"
-	    "Connection: close\r\n"
-	    "\r\n%s", status, reason_status_text(r), reason_name(r),
-	    strlen(body), body);
+	if (status != 0 && !c->resp_started)
+		answer_http(c, r);
 	finish(c);
 }
 
@@ -479,16 +485,16 @@ http_exchange_done(struct proxy_conn *c, const char *reason)
 		    BEV_TRIG_DEFER_CALLBACKS);
 }
 
-/* A failure in the middle of an exchange: answer if nothing was sent
- * yet, else just close. */
+/* A failure after the request was admitted (its allow decision is
+ * logged): answer with r if no response byte went out yet, log the close
+ * with r as its reason, and close. */
 static void
 http_abort(struct proxy_conn *c, enum reason r, const char *why)
 {
-	if (!c->resp_started) {
-		proxy_deny(c, r, why);
-		return;
-	}
-	log_exchange_close(c, why, c->up, c->down);
+	(void)why;
+	if (!c->resp_started)
+		answer_http(c, r);
+	log_exchange_close(c, reason_name(r), c->up, c->down);
 	finish(c);
 }
 
@@ -633,6 +639,7 @@ http_pump_resp(struct proxy_conn *c)
 			size_t scan = n < HTTP_RESP_HEAD_MAX ? n : HTTP_RESP_HEAD_MAX;
 			const char *b = (const char *)evbuffer_pullup(in, (ssize_t)scan);
 			char *head;
+			size_t headlen;
 			long end, hl;
 
 			if (n == 0)
@@ -644,9 +651,7 @@ http_pump_resp(struct proxy_conn *c)
 				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "malformed response head");
 				return;
 			}
-			if ((r = malloc(sizeof(*r))) == NULL ||
-			    (head = malloc((size_t)end + 32)) == NULL) {
-				free(r);
+			if ((r = malloc(sizeof(*r))) == NULL) {
 				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
 				return;
 			}
@@ -654,8 +659,15 @@ http_pump_resp(struct proxy_conn *c)
 			    http_response_framing(r, c->head_req, &c->resp_kind,
 			    &c->resp_left, &c->resp_close, why, sizeof(why)) == -1) {
 				free(r);
-				free(head);
 				http_abort(c, REASON_UPSTREAM_UNREACHABLE, why);
+				return;
+			}
+			/* The rewrite adds at most ": " per field and one
+			 * Connection line. */
+			headlen = (size_t)end + 2 * r->nheaders + 64;
+			if ((head = malloc(headlen)) == NULL) {
+				free(r);
+				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
 				return;
 			}
 			/* Connection is hop-by-hop: the upstream closing does
@@ -664,7 +676,7 @@ http_pump_resp(struct proxy_conn *c)
 			c->client_close = c->reqf.close || c->g->stopping ||
 			    c->resp_kind == HTTP_BODY_CLOSE;
 			hl = http_forward_response_head(r, c->client_close, head,
-			    (size_t)end + 32);
+			    headlen);
 			if (hl > 0)
 				evbuffer_add(out, head, (size_t)hl);
 			free(head);
@@ -784,8 +796,12 @@ dial_done(void *arg, int fd, size_t idx, int timed_out)
 
 	c->dial = NULL;
 	if (fd == -1) {
-		proxy_deny(c, timed_out ? REASON_UPSTREAM_TIMEOUT :
-		    REASON_UPSTREAM_UNREACHABLE, NULL);
+		enum reason r = timed_out ? REASON_UPSTREAM_TIMEOUT :
+		    REASON_UPSTREAM_UNREACHABLE;
+		if (c->retrying)	/* admitted already: a close, not a decision */
+			http_abort(c, r, NULL);
+		else
+			proxy_deny(c, r, NULL);
 		return;
 	}
 	addr_peer_str(&c->addrs[idx], c->dest.port, c->peer, sizeof(c->peer));

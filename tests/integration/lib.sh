@@ -26,8 +26,11 @@ NFAIL=0
 
 cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	# A guard under $EG_WRAP (valgrind) needs longer to exit and write
+	# its report.
+	tries=10; [ -n "${EG_WRAP:-}" ] && tries=100
 	for p in $PIDS; do
-		for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		for _ in $(seq "$tries"); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -9 "$p" 2>/dev/null
 	done
 	for n in "$WL" "$GD" "$IN"; do ip netns del "$n" 2>/dev/null; done
@@ -118,11 +121,16 @@ make_cert() {	# make_cert CN [SAN...] → $T/cert.pem $T/key.pem
 # log in $T/NAME.log.
 start_guard() {
 	name=$1; port=$2; shift 2
-	start_bg "$GD" "$T/$name.out" "$BIN" run --listen "10.77.0.1:$port" \
+	# Ready once THIS start logged its policy line: a restarted guard
+	# appends to the log of the one before.
+	n0=$(cat "$T/$name.log" 2>/dev/null | grep -c '"event":"policy"')
+	# EG_WRAP: a command the guard runs under, e.g. valgrind (make valgrind).
+	# shellcheck disable=SC2086
+	start_bg "$GD" "$T/$name.out" ${EG_WRAP:-} "$BIN" run --listen "10.77.0.1:$port" \
 	    --log-file "$T/$name.log" --control "$T/$name.sock" "$@"
 	eval "PID_$name=$LASTPID"
 	for _ in $(seq 100); do
-		grep -q '"event":"policy"' "$T/$name.log" 2>/dev/null && return 0
+		[ "$(cat "$T/$name.log" 2>/dev/null | grep -c '"event":"policy"')" -gt "$n0" ] && return 0
 		kill -0 "$LASTPID" 2>/dev/null || break
 		sleep 0.1
 	done

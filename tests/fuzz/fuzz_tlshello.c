@@ -1,0 +1,72 @@
+/* guard/tlshello: tlshello_sni on the first bytes of a tunnel.
+ *
+ * Beyond "no crash" (tlshello.h's contract):
+ *  - the verdict on a prefix is "need more" or the verdict on the whole
+ *    (checked at a few cuts, each an exact-size copy for ASan);
+ *  - a final verdict does not change when bytes are appended (bytes after
+ *    the ClientHello are not read);
+ *  - at TLSHELLO_INPUT_MAX bytes the answer is never "need more";
+ *  - a name returned is in dest_parse_host's normal form and not an IPv6
+ *    literal; sni is "" on every other result. */
+#include <string.h>
+
+#include "guard/tlshello.h"
+#include "tests/fuzz/fuzz.h"
+
+static int
+sni_of(const unsigned char *b, size_t len, char *sni)
+{
+	unsigned char *c = (unsigned char *)fuzz_dup(b, len);
+	int v;
+
+	memset(sni, 'x', TLSHELLO_SNI_SIZE);
+	v = tlshello_sni(c, len, sni, TLSHELLO_SNI_SIZE);
+	free(c);
+	FUZZ_CHECK(v >= TLSHELLO_NOT_TLS && v <= TLSHELLO_NO_SNI);
+	if (v == TLSHELLO_SNI) {
+		struct dest d;
+		size_t n = strnlen(sni, TLSHELLO_SNI_SIZE);
+
+		FUZZ_CHECK(n > 0 && n < TLSHELLO_SNI_SIZE);
+		FUZZ_CHECK(dest_parse_host(sni, n, 1, &d, NULL, 0) == 0);
+		FUZZ_CHECK(d.kind != DEST_IPV6 && strcmp(d.host, sni) == 0);
+	} else {
+		FUZZ_CHECK(sni[0] == '\0');
+	}
+	return v;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char sni[TLSHELLO_SNI_SIZE], s2[TLSHELLO_SNI_SIZE];
+	size_t cuts[4], i;
+	unsigned char *more;
+	int v, p;
+
+	v = sni_of(data, size, sni);
+	if (size >= TLSHELLO_INPUT_MAX)
+		FUZZ_CHECK(v != TLSHELLO_MORE);
+
+	cuts[0] = size > 0 ? size - 1 : 0;
+	cuts[1] = size / 2;
+	cuts[2] = size > 5 ? 5 : size;
+	cuts[3] = size > 0 ? (data[0] * 257u + data[size - 1]) % size : 0;
+	for (i = 0; i < 4; i++) {
+		p = sni_of(data, cuts[i], s2);
+		FUZZ_CHECK(p == TLSHELLO_MORE || p == v);
+		if (p == TLSHELLO_SNI)
+			FUZZ_CHECK(strcmp(s2, sni) == 0);
+	}
+
+	if (v != TLSHELLO_MORE) {
+		more = malloc(size + 3);
+		FUZZ_CHECK(more != NULL);
+		memcpy(more, data, size);
+		memcpy(more + size, "\x16\x03\x01", 3);
+		p = sni_of(more, size + 3, s2);
+		FUZZ_CHECK(p == v && strcmp(s2, sni) == 0);
+		free(more);
+	}
+	return 0;
+}
