@@ -487,14 +487,13 @@ http_exchange_done(struct proxy_conn *c, const char *reason)
 
 /* A failure after the request was admitted (its allow decision is
  * logged): answer with r if no response byte went out yet, log the close
- * with r as its reason, and close. */
+ * (reason: why, or r's name), and close. */
 static void
 http_abort(struct proxy_conn *c, enum reason r, const char *why)
 {
-	(void)why;
 	if (!c->resp_started)
 		answer_http(c, r);
-	log_exchange_close(c, reason_name(r), c->up, c->down);
+	log_exchange_close(c, why != NULL ? why : reason_name(r), c->up, c->down);
 	finish(c);
 }
 
