@@ -225,21 +225,21 @@ b64_encode(const unsigned char *in, size_t len)
 	return out;
 }
 
+/* Builds {"schema":S,"key_id":…,"FIELD":base64(canon),"signature":…}
+ * with an Ed25519 signature over e->context, 0x00, canon. */
 char *
-ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv, char *err,
-    size_t errlen)
+ctlkeys_sign_envelope(const struct ctlkeys_envelope *e, const char *canon,
+    size_t len, EVP_PKEY *priv, char *err, size_t errlen)
 {
-	static const char fmt[] = "{\"schema\":\"" BUNDLE_SCHEMA "\","
-	    "\"key_id\":\"%s\",\"policy\":\"%s\",\"signature\":\"%s\"}";
 	unsigned char sig[BUNDLE_SIG_LEN];
 	char id[BUNDLE_KEY_ID_LEN + 1], why[128];
-	char *pol64 = NULL, *sig64 = NULL, *out = NULL;
+	char *body64 = NULL, *sig64 = NULL, *out = NULL;
 	EVP_MD_CTX *ctx = NULL;
 	unsigned char *m = NULL;
 	size_t mlen, siglen = sizeof(sig), total;
 	int n;
 
-	if (canon == NULL || priv == NULL) {
+	if (canon == NULL || len == 0 || priv == NULL) {
 		errbuf_set(err, errlen, "nothing to sign");
 		return NULL;
 	}
@@ -248,18 +248,19 @@ ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv, char *err,
 		return NULL;
 	}
 	/* Refuse here what the verifier would refuse for size: the exact
-	 * length is the format less its three "%s", plus the fields. */
-	if (len > BUNDLE_MAX_BYTES)
+	 * length of the envelope, plus what the reader keeps in reserve. */
+	if (len > e->max)
 		total = SIZE_MAX;
 	else
-		total = sizeof(fmt) - 1 - 6 + BUNDLE_KEY_ID_LEN +
-		    4 * ((len + 2) / 3) + 4 * ((BUNDLE_SIG_LEN + 2) / 3);
-	if (total > BUNDLE_MAX_BYTES) {
-		errbuf_set(err, errlen, "policy too large: a bundle is at most %u "
-		    "bytes", BUNDLE_MAX_BYTES);
+		total = strlen(e->schema) + strlen(e->field) + 46 +
+		    BUNDLE_KEY_ID_LEN + 4 * ((len + 2) / 3) +
+		    4 * ((BUNDLE_SIG_LEN + 2) / 3);
+	if (total == SIZE_MAX || total + e->reserve > e->max) {
+		errbuf_set(err, errlen, "%s too large: %s is at most %zu bytes",
+		    e->what, e->container, e->max);
 		return NULL;
 	}
-	if ((m = bundle_signed_message(canon, len, &mlen)) == NULL ||
+	if ((m = bundle_domain_message(e->context, canon, len, &mlen)) == NULL ||
 	    (ctx = EVP_MD_CTX_new()) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
 		goto out;
@@ -268,27 +269,42 @@ ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv, char *err,
 	if (EVP_DigestSignInit(ctx, NULL, NULL, NULL, priv) != 1 ||
 	    EVP_DigestSign(ctx, sig, &siglen, m, mlen) != 1 ||
 	    siglen != sizeof(sig)) {
+		ERR_clear_error();
 		errbuf_set(err, errlen, "Ed25519 signing failed");
 		goto out;
 	}
-	if ((pol64 = b64_encode((const unsigned char *)canon, len)) == NULL ||
+	if ((body64 = b64_encode((const unsigned char *)canon, len)) == NULL ||
 	    (sig64 = b64_encode(sig, siglen)) == NULL ||
 	    (out = malloc(total + 1)) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
 		goto out;
 	}
-	n = snprintf(out, total + 1, fmt, id, pol64, sig64);
+	n = snprintf(out, total + 1,
+	    "{\"schema\":\"%s\",\"key_id\":\"%s\",\"%s\":\"%s\",\"signature\":\"%s\"}",
+	    e->schema, id, e->field, body64, sig64);
 	if (n < 0 || (size_t)n != total) {
-		errbuf_set(err, errlen, "cannot format the bundle");
+		errbuf_set(err, errlen, "cannot format the %s", e->field);
 		free(out);
 		out = NULL;
 	}
 out:
 	EVP_MD_CTX_free(ctx);
 	free(m);
-	free(pol64);
+	free(body64);
 	free(sig64);
 	return out;
+}
+
+char *
+ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv, char *err,
+    size_t errlen)
+{
+	static const struct ctlkeys_envelope bundle = {
+		BUNDLE_SCHEMA, BUNDLE_CONTEXT, "policy", BUNDLE_MAX_BYTES, 0,
+		"policy", "a bundle"
+	};
+
+	return ctlkeys_sign_envelope(&bundle, canon, len, priv, err, errlen);
 }
 
 /* ---- subcommands: the CLI layer, which prints. ---- */

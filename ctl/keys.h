@@ -35,6 +35,24 @@ EVP_PKEY *ctlkeys_load_private(const char *path, char *err, size_t errlen);
 char *ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv,
     char *err, size_t errlen);
 
+/* What differs between the signed things the plane makes (bundles,
+ * receipts): the envelope's schema and field name, the signature's
+ * domain-separation context, and the size bound. */
+struct ctlkeys_envelope {
+	const char	*schema;
+	const char	*context;
+	const char	*field;		/* "policy", "receipt" */
+	size_t		 max;		/* the largest envelope a reader takes */
+	size_t		 reserve;	/* bytes the reader keeps for itself */
+	const char	*what;		/* for "… too large: …" */
+	const char	*container;
+};
+
+/* Signs canon (as given) under e; the envelope JSON, malloc'd, no
+ * newline, or NULL with err. */
+char *ctlkeys_sign_envelope(const struct ctlkeys_envelope *e, const char *canon,
+    size_t len, EVP_PKEY *priv, char *err, size_t errlen);
+
 /* Subcommands (argv[0] is the subcommand name). Exit status as in
  * ctl/main.c: 0 done, 1 an operating failure or, for verify, a refused
  * bundle (unknown key, bad signature), 2 bad usage or malformed input. */

@@ -31,88 +31,18 @@
 #define PUB_SUFFIX	".pub.pem"
 #define MAX_DIR_NAMES	256
 
-/* Standard base64 with padding, one line: the spelling
- * bundle_b64_decode accepts. */
-static char *
-b64_encode(const unsigned char *in, size_t len)
-{
-	size_t n = 4 * ((len + 2) / 3);
-	char *out;
-
-	if (len > RECEIPT_MAX_BYTES || (out = malloc(n + 1)) == NULL)
-		return NULL;
-	if ((size_t)EVP_EncodeBlock((unsigned char *)out, in, (int)len) != n) {
-		free(out);
-		return NULL;
-	}
-	return out;
-}
-
 char *
 receiptcmd_sign_envelope(const char *canon, size_t len, EVP_PKEY *priv,
     char *err, size_t errlen)
 {
-	static const char fmt[] = "{\"schema\":\"" RECEIPT_ENVELOPE_SCHEMA
-	    "\",\"key_id\":\"%s\",\"receipt\":\"%s\",\"signature\":\"%s\"}";
-	unsigned char sig[BUNDLE_SIG_LEN];
-	char id[BUNDLE_KEY_ID_LEN + 1], why[128];
-	char *rec64 = NULL, *sig64 = NULL, *out = NULL;
-	EVP_MD_CTX *ctx = NULL;
-	unsigned char *m = NULL;
-	size_t mlen, siglen = sizeof(sig), total;
-	int n;
+	/* reserve 1: the envelope is written with a newline, and with it
+	 * must stay under what verify reads. */
+	static const struct ctlkeys_envelope receipt = {
+		RECEIPT_ENVELOPE_SCHEMA, RECEIPT_CONTEXT, "receipt",
+		RECEIPT_MAX_BYTES, 1, "receipt", "an envelope"
+	};
 
-	if (canon == NULL || len == 0 || priv == NULL) {
-		errbuf_set(err, errlen, "nothing to sign");
-		return NULL;
-	}
-	if (bundle_key_id(priv, id, why, sizeof(why)) == -1) {
-		errbuf_set(err, errlen, "signing key: %s", why);
-		return NULL;
-	}
-	/* The exact length: the format less its three "%s", plus the
-	 * fields; with the newline it must fit what verify reads. */
-	if (len > RECEIPT_MAX_BYTES)
-		total = SIZE_MAX;
-	else
-		total = sizeof(fmt) - 1 - 6 + BUNDLE_KEY_ID_LEN +
-		    4 * ((len + 2) / 3) + 4 * ((BUNDLE_SIG_LEN + 2) / 3);
-	if (total >= RECEIPT_MAX_BYTES) {
-		errbuf_set(err, errlen, "receipt too large: an envelope is at most "
-		    "%u bytes", RECEIPT_MAX_BYTES);
-		return NULL;
-	}
-	if ((m = receipt_signed_message(canon, len, &mlen)) == NULL ||
-	    (ctx = EVP_MD_CTX_new()) == NULL) {
-		errbuf_set(err, errlen, "out of memory");
-		goto out;
-	}
-	/* Ed25519 is one-shot: NULL digest, EVP_DigestSign. */
-	if (EVP_DigestSignInit(ctx, NULL, NULL, NULL, priv) != 1 ||
-	    EVP_DigestSign(ctx, sig, &siglen, m, mlen) != 1 ||
-	    siglen != sizeof(sig)) {
-		ERR_clear_error();
-		errbuf_set(err, errlen, "Ed25519 signing failed");
-		goto out;
-	}
-	if ((rec64 = b64_encode((const unsigned char *)canon, len)) == NULL ||
-	    (sig64 = b64_encode(sig, siglen)) == NULL ||
-	    (out = malloc(total + 1)) == NULL) {
-		errbuf_set(err, errlen, "out of memory");
-		goto out;
-	}
-	n = snprintf(out, total + 1, fmt, id, rec64, sig64);
-	if (n < 0 || (size_t)n != total) {
-		errbuf_set(err, errlen, "cannot format the envelope");
-		free(out);
-		out = NULL;
-	}
-out:
-	EVP_MD_CTX_free(ctx);
-	free(m);
-	free(rec64);
-	free(sig64);
-	return out;
+	return ctlkeys_sign_envelope(&receipt, canon, len, priv, err, errlen);
 }
 
 static int

@@ -108,20 +108,27 @@ bundle_key_id(const EVP_PKEY *pk, char *out, char *err, size_t errlen)
 }
 
 unsigned char *
-bundle_signed_message(const char *canon, size_t len, size_t *outlen)
+bundle_domain_message(const char *context, const char *canon, size_t len,
+    size_t *outlen)
 {
-	static const char ctx[] = BUNDLE_CONTEXT;
+	size_t clen;
 	unsigned char *m;
 
-	/* sizeof(ctx) counts the NUL: it is the separator byte. */
-	if (canon == NULL || outlen == NULL || len > SIZE_MAX - sizeof(ctx))
+	if (context == NULL || canon == NULL || outlen == NULL)
 		return NULL;
-	if ((m = malloc(sizeof(ctx) + len + 1)) == NULL)
+	clen = strlen(context) + 1;	/* the NUL is the separator byte */
+	if (len > SIZE_MAX - clen - 1 || (m = malloc(clen + len + 1)) == NULL)
 		return NULL;
-	memcpy(m, ctx, sizeof(ctx));
-	memcpy(m + sizeof(ctx), canon, len);
-	*outlen = sizeof(ctx) + len;
+	memcpy(m, context, clen);
+	memcpy(m + clen, canon, len);
+	*outlen = clen + len;
 	return m;
+}
+
+unsigned char *
+bundle_signed_message(const char *canon, size_t len, size_t *outlen)
+{
+	return bundle_domain_message(BUNDLE_CONTEXT, canon, len, outlen);
 }
 
 char *
@@ -366,16 +373,16 @@ str_field(json_t *obj, const char *key, size_t *len)
 	return json_string_value(v);
 }
 
-static int
-verify_sig(EVP_PKEY *pk, const unsigned char *sig, size_t siglen,
-    const char *canon, size_t len)
+int
+bundle_ed25519_verify(EVP_PKEY *pk, const char *context,
+    const unsigned char *sig, size_t siglen, const char *canon, size_t len)
 {
 	EVP_MD_CTX *ctx = NULL;
 	unsigned char *m = NULL;
 	size_t mlen;
 	int ok = 0;
 
-	if ((m = bundle_signed_message(canon, len, &mlen)) == NULL ||
+	if ((m = bundle_domain_message(context, canon, len, &mlen)) == NULL ||
 	    (ctx = EVP_MD_CTX_new()) == NULL)
 		goto out;
 	/* Ed25519 is one-shot: NULL digest, EVP_DigestVerify. */
@@ -517,7 +524,8 @@ fields:
 		goto out;
 	}
 	if (siglen != BUNDLE_SIG_LEN ||
-	    !verify_sig(k->pk, sig, siglen, (const char *)pol, pollen)) {
+	    !bundle_ed25519_verify(k->pk, BUNDLE_CONTEXT, sig, siglen,
+	    (const char *)pol, pollen)) {
 		e = BUNDLE_BAD_SIGNATURE;
 		errbuf_set(err, errlen, "signature does not verify under key %s",
 		    k->id);

@@ -65,6 +65,15 @@ const char *bundle_error_name(enum bundle_error e);
 unsigned char *bundle_signed_message(const char *canon, size_t len,
     size_t *outlen);
 
+/* The same for any domain-separation context (receipts use their own):
+ * context, one 0x00, canon. */
+unsigned char *bundle_domain_message(const char *context, const char *canon,
+    size_t len, size_t *outlen);
+
+/* 1 when sig is pk's Ed25519 signature over context, 0x00, canon. */
+int bundle_ed25519_verify(EVP_PKEY *pk, const char *context,
+    const unsigned char *sig, size_t siglen, const char *canon, size_t len);
+
 /* Writes the key id of an Ed25519 key (public or private): lowercase hex
  * SHA-256 of the raw 32-byte public key, BUNDLE_KEY_ID_LEN chars and a
  * NUL. Returns 0, or -1 with err set (not an Ed25519 key). */

@@ -880,45 +880,11 @@ out:
 unsigned char *
 receipt_signed_message(const char *canon, size_t len, size_t *outlen)
 {
-	static const char ctx[] = RECEIPT_CONTEXT;
-	unsigned char *m;
-
-	/* sizeof(ctx) counts the NUL: it is the separator byte. */
-	if (canon == NULL || outlen == NULL || len > SIZE_MAX - sizeof(ctx) - 1)
-		return NULL;
-	if ((m = malloc(sizeof(ctx) + len + 1)) == NULL)
-		return NULL;
-	memcpy(m, ctx, sizeof(ctx));
-	memcpy(m + sizeof(ctx), canon, len);
-	*outlen = sizeof(ctx) + len;
-	return m;
+	return bundle_domain_message(RECEIPT_CONTEXT, canon, len, outlen);
 }
 
 /* ---- verification ---- */
 
-static int
-verify_sig(EVP_PKEY *pk, const unsigned char *sig, size_t siglen,
-    const char *canon, size_t len)
-{
-	EVP_MD_CTX *ctx = NULL;
-	unsigned char *m = NULL;
-	size_t mlen;
-	int ok = 0;
-
-	if ((m = receipt_signed_message(canon, len, &mlen)) == NULL ||
-	    (ctx = EVP_MD_CTX_new()) == NULL)
-		goto out;
-	/* Ed25519 is one-shot: NULL digest, EVP_DigestVerify. */
-	if (EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, pk) != 1)
-		goto out;
-	ok = EVP_DigestVerify(ctx, sig, siglen, m, mlen) == 1;
-out:
-	if (!ok)
-		ERR_clear_error();
-	EVP_MD_CTX_free(ctx);
-	free(m);
-	return ok;
-}
 
 /* Parses the signed receipt bytes strictly into t[] and the revision's
  * hash. The bytes must be exactly the canonical dump of what they parse
@@ -1082,7 +1048,8 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 		goto out;
 	}
 	if (siglen != BUNDLE_SIG_LEN ||
-	    !verify_sig(pk, sig, siglen, (const char *)rec, reclen)) {
+	    !bundle_ed25519_verify(pk, RECEIPT_CONTEXT, sig, siglen,
+	    (const char *)rec, reclen)) {
 		v->reason = RECEIPT_BAD_SIGNATURE;
 		errbuf_set(err, errlen, "signature does not verify under attester "
 		    "%s", v->key_id);
