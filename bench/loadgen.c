@@ -1,0 +1,1403 @@
+/*
+ * loadgen: a load generator for HTTP proxies (libevent, one thread).
+ *
+ *   loadgen rate       [--mode connect|get] --concurrency C --duration S
+ *   loadgen throughput [--streams N] [--bytes N] --duration S
+ *   loadgen idle       --conns N [--pid PID]... [--pid-tree] [--hold S]
+ *   loadgen echo       [--interval-ms MS] --duration S
+ *
+ * common: --proxy IP:PORT|none  --target HOST:PORT  [--connect IP:PORT]
+ *         [--timeout S] [--warmup S] [--label NAME] [--max-error-pct P]
+ *
+ * --proxy none is the baseline: the same requests straight to the target
+ * (--connect gives the address when --target is a name). Through a proxy:
+ *   rate connect  CONNECT, "GET /" and its tiny reply through the tunnel,
+ *                 close; one tunnel per iteration.
+ *   rate get      one absolute-form "GET http://target/" with
+ *                 Connection: close; one connection per iteration.
+ *   throughput    CONNECT, "GET /bytes/N", read the body; again while the
+ *                 duration lasts; --streams at once. MiB/s of body bytes.
+ *   idle          opens --conns tunnels (at most --concurrency opening at
+ *                 once), holds them, waits --warmup seconds, and reads VmRSS
+ *                 (and Threads) of --pid (with --pid-tree, of its
+ *                 descendants too) before and after: the proxy's RSS per
+ *                 tunnel; then holds them --hold seconds more.
+ *   echo          one tunnel to the target's /echo, a 16-byte message
+ *                 every --interval-ms; round trip of each and the longest
+ *                 gap between answers: stalls of the proxy's event loop.
+ *
+ * Output: one JSON object on one line, then one human line starting "# ".
+ * Everything is bounded: --duration (and the open phase of idle by
+ * --timeout), --timeout per connection (per iteration; for throughput, the
+ * longest silence of a download), at most 50,000 connections at once.
+ * Exit 0; 1 when errors pass --max-error-pct of attempts (default 1) or
+ * nothing succeeded; 2 on a usage error.
+ *
+ * Loopback benchmark tool: the proxy and every connect address must be in
+ * 127.0.0.0/8.
+ */
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#define MAX_CONC	50000
+#define MAX_PIDS	8
+#define SLOT_BUF	4096
+#define SCRATCH		(1u << 20)
+#define MAX_SAMPLES	(20u * 1000 * 1000)
+#define ECHO_MSG	16
+
+enum test { T_RATE, T_THROUGHPUT, T_IDLE, T_ECHO };
+enum sstate {
+	S_FREE,		/* no connection */
+	S_CONNECTING,	/* waiting for connect() */
+	S_PROXY_HEAD,	/* reading the CONNECT answer */
+	S_WRITE,	/* sending the request */
+	S_REPLY,	/* reading the reply head and body */
+	S_HELD,		/* idle: tunnel open, held */
+	S_ECHO,		/* echo: exchanging messages */
+	S_RETRY		/* waiting to start again after an immediate failure */
+};
+enum err {
+	E_CONNECT, E_TIMEOUT, E_REFUSED, E_BADREPLY, E_RESET, E_EOF, E_NKINDS
+};
+static const char *err_names[E_NKINDS] = {
+	"connect", "timeout", "refused", "bad_reply", "reset", "eof"
+};
+
+struct lg;
+
+struct slot {
+	struct lg	*lg;
+	struct event	*ev;
+	int		 fd;
+	enum sstate	 st;
+	uint64_t	 t_start;	/* ns, this iteration */
+	const char	*wbuf;		/* request being written */
+	size_t		 wlen, woff;
+	size_t		 len;		/* bytes in buf */
+	int		 head_done;
+	int		 chunked;
+	int		 to_eof;
+	uint64_t	 body_left;
+	char		 buf[SLOT_BUF];
+};
+
+struct samples {
+	uint32_t	*v;		/* microseconds */
+	size_t		 n, cap;
+	uint64_t	 dropped;
+};
+
+struct lg {
+	struct event_base	*base;
+	enum test		 test;
+	int			 mode_get;
+	int			 direct;
+	struct sockaddr_in	 proxy;
+	struct sockaddr_in	 connect_to;	/* target address for direct */
+	char			 target[300];
+	const char		*label;
+	int			 concurrency;
+	double			 duration, warmup, timeout, hold, max_err_pct;
+	double			 interval_ms;
+	uint64_t		 bytes_per_req;
+	int			 streams;
+	long			 conns;
+	pid_t			 pids[MAX_PIDS];
+	int			 npids;
+	int			 pid_tree;
+
+	char			*req_connect;	/* CONNECT head */
+	char			*req_inner;	/* request inside the tunnel / direct */
+	size_t			 req_connect_len, req_inner_len;
+
+	struct slot		*slots;
+	int			 nslots;
+	struct event		*tick;
+	uint64_t		 t0, t_warm, t_end;
+	int			 stopping;
+
+	uint64_t		 ok, errors, errs[E_NKINDS], attempts;
+	uint64_t		 completed;	/* successes, warm-up included */
+	uint64_t		 body_bytes;	/* in the window */
+	uint64_t		 downloads;
+	struct samples		 lat;
+
+	/* idle */
+	long			 opened, started, held_dropped, open_errors;
+	uint64_t		 t_all_open;
+	int			 open_phase_over;
+
+	/* echo */
+	uint64_t		 echo_seq, echo_recv, echo_last_recv, echo_max_gap;
+	uint64_t		 echo_first_recv;
+	struct event		*echo_timer;
+};
+
+static char scratch[SCRATCH];
+
+static void slot_cb(evutil_socket_t, short, void *);
+static void slot_start(struct slot *);
+static void idle_next(struct lg *);
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+	    "usage: loadgen rate|throughput|idle|echo --proxy IP:PORT|none --target HOST:PORT\n"
+	    "         [--connect IP:PORT] [--label NAME] [--timeout S] [--warmup S]\n"
+	    "         [--max-error-pct P]\n"
+	    "  rate:       [--mode connect|get] [--concurrency C] [--duration S]\n"
+	    "  throughput: [--streams N] [--bytes N] [--duration S]\n"
+	    "  idle:       --conns N [--concurrency C] [--pid PID]... [--pid-tree] [--hold S]\n"
+	    "  echo:       [--interval-ms MS] [--duration S]\n");
+	exit(2);
+}
+
+static int
+parse_double(const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s || *end != '\0' || !(v >= min && v <= max))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int
+parse_ull(const char *s, unsigned long long min, unsigned long long max,
+    unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* IPv4 literal in 127.0.0.0/8 with a port. */
+static int
+parse_loopback(const char *s, struct sockaddr_in *sin)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	unsigned long long port;
+
+	if (colon == NULL || (size_t)(colon - s) >= sizeof(host))
+		return -1;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = '\0';
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1 ||
+	    parse_ull(colon + 1, 1, 65535, &port) == -1 ||
+	    (ntohl(sin->sin_addr.s_addr) >> 24) != 127)
+		return -1;
+	sin->sin_port = htons((uint16_t)port);
+	return 0;
+}
+
+static void
+samples_add(struct samples *s, uint64_t ns)
+{
+	uint64_t us = ns / 1000;
+
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 65536;
+		uint32_t *nv;
+
+		if (ncap > MAX_SAMPLES || (nv = realloc(s->v, ncap * sizeof(*nv))) == NULL) {
+			s->dropped++;
+			return;
+		}
+		s->v = nv;
+		s->cap = ncap;
+	}
+	s->v[s->n++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile, in milliseconds; the samples must be sorted. */
+static double
+pct_ms(const struct samples *s, double p)
+{
+	size_t i;
+
+	if (s->n == 0)
+		return 0;
+	i = (size_t)ceil(p / 100.0 * (double)s->n);
+	if (i > 0)
+		i--;
+	if (i >= s->n)
+		i = s->n - 1;
+	return s->v[i] / 1000.0;
+}
+
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+	struct rlimit want = { 200000, 200000 };
+
+	if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* ---- per-connection machinery */
+
+static void
+slot_wait(struct slot *s, short what)
+{
+	event_del(s->ev);
+	event_assign(s->ev, s->lg->base, s->fd, what, slot_cb, s);
+	event_add(s->ev, NULL);
+}
+
+static void
+slot_close(struct slot *s)
+{
+	event_del(s->ev);
+	if (s->fd != -1)
+		close(s->fd);
+	s->fd = -1;
+	s->st = S_FREE;
+}
+
+static int
+in_window(const struct lg *lg, uint64_t t)
+{
+	return t >= lg->t_warm && t <= lg->t_end;
+}
+
+static void
+retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct slot *s = arg;
+
+	(void)fd; (void)what;
+	s->st = S_FREE;
+	if (!s->lg->stopping)
+		slot_start(s);
+}
+
+/* An iteration failed: count it, close, and start again (after 10 ms, so
+ * that an immediate failure cannot spin). */
+static void
+slot_fail(struct slot *s, enum err e)
+{
+	struct lg *lg = s->lg;
+	struct timeval tv = { 0, 10000 };
+
+	lg->errors++;
+	lg->errs[e]++;
+	if (lg->test == T_IDLE) {
+		int opening = s->st != S_HELD;
+
+		if (opening)
+			lg->open_errors++;
+		else
+			lg->held_dropped++;
+		slot_close(s);
+		if (opening)
+			idle_next(lg);
+		return;
+	}
+	slot_close(s);
+	if (lg->test == T_ECHO) {
+		event_base_loopbreak(lg->base);
+		return;
+	}
+	s->st = S_RETRY;
+	event_assign(s->ev, lg->base, -1, 0, retry_cb, s);
+	event_add(s->ev, &tv);
+}
+
+static void
+slot_done(struct slot *s)
+{
+	struct lg *lg = s->lg;
+	uint64_t t = now_ns();
+
+	slot_close(s);
+	lg->completed++;
+	if (in_window(lg, t)) {
+		lg->ok++;
+		if (lg->test == T_RATE)
+			samples_add(&lg->lat, t - s->t_start);
+	}
+	if (lg->test == T_THROUGHPUT)
+		lg->downloads++;
+	if (!lg->stopping)
+		slot_start(s);
+}
+
+static void
+slot_send(struct slot *s, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	s->wbuf = buf;
+	s->wlen = len;
+	s->woff = 0;
+	s->st = S_WRITE;
+	while (s->woff < s->wlen) {
+		n = send(s->fd, s->wbuf + s->woff, s->wlen - s->woff, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR) {
+				slot_wait(s, EV_WRITE | EV_PERSIST);
+				return;
+			}
+			slot_fail(s, E_RESET);
+			return;
+		}
+		s->woff += (size_t)n;
+	}
+	s->len = 0;
+	s->head_done = s->chunked = s->to_eof = 0;
+	s->body_left = 0;
+	s->st = S_REPLY;
+	slot_wait(s, EV_READ | EV_PERSIST);
+}
+
+static void
+slot_start(struct slot *s)
+{
+	struct lg *lg = s->lg;
+	const struct sockaddr_in *to = lg->direct ? &lg->connect_to : &lg->proxy;
+	struct timeval tv = { 0, 10000 };
+	int one = 1;
+
+	s->t_start = now_ns();
+	s->len = 0;
+	lg->attempts++;
+	s->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->fd == -1)
+		goto fail;
+	(void)setsockopt(s->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(s->fd, (const struct sockaddr *)to, sizeof(*to)) == -1 &&
+	    errno != EINPROGRESS)
+		goto fail;
+	s->st = S_CONNECTING;
+	slot_wait(s, EV_WRITE);
+	return;
+fail:
+	if (s->fd != -1)
+		close(s->fd);
+	s->fd = -1;
+	lg->errors++;
+	lg->errs[E_CONNECT]++;
+	if (lg->test == T_IDLE) {
+		lg->open_errors++;
+		s->st = S_FREE;
+		return;		/* idle_next() goes on from its loop */
+	}
+	s->st = S_RETRY;
+	event_assign(s->ev, lg->base, -1, 0, retry_cb, s);
+	event_add(s->ev, &tv);
+}
+
+/* Case-insensitive search for a header line "\r\nName:" within the head. */
+static const char *
+find_header(const char *head, size_t len, const char *name)
+{
+	size_t nl = strlen(name), i;
+
+	for (i = 0; i + 2 + nl < len; i++) {
+		if (head[i] == '\r' && head[i + 1] == '\n' &&
+		    strncasecmp(head + i + 2, name, nl) == 0)
+			return head + i + 2 + nl;
+	}
+	return NULL;
+}
+
+/* Parses a complete response head in buf[0..hlen): status; Content-Length
+ * or chunked or read-to-EOF. Returns the status or -1. */
+static int
+parse_head(struct slot *s, size_t hlen)
+{
+	const char *v;
+	int status;
+
+	if (hlen < 12 || strncmp(s->buf, "HTTP/1.", 7) != 0 ||
+	    !isdigit((unsigned char)s->buf[9]) || !isdigit((unsigned char)s->buf[10]) ||
+	    !isdigit((unsigned char)s->buf[11]))
+		return -1;
+	status = (s->buf[9] - '0') * 100 + (s->buf[10] - '0') * 10 + (s->buf[11] - '0');
+	s->chunked = s->to_eof = 0;
+	s->body_left = 0;
+	if ((v = find_header(s->buf, hlen, "content-length:")) != NULL) {
+		while (*v == ' ' || *v == '\t')
+			v++;
+		s->body_left = strtoull(v, NULL, 10);
+	} else if ((v = find_header(s->buf, hlen, "transfer-encoding:")) != NULL &&
+	    strstr(v, "chunked") != NULL)
+		s->chunked = 1;
+	else
+		s->to_eof = 1;
+	return status;
+}
+
+/* The CONNECT answer: a complete head with status 200, and nothing after. */
+static void
+on_proxy_head(struct slot *s)
+{
+	struct lg *lg = s->lg;
+	ssize_t n;
+	char *end;
+
+	n = recv(s->fd, s->buf + s->len, SLOT_BUF - 1 - s->len, 0);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		slot_fail(s, E_RESET);
+		return;
+	}
+	if (n == 0) {
+		slot_fail(s, E_EOF);
+		return;
+	}
+	s->len += (size_t)n;
+	s->buf[s->len] = '\0';
+	if ((end = strstr(s->buf, "\r\n\r\n")) == NULL) {
+		if (s->len >= SLOT_BUF - 1)
+			slot_fail(s, E_BADREPLY);
+		return;
+	}
+	if (strncmp(s->buf, "HTTP/1.", 7) != 0 || strncmp(s->buf + 8, " 200", 4) != 0) {
+		slot_fail(s, E_REFUSED);
+		return;
+	}
+	if (lg->test == T_IDLE) {
+		s->st = S_HELD;
+		lg->opened++;
+		slot_wait(s, EV_READ);	/* only to notice a close */
+		idle_next(lg);
+		return;
+	}
+	slot_send(s, lg->req_inner, lg->req_inner_len);
+}
+
+/* The reply: head, then the body by Content-Length, chunks or EOF. */
+static void
+on_reply(struct slot *s)
+{
+	struct lg *lg = s->lg;
+	ssize_t n;
+	int reads = 0;
+
+	for (;;) {
+		char *dst = s->head_done ? scratch : s->buf + s->len;
+		size_t room = s->head_done ? SCRATCH : SLOT_BUF - 1 - s->len;
+
+		if (s->head_done && s->chunked) {
+			/* keep the tail: the last chunk marker may straddle reads */
+			dst = s->buf + s->len;
+			room = SLOT_BUF - 1 - s->len;
+		}
+		n = recv(s->fd, dst, room, 0);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				return;
+			slot_fail(s, E_RESET);
+			return;
+		}
+		if (n == 0) {
+			if (s->head_done && s->to_eof) {
+				slot_done(s);
+				return;
+			}
+			slot_fail(s, E_EOF);
+			return;
+		}
+		if (!s->head_done) {
+			char *end;
+			size_t hlen, extra;
+			int status;
+
+			s->len += (size_t)n;
+			s->buf[s->len] = '\0';
+			if ((end = strstr(s->buf, "\r\n\r\n")) == NULL) {
+				if (s->len >= SLOT_BUF - 1)
+					slot_fail(s, E_BADREPLY);
+				else
+					continue;
+				return;
+			}
+			hlen = (size_t)(end + 4 - s->buf);
+			status = parse_head(s, hlen);
+			if (status != 200) {
+				slot_fail(s, status == -1 ? E_BADREPLY : E_REFUSED);
+				return;
+			}
+			s->head_done = 1;
+			extra = s->len - hlen;
+			if (s->chunked) {
+				memmove(s->buf, s->buf + hlen, extra);
+				s->len = extra;
+				n = 0;
+			} else {
+				n = (ssize_t)extra;
+				s->len = 0;
+			}
+		}
+		if (s->head_done && s->chunked) {
+			if (n > 0)
+				s->len += (size_t)n;
+			s->buf[s->len] = '\0';
+			if (s->len >= 5 && (memcmp(s->buf, "0\r\n\r\n", 5) == 0 ||
+			    strstr(s->buf, "\r\n0\r\n\r\n") != NULL)) {
+				slot_done(s);
+				return;
+			}
+			if (s->len > SLOT_BUF / 2) {	/* keep the last bytes only */
+				memmove(s->buf, s->buf + s->len - 16, 16);
+				s->len = 16;
+			}
+			continue;
+		}
+		if (n > 0 && lg->test == T_THROUGHPUT) {
+			uint64_t t = now_ns();
+
+			if (in_window(lg, t))
+				lg->body_bytes += (uint64_t)n;
+			s->t_start = t;	/* a download times out when it stalls */
+		}
+		if (!s->to_eof) {
+			if ((uint64_t)n > s->body_left) {
+				slot_fail(s, E_BADREPLY);
+				return;
+			}
+			s->body_left -= (uint64_t)n;
+			if (s->body_left == 0) {
+				slot_done(s);
+				return;
+			}
+		}
+		/* Give the other connections a turn now and then. */
+		if (++reads >= 16)
+			return;
+	}
+}
+
+static void
+on_echo(struct slot *s)
+{
+	struct lg *lg = s->lg;
+	ssize_t n;
+	size_t off;
+	uint64_t t;
+
+	n = recv(s->fd, s->buf + s->len, SLOT_BUF - s->len, 0);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		slot_fail(s, E_RESET);
+		return;
+	}
+	if (n == 0) {
+		slot_fail(s, E_EOF);
+		return;
+	}
+	s->len += (size_t)n;
+	t = now_ns();
+	for (off = 0; off + ECHO_MSG <= s->len; off += ECHO_MSG) {
+		uint64_t sent;
+
+		memcpy(&sent, s->buf + off + 8, sizeof(sent));
+		if (sent > t) {
+			slot_fail(s, E_BADREPLY);
+			return;
+		}
+		if (in_window(lg, t)) {
+			samples_add(&lg->lat, t - sent);
+			if (lg->echo_last_recv != 0 && t - lg->echo_last_recv > lg->echo_max_gap)
+				lg->echo_max_gap = t - lg->echo_last_recv;
+			if (lg->echo_first_recv == 0)
+				lg->echo_first_recv = t;
+		}
+		lg->echo_recv++;
+		lg->echo_last_recv = t;
+	}
+	memmove(s->buf, s->buf + off, s->len - off);
+	s->len -= off;
+}
+
+static void
+echo_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct slot *s = arg;
+	char msg[ECHO_MSG];
+	uint64_t t = now_ns();
+
+	(void)fd; (void)what;
+	if (s->st != S_ECHO || s->fd == -1)
+		return;
+	memcpy(msg, &s->lg->echo_seq, 8);
+	memcpy(msg + 8, &t, 8);
+	/* 16 bytes into an almost empty socket: a short write is an error. */
+	if (send(s->fd, msg, sizeof(msg), MSG_NOSIGNAL) != (ssize_t)sizeof(msg)) {
+		slot_fail(s, E_RESET);
+		return;
+	}
+	s->lg->echo_seq++;
+}
+
+static void
+echo_begin(struct slot *s)
+{
+	struct lg *lg = s->lg;
+	struct timeval tv;
+	double us = lg->interval_ms * 1000.0;
+	char *end;
+	size_t hlen;
+
+	/* The echo head answered; any bytes after it are echo data. */
+	end = strstr(s->buf, "\r\n\r\n");
+	hlen = (size_t)(end + 4 - s->buf);
+	memmove(s->buf, s->buf + hlen, s->len - hlen);
+	s->len -= hlen;
+	s->st = S_ECHO;
+	tv.tv_sec = (time_t)(us / 1e6);
+	tv.tv_usec = (suseconds_t)fmod(us, 1e6);
+	lg->echo_timer = event_new(lg->base, -1, EV_PERSIST, echo_timer_cb, s);
+	event_add(lg->echo_timer, &tv);
+	slot_wait(s, EV_READ | EV_PERSIST);
+}
+
+static void
+slot_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct slot *s = arg;
+	struct lg *lg = s->lg;
+	int err = 0;
+	socklen_t el = sizeof(err);
+
+	(void)fd; (void)what;
+	switch (s->st) {
+	case S_CONNECTING:
+		if (getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &el) == -1 || err != 0) {
+			slot_fail(s, E_CONNECT);
+			return;
+		}
+		if (!lg->direct && !lg->mode_get) {
+			s->st = S_PROXY_HEAD;
+			s->len = 0;
+			/* the CONNECT head is small: it goes out at once */
+			if (send(s->fd, lg->req_connect, lg->req_connect_len, MSG_NOSIGNAL) !=
+			    (ssize_t)lg->req_connect_len) {
+				slot_fail(s, E_RESET);
+				return;
+			}
+			slot_wait(s, EV_READ | EV_PERSIST);
+			return;
+		}
+		if (lg->test == T_IDLE) {	/* direct: the connection is the tunnel */
+			s->st = S_HELD;
+			lg->opened++;
+			slot_wait(s, EV_READ);
+			idle_next(lg);
+			return;
+		}
+		slot_send(s, lg->req_inner, lg->req_inner_len);
+		return;
+	case S_PROXY_HEAD:
+		on_proxy_head(s);
+		return;
+	case S_WRITE:
+		slot_send(s, s->wbuf + s->woff, s->wlen - s->woff);
+		return;
+	case S_REPLY:
+		if (lg->test == T_ECHO) {
+			ssize_t n = recv(s->fd, s->buf + s->len, SLOT_BUF - 1 - s->len, 0);
+
+			if (n <= 0) {
+				if (n < 0 && (errno == EAGAIN || errno == EINTR))
+					return;
+				slot_fail(s, n == 0 ? E_EOF : E_RESET);
+				return;
+			}
+			s->len += (size_t)n;
+			s->buf[s->len] = '\0';
+			if (strstr(s->buf, "\r\n\r\n") == NULL) {
+				if (s->len >= SLOT_BUF - 1)
+					slot_fail(s, E_BADREPLY);
+				return;
+			}
+			if (strncmp(s->buf, "HTTP/1.", 7) != 0 || strncmp(s->buf + 8, " 200", 4) != 0) {
+				slot_fail(s, E_REFUSED);
+				return;
+			}
+			echo_begin(s);
+			return;
+		}
+		on_reply(s);
+		return;
+	case S_HELD:
+		/* the proxy (or target) closed a held tunnel */
+		slot_fail(s, E_EOF);
+		return;
+	case S_ECHO:
+		on_echo(s);
+		return;
+	default:
+		return;
+	}
+}
+
+/* ---- RSS of the measured processes */
+
+struct memstat {
+	long	rss_kib;
+	long	threads;
+	long	procs;
+};
+
+static int
+read_status(pid_t pid, long *rss, long *threads)
+{
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	*rss = 0;
+	*threads = 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			*rss = strtol(line + 6, NULL, 10);
+		else if (strncmp(line, "Threads:", 8) == 0)
+			*threads = strtol(line + 8, NULL, 10);
+	}
+	fclose(f);
+	return 0;
+}
+
+static pid_t
+read_ppid(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int ppid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) != NULL && (p = strrchr(buf, ')')) != NULL)
+		(void)sscanf(p + 1, " %*c %d", &ppid);
+	fclose(f);
+	return (pid_t)ppid;
+}
+
+/* Sums VmRSS and Threads over the pids (and, with --pid-tree, over all
+ * their descendants). */
+static void
+mem_read(const struct lg *lg, struct memstat *m)
+{
+	pid_t set[4096];
+	int n = 0, i, grew = 1, rounds = 0;
+	long rss, thr;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < lg->npids; i++)
+		set[n++] = lg->pids[i];
+	while (lg->pid_tree && grew && rounds++ < 8) {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+
+		grew = 0;
+		if (d == NULL)
+			break;
+		while ((de = readdir(d)) != NULL && n < (int)(sizeof(set) / sizeof(set[0]))) {
+			char *end;
+			long p = strtol(de->d_name, &end, 10);
+			pid_t pp;
+			int j, known = 0;
+
+			if (*end != '\0' || p <= 0)
+				continue;
+			for (j = 0; j < n; j++)
+				if (set[j] == (pid_t)p)
+					known = 1;
+			if (known)
+				continue;
+			pp = read_ppid((pid_t)p);
+			for (j = 0; j < n; j++)
+				if (set[j] == pp) {
+					set[n++] = (pid_t)p;
+					grew = 1;
+					break;
+				}
+		}
+		closedir(d);
+	}
+	for (i = 0; i < n; i++) {
+		if (read_status(set[i], &rss, &thr) == 0) {
+			m->rss_kib += rss;
+			m->threads += thr;
+			m->procs++;
+		}
+	}
+}
+
+/* ---- the tests */
+
+static void
+finish(struct lg *lg)
+{
+	int i;
+
+	lg->stopping = 1;
+	for (i = 0; i < lg->nslots; i++)
+		slot_close(&lg->slots[i]);
+	event_base_loopbreak(lg->base);
+}
+
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct lg *lg = arg;
+	uint64_t t = now_ns(), lim = (uint64_t)(lg->timeout * 1e9);
+	int i;
+
+	(void)fd; (void)what;
+	if (lg->test != T_IDLE && t >= lg->t_end) {
+		finish(lg);
+		return;
+	}
+	for (i = 0; i < lg->nslots; i++) {
+		struct slot *s = &lg->slots[i];
+
+		if (s->st == S_FREE || s->st == S_RETRY || s->st == S_HELD ||
+		    s->st == S_ECHO)
+			continue;
+		if (t - s->t_start > lim)
+			slot_fail(s, E_TIMEOUT);
+	}
+	if (lg->test == T_IDLE && !lg->open_phase_over && t >= lg->t_end) {
+		lg->open_phase_over = 1;	/* out of time: measure what is open */
+		lg->t_all_open = t;
+		event_base_loopbreak(lg->base);
+	}
+}
+
+/* Idle: keeps at most --concurrency tunnels opening at once; ends the open
+ * phase once every tunnel is held or has failed. */
+static void
+idle_next(struct lg *lg)
+{
+	static int busy_loop;
+	long opening;
+
+	if (busy_loop || lg->open_phase_over)
+		return;
+	busy_loop = 1;
+	for (;;) {
+		opening = lg->started - lg->opened - lg->open_errors;
+		if (opening >= lg->concurrency || lg->started >= lg->conns)
+			break;
+		slot_start(&lg->slots[lg->started]);
+		lg->started++;
+	}
+	busy_loop = 0;
+	if (lg->opened + lg->open_errors >= lg->conns) {
+		lg->open_phase_over = 1;
+		lg->t_all_open = now_ns();
+		event_base_loopbreak(lg->base);
+	}
+}
+
+static void
+json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20 || c > 0x7e)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void
+print_common(const struct lg *lg, const char *test)
+{
+	char proxy[64];
+	int i;
+
+	if (lg->direct)
+		snprintf(proxy, sizeof(proxy), "none");
+	else
+		snprintf(proxy, sizeof(proxy), "%s:%u", inet_ntoa(lg->proxy.sin_addr),
+		    ntohs(lg->proxy.sin_port));
+	printf("{\"tool\":\"loadgen\",\"test\":\"%s\",\"label\":", test);
+	json_str(stdout, lg->label);
+	printf(",\"proxy\":\"%s\",\"target\":", proxy);
+	json_str(stdout, lg->target);
+	printf(",\"ok\":%llu,\"completed\":%llu,\"attempts\":%llu,\"errors\":%llu,"
+	    "\"error_kinds\":{", (unsigned long long)lg->ok, (unsigned long long)lg->completed,
+	    (unsigned long long)lg->attempts, (unsigned long long)lg->errors);
+	for (i = 0; i < E_NKINDS; i++)
+		printf("%s\"%s\":%llu", i ? "," : "", err_names[i],
+		    (unsigned long long)lg->errs[i]);
+	{
+		struct rusage ru;
+		double cpu = 0;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+			    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+		printf("},\"cpu_s\":%.3f", cpu);
+	}
+}
+
+static int
+verdict(const struct lg *lg)
+{
+	double attempts = (double)(lg->ok + lg->errors);
+
+	if (lg->ok == 0)
+		return 1;
+	if (attempts > 0 && (double)lg->errors * 100.0 > lg->max_err_pct * attempts)
+		return 1;
+	return 0;
+}
+
+static int
+run_rate(struct lg *lg)
+{
+	double window = lg->duration;
+	double rate;
+	int i;
+
+	for (i = 0; i < lg->nslots; i++)
+		slot_start(&lg->slots[i]);
+	event_base_dispatch(lg->base);
+	qsort(lg->lat.v, lg->lat.n, sizeof(uint32_t), cmp_u32);
+	rate = (double)lg->ok / window;
+	print_common(lg, "rate");
+	printf(",\"mode\":\"%s\",\"concurrency\":%d,\"duration_s\":%.3f,\"rate\":%.1f,"
+	    "\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f}\n",
+	    lg->mode_get ? "get" : "connect",
+	    lg->concurrency, window, rate, pct_ms(&lg->lat, 50), pct_ms(&lg->lat, 90),
+	    pct_ms(&lg->lat, 99), pct_ms(&lg->lat, 100));
+	printf("# rate %s %s: %.0f/s, p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, "
+	    "%llu ok, %llu errors (c=%d, %.1f s)\n",
+	    lg->mode_get ? "get" : "connect", lg->label, rate, pct_ms(&lg->lat, 50),
+	    pct_ms(&lg->lat, 90), pct_ms(&lg->lat, 99), (unsigned long long)lg->ok,
+	    (unsigned long long)lg->errors, lg->concurrency, window);
+	return verdict(lg);
+}
+
+static int
+run_throughput(struct lg *lg)
+{
+	double mib;
+	int i;
+
+	for (i = 0; i < lg->nslots; i++)
+		slot_start(&lg->slots[i]);
+	event_base_dispatch(lg->base);
+	mib = (double)lg->body_bytes / (1024.0 * 1024.0) / lg->duration;
+	/* a download cut by the end of the window is not an error */
+	print_common(lg, "throughput");
+	printf(",\"streams\":%d,\"bytes_per_request\":%llu,\"duration_s\":%.3f,"
+	    "\"body_bytes\":%llu,\"downloads\":%llu,\"mib_s\":%.1f}\n",
+	    lg->streams, (unsigned long long)lg->bytes_per_req, lg->duration,
+	    (unsigned long long)lg->body_bytes, (unsigned long long)lg->downloads, mib);
+	printf("# throughput %s: %.1f MiB/s with %d stream(s), %llu downloads, %llu errors\n",
+	    lg->label, mib, lg->streams, (unsigned long long)lg->downloads,
+	    (unsigned long long)lg->errors);
+	if (lg->body_bytes == 0)
+		return 1;
+	if ((double)lg->errors * 100.0 > lg->max_err_pct * (double)(lg->downloads + lg->errors))
+		return 1;
+	return 0;
+}
+
+static void
+sleep_loop(struct lg *lg, double secs)
+{
+	struct timeval tv;
+
+	if (secs <= 0)
+		return;
+	tv.tv_sec = (time_t)secs;
+	tv.tv_usec = (suseconds_t)((secs - (double)tv.tv_sec) * 1e6);
+	event_base_loopexit(lg->base, &tv);
+	event_base_dispatch(lg->base);
+}
+
+static int
+run_idle(struct lg *lg)
+{
+	struct memstat before, after;
+	double per = 0, open_s;
+	long dropped_before_measure;
+	int rc;
+
+	mem_read(lg, &before);
+	lg->t_end = lg->t0 + (uint64_t)(lg->timeout * 1e9) +
+	    (uint64_t)lg->conns * 1000000ull;	/* open phase bound: timeout + 1 ms/tunnel */
+	idle_next(lg);
+	if (!lg->open_phase_over)
+		event_base_dispatch(lg->base);	/* until every tunnel opened or failed */
+	open_s = (double)(lg->t_all_open - lg->t0) / 1e9;
+	sleep_loop(lg, lg->warmup);		/* settle */
+	mem_read(lg, &after);
+	dropped_before_measure = lg->held_dropped;
+	if (lg->opened > 0)
+		per = (double)(after.rss_kib - before.rss_kib) / (double)lg->opened;
+	sleep_loop(lg, lg->hold);
+	lg->ok = (uint64_t)(lg->opened - lg->held_dropped);
+	print_common(lg, "idle");
+	printf(",\"conns\":%ld,\"opened\":%ld,\"open_s\":%.3f,\"dropped\":%ld,"
+	    "\"dropped_before_measure\":%ld,\"pids\":%d,\"procs\":%ld,"
+	    "\"rss_before_kib\":%ld,\"rss_after_kib\":%ld,\"rss_per_tunnel_kib\":%.2f,"
+	    "\"threads_before\":%ld,\"threads_after\":%ld}\n",
+	    lg->conns, lg->opened, open_s, lg->held_dropped, dropped_before_measure,
+	    lg->npids, after.procs, before.rss_kib, after.rss_kib, per,
+	    before.threads, after.threads);
+	printf("# idle %s: %ld/%ld tunnels held (opened in %.1f s); RSS %ld -> %ld KiB, "
+	    "%.2f KiB per tunnel; threads %ld -> %ld; %ld process(es)\n",
+	    lg->label, lg->opened, lg->conns, open_s, before.rss_kib, after.rss_kib, per,
+	    before.threads, after.threads, after.procs);
+	rc = lg->opened < lg->conns ||
+	    (double)lg->held_dropped * 100.0 > lg->max_err_pct * (double)lg->conns;
+	finish(lg);
+	return rc;
+}
+
+static int
+run_echo(struct lg *lg)
+{
+	struct slot *s = &lg->slots[0];
+	double rate_expected;
+	uint64_t lost;
+
+	slot_start(s);
+	event_base_dispatch(lg->base);
+	qsort(lg->lat.v, lg->lat.n, sizeof(uint32_t), cmp_u32);
+	lg->ok = lg->lat.n;
+	lost = lg->echo_seq > lg->echo_recv ? lg->echo_seq - lg->echo_recv : 0;
+	rate_expected = lg->duration * 1000.0 / lg->interval_ms;
+	print_common(lg, "echo");
+	printf(",\"interval_ms\":%.3f,\"duration_s\":%.3f,\"sent\":%llu,\"received\":%llu,"
+	    "\"unanswered\":%llu,\"rtt_p50_ms\":%.3f,\"rtt_p99_ms\":%.3f,\"rtt_max_ms\":%.3f,"
+	    "\"max_gap_ms\":%.3f}\n",
+	    lg->interval_ms, lg->duration, (unsigned long long)lg->echo_seq,
+	    (unsigned long long)lg->echo_recv, (unsigned long long)lost,
+	    pct_ms(&lg->lat, 50), pct_ms(&lg->lat, 99), pct_ms(&lg->lat, 100),
+	    (double)lg->echo_max_gap / 1e6);
+	printf("# echo %s: %llu messages (every %.1f ms, ~%.0f expected), rtt p50 %.3f ms, "
+	    "p99 %.3f ms, max %.3f ms; longest gap between answers %.3f ms\n",
+	    lg->label, (unsigned long long)lg->lat.n, lg->interval_ms, rate_expected,
+	    pct_ms(&lg->lat, 50), pct_ms(&lg->lat, 99), pct_ms(&lg->lat, 100),
+	    (double)lg->echo_max_gap / 1e6);
+	if (lg->lat.n == 0 || lg->errors > 0)
+		return 1;
+	return 0;
+}
+
+static char *xasprintf(size_t *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static char *
+xasprintf(size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (p = malloc((size_t)n + 1)) == NULL) {
+		perror("loadgen");
+		exit(1);
+	}
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	*len = (size_t)n;
+	return p;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "proxy",		required_argument, NULL, 'p' },
+		{ "target",		required_argument, NULL, 't' },
+		{ "connect",		required_argument, NULL, 'C' },
+		{ "mode",		required_argument, NULL, 'm' },
+		{ "concurrency",	required_argument, NULL, 'c' },
+		{ "duration",		required_argument, NULL, 'd' },
+		{ "warmup",		required_argument, NULL, 'w' },
+		{ "timeout",		required_argument, NULL, 'T' },
+		{ "label",		required_argument, NULL, 'L' },
+		{ "max-error-pct",	required_argument, NULL, 'E' },
+		{ "streams",		required_argument, NULL, 's' },
+		{ "bytes",		required_argument, NULL, 'b' },
+		{ "conns",		required_argument, NULL, 'n' },
+		{ "pid",		required_argument, NULL, 'P' },
+		{ "pid-tree",		no_argument,	   NULL, 'R' },
+		{ "hold",		required_argument, NULL, 'H' },
+		{ "interval-ms",	required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct lg lg;
+	struct event_config *cfg;
+	struct timeval tick = { 0, 100000 };
+	const char *proxy = NULL, *target = NULL, *conn = NULL, *cmd;
+	unsigned long long v;
+	char path[64];
+	int ch, i, rc;
+
+	if (argc < 2)
+		usage();
+	cmd = argv[1];
+	memset(&lg, 0, sizeof(lg));
+	if (strcmp(cmd, "rate") == 0)
+		lg.test = T_RATE;
+	else if (strcmp(cmd, "throughput") == 0)
+		lg.test = T_THROUGHPUT;
+	else if (strcmp(cmd, "idle") == 0)
+		lg.test = T_IDLE;
+	else if (strcmp(cmd, "echo") == 0)
+		lg.test = T_ECHO;
+	else
+		usage();
+	lg.label = "-";
+	lg.concurrency = lg.test == T_IDLE ? 256 : 32;
+	lg.duration = 5;
+	lg.warmup = lg.test == T_RATE ? 1 : (lg.test == T_IDLE ? 1 : 0.5);
+	lg.timeout = 10;
+	lg.max_err_pct = 1;
+	lg.streams = 1;
+	lg.bytes_per_req = 1ull << 30;
+	lg.conns = 1000;
+	lg.interval_ms = 1;
+	optind = 2;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'p': proxy = optarg; break;
+		case 't': target = optarg; break;
+		case 'C': conn = optarg; break;
+		case 'L': lg.label = optarg; break;
+		case 'm':
+			if (strcmp(optarg, "get") == 0)
+				lg.mode_get = 1;
+			else if (strcmp(optarg, "connect") != 0)
+				usage();
+			break;
+		case 'c':
+			if (parse_ull(optarg, 1, MAX_CONC, &v) == -1)
+				usage();
+			lg.concurrency = (int)v;
+			break;
+		case 'd':
+			if (parse_double(optarg, 0.05, 3600, &lg.duration) == -1)
+				usage();
+			break;
+		case 'w':
+			if (parse_double(optarg, 0, 600, &lg.warmup) == -1)
+				usage();
+			break;
+		case 'T':
+			if (parse_double(optarg, 0.05, 600, &lg.timeout) == -1)
+				usage();
+			break;
+		case 'E':
+			if (parse_double(optarg, 0, 100, &lg.max_err_pct) == -1)
+				usage();
+			break;
+		case 's':
+			if (parse_ull(optarg, 1, 1024, &v) == -1)
+				usage();
+			lg.streams = (int)v;
+			break;
+		case 'b':
+			if (parse_ull(optarg, 1, 1ull << 40, &v) == -1)
+				usage();
+			lg.bytes_per_req = v;
+			break;
+		case 'n':
+			if (parse_ull(optarg, 1, MAX_CONC, &v) == -1)
+				usage();
+			lg.conns = (long)v;
+			break;
+		case 'P':
+			if (lg.npids == MAX_PIDS || parse_ull(optarg, 1, 4194304, &v) == -1)
+				usage();
+			lg.pids[lg.npids++] = (pid_t)v;
+			break;
+		case 'R': lg.pid_tree = 1; break;
+		case 'H':
+			if (parse_double(optarg, 0, 3600, &lg.hold) == -1)
+				usage();
+			break;
+		case 'i':
+			if (parse_double(optarg, 0.1, 1000, &lg.interval_ms) == -1)
+				usage();
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc || proxy == NULL || target == NULL ||
+	    strlen(target) >= sizeof(lg.target) || strchr(target, ':') == NULL)
+		usage();
+	snprintf(lg.target, sizeof(lg.target), "%s", target);
+	if (strcmp(proxy, "none") == 0) {
+		lg.direct = 1;
+		if (parse_loopback(conn != NULL ? conn : target, &lg.connect_to) == -1) {
+			fprintf(stderr, "loadgen: with --proxy none, --target (or --connect) "
+			    "must be 127.x.y.z:PORT\n");
+			return 2;
+		}
+	} else if (parse_loopback(proxy, &lg.proxy) == -1) {
+		fprintf(stderr, "loadgen: --proxy must be 127.x.y.z:PORT or none\n");
+		return 2;
+	}
+	if (lg.test == T_ECHO && lg.mode_get)
+		usage();
+
+	lg.req_connect = xasprintf(&lg.req_connect_len,
+	    "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target);
+	if (lg.test == T_THROUGHPUT) {
+		char path_b[64];
+
+		snprintf(path_b, sizeof(path_b), "/bytes/%llu", (unsigned long long)lg.bytes_per_req);
+		lg.req_inner = xasprintf(&lg.req_inner_len,
+		    "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path_b, target);
+		if (lg.mode_get)
+			usage();
+	} else if (lg.test == T_ECHO) {
+		lg.req_inner = xasprintf(&lg.req_inner_len,
+		    "GET /echo HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target);
+	} else if (lg.mode_get && !lg.direct) {
+		lg.req_inner = xasprintf(&lg.req_inner_len,
+		    "GET http://%s/ HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n",
+		    target, target);
+	} else {
+		lg.req_inner = xasprintf(&lg.req_inner_len,
+		    "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target);
+	}
+
+	signal(SIGPIPE, SIG_IGN);
+	raise_nofile();
+	if ((cfg = event_config_new()) == NULL)
+		return 1;
+	event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+	lg.base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	if (lg.base == NULL)
+		return 1;
+
+	switch (lg.test) {
+	case T_RATE: lg.nslots = lg.concurrency; break;
+	case T_THROUGHPUT: lg.nslots = lg.streams; break;
+	case T_IDLE: lg.nslots = (int)lg.conns; break;
+	case T_ECHO: lg.nslots = 1; break;
+	}
+	if ((lg.slots = calloc((size_t)lg.nslots, sizeof(*lg.slots))) == NULL) {
+		perror("loadgen");
+		return 1;
+	}
+	for (i = 0; i < lg.nslots; i++) {
+		lg.slots[i].lg = &lg;
+		lg.slots[i].fd = -1;
+		lg.slots[i].ev = event_new(lg.base, -1, 0, slot_cb, &lg.slots[i]);
+		if (lg.slots[i].ev == NULL)
+			return 1;
+	}
+	lg.t0 = now_ns();
+	lg.t_warm = lg.t0 + (uint64_t)(lg.warmup * 1e9);
+	lg.t_end = lg.t_warm + (uint64_t)(lg.duration * 1e9);
+	lg.tick = event_new(lg.base, -1, EV_PERSIST, tick_cb, &lg);
+	event_add(lg.tick, &tick);
+	if (lg.npids > 0) {
+		for (i = 0; i < lg.npids; i++) {
+			snprintf(path, sizeof(path), "/proc/%d/status", (int)lg.pids[i]);
+			if (access(path, R_OK) == -1) {
+				fprintf(stderr, "loadgen: --pid %d: no such process\n", (int)lg.pids[i]);
+				return 2;
+			}
+		}
+	}
+
+	switch (lg.test) {
+	case T_RATE: rc = run_rate(&lg); break;
+	case T_THROUGHPUT: rc = run_throughput(&lg); break;
+	case T_IDLE: rc = run_idle(&lg); break;
+	default: rc = run_echo(&lg); break;
+	}
+	fflush(stdout);
+	for (i = 0; i < lg.nslots; i++)
+		event_free(lg.slots[i].ev);
+	if (lg.echo_timer != NULL)
+		event_free(lg.echo_timer);
+	event_free(lg.tick);
+	event_base_free(lg.base);
+	free(lg.slots);
+	free(lg.lat.v);
+	free(lg.req_connect);
+	free(lg.req_inner);
+	return rc;
+}

@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""report.py RESULTS.jsonl - the benchmark table (markdown) from bench/run.
+
+Medians over the repetitions of every figure, each contender's figure and
+its ratio to direct and to each peer, the policy-size and swap figures, the
+issue's targets with met / not met, and every repetition's value (so that
+the spread is visible). Reads only; asserts nothing.
+"""
+import json
+import statistics
+import sys
+
+PEERS = ["direct", "guard", "guard0", "squid", "tinyproxy"]
+
+
+def load(path):
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    return rows
+
+
+def values(rows, section, contender, key, ok_only=True):
+    out = []
+    for r in rows:
+        if r.get("section") != section or r.get("contender") != contender:
+            continue
+        res = r.get("result")
+        if key in r:
+            v = r[key]
+        elif isinstance(res, dict) and key in res:
+            v = res[key]
+        else:
+            continue
+        if ok_only and r.get("rc", 0) != 0:
+            continue
+        out.append(v)
+    return out
+
+
+def med(vals):
+    return statistics.median(vals) if vals else None
+
+
+def fmt(v, digits=None):
+    if v is None:
+        return "—"
+    if digits is None and float(v).is_integer():
+        digits = 0
+    if digits is None:
+        digits = 0 if abs(v) >= 100 else (1 if abs(v) >= 10 else (2 if abs(v) >= 1 else 3))
+    return f"{v:,.{digits}f}"
+
+
+def ratio(a, b):
+    if a is None or b is None or b == 0:
+        return "—"
+    return f"{a / b:.2f}×"
+
+
+def rep_ratios(rows, section, a, b, key, sec_b=None):
+    """Median over the repetitions of a/b measured in the same repetition."""
+    by = {}
+    for r in rows:
+        if r.get("rc", 0) != 0 or not isinstance(r.get("result"), dict):
+            continue
+        for who, sec in ((a, section), (b, sec_b or section)):
+            if r.get("section") == sec and r.get("contender") == who and key in r["result"]:
+                by.setdefault(r.get("rep"), {})[who] = r["result"][key]
+    rs = [v[a] / v[b] for v in by.values() if a in v and b in v and v[b]]
+    return (statistics.median(rs), len(rs)) if rs else (None, 0)
+
+
+def rr(x):
+    v, n = x
+    return "—" if v is None else f"{v:.2f}× (same-repetition ratios, median of {n})"
+
+
+def main():
+    rows = load(sys.argv[1])
+    info = next((r for r in rows if r.get("section") == "info"), {})
+    if not info.get("policy_n"):	# a run cut short has no info line
+        info["policy_n"] = next((r.get("entries") for r in rows if r.get("section") == "swap"), 0)
+    present = [c for c in PEERS if any(r.get("contender") == c for r in rows)]
+    peers = [c for c in present if c not in ("direct", "guard", "guard0")]
+    out = []
+    w = out.append
+
+    def m(section, who, key):
+        return med(values(rows, section, who, key))
+
+    # dns queries per completed tunnel, name run
+    def dns_per_tunnel(who):
+        vals = []
+        for r in rows:
+            if r.get("section") == "name" and r.get("contender") == who and r.get("rc") == 0:
+                done = r["result"].get("completed") or 0
+                if done:
+                    vals.append(r.get("dns_queries", 0) / done)
+        return med(vals)
+
+    metrics = [
+        ("CONNECT tunnels/s", "rate-connect", "rate"),
+        ("CONNECT p50 ms", "rate-connect", "p50_ms"),
+        ("CONNECT p90 ms", "rate-connect", "p90_ms"),
+        ("CONNECT p99 ms", "rate-connect", "p99_ms"),
+        ("GET requests/s", "rate-get", "rate"),
+        ("GET p50 ms", "rate-get", "p50_ms"),
+        ("GET p99 ms", "rate-get", "p99_ms"),
+        ("throughput 1 stream MiB/s", "tput-1", "mib_s"),
+        (f"throughput {info.get('streams', 'N')} streams MiB/s", "tput-N", "mib_s"),
+        ("name: CONNECT tunnels/s", "name", "rate"),
+        ("name: CONNECT p99 ms", "name", "p99_ms"),
+        ("idle: RSS KiB per tunnel", "idle", "rss_per_tunnel_kib"),
+        ("idle: RSS MiB with tunnels held", "idle", "rss_after_kib"),
+        ("idle: threads with tunnels held", "idle", "threads_after"),
+        ("idle: processes", "idle", "procs"),
+    ]
+    head = ["figure (median)"] + present
+    ratio_cols = []
+    if "guard" in present and "direct" in present:
+        ratio_cols.append(("guard", "direct"))
+    if "guard0" in present:
+        ratio_cols.append(("guard", "guard0"))
+    for p in peers:
+        ratio_cols.append(("guard", p))
+    for p in peers:
+        if "direct" in present:
+            ratio_cols.append((p, "direct"))
+    head += [f"{a}÷{b}" for a, b in ratio_cols]
+    w("| " + " | ".join(head) + " |")
+    w("|" + "---|" * len(head))
+    table = {}
+    for label, sec, key in metrics:
+        vals = {}
+        for c in present:
+            v = m(sec, c, key)
+            if v is not None and key == "rss_after_kib":
+                v = v / 1024
+            vals[c] = v
+        table[(sec, key)] = vals
+        if all(v is None for v in vals.values()):
+            continue
+        cells = [label] + [fmt(vals[c]) for c in present]
+        cells += [ratio(vals.get(a), vals.get(b)) for a, b in ratio_cols]
+        w("| " + " | ".join(cells) + " |")
+    # name run against each one's own IP-literal run, and DNS queries
+    cells = ["name ÷ IP-literal tunnels/s"]
+    any_name = False
+    for c in present:
+        a, b = m("name", c, "rate"), m("rate-connect", c, "rate")
+        cells.append(ratio(a, b))
+        any_name |= a is not None
+    if any_name:
+        w("| " + " | ".join(cells + [""] * len(ratio_cols)) + " |")
+        cells = ["name: DNS queries per tunnel"] + [fmt(dns_per_tunnel(c), 2) for c in present]
+        w("| " + " | ".join(cells + [""] * len(ratio_cols)) + " |")
+    w("")
+    w(f"Rate: concurrency {info.get('concurrency')}, {info.get('dur')} s measured after a warm-up; "
+      f"throughput: {info.get('tp_dur')} s; idle: {info.get('idle_n')} tunnels held; "
+      f"{info.get('reps')} repetition(s), contenders in rotating order; medians. "
+      f"Latency ratios below 1× mean the guard is faster."
+      + (" guard0 is the guard built from an earlier revision (BENCH_GUARD_BEFORE)." if "guard0" in present else ""))
+    if not info.get("name_peers", 1):
+        w("Name run: the DNS server is not on port 53, so Squid and tinyproxy could not use it; guard only.")
+    w("")
+
+    # policy size
+    g1r, gbr = m("policy", "g1", "rate"), m("policy", "gbig", "rate")
+    if g1r is not None or gbr is not None:
+        n = info.get("policy_n")
+        w(f"| policy size | 1 entry | {n:,} entries | ratio |" if n else "| policy size | 1 entry | big | ratio |")
+        w("|---|---|---|---|")
+        w(f"| CONNECT tunnels/s | {fmt(g1r)} | {fmt(gbr)} | {ratio(gbr, g1r)} |")
+        for k in ("p50_ms", "p99_ms"):
+            a, b = m("policy", "g1", k), m("policy", "gbig", k)
+            w(f"| CONNECT {k.replace('_ms', '')} ms | {fmt(a)} | {fmt(b)} | {ratio(b, a)} |")
+        a = med(values(rows, "startup", "g1", "ms", ok_only=False))
+        b = med(values(rows, "startup", "gbig", "ms", ok_only=False))
+        w(f"| guard start to listening, ms (polled every 0.1 s) | {fmt(a)} | {fmt(b)} | |")
+        w("")
+
+    # swap
+    comp = med(values(rows, "swap", "gbig", "compile_ms", ok_only=False))
+    sign = med(values(rows, "swap", "gbig", "sign_ms", ok_only=False))
+    push = med(values(rows, "swap", "gbig", "push_ms", ok_only=False))
+    base_max = med(values(rows, "swap-base", "gbig", "rtt_max_ms"))
+    base_p99 = med(values(rows, "swap-base", "gbig", "rtt_p99_ms"))
+    base_gap = med(values(rows, "swap-base", "gbig", "max_gap_ms"))
+    sw_max = med(values(rows, "swap", "gbig", "rtt_max_ms", ok_only=False))
+    sw_p99 = med(values(rows, "swap", "gbig", "rtt_p99_ms", ok_only=False))
+    sw_gap = med(values(rows, "swap", "gbig", "max_gap_ms", ok_only=False))
+    worst_sw = max(values(rows, "swap", "gbig", "rtt_max_ms", ok_only=False) or [0])
+    if comp is not None:
+        w(f"| policy swap ({info.get('policy_n'):,} entries) | median ms |")
+        w("|---|---|")
+        w(f"| egress-guardctl compile | {fmt(comp, 1)} |")
+        w(f"| egress-guardctl sign | {fmt(sign, 1)} |")
+        w(f"| egress-guardctl push (round trip: verify, parse, swap) | {fmt(push, 1)} |")
+        w(f"| compile + push | {fmt((comp or 0) + (push or 0), 1)} |")
+        w(f"| compile + sign + push | {fmt((comp or 0) + (sign or 0) + (push or 0), 1)} |")
+        w(f"| live tunnel echo every 1 ms, no push: round trip p99 / max, longest gap | "
+          f"{fmt(base_p99)} / {fmt(base_max)}, {fmt(base_gap)} |")
+        w(f"| the same during the push: round trip p99 / max, longest gap | "
+          f"{fmt(sw_p99)} / {fmt(sw_max)}, {fmt(sw_gap)} (worst rep max {fmt(worst_sw)}) |")
+        w("")
+
+    # targets
+    w("| target | measured | met |")
+    w("|---|---|---|")
+
+    def target(name, measured, ok):
+        w(f"| {name} | {measured} | {'—' if ok is None else ('yes' if ok else '**no**')} |")
+
+    rc = table.get(("rate-connect", "rate"), {})
+    p99 = table.get(("rate-connect", "p99_ms"), {})
+    if "squid" in present:
+        x = rep_ratios(rows, "rate-connect", "guard", "squid", "rate")
+        target("CONNECT rate ≥ 2× Squid", rr(x), None if x[0] is None else x[0] >= 2)
+    if "tinyproxy" in present:
+        x = rep_ratios(rows, "rate-connect", "guard", "tinyproxy", "rate")
+        target("CONNECT rate ≥ 1.3× tinyproxy", rr(x), None if x[0] is None else x[0] >= 1.3)
+    for p in peers:
+        a, b = p99.get("guard"), p99.get(p)
+        target(f"CONNECT p99 below {p}'s", f"{fmt(a)} vs {fmt(b)} ms (medians)",
+               None if a is None or b is None else a < b)
+    x = rep_ratios(rows, "tput-1", "guard", "direct", "mib_s")
+    target("single-stream throughput ≥ 0.8× direct", rr(x), None if x[0] is None else x[0] >= 0.8)
+    idle = table.get(("idle", "rss_per_tunnel_kib"), {}).get("guard")
+    target("idle tunnel ≤ 8 KiB guard RSS", f"{fmt(idle)} KiB", None if idle is None else idle <= 8)
+    x = rep_ratios(rows, "policy", "gbig", "g1", "rate")
+    target(f"rate with {info.get('policy_n', 0):,} entries within 5% of 1 entry", rr(x),
+           None if x[0] is None else x[0] >= 0.95)
+    if comp is not None:
+        tot = (comp or 0) + (push or 0)
+        target("compile + verify + swap < 100 ms (compile + push)", f"{fmt(tot, 1)} ms", tot < 100)
+        stalled = sw_max is not None and base_max is not None and sw_max > base_max + 5
+        target("no stall of live tunnels during the swap (max echo RTT ≤ baseline max + 5 ms)",
+               f"{fmt(sw_max)} vs {fmt(base_max)} ms", None if sw_max is None else not stalled)
+    w("")
+
+    # every repetition
+    w("<details><summary>every repetition</summary>")
+    w("")
+    w("| section | contender | key | values by repetition |")
+    w("|---|---|---|---|")
+    keys = {"rate-connect": ["rate", "p99_ms"], "rate-get": ["rate", "p99_ms"], "tput-1": ["mib_s"],
+            "tput-N": ["mib_s"], "name": ["rate", "p99_ms"], "policy": ["rate", "p99_ms"],
+            "idle": ["rss_per_tunnel_kib", "opened"], "swap-base": ["rtt_max_ms"],
+            "swap": ["compile_ms", "sign_ms", "push_ms", "rtt_max_ms"]}
+    seen = []
+    for r in rows:
+        k = (r.get("section"), r.get("contender"))
+        if k[0] in keys and k not in seen:
+            seen.append(k)
+    for sec, who in seen:
+        for key in keys[sec]:
+            vals = values(rows, sec, who, key, ok_only=False)
+            errs = [r for r in rows if r.get("section") == sec and r.get("contender") == who
+                    and r.get("rc", 0) != 0]
+            note = f" ({len(errs)} failed)" if errs else ""
+            w(f"| {sec} | {who} | {key} | {', '.join(fmt(v) for v in vals)}{note} |")
+        oth = values(rows, sec, who, "others_pct", ok_only=False)
+        if oth:
+            w(f"| {sec} | {who} | CPU % used by other processes | {', '.join(str(v) for v in oth)} |")
+    busy = [r.get("busy_pct_before") for r in rows if r.get("section") == "machine"]
+    w("")
+    w(f"CPU busy before each repetition (%, all processes): {busy}")
+    oth = [r["others_pct"] for r in rows if "others_pct" in r]
+    if oth:
+        w("")
+        w(f"Other processes' share of the CPUs during the runs: median {statistics.median(oth)}%, "
+          f"max {max(oth)}% (a run above 15% was done again, at most twice).")
+    w("</details>")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
