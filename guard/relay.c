@@ -56,9 +56,15 @@ struct relay {
 	void			*arg;
 	int			 done;
 	int			 spliced;
+	int			 draining;	/* reads stopped until buffers empty, then splice */
+	int			 nosplice;	/* splice setup failed once: stay buffered */
 };
 
 #define RELAY_COPY_BUF	16384	/* the fallback's buffer per direction */
+/* Splice pays a pipe pair and more system calls per chunk: worth it for
+ * bulk transfers only. A tunnel moves to splice once this many bytes have
+ * crossed it; a small request and reply never leaves the bufferevents. */
+#define RELAY_SPLICE_AFTER (64 * 1024)
 #define RELAY_HUP_CHECK_S 1	/* how often a paused source is looked at */
 
 static void hup_watch(struct half *h, int on);
@@ -198,6 +204,18 @@ half_pump(struct half *h, int at_eof)
 		bufferevent_disable(h->src, EV_READ);
 		hup_watch(h, 1);
 	}
+	/* Bulk from here on: stop reading, let the buffers drain, then
+	 * splice_switch takes over the sockets. */
+	if (!h->r->spliced && !h->r->draining && !h->r->nosplice &&
+	    h->r->gate == NULL &&
+	    h->r->up.bytes + h->r->down.bytes >= RELAY_SPLICE_AFTER) {
+		h->r->draining = 1;
+		bufferevent_disable(h->r->up.src, EV_READ);
+		bufferevent_disable(h->r->down.src, EV_READ);
+		/* Unread sources: watch them for a reset meanwhile. */
+		hup_watch(&h->r->up, 1);
+		hup_watch(&h->r->down, 1);
+	}
 	return 0;
 }
 
@@ -227,8 +245,9 @@ write_cb(struct bufferevent *bev, void *arg)
 	if (h->paused &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) < RELAY_HIGH_WATER) {
 		h->paused = 0;
-		hup_watch(h, 0);
-		if (!h->src_eof)
+		if (!r->draining)
+			hup_watch(h, 0);
+		if (!h->src_eof && !r->draining)
 			bufferevent_enable(h->src, EV_READ);
 	}
 	if (h->src_eof) {
@@ -415,15 +434,16 @@ spl_half_init(struct relay *r, struct half *h, int sfd, int dfd)
 	return h->rev != NULL && h->wev != NULL ? 0 : -1;
 }
 
-/* Leaves the bufferevents once nothing is queued in them and the gate has
- * passed; their sockets carry on with splice. */
+/* Leaves the bufferevents once the tunnel is bulk (draining), nothing is
+ * queued in them and the gate has passed; their sockets carry on with
+ * splice. */
 static void
 splice_switch(struct relay *r)
 {
 	struct bufferevent *c = r->up.src, *u = r->down.src;
 	int cfd, ufd;
 
-	if (r->spliced || r->done || r->gate != NULL || r->up.src_eof ||
+	if (!r->draining || r->spliced || r->done || r->gate != NULL || r->up.src_eof ||
 	    r->down.src_eof || r->up.paused || r->down.paused ||
 	    evbuffer_get_length(bufferevent_get_input(c)) != 0 ||
 	    evbuffer_get_length(bufferevent_get_output(c)) != 0 ||
@@ -434,12 +454,18 @@ splice_switch(struct relay *r)
 	ufd = bufferevent_getfd(u);
 	if (spl_half_init(r, &r->up, cfd, ufd) == -1 ||
 	    spl_half_init(r, &r->down, ufd, cfd) == -1) {
-		/* No memory for events: stay on bufferevents. */
+		/* No memory for events: stay on bufferevents, reading again. */
 		if (r->up.rev) event_free(r->up.rev);
 		if (r->up.wev) event_free(r->up.wev);
 		if (r->down.rev) event_free(r->down.rev);
 		if (r->down.wev) event_free(r->down.wev);
 		r->up.rev = r->up.wev = r->down.rev = r->down.wev = NULL;
+		r->draining = 0;
+		r->nosplice = 1;
+		hup_watch(&r->up, 0);
+		hup_watch(&r->down, 0);
+		bufferevent_enable(c, EV_READ);
+		bufferevent_enable(u, EV_READ);
 		return;
 	}
 	/* Detach the sockets so freeing the bufferevents keeps them open. */
@@ -449,6 +475,8 @@ splice_switch(struct relay *r)
 	bufferevent_free(u);
 	r->up.src = r->up.dst = r->down.src = r->down.dst = NULL;
 	r->spliced = 1;
+	hup_watch(&r->up, 0);
+	hup_watch(&r->down, 0);
 	event_add(r->up.rev, NULL);
 	event_add(r->down.rev, NULL);
 }
