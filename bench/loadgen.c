@@ -826,15 +826,22 @@ read_status(pid_t pid, long *rss, long *threads)
 static pid_t
 read_ppid(pid_t pid)
 {
-	char path[64], buf[512], *p;
+	char path[64], buf[512], *p, *end;
 	FILE *f;
-	int ppid = -1;
+	long ppid = -1;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if ((f = fopen(path, "r")) == NULL)
 		return -1;
-	if (fgets(buf, sizeof(buf), f) != NULL && (p = strrchr(buf, ')')) != NULL)
-		(void)sscanf(p + 1, " %*c %d", &ppid);
+	/* "pid (comm) S ppid …": comm may hold spaces, so start after the
+	 * last ')', skip the state letter, read the number strictly. */
+	if (fgets(buf, sizeof(buf), f) != NULL && (p = strrchr(buf, ')')) != NULL &&
+	    p[1] == ' ' && p[2] != '\0' && p[3] == ' ') {
+		errno = 0;
+		ppid = strtol(p + 4, &end, 10);
+		if (errno != 0 || end == p + 4 || *end != ' ' || ppid < 0)
+			ppid = -1;
+	}
 	fclose(f);
 	return (pid_t)ppid;
 }
