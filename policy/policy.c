@@ -24,6 +24,7 @@
 #include "policy/policy.h"
 #include "util/num.h"
 #include "util/errbuf.h"
+#include "util/jsonstrict.h"
 
 
 struct entry {
@@ -97,25 +98,6 @@ parse_mode(const json_t *v, enum policy_mode *m)
 		return -1;
 	*m = modes[i];
 	return 0;
-}
-
-/* Returns the first key of obj that is not in allowed (NULL-terminated),
- * or NULL when there is none. */
-static const char *
-unknown_key(json_t *obj, const char *const *allowed)
-{
-	const char *key;
-	json_t *v;
-	int i;
-
-	json_object_foreach(obj, key, v) {
-		for (i = 0; allowed[i] != NULL; i++)
-			if (strcmp(allowed[i], key) == 0)
-				break;
-		if (allowed[i] == NULL)
-			return key;
-	}
-	return NULL;
 }
 
 static json_t *
@@ -442,7 +424,7 @@ parse_allow_entry(size_t i, json_t *item, struct policy *p,
 		errbuf_set(err, errlen, "allow[%zu]: entry must be an object", i);
 		return -1;
 	}
-	if ((extra = unknown_key(item, keys)) != NULL) {
+	if ((extra = jsonstrict_unknown_key(item, keys)) != NULL) {
 		errbuf_set(err, errlen, "allow[%zu]: unknown key \"%s\"", i,
 		    errbuf_show(extra, strlen(extra), shown));
 		return -1;
@@ -628,7 +610,7 @@ policy_parse(const char *buf, size_t len, char *err, size_t errlen)
 		return p;
 	if ((root = load_json(buf, len, err, errlen)) == NULL)
 		return NULL;
-	if ((extra = unknown_key(root, keys)) != NULL) {
+	if ((extra = jsonstrict_unknown_key(root, keys)) != NULL) {
 		errbuf_set(err, errlen, "unknown key \"%s\"",
 		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;
@@ -707,7 +689,7 @@ policy_compile_profile(const char *buf, size_t len, long long epoch,
 	}
 	if ((root = load_json(buf, len, err, errlen)) == NULL)
 		return NULL;
-	if ((extra = unknown_key(root, keys)) != NULL) {
+	if ((extra = jsonstrict_unknown_key(root, keys)) != NULL) {
 		errbuf_set(err, errlen, "unknown key \"%s\"",
 		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;

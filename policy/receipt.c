@@ -28,6 +28,7 @@
 #include "policy/receipt.h"
 #include "util/ascii.h"
 #include "util/errbuf.h"
+#include "util/jsonstrict.h"
 
 #define MAX_CASES	4096
 #define MAX_STRING	4096	/* bytes of any case string */
@@ -246,24 +247,6 @@ is_revision(const char *s, size_t len, const char **hash)
 	return 1;
 }
 
-/* Returns the first key of obj not in allowed (NULL-terminated), or NULL. */
-static const char *
-unknown_key(json_t *obj, const char *const *allowed)
-{
-	const char *key;
-	json_t *v;
-	int i;
-
-	json_object_foreach(obj, key, v) {
-		for (i = 0; allowed[i] != NULL; i++)
-			if (strcmp(allowed[i], key) == 0)
-				break;
-		if (allowed[i] == NULL)
-			return key;
-	}
-	return NULL;
-}
-
 static json_t *
 load_object(const char *buf, size_t len, const char *what, char *err,
     size_t errlen)
@@ -343,7 +326,7 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 		errbuf_set(err, errlen, "cases[%zu] must be an object", idx);
 		return -1;
 	}
-	if ((extra = unknown_key(c, keys)) != NULL) {
+	if ((extra = jsonstrict_unknown_key(c, keys)) != NULL) {
 		errbuf_set(err, errlen, "cases[%zu]: unknown key \"%s\"", idx,
 		    errbuf_show(extra, strlen(extra), shown));
 		return -1;
@@ -529,7 +512,7 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 	}
 	if ((r->root = load_object(buf, len, "report", err, errlen)) == NULL)
 		goto bad;
-	if ((extra = unknown_key(r->root, keys)) != NULL) {
+	if ((extra = jsonstrict_unknown_key(r->root, keys)) != NULL) {
 		errbuf_set(err, errlen, "report: unknown key \"%s\"",
 		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;
@@ -905,7 +888,7 @@ parse_receipt(const char *buf, size_t len, struct tally *t,
 	if ((root = load_object(buf, len, "signed receipt", err,
 	    errlen)) == NULL)
 		return NULL;
-	if ((extra = unknown_key(root, keys)) != NULL) {
+	if ((extra = jsonstrict_unknown_key(root, keys)) != NULL) {
 		errbuf_set(err, errlen, "signed receipt: unknown key \"%s\"",
 		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;
@@ -1002,7 +985,7 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	if ((env = load_object(buf, len, "receipt envelope", err,
 	    errlen)) == NULL)
 		goto out;
-	if (json_object_size(env) != 4 || unknown_key(env, keys) != NULL) {
+	if (json_object_size(env) != 4 || jsonstrict_unknown_key(env, keys) != NULL) {
 		errbuf_set(err, errlen, "receipt envelope must have exactly the keys "
 		    "schema, key_id, receipt, signature");
 		goto out;

@@ -1,0 +1,20 @@
+#include <string.h>
+
+#include "util/jsonstrict.h"
+
+const char *
+jsonstrict_unknown_key(json_t *obj, const char *const *allowed)
+{
+	const char *key;
+	json_t *v;
+	int i;
+
+	json_object_foreach(obj, key, v) {
+		for (i = 0; allowed[i] != NULL; i++)
+			if (strcmp(allowed[i], key) == 0)
+				break;
+		if (allowed[i] == NULL)
+			return key;
+	}
+	return NULL;
+}
