@@ -59,6 +59,8 @@
 
 #include <event2/event.h>
 
+#include "bench/common.h"
+
 #define MAX_CONC	50000
 #define MAX_PIDS	8
 #define SLOT_BUF	4096
@@ -194,45 +196,6 @@ parse_double(const char *s, double min, double max, double *out)
 	if (errno != 0 || end == s || *end != '\0' || !(v >= min && v <= max))
 		return -1;
 	*out = v;
-	return 0;
-}
-
-static int
-parse_ull(const char *s, unsigned long long min, unsigned long long max,
-    unsigned long long *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* IPv4 literal in 127.0.0.0/8 with a port. */
-static int
-parse_loopback(const char *s, struct sockaddr_in *sin)
-{
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	unsigned long long port;
-
-	if (colon == NULL || (size_t)(colon - s) >= sizeof(host))
-		return -1;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = '\0';
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1 ||
-	    parse_ull(colon + 1, 1, 65535, &port) == -1 ||
-	    (ntohl(sin->sin_addr.s_addr) >> 24) != 127)
-		return -1;
-	sin->sin_port = htons((uint16_t)port);
 	return 0;
 }
 
@@ -1254,7 +1217,7 @@ main(int argc, char **argv)
 				usage();
 			break;
 		case 'c':
-			if (parse_ull(optarg, 1, MAX_CONC, &v) == -1)
+			if (bench_parse_num(optarg, 1, MAX_CONC, &v) == -1)
 				usage();
 			lg.concurrency = (int)v;
 			break;
@@ -1275,22 +1238,22 @@ main(int argc, char **argv)
 				usage();
 			break;
 		case 's':
-			if (parse_ull(optarg, 1, 1024, &v) == -1)
+			if (bench_parse_num(optarg, 1, 1024, &v) == -1)
 				usage();
 			lg.streams = (int)v;
 			break;
 		case 'b':
-			if (parse_ull(optarg, 1, 1ull << 40, &v) == -1)
+			if (bench_parse_num(optarg, 1, 1ull << 40, &v) == -1)
 				usage();
 			lg.bytes_per_req = v;
 			break;
 		case 'n':
-			if (parse_ull(optarg, 1, MAX_CONC, &v) == -1)
+			if (bench_parse_num(optarg, 1, MAX_CONC, &v) == -1)
 				usage();
 			lg.conns = (long)v;
 			break;
 		case 'P':
-			if (lg.npids == MAX_PIDS || parse_ull(optarg, 1, 4194304, &v) == -1)
+			if (lg.npids == MAX_PIDS || bench_parse_num(optarg, 1, 4194304, &v) == -1)
 				usage();
 			lg.pids[lg.npids++] = (pid_t)v;
 			break;
@@ -1313,12 +1276,12 @@ main(int argc, char **argv)
 	snprintf(lg.target, sizeof(lg.target), "%s", target);
 	if (strcmp(proxy, "none") == 0) {
 		lg.direct = 1;
-		if (parse_loopback(conn != NULL ? conn : target, &lg.connect_to) == -1) {
+		if (bench_parse_loopback(conn != NULL ? conn : target, &lg.connect_to) == -1) {
 			fprintf(stderr, "loadgen: with --proxy none, --target (or --connect) "
 			    "must be 127.x.y.z:PORT\n");
 			return 2;
 		}
-	} else if (parse_loopback(proxy, &lg.proxy) == -1) {
+	} else if (bench_parse_loopback(proxy, &lg.proxy) == -1) {
 		fprintf(stderr, "loadgen: --proxy must be 127.x.y.z:PORT or none\n");
 		return 2;
 	}

@@ -39,6 +39,8 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+
+#include "bench/common.h"
 #include <event2/listener.h>
 
 #define MAX_LISTEN	8
@@ -99,47 +101,6 @@ usage(void)
 	    "usage: target --listen IP:PORT [--listen IP:PORT]... [--ready FILE]\n"
 	    "              [--idle-timeout S] [--max-conns N] [--send sendfile|write]\n");
 	exit(2);
-}
-
-/* strtonum-like: decimal only, no sign, no junk, within [min, max]. */
-static int
-parse_num(const char *s, unsigned long long min, unsigned long long max,
-    unsigned long long *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* IP:PORT, IPv4 loopback only. */
-static int
-parse_loopback(const char *s, struct sockaddr_in *sin)
-{
-	char host[64];
-	const char *colon = strrchr(s, ':');
-	unsigned long long port;
-
-	if (colon == NULL || (size_t)(colon - s) >= sizeof(host))
-		return -1;
-	memcpy(host, s, (size_t)(colon - s));
-	host[colon - s] = '\0';
-	memset(sin, 0, sizeof(*sin));
-	sin->sin_family = AF_INET;
-	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1 ||
-	    parse_num(colon + 1, 1, 65535, &port) == -1)
-		return -1;
-	if ((ntohl(sin->sin_addr.s_addr) >> 24) != 127)
-		return -1;
-	sin->sin_port = htons((uint16_t)port);
-	return 0;
 }
 
 static void
@@ -231,7 +192,7 @@ choose_reply(struct conn *c)
 		return;
 	}
 	if (strncmp(path, "/bytes/", 7) == 0) {
-		if (parse_num(path + 7, 0, BYTES_MAX, &n) == -1) {
+		if (bench_parse_num(path + 7, 0, BYTES_MAX, &n) == -1) {
 			c->hdr = REPLY_400;
 			c->hdr_len = sizeof(REPLY_400) - 1;
 			return;
@@ -504,7 +465,7 @@ main(int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
-			if (naddr == MAX_LISTEN || parse_loopback(optarg, &addrs[naddr]) == -1) {
+			if (naddr == MAX_LISTEN || bench_parse_loopback(optarg, &addrs[naddr]) == -1) {
 				fprintf(stderr, "target: --listen %s: expected 127.x.y.z:PORT\n", optarg);
 				return 2;
 			}
@@ -514,12 +475,12 @@ main(int argc, char **argv)
 			ready = optarg;
 			break;
 		case 'i':
-			if (parse_num(optarg, 1, 86400, &v) == -1)
+			if (bench_parse_num(optarg, 1, 86400, &v) == -1)
 				usage();
 			t.idle_tv.tv_sec = (time_t)v;
 			break;
 		case 'm':
-			if (parse_num(optarg, 1, 1000000, &v) == -1)
+			if (bench_parse_num(optarg, 1, 1000000, &v) == -1)
 				usage();
 			t.max_conns = (long)v;
 			break;

@@ -16,7 +16,12 @@ BENCH_LIBS = $(shell $(PKG) --libs libevent 2>/dev/null) -lm
 
 all: $(BENCH_BINS)
 
-$(BENCH_DIR)/%: bench/%.c
+# loadgen and target share bench/common.c; dns stands alone.
+$(BENCH_DIR)/loadgen $(BENCH_DIR)/target: $(BENCH_DIR)/%: bench/%.c bench/common.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(EG_CFLAGS) $(EG_LDFLAGS) -o $@ $< bench/common.c $(BENCH_LIBS)
+
+$(BENCH_DIR)/dns: bench/dns.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(EG_CFLAGS) $(EG_LDFLAGS) -o $@ $< $(BENCH_LIBS)
 
