@@ -1,14 +1,31 @@
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
 
 #include "guard/log.h"
+
+/* Lines emitted while the loop runs are collected and written together
+ * once the callbacks of the current loop pass have run (flush_cb is made
+ * active by the first line): one write(2) for many lines under load, and
+ * no line waits longer than that pass. Before log_attach, and when the
+ * batch is full, lines are written at once. */
+#define LOG_BATCH_MAX	(64 * 1024)
+#define LOG_TS_PREFIX	64	/* room for any year gmtime_r gives */
 
 struct log {
 	FILE		*fp;
 	int		 owned;
 	enum log_format	 fmt;
+	struct event	*flush;		/* NULL: unbatched */
+	char		*batch;
+	size_t		 blen;
+	time_t		 ts_sec;	/* the second ts_prefix was made for */
+	char		 ts_prefix[LOG_TS_PREFIX];	/* "YYYY-MM-DDTHH:MM:SS" */
 };
 
 struct log *
@@ -36,11 +53,62 @@ log_open(const char *path, enum log_format fmt, char *err, size_t errlen)
 	return lg;
 }
 
+static void
+log_write_batch(struct log *lg)
+{
+	size_t off = 0;
+
+	(void)fflush(lg->fp);	/* anything written through stdio first */
+	while (off < lg->blen) {
+		ssize_t n = write(fileno(lg->fp), lg->batch + off, lg->blen - off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;	/* a log that cannot be written loses lines, never the guard */
+		off += (size_t)n;
+	}
+	lg->blen = 0;
+}
+
+static void
+flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	log_write_batch(arg);
+}
+
+int
+log_attach(struct log *lg, struct event_base *base)
+{
+	if ((lg->batch = malloc(LOG_BATCH_MAX)) == NULL)
+		return -1;
+	if ((lg->flush = event_new(base, -1, 0, flush_cb, lg)) == NULL) {
+		free(lg->batch);
+		lg->batch = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void
+log_detach(struct log *lg)
+{
+	if (lg == NULL || lg->flush == NULL)
+		return;
+	log_write_batch(lg);
+	event_free(lg->flush);
+	lg->flush = NULL;
+	free(lg->batch);
+	lg->batch = NULL;
+}
+
 void
 log_close(struct log *lg)
 {
 	if (lg == NULL)
 		return;
+	log_detach(lg);
 	if (lg->owned)
 		fclose(lg->fp);
 	free(lg);
@@ -114,22 +182,45 @@ rec_quoted(struct log_rec *r, const char *s, size_t n)
 	rec_putc(r, '"');
 }
 
+/* "YYYY-MM-DDTHH:MM:SS" for t into buf (LOG_TS_PREFIX bytes). */
+static void
+ts_prefix(time_t t, char *buf)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(buf, LOG_TS_PREFIX, "%04d-%02d-%02dT%02d:%02d:%02d",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec);
+}
+
 void
-log_rec_begin(struct log_rec *r, const struct log *lg, const char *event)
+log_rec_begin(struct log_rec *r, struct log *lg, const char *event)
 {
 	struct timespec ts;
-	struct tm tm;
-	char tbuf[96];
+	char own[LOG_TS_PREFIX], tbuf[LOG_TS_PREFIX + 8];
+	const char *pre = own;
+	long ms;
 
 	r->len = 0;
 	r->fields = 0;
 	r->truncated = 0;
 	r->fmt = lg != NULL ? lg->fmt : LOG_JSON;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	snprintf(tbuf, sizeof(tbuf), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
+	/* The date and time to the second change once a second: formatted
+	 * then (and cached in the log), the milliseconds every time. */
+	if (lg == NULL) {
+		ts_prefix(ts.tv_sec, own);
+	} else {
+		if (lg->ts_sec != ts.tv_sec || lg->ts_prefix[0] == '\0') {
+			ts_prefix(ts.tv_sec, lg->ts_prefix);
+			lg->ts_sec = ts.tv_sec;
+		}
+		pre = lg->ts_prefix;
+	}
+	ms = ts.tv_nsec / 1000000;
+	snprintf(tbuf, sizeof(tbuf), "%s.%c%c%cZ", pre, (char)('0' + ms / 100),
+	    (char)('0' + ms / 10 % 10), (char)('0' + ms % 10));
 	if (r->fmt == LOG_JSON)
 		rec_putc(r, '{');
 	log_rec_str(r, "ts", tbuf);
@@ -212,7 +303,16 @@ log_emit(struct log *lg, struct log_rec *r)
 	r->buf[r->len++] = '\n';
 	if (lg == NULL)
 		return;
-	fwrite(r->buf, 1, r->len, lg->fp);
+	if (lg->flush == NULL) {
+		fwrite(r->buf, 1, r->len, lg->fp);
+		return;
+	}
+	if (lg->blen + r->len > LOG_BATCH_MAX)
+		log_write_batch(lg);
+	memcpy(lg->batch + lg->blen, r->buf, r->len);
+	lg->blen += r->len;
+	if (!event_pending(lg->flush, EV_TIMEOUT, NULL))
+		event_active(lg->flush, EV_TIMEOUT, 0);
 }
 
 void

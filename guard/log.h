@@ -14,6 +14,13 @@ struct log;
 /* path NULL means stderr. Returns NULL with err on failure. */
 struct log *log_open(const char *path, enum log_format fmt, char *err, size_t errlen);
 void log_close(struct log *lg);
+/* Batches lines from now on: they are written together once the current
+ * pass of base's loop has run its callbacks. -1 (out of memory): lines
+ * stay unbatched. log_detach writes what is batched and stops batching;
+ * it must run before base is freed. */
+struct event_base;
+int log_attach(struct log *lg, struct event_base *base);
+void log_detach(struct log *lg);
 
 #define LOG_REC_MAX 8192
 
@@ -26,7 +33,7 @@ struct log_rec {
 };
 
 /* Starts a record with "ts" and "event". */
-void log_rec_begin(struct log_rec *r, const struct log *lg, const char *event);
+void log_rec_begin(struct log_rec *r, struct log *lg, const char *event);
 void log_rec_str(struct log_rec *r, const char *key, const char *val);
 void log_rec_strn(struct log_rec *r, const char *key, const char *val, size_t n);
 void log_rec_int(struct log_rec *r, const char *key, long long v);

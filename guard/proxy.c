@@ -389,30 +389,41 @@ relay_done(void *arg, const char *reason)
 	conn_free(c);
 }
 
+/* The relay takes both sockets: the client's leaves its bufferevent, with
+ * the bytes the client sent after its request (at most a head's worth: the
+ * bufferevent's read watermark) handed over as the relay's first. */
 static void
-tunnel_open(struct proxy_conn *c, struct bufferevent *ubev)
+tunnel_open(struct proxy_conn *c, int ufd)
 {
-	struct evbuffer *out = bufferevent_get_output(c->cbev);
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	unsigned char rep[SOCKS5_REPLY_LEN];
+	struct evbuffer *in = bufferevent_get_input(c->cbev);
+	size_t elen = evbuffer_get_length(in), glen;
+	const void *greet = ok, *early = NULL;
 	relay_gate_cb gate = NULL;
 
 	if (c->kind == KIND_SOCKS5) {
-		unsigned char rep[SOCKS5_REPLY_LEN];
-		size_t n = socks5_reply(rep, SOCKS5_REP_SUCCEEDED);
-		evbuffer_add(out, rep, n);
+		glen = socks5_reply(rep, SOCKS5_REP_SUCCEEDED);
+		greet = rep;
 	} else {
-		evbuffer_add_printf(out, "HTTP/1.1 200 Connection established\r\n\r\n");
+		glen = sizeof(ok) - 1;
 	}
+	if (elen > 0 && (early = evbuffer_pullup(in, (ssize_t)elen)) == NULL)
+		elen = 0;	/* pullup failed: no memory, refused below */
 	if (c->g->cfg->sni_check && c->dest.kind == DEST_NAME)
 		gate = sni_gate;
-	c->relay = relay_new(c->g->base, c->cbev, ubev, (int)c->g->cfg->idle_timeout,
-	    gate, relay_done, c);
-	if (c->relay == NULL) {
-		bufferevent_free(ubev);
-		evbuffer_drain(out, evbuffer_get_length(out));
+	if (evbuffer_get_length(in) != elen ||
+	    (c->relay = relay_new(c->g->base, bufferevent_getfd(c->cbev), ufd,
+	    greet, glen, early, elen, (int)c->g->cfg->idle_timeout, gate,
+	    relay_done, c)) == NULL) {
+		close(ufd);
 		proxy_deny(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
 		return;
 	}
-	c->cbev = NULL;		/* owned by the relay now */
+	/* The socket is the relay's now: free the bufferevent, not the fd. */
+	bufferevent_setfd(c->cbev, -1);
+	bufferevent_free(c->cbev);
+	c->cbev = NULL;
 	c->state = ST_RELAY;
 	clock_gettime(CLOCK_MONOTONIC, &c->opened);
 	log_decision(c, c->allow_reason, NULL);
@@ -804,14 +815,14 @@ dial_done(void *arg, int fd, size_t idx, int timed_out)
 		return;
 	}
 	addr_peer_str(&c->addrs[idx], c->dest.port, c->peer, sizeof(c->peer));
+	if (c->kind != KIND_HTTP) {
+		tunnel_open(c, fd);
+		return;
+	}
 	ubev = bufferevent_socket_new(c->g->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (ubev == NULL) {
 		close(fd);
 		proxy_deny(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
-		return;
-	}
-	if (c->kind != KIND_HTTP) {
-		tunnel_open(c, ubev);
 		return;
 	}
 	c->ubev = ubev;

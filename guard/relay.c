@@ -1,11 +1,22 @@
-/* Two phases. While a gate is set, or bytes are queued in a bufferevent,
- * the relay runs on bufferevents. Once the gate has passed and every
- * buffer is empty, it drops the bufferevents and moves bytes with
- * splice(2) through one pipe per direction, so tunnel payload never
- * crosses into user space (plain read/write through a small buffer where
- * a pipe cannot be had). In both phases a direction holds at most one
- * chunk (RELAY_HIGH_WATER) and reads again only once that chunk has left:
- * a slow reader slows the writer. */
+/* The tunnel relay on raw sockets, one direction ("half") at a time.
+ *
+ * Copy mode: a readable source is read into one scratch buffer and written
+ * straight on to the destination in the same callback, so a small request
+ * and reply cost one read and one write each, with no event changes. Only
+ * the bytes the destination would not take are kept (in a buffer of the
+ * half, at most RELAY_HIGH_WATER), and the source is not read again until
+ * they have left: a slow reader slows the writer.
+ *
+ * Splice mode: once a half has moved RELAY_SPLICE_AFTER bytes (and the
+ * gate has passed) it moves bytes with splice(2) through its own pipe, so
+ * bulk payload never crosses into user space. The pipe is enlarged where
+ * the kernel allows it; the source is read while the pipe has room and the
+ * destination written while the pipe holds bytes, both at once, so the
+ * three parties of a bulk transfer run in parallel instead of in turn. A
+ * pair of sockets that cannot splice stays in copy mode.
+ *
+ * EOF is passed on with shutdown(2) once everything before it has left;
+ * when both directions have ended the relay ends ("eof"). */
 #include <sys/socket.h>
 
 #include <errno.h>
@@ -14,60 +25,66 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "guard/relay.h"
 
-/* One direction: bytes read from src are written to dst. */
+/* Splice pays a pipe and more system calls per chunk: worth it for bulk
+ * only. A half moves to splice once this many bytes have crossed it; a
+ * small request and reply never leaves copy mode. */
+#define RELAY_SPLICE_AFTER	(64 * 1024)
+/* The pipe size asked for: fewer, larger splices. The kernel caps it
+ * (fs.pipe-max-size, and a user's total in fs.pipe-user-pages-soft), so
+ * the size actually granted is read back; a refusal keeps the default. */
+#define RELAY_PIPE_SIZE		(1024 * 1024)
+#define RELAY_HUP_CHECK_S	1	/* how often a paused source is looked at */
+
 struct half {
-	struct relay		*r;
-	struct bufferevent	*src;
-	struct bufferevent	*dst;
-	struct half		*peer;	/* the opposite direction */
-	uint64_t		 bytes;
-	int			 src_eof;
-	int			 paused;	/* src reading disabled by backpressure */
-	int			 shut;		/* shutdown(dst, SHUT_WR) done */
+	struct relay	*r;
+	struct half	*peer;		/* the opposite direction */
+	int		 sfd, dfd;	/* read from sfd, write to dfd */
+	uint64_t	 bytes;
+	int		 src_eof;
+	int		 shut;		/* EOF passed on to dfd */
 
-	/* Spliced phase. */
-	int			 sfd, dfd;
-	int			 pipe[2];	/* made when bytes first flow */
-	char			*buf;		/* copy fallback when no pipe */
-	size_t			 off;		/* start of the unsent bytes in buf */
-	size_t			 pending;	/* read from src, not yet on dst */
-	struct event		*rev;		/* src readable */
-	struct event		*wev;		/* dst writable */
+	struct event	*rev;		/* sfd readable */
+	struct event	*wev;		/* dfd writable */
+	int		 rev_on, wev_on;
+	struct event	*hup;		/* sfd reset while not read, see hup_cb */
 
-	struct event		*hup;		/* src reset while not read, see hup_cb */
-	int			 hupfd;		/* src's socket, in both phases */
+	/* Copy mode: bytes read but not yet written (or, in the up half
+	 * while the gate decides, the bytes it has seen). */
+	unsigned char	*buf;		/* RELAY_HIGH_WATER bytes, while needed */
+	size_t		 off, len;	/* unsent: buf[off .. off + len) */
+
+	/* Splice mode. */
+	int		 pipe[2];	/* -1 until the half moves to splice */
+	size_t		 size;		/* the pipe's size */
+	size_t		 cap;		/* what may be in it: size, less when out of slots */
+	size_t		 inpipe;	/* spliced in, not yet out */
+	int		 nosplice;	/* these sockets cannot splice */
 };
 
 struct relay {
-	struct event_base	*base;
-	struct half		 up;	/* client → upstream */
-	struct half		 down;	/* upstream → client */
-	struct event		*idle;
-	struct timeval		 idle_tv;
-	struct timeval		 last;
-	relay_gate_cb		 gate;
-	relay_done_cb		 cb;
-	void			*arg;
-	int			 done;
-	int			 spliced;
-	int			 draining;	/* reads stopped until buffers empty, then splice */
-	int			 nosplice;	/* splice setup failed once: stay buffered */
+	struct half	 up;		/* client → upstream */
+	struct half	 down;		/* upstream → client */
+	struct event	*idle;
+	struct timeval	 idle_tv;
+	struct timeval	 last;
+	struct event_base *base;
+	relay_gate_cb	 gate;		/* NULL once passed, or never set */
+	relay_done_cb	 cb;
+	void		*arg;
+	int		 done;
 };
 
-#define RELAY_COPY_BUF	16384	/* the fallback's buffer per direction */
-/* Splice pays a pipe pair and more system calls per chunk: worth it for
- * bulk transfers only. A tunnel moves to splice once this many bytes have
- * crossed it; a small request and reply never leaves the bufferevents. */
-#define RELAY_SPLICE_AFTER (64 * 1024)
-#define RELAY_HUP_CHECK_S 1	/* how often a paused source is looked at */
+/* The copy mode's read buffer. One for all relays: the loop is one thread
+ * and a callback leaves nothing in it (what could not be written is copied
+ * into the half's own buffer before the callback returns), so idle tunnels
+ * own no buffer at all. */
+static unsigned char relay_scratch[RELAY_HIGH_WATER];
 
-static void hup_watch(struct half *h, int on);
+static void half_arm(struct half *h);
 
 static void
 relay_end(struct relay *r, const char *reason)
@@ -75,17 +92,8 @@ relay_end(struct relay *r, const char *reason)
 	if (r->done)
 		return;
 	r->done = 1;
-	hup_watch(&r->up, 0);
-	hup_watch(&r->down, 0);
-	if (r->spliced) {
-		event_del(r->up.rev);
-		event_del(r->up.wev);
-		event_del(r->down.rev);
-		event_del(r->down.wev);
-	} else {
-		bufferevent_disable(r->up.src, EV_READ | EV_WRITE);
-		bufferevent_disable(r->down.src, EV_READ | EV_WRITE);
-	}
+	half_arm(&r->up);
+	half_arm(&r->down);
 	r->cb(r->arg, reason);	/* may free r: touch nothing after */
 }
 
@@ -93,6 +101,74 @@ static const char *
 errno_reason(int e)
 {
 	return (e == ECONNRESET || e == EPIPE) ? "reset" : "error";
+}
+
+static void
+touch(struct relay *r)
+{
+	event_base_gettimeofday_cached(r->base, &r->last);
+}
+
+static size_t
+half_pending(const struct half *h)
+{
+	return h->pipe[0] != -1 ? h->inpipe : h->len;
+}
+
+/* Whether the source may be read now: not at its end, the gate buffer not
+ * full, and (copy mode) nothing unsent or (splice mode) room in the pipe. */
+static int
+half_wants_read(const struct half *h)
+{
+	if (h->r->done || h->src_eof)
+		return 0;
+	if (h == &h->r->up && h->r->gate != NULL)
+		return h->len < RELAY_HIGH_WATER;
+	if (h->pipe[0] != -1)
+		return h->inpipe < h->cap;
+	return h->len == 0;
+}
+
+/* Brings the events of h in line with its state; epoll is told only about
+ * changes. A source left unread because its destination is full is looked
+ * at for resets meanwhile (hup_cb). */
+static void
+half_arm(struct half *h)
+{
+	struct timeval tv = { RELAY_HUP_CHECK_S, 0 };
+	int rd = half_wants_read(h);
+	int wr = !h->r->done && h->wev_on;	/* set by the writers */
+
+	if (rd != h->rev_on) {
+		if (rd)
+			event_add(h->rev, NULL);
+		else
+			event_del(h->rev);
+		h->rev_on = rd;
+	}
+	if (!wr && h->wev_on) {
+		event_del(h->wev);
+		h->wev_on = 0;
+	}
+	if (!rd && !h->src_eof && !h->r->done) {
+		if (!evtimer_pending(h->hup, NULL))
+			evtimer_add(h->hup, &tv);
+	} else if (evtimer_pending(h->hup, NULL)) {
+		evtimer_del(h->hup);
+	}
+}
+
+/* Asks for (on) or stops waiting for dfd to become writable. */
+static void
+half_want_write(struct half *h, int on)
+{
+	if (on && !h->wev_on) {
+		event_add(h->wev, NULL);
+		h->wev_on = 1;
+	} else if (!on && h->wev_on) {
+		event_del(h->wev);
+		h->wev_on = 0;
+	}
 }
 
 /* While a direction waits for its destination to drain, its source is not
@@ -114,167 +190,265 @@ hup_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (getsockopt(h->hupfd, SOL_SOCKET, SO_ERROR, &e, &sl) == 0 && e != 0)
+	if (getsockopt(h->sfd, SOL_SOCKET, SO_ERROR, &e, &sl) == 0 && e != 0)
 		relay_end(h->r, errno_reason(e));
+	else if (!h->r->done)
+		half_arm(h);	/* still paused: look again later */
 }
 
-/* Arms (on) or disarms the periodic look at h's paused source. */
-static void
-hup_watch(struct half *h, int on)
-{
-	struct timeval tv = { RELAY_HUP_CHECK_S, 0 };
-
-	if (on && !evtimer_pending(h->hup, NULL))
-		evtimer_add(h->hup, &tv);
-	else if (!on)
-		evtimer_del(h->hup);
-}
-
-static void
-touch(struct relay *r)
-{
-	event_base_gettimeofday_cached(r->base, &r->last);
-}
-
-/* Once src has ended and everything has reached dst, pass the EOF on. */
-static void
+/* Everything before the EOF has left: pass the EOF on. When the other
+ * direction has already ended, the relay ends instead, and closing the
+ * sockets sends the FIN (both receive queues are empty by then, so the
+ * close cannot turn into a reset). Returns -1 if the relay ended. */
+static int
 half_maybe_shut(struct half *h)
 {
-	struct relay *r = h->r;
-
-	if (!h->src_eof || h->shut ||
-	    evbuffer_get_length(bufferevent_get_output(h->dst)) != 0)
-		return;
-	h->shut = 1;
-	(void)shutdown(bufferevent_getfd(h->dst), SHUT_WR);
-	if (h->peer->shut)
-		relay_end(r, "eof");
-}
-
-/* Runs the gate over what the client has sent so far. Returns 0 while the
- * up direction stays shut or once it opened, -1 if the relay ended. */
-static int
-gate_check(struct relay *r, int at_eof)
-{
-	struct evbuffer *in = bufferevent_get_input(r->up.src);
-	size_t n = evbuffer_get_length(in);
-	const unsigned char *b;
-	enum relay_gate v;
-
-	if (n == 0)
+	if (!h->src_eof || h->shut || half_pending(h) != 0)
 		return 0;
-	if ((b = evbuffer_pullup(in, (ssize_t)n)) == NULL) {
-		relay_end(r, "error");
+	h->shut = 1;
+	if (h->peer->shut) {
+		relay_end(h->r, "eof");
 		return -1;
 	}
-	v = r->gate(r->arg, b, n);
+	(void)shutdown(h->dfd, SHUT_WR);
+	return 0;
+}
+
+/* Writes what is pending in copy mode. Returns 0 (all sent, or dfd full
+ * and the write event armed) or -1 if the relay ended. */
+static int
+copy_flush(struct half *h)
+{
+	while (h->len > 0) {
+		ssize_t n = send(h->dfd, h->buf + h->off, h->len, MSG_NOSIGNAL);
+		if (n > 0) {
+			h->off += (size_t)n;
+			h->len -= (size_t)n;
+			continue;
+		}
+		if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+			half_want_write(h, 1);
+			return 0;
+		}
+		relay_end(h->r, errno_reason(errno));
+		return -1;
+	}
+	half_want_write(h, 0);
+	/* The gate's buffer stays until the gate has passed. */
+	if (h != &h->r->up || h->r->gate == NULL) {
+		free(h->buf);
+		h->buf = NULL;
+		h->off = 0;
+	}
+	return 0;
+}
+
+/* Sends b[0 .. n) to dfd, nothing being pending (copy mode reads only
+ * then): what dfd does not take now is kept in the half's buffer, which a
+ * read of at most RELAY_HIGH_WATER always fits. Returns 0, or -1 if the
+ * relay ended. */
+static int
+copy_out(struct half *h, const unsigned char *b, size_t n)
+{
+	ssize_t w = send(h->dfd, b, n, MSG_NOSIGNAL);
+
+	if (w == -1 && errno != EAGAIN && errno != EINTR) {
+		relay_end(h->r, errno_reason(errno));
+		return -1;
+	}
+	if (w == -1)
+		w = 0;
+	if ((size_t)w == n)
+		return 0;
+	if (h->buf == NULL && (h->buf = malloc(RELAY_HIGH_WATER)) == NULL) {
+		relay_end(h->r, "error");
+		return -1;
+	}
+	memcpy(h->buf, b + w, n - (size_t)w);
+	h->off = 0;
+	h->len = n - (size_t)w;
+	half_want_write(h, 1);
+	return 0;
+}
+
+/* The gate sees the client's bytes so far (h is the up half). Returns 0
+ * while undecided or once passed (the bytes then go out), -1 if the relay
+ * ended. */
+static int
+gate_run(struct half *h)
+{
+	struct relay *r = h->r;
+	enum relay_gate v;
+
+	if (h->len == 0) {
+		if (h->src_eof) {
+			relay_end(r, "gate_closed");
+			return -1;
+		}
+		return 0;
+	}
+	v = r->gate(r->arg, h->buf, h->len);
 	/* Undecided at the buffer bound or at EOF: fail closed. */
 	if (v == RELAY_GATE_CLOSE || (v == RELAY_GATE_MORE &&
-	    (at_eof || n >= RELAY_HIGH_WATER))) {
+	    (h->src_eof || h->len >= RELAY_HIGH_WATER))) {
 		relay_end(r, "gate_closed");
 		return -1;
 	}
-	if (v == RELAY_GATE_PASS)
-		r->gate = NULL;
-	return 0;
+	if (v == RELAY_GATE_MORE)
+		return 0;
+	r->gate = NULL;
+	h->bytes += h->len;
+	return copy_flush(h);
 }
 
-/* Moves what src has read to dst. Returns -1 if the relay ended. */
+/* Moves h to splice mode: a pipe, as large as the kernel grants. Returns
+ * 0, or -1 when no pipe can be had (h stays in copy mode for good). */
 static int
-half_pump(struct half *h, int at_eof)
+splice_start(struct half *h)
 {
-	struct evbuffer *in = bufferevent_get_input(h->src);
-	struct evbuffer *out = bufferevent_get_output(h->dst);
-	size_t n;
+	int sz;
 
-	if (h == &h->r->up && h->r->gate != NULL) {
-		if (gate_check(h->r, at_eof) == -1)
-			return -1;
-		if (h->r->gate != NULL)
-			return 0;
+	if (pipe2(h->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
+		h->pipe[0] = h->pipe[1] = -1;
+		h->nosplice = 1;
+		return -1;
 	}
-	n = evbuffer_get_length(in);
-	if (n > 0) {
-		h->bytes += n;
-		evbuffer_add_buffer(out, in);
-		touch(h->r);
-	}
-	if (evbuffer_get_length(out) >= RELAY_HIGH_WATER && !h->paused) {
-		h->paused = 1;
-		bufferevent_disable(h->src, EV_READ);
-		hup_watch(h, 1);
-	}
-	/* Bulk from here on: stop reading, let the buffers drain, then
-	 * splice_switch takes over the sockets. */
-	if (!h->r->spliced && !h->r->draining && !h->r->nosplice &&
-	    h->r->gate == NULL &&
-	    h->r->up.bytes + h->r->down.bytes >= RELAY_SPLICE_AFTER) {
-		h->r->draining = 1;
-		bufferevent_disable(h->r->up.src, EV_READ);
-		bufferevent_disable(h->r->down.src, EV_READ);
-		/* Unread sources: watch them for a reset meanwhile. */
-		hup_watch(&h->r->up, 1);
-		hup_watch(&h->r->down, 1);
-	}
+	(void)fcntl(h->pipe[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE);
+	sz = fcntl(h->pipe[1], F_GETPIPE_SZ);
+	h->size = h->cap = sz > 0 ? (size_t)sz : 65536;
+	h->inpipe = 0;
 	return 0;
 }
 
-static struct half *
-half_of_src(struct relay *r, struct bufferevent *bev)
+static void
+splice_stop(struct half *h)
 {
-	return bev == r->up.src ? &r->up : &r->down;
+	close(h->pipe[0]);
+	close(h->pipe[1]);
+	h->pipe[0] = h->pipe[1] = -1;
+	h->nosplice = 1;
 }
 
-static void splice_switch(struct relay *r);
-
-static void
-read_cb(struct bufferevent *bev, void *arg)
+/* pipe → dfd until the pipe is empty or dfd is full. Returns 0, or -1 if
+ * the relay ended. */
+static int
+splice_flush(struct half *h)
 {
-	if (half_pump(half_of_src(arg, bev), 0) == 0)
-		splice_switch(arg);
-}
-
-/* dst drained below the low-water mark: resume its source, and pass on an
- * EOF that was waiting for the drain. */
-static void
-write_cb(struct bufferevent *bev, void *arg)
-{
-	struct relay *r = arg;
-	struct half *h = bev == r->up.dst ? &r->up : &r->down;
-
-	if (h->paused &&
-	    evbuffer_get_length(bufferevent_get_output(bev)) < RELAY_HIGH_WATER) {
-		h->paused = 0;
-		if (!r->draining)
-			hup_watch(h, 0);
-		if (!h->src_eof && !r->draining)
-			bufferevent_enable(h->src, EV_READ);
+	while (h->inpipe > 0) {
+		ssize_t n = splice(h->pipe[0], NULL, h->dfd, NULL, h->inpipe,
+		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			h->inpipe -= (size_t)n;
+			continue;
+		}
+		if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+			half_want_write(h, 1);
+			return 0;
+		}
+		relay_end(h->r, n == 0 ? "error" : errno_reason(errno));
+		return -1;
 	}
-	if (h->src_eof) {
-		half_maybe_shut(h);	/* may end the relay */
-		return;
-	}
-	splice_switch(r);
+	half_want_write(h, 0);
+	return 0;
 }
 
-static void
-event_cb(struct bufferevent *bev, short what, void *arg)
+/* sfd → pipe. Returns bytes moved, 0 at EOF, -1 with errno (EAGAIN: the
+ * socket has nothing, or the pipe has no free slot: a pipe holds a number
+ * of buffers, not of bytes). */
+static ssize_t
+splice_in(struct half *h)
 {
-	struct relay *r = arg;
-	struct half *h = half_of_src(r, bev);
+	return splice(h->sfd, NULL, h->pipe[1], NULL, h->cap - h->inpipe,
+	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+}
 
-	if (what & BEV_EVENT_EOF) {
-		if (half_pump(h, 1) == -1)
-			return;
+/* One readable event on sfd. Returns -1 if the relay ended. */
+static int
+half_read(struct half *h)
+{
+	struct relay *r = h->r;
+	ssize_t n;
+
+	if (h == &r->up && r->gate != NULL) {
+		if (h->buf == NULL && (h->buf = malloc(RELAY_HIGH_WATER)) == NULL) {
+			relay_end(r, "error");
+			return -1;
+		}
+		if (h->len < RELAY_HIGH_WATER)
+			n = read(h->sfd, h->buf + h->len, RELAY_HIGH_WATER - h->len);
+		else
+			n = -1, errno = EAGAIN;	/* full: the gate decides now */
+		if (n > 0)
+			h->len += (size_t)n;
+	} else if (h->pipe[0] != -1 || (!h->nosplice &&
+	    h->bytes >= RELAY_SPLICE_AFTER && h->len == 0 && splice_start(h) == 0)) {
+		n = splice_in(h);
+		if (n == -1 && errno == EINVAL && h->inpipe == 0) {
+			splice_stop(h);		/* these sockets cannot splice */
+			return 0;		/* read again in copy mode */
+		}
+		if (n > 0) {
+			h->inpipe += (size_t)n;
+			h->bytes += (uint64_t)n;
+			touch(r);
+			return splice_flush(h);
+		}
+		if (n == -1 && errno == EAGAIN && h->inpipe > 0) {
+			/* Out of pipe slots: read again once some have left. */
+			h->cap = h->inpipe;
+			return 0;
+		}
+	} else {
+		n = read(h->sfd, relay_scratch, sizeof(relay_scratch));
+		if (n > 0) {
+			h->bytes += (uint64_t)n;
+			touch(r);
+			return copy_out(h, relay_scratch, (size_t)n);
+		}
+	}
+	if (n == 0) {
 		h->src_eof = 1;
-		bufferevent_disable(bev, EV_READ);
-		half_maybe_shut(h);
-		return;
+	} else if (n == -1 && errno != EAGAIN && errno != EINTR) {
+		relay_end(r, errno_reason(errno));
+		return -1;
 	}
-	if (what & BEV_EVENT_ERROR) {
-		int e = EVUTIL_SOCKET_ERROR();
-		relay_end(r, (e == ECONNRESET || e == EPIPE) ? "reset" : "error");
+	if (h == &r->up && r->gate != NULL) {
+		touch(r);
+		if (gate_run(h) == -1)
+			return -1;
 	}
+	return half_maybe_shut(h);
+}
+
+static void
+read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct half *h = arg;
+
+	(void)fd;
+	(void)what;
+	if (half_read(h) == 0)
+		half_arm(h);
+}
+
+static void
+write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct half *h = arg;
+	int rc;
+
+	(void)fd;
+	(void)what;
+	if (h->pipe[0] != -1) {
+		rc = splice_flush(h);
+		/* Slots freed: the pipe may take up to its full size again. */
+		if (rc == 0 && h->inpipe == 0)
+			h->cap = h->size;
+	} else {
+		rc = copy_flush(h);
+	}
+	if (rc == 0 && half_maybe_shut(h) == 0)
+		half_arm(h);
 }
 
 static void
@@ -301,193 +475,29 @@ idle_cb(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(r->idle, &left);
 }
 
-/* ---- spliced phase ---- */
-
-static void
-spl_maybe_shut(struct half *h)
-{
-	if (!h->src_eof || h->shut || h->pending != 0)
-		return;
-	h->shut = 1;
-	(void)shutdown(h->dfd, SHUT_WR);
-	if (h->peer->shut)
-		relay_end(h->r, "eof");
-}
-
-/* src → pipe (or buffer). Returns bytes read, 0 at EOF, -1 with errno. */
-static ssize_t
-spl_in(struct half *h)
-{
-	ssize_t n;
-
-	if (h->pipe[0] == -1 && h->buf == NULL &&
-	    pipe2(h->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
-		h->pipe[0] = h->pipe[1] = -1;
-		if ((h->buf = malloc(RELAY_COPY_BUF)) == NULL)
-			return -1;
-	}
-	if (h->pipe[0] != -1) {
-		n = splice(h->sfd, NULL, h->pipe[1], NULL, RELAY_HIGH_WATER,
-		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		if (n != -1 || errno != EINVAL)
-			return n;
-		/* This pair of sockets cannot splice: copy instead. */
-		close(h->pipe[0]);
-		close(h->pipe[1]);
-		h->pipe[0] = h->pipe[1] = -1;
-		if ((h->buf = malloc(RELAY_COPY_BUF)) == NULL)
-			return -1;
-	}
-	h->off = 0;
-	return read(h->sfd, h->buf, RELAY_COPY_BUF);
-}
-
-/* pipe (or buffer) → dst. Returns bytes written or -1 with errno. */
-static ssize_t
-spl_out(struct half *h)
-{
-	ssize_t n;
-
-	if (h->pipe[0] != -1)
-		return splice(h->pipe[0], NULL, h->dfd, NULL, h->pending,
-		    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-	n = send(h->dfd, h->buf + h->off, h->pending, MSG_NOSIGNAL);
-	if (n > 0)
-		h->off += (size_t)n;
-	return n;
-}
-
-/* Sends what is pending. Returns 0 when all of it left or dst is full (the
- * write event then resumes it), -1 if the relay ended. */
 static int
-spl_flush(struct half *h)
+half_init(struct relay *r, struct half *h, int sfd, int dfd, struct half *peer)
 {
-	while (h->pending > 0) {
-		ssize_t n = spl_out(h);
-		if (n > 0) {
-			h->pending -= (size_t)n;
-			continue;
-		}
-		if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
-			event_del(h->rev);
-			event_add(h->wev, NULL);
-			if (!h->src_eof)
-				hup_watch(h, 1);
-			return 0;
-		}
-		relay_end(h->r, errno_reason(errno));
-		return -1;
-	}
-	hup_watch(h, 0);
-	if (!h->src_eof)
-		event_add(h->rev, NULL);
-	spl_maybe_shut(h);
-	return 0;
-}
-
-static void
-spl_read_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct half *h = arg;
-	ssize_t n;
-
-	(void)fd;
-	(void)what;
-	if (h->pending > 0) {		/* the last chunk has not left yet */
-		event_del(h->rev);
-		return;
-	}
-	n = spl_in(h);
-	if (n == 0) {
-		h->src_eof = 1;
-		event_del(h->rev);
-		spl_maybe_shut(h);
-		return;
-	}
-	if (n == -1) {
-		if (errno != EAGAIN && errno != EINTR)
-			relay_end(h->r, errno_reason(errno));
-		return;
-	}
-	h->bytes += (uint64_t)n;
-	h->pending = (size_t)n;
-	touch(h->r);
-	(void)spl_flush(h);
-}
-
-static void
-spl_write_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	(void)spl_flush(arg);
-}
-
-static int
-spl_half_init(struct relay *r, struct half *h, int sfd, int dfd)
-{
+	h->r = r;
+	h->peer = peer;
 	h->sfd = sfd;
 	h->dfd = dfd;
 	h->pipe[0] = h->pipe[1] = -1;
-	h->rev = event_new(r->base, sfd, EV_READ | EV_PERSIST, spl_read_cb, h);
-	h->wev = event_new(r->base, dfd, EV_WRITE, spl_write_cb, h);
-	return h->rev != NULL && h->wev != NULL ? 0 : -1;
-}
-
-/* Leaves the bufferevents once the tunnel is bulk (draining), nothing is
- * queued in them and the gate has passed; their sockets carry on with
- * splice. */
-static void
-splice_switch(struct relay *r)
-{
-	struct bufferevent *c = r->up.src, *u = r->down.src;
-	int cfd, ufd;
-
-	if (!r->draining || r->spliced || r->done || r->gate != NULL || r->up.src_eof ||
-	    r->down.src_eof || r->up.paused || r->down.paused ||
-	    evbuffer_get_length(bufferevent_get_input(c)) != 0 ||
-	    evbuffer_get_length(bufferevent_get_output(c)) != 0 ||
-	    evbuffer_get_length(bufferevent_get_input(u)) != 0 ||
-	    evbuffer_get_length(bufferevent_get_output(u)) != 0)
-		return;
-	cfd = bufferevent_getfd(c);
-	ufd = bufferevent_getfd(u);
-	if (spl_half_init(r, &r->up, cfd, ufd) == -1 ||
-	    spl_half_init(r, &r->down, ufd, cfd) == -1) {
-		/* No memory for events: stay on bufferevents, reading again. */
-		if (r->up.rev) event_free(r->up.rev);
-		if (r->up.wev) event_free(r->up.wev);
-		if (r->down.rev) event_free(r->down.rev);
-		if (r->down.wev) event_free(r->down.wev);
-		r->up.rev = r->up.wev = r->down.rev = r->down.wev = NULL;
-		r->draining = 0;
-		r->nosplice = 1;
-		hup_watch(&r->up, 0);
-		hup_watch(&r->down, 0);
-		bufferevent_enable(c, EV_READ);
-		bufferevent_enable(u, EV_READ);
-		return;
-	}
-	/* Detach the sockets so freeing the bufferevents keeps them open. */
-	bufferevent_setfd(c, -1);
-	bufferevent_setfd(u, -1);
-	bufferevent_free(c);
-	bufferevent_free(u);
-	r->up.src = r->up.dst = r->down.src = r->down.dst = NULL;
-	r->spliced = 1;
-	hup_watch(&r->up, 0);
-	hup_watch(&r->down, 0);
-	event_add(r->up.rev, NULL);
-	event_add(r->down.rev, NULL);
+	h->rev = event_new(r->base, sfd, EV_READ | EV_PERSIST, read_cb, h);
+	h->wev = event_new(r->base, dfd, EV_WRITE | EV_PERSIST, write_cb, h);
+	h->hup = evtimer_new(r->base, hup_cb, h);
+	return h->rev != NULL && h->wev != NULL && h->hup != NULL ? 0 : -1;
 }
 
 static void
-spl_half_free(struct half *h)
+half_free(struct half *h)
 {
 	if (h->rev != NULL)
 		event_free(h->rev);
 	if (h->wev != NULL)
 		event_free(h->wev);
+	if (h->hup != NULL)
+		event_free(h->hup);
 	if (h->pipe[0] != -1) {
 		close(h->pipe[0]);
 		close(h->pipe[1]);
@@ -495,66 +505,73 @@ spl_half_free(struct half *h)
 	free(h->buf);
 }
 
-static void
-half_init(struct relay *r, struct half *h, struct bufferevent *src,
-    struct bufferevent *dst, struct half *peer)
+/* Queues b[0 .. n) as h's first bytes out (copy mode, before any read). */
+static int
+half_preload(struct half *h, const void *b, size_t n)
 {
-	h->r = r;
-	h->src = src;
-	h->dst = dst;
-	h->peer = peer;
-	h->pipe[0] = h->pipe[1] = -1;
-	/* Never hold more than the high-water mark unread either. */
-	bufferevent_setwatermark(src, EV_READ, 0, RELAY_HIGH_WATER);
-	bufferevent_setwatermark(dst, EV_WRITE, RELAY_HIGH_WATER / 2, 0);
+	if (n == 0)
+		return 0;
+	if (n > RELAY_HIGH_WATER || (h->buf = malloc(RELAY_HIGH_WATER)) == NULL)
+		return -1;
+	memcpy(h->buf, b, n);
+	h->len = n;
+	return 0;
 }
 
 struct relay *
-relay_new(struct event_base *base, struct bufferevent *client,
-    struct bufferevent *upstream, int idle_timeout_s, relay_gate_cb gate,
-    relay_done_cb cb, void *arg)
+relay_new(struct event_base *base, int cfd, int ufd, const void *greeting,
+    size_t greeting_len, const void *early, size_t early_len,
+    int idle_timeout_s, relay_gate_cb gate, relay_done_cb cb, void *arg)
 {
 	struct relay *r;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
+	r->up.pipe[0] = r->up.pipe[1] = r->down.pipe[0] = r->down.pipe[1] = -1;
 	r->base = base;
 	r->gate = gate;
 	r->cb = cb;
 	r->arg = arg;
 	r->idle_tv.tv_sec = idle_timeout_s;
-	if ((r->idle = evtimer_new(base, idle_cb, r)) == NULL) {
-		free(r);
+	if ((r->idle = evtimer_new(base, idle_cb, r)) == NULL ||
+	    half_init(r, &r->up, cfd, ufd, &r->down) == -1 ||
+	    half_init(r, &r->down, ufd, cfd, &r->up) == -1 ||
+	    half_preload(&r->down, greeting, greeting_len) == -1 ||
+	    half_preload(&r->up, early, early_len) == -1) {
+		r->up.sfd = r->down.sfd = -1;	/* the caller keeps the sockets */
+		relay_free(r);
 		return NULL;
 	}
-	/* The fds stay the same in both phases (see splice_switch). */
-	r->up.hupfd = bufferevent_getfd(client);
-	r->down.hupfd = bufferevent_getfd(upstream);
-	r->up.hup = event_new(base, -1, EV_PERSIST, hup_cb, &r->up);
-	r->down.hup = event_new(base, -1, EV_PERSIST, hup_cb, &r->down);
-	if (r->up.hup == NULL || r->down.hup == NULL) {
-		if (r->up.hup != NULL)
-			event_free(r->up.hup);
-		if (r->down.hup != NULL)
-			event_free(r->down.hup);
-		event_free(r->idle);
-		free(r);
-		return NULL;
-	}
-	half_init(r, &r->up, client, upstream, &r->down);
-	half_init(r, &r->down, upstream, client, &r->up);
-	bufferevent_setcb(client, read_cb, write_cb, event_cb, r);
-	bufferevent_setcb(upstream, read_cb, write_cb, event_cb, r);
 	touch(r);
 	evtimer_add(r->idle, &r->idle_tv);
-	bufferevent_enable(client, EV_READ | EV_WRITE);
-	bufferevent_enable(upstream, EV_READ | EV_WRITE);
-	/* Bytes the client sent right after its head are handled from the
-	 * loop (the gate may end the relay, which must not happen before the
-	 * caller holds the pointer). */
-	if (evbuffer_get_length(bufferevent_get_input(client)) > 0)
-		bufferevent_trigger(client, EV_READ, BEV_TRIG_IGNORE_WATERMARKS |
-		    BEV_TRIG_DEFER_CALLBACKS);
+	/* The greeting goes out now: the socket is fresh, so it fits. Bytes
+	 * the client sent after its request, and anything that did not fit,
+	 * are handled from the loop (the gate, or an error, may end the
+	 * relay, which must not happen before the caller holds the pointer). */
+	if (r->down.len > 0) {
+		ssize_t n = send(cfd, r->down.buf, r->down.len, MSG_NOSIGNAL);
+		if (n > 0) {
+			r->down.off = (size_t)n;
+			r->down.len -= (size_t)n;
+		}
+		if (r->down.len > 0)
+			half_want_write(&r->down, 1);
+		else {
+			free(r->down.buf);
+			r->down.buf = NULL;
+			r->down.off = 0;
+		}
+	}
+	if (r->up.len > 0) {
+		if (gate != NULL) {
+			event_active(r->up.rev, EV_READ, 0);
+		} else {
+			r->up.bytes = r->up.len;
+			half_want_write(&r->up, 1);
+		}
+	}
+	half_arm(&r->up);
+	half_arm(&r->down);
 	return r;
 }
 
@@ -570,17 +587,13 @@ relay_free(struct relay *r)
 {
 	if (r == NULL)
 		return;
-	event_free(r->idle);
-	event_free(r->up.hup);
-	event_free(r->down.hup);
-	if (r->spliced) {
-		spl_half_free(&r->up);
-		spl_half_free(&r->down);
+	if (r->idle != NULL)
+		event_free(r->idle);
+	half_free(&r->up);
+	half_free(&r->down);
+	if (r->up.sfd != -1)
 		close(r->up.sfd);
+	if (r->down.sfd != -1)
 		close(r->down.sfd);
-	} else {
-		bufferevent_free(r->up.src);
-		bufferevent_free(r->down.src);
-	}
 	free(r);
 }

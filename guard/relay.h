@@ -4,9 +4,9 @@
 #ifndef EG_RELAY_H
 #define EG_RELAY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-struct bufferevent;
 struct event_base;
 struct relay;
 
@@ -26,11 +26,15 @@ enum relay_gate { RELAY_GATE_MORE = 0, RELAY_GATE_PASS, RELAY_GATE_CLOSE };
 typedef enum relay_gate (*relay_gate_cb)(void *arg, const unsigned char *b,
     size_t len);
 
-/* Takes ownership of both bufferevents (their fds are closed by
- * relay_free). Bytes already waiting in the client's input are forwarded
- * first (through the gate when one is given; gate may be NULL). */
-struct relay *relay_new(struct event_base *base, struct bufferevent *client,
-    struct bufferevent *upstream, int idle_timeout_s, relay_gate_cb gate,
+/* Takes ownership of both sockets (non-blocking; closed by relay_free)
+ * unless it fails (NULL: the caller still owns them). greeting (at most
+ * RELAY_HIGH_WATER bytes: the 200 of a CONNECT, a SOCKS5 reply) is sent to
+ * the client first; early (at most RELAY_HIGH_WATER) are bytes the client
+ * sent after its request, forwarded first, through the gate when one is
+ * given (gate may be NULL). */
+struct relay *relay_new(struct event_base *base, int cfd, int ufd,
+    const void *greeting, size_t greeting_len, const void *early,
+    size_t early_len, int idle_timeout_s, relay_gate_cb gate,
     relay_done_cb cb, void *arg);
 
 void relay_stats(const struct relay *r, uint64_t *up, uint64_t *down);

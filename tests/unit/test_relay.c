@@ -98,7 +98,6 @@ static void
 rig_fill(struct rig *g)
 {
 	static char buf[65536];
-	struct bufferevent *cb, *ub;
 	int cfd, ufd, stalled = 0, i;
 
 	memset(g, 0, sizeof(*g));
@@ -106,9 +105,8 @@ rig_fill(struct rig *g)
 	assert_non_null(g->base = event_base_new());
 	tcp_pair(&g->client, &cfd);
 	tcp_pair(&g->upstream, &ufd);
-	assert_non_null(cb = bufferevent_socket_new(g->base, cfd, BEV_OPT_CLOSE_ON_FREE));
-	assert_non_null(ub = bufferevent_socket_new(g->base, ufd, BEV_OPT_CLOSE_ON_FREE));
-	assert_non_null(g->c.r = relay_new(g->base, cb, ub, 60, NULL, done_cb, &g->c));
+	assert_non_null(g->c.r = relay_new(g->base, cfd, ufd, NULL, 0, NULL, 0, 60,
+	    NULL, done_cb, &g->c));
 	for (i = 0; i < 400 && stalled < 20; i++) {
 		ssize_t n = send(g->client, buf, sizeof(buf), MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n > 0) {
