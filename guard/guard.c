@@ -347,6 +347,26 @@ log_start(struct guard *g)
 	}
 }
 
+/* The epoll backend with a change list: libevent folds the many
+ * enable/disable calls a connection makes within one loop pass (head read,
+ * dial, reply, relay) into at most one epoll_ctl per fd per pass, where
+ * plain event_base_new issues one per call (measured: 16 epoll_ctl per
+ * CONNECT tunnel). The known catch, fds shared through dup(2), does not
+ * arise here: every fd the loop watches is owned by one event. */
+static struct event_base *
+loop_new(void)
+{
+	struct event_config *ec;
+	struct event_base *base;
+
+	if ((ec = event_config_new()) == NULL)
+		return NULL;
+	(void)event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+	base = event_base_new_with_config(ec);
+	event_config_free(ec);
+	return base;
+}
+
 static void
 guard_free(struct guard *g)
 {
@@ -368,6 +388,7 @@ guard_free(struct guard *g)
 	resolver_free(g->resolver);
 	classify_cfg_free(g->classify);
 	policy_free(g->policy);
+	log_detach(g->log);
 	if (g->base != NULL)
 		event_base_free(g->base);
 	log_close(g->log);
@@ -405,10 +426,12 @@ guard_run_main(int argc, char **argv)
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
 	}
-	if ((g.base = event_base_new()) == NULL) {
+	if ((g.base = loop_new()) == NULL) {
 		fprintf(stderr, "egress-guard: cannot create event loop\n");
 		goto out;
 	}
+	if (log_attach(g.log, g.base) == -1)
+		fprintf(stderr, "egress-guard: out of memory: log lines not batched\n");
 	if ((g.classify = config_classifier(&cfg)) == NULL) {
 		fprintf(stderr, "egress-guard: out of memory\n");
 		goto out;
