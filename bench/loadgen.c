@@ -8,6 +8,15 @@
  *
  * common: --proxy IP:PORT|none  --target HOST:PORT  [--connect IP:PORT]
  *         [--timeout S] [--warmup S] [--label NAME] [--max-error-pct P]
+ *         [--cpu-pid PID]...
+ *
+ * CPU per unit of work: at the start of the measured window (after
+ * --warmup) and at its end, rate, throughput and echo read their own CPU
+ * time and that of each --cpu-pid (utime + stime of the whole process, all
+ * its threads; not its children); the JSON then has "window_cpu_s":
+ * {"self": s, "PID": s or null, ...} and "window_cpu_wall_s", the time
+ * between the two readings. The units of that window are "ok" (rate, echo)
+ * and "body_bytes" (throughput), both counted inside the window only.
  *
  * --proxy none is the baseline: the same requests straight to the target
  * (--connect gives the address when --target is a name). Through a proxy:
@@ -47,6 +56,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -128,6 +138,9 @@ struct lg {
 	pid_t			 pids[MAX_PIDS];
 	int			 npids;
 	int			 pid_tree;
+	pid_t			 cpu_pids[MAX_PIDS];
+	int			 ncpu_pids;
+	long			 clk_tck;
 
 	char			*req_connect;	/* CONNECT head */
 	char			*req_inner;	/* request inside the tunnel / direct */
@@ -154,6 +167,13 @@ struct lg {
 	uint64_t		 echo_seq, echo_recv, echo_last_recv, echo_max_gap;
 	uint64_t		 echo_first_recv;
 	struct event		*echo_timer;
+
+	/* CPU readings at t_warm ([0]) and t_end ([1]); -1: unreadable */
+	struct event		*cpu_timer;
+	int			 cpu_n;		/* readings taken */
+	uint64_t		 cpu_at[2];
+	double			 cpu_self[2];
+	double			 cpu_pid[MAX_PIDS][2];
 };
 
 static char scratch[SCRATCH];
@@ -161,6 +181,8 @@ static char scratch[SCRATCH];
 static void slot_cb(evutil_socket_t, short, void *);
 static void slot_start(struct slot *);
 static void idle_next(struct lg *);
+static void cpu_sample(struct lg *);
+static void cpu_due(struct lg *, uint64_t);
 
 static uint64_t
 now_ns(void)
@@ -181,7 +203,8 @@ usage(void)
 	    "  rate:       [--mode connect|get] [--concurrency C] [--duration S]\n"
 	    "  throughput: [--streams N] [--bytes N] [--duration S]\n"
 	    "  idle:       --conns N [--concurrency C] [--pid PID]... [--pid-tree] [--hold S]\n"
-	    "  echo:       [--interval-ms MS] [--duration S]\n");
+	    "  echo:       [--interval-ms MS] [--duration S]\n"
+	    "  rate, throughput, echo: [--cpu-pid PID]... (CPU time in the window)\n");
 	exit(2);
 }
 
@@ -574,6 +597,7 @@ on_reply(struct slot *s)
 			if (in_window(lg, t))
 				lg->body_bytes += (uint64_t)n;
 			s->t_start = t;	/* a download times out when it stalls */
+			cpu_due(lg, t);
 		}
 		if (!s->to_eof) {
 			if ((uint64_t)n > s->body_left) {
@@ -786,26 +810,57 @@ read_status(pid_t pid, long *rss, long *threads)
 	return 0;
 }
 
-static pid_t
-read_ppid(pid_t pid)
+/* The fields of /proc/PID/stat from the third (the state) on, in buf;
+ * NULL when the process is gone or the line is malformed. "pid (comm) S
+ * …": comm may hold spaces and ')', so they start after the last ')'. */
+static const char *
+proc_stat(pid_t pid, char *buf, size_t size)
 {
-	char path[64], buf[512], *p, *end;
+	char path[64], *p;
 	FILE *f;
-	long ppid = -1;
+	int got;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	/* "pid (comm) S ppid …": comm may hold spaces, so start after the
-	 * last ')', skip the state letter, read the number strictly. */
-	if (fgets(buf, sizeof(buf), f) != NULL && (p = strrchr(buf, ')')) != NULL &&
-	    p[1] == ' ' && p[2] != '\0' && p[3] == ' ') {
-		errno = 0;
-		ppid = strtol(p + 4, &end, 10);
-		if (errno != 0 || end == p + 4 || *end != ' ' || ppid < 0)
-			ppid = -1;
-	}
+		return NULL;
+	got = fgets(buf, (int)size, f) != NULL;
 	fclose(f);
+	if (!got || (p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return NULL;
+	return p + 2;
+}
+
+/* Field FIELD (numbered as in proc(5), >= 3) of the fields F3 that
+ * proc_stat() returned, as a decimal within [0, max]; -1 otherwise. */
+static int
+stat_field(const char *f3, int field, unsigned long long max, unsigned long long *out)
+{
+	char num[24];
+	size_t len;
+	int i;
+
+	for (i = 3; i < field; i++) {
+		if ((f3 = strchr(f3, ' ')) == NULL)
+			return -1;
+		f3++;
+	}
+	len = strcspn(f3, " \n");
+	if (len == 0 || len >= sizeof(num))
+		return -1;
+	memcpy(num, f3, len);
+	num[len] = '\0';
+	return bench_parse_num(num, 0, max, out);
+}
+
+static pid_t
+read_ppid(pid_t pid)
+{
+	char buf[1024];
+	const char *f3 = proc_stat(pid, buf, sizeof(buf));
+	unsigned long long ppid;
+
+	if (f3 == NULL || stat_field(f3, 4, INT_MAX, &ppid) == -1)
+		return -1;
 	return (pid_t)ppid;
 }
 
@@ -860,6 +915,120 @@ mem_read(const struct lg *lg, struct memstat *m)
 	}
 }
 
+/* ---- CPU time of the measured processes */
+
+/* utime + stime of the whole process (every thread, live or ended; not
+ * its children), in seconds; -1 when it cannot be read. */
+static double
+proc_cpu_s(pid_t pid, long clk_tck)
+{
+	char buf[1024];
+	const char *f3 = proc_stat(pid, buf, sizeof(buf));
+	unsigned long long ut, st;
+
+	if (f3 == NULL || stat_field(f3, 14, UINT64_MAX / 4, &ut) == -1 ||
+	    stat_field(f3, 15, UINT64_MAX / 4, &st) == -1)
+		return -1;
+	return (double)(ut + st) / (double)clk_tck;
+}
+
+/* This process's user + system time, in seconds; -1 on failure. */
+static double
+self_cpu_s(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == -1)
+		return -1;
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/* Arms the one-shot EV to fire at monotonic time AT (ns), or at once. */
+static void
+timer_at(struct event *ev, uint64_t at)
+{
+	uint64_t t = now_ns(), d = at > t ? at - t : 0;
+	struct timeval tv;
+
+	tv.tv_sec = (time_t)(d / 1000000000ull);
+	tv.tv_usec = (suseconds_t)(d % 1000000000ull / 1000);
+	event_add(ev, &tv);
+}
+
+static void
+cpu_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd; (void)what;
+	cpu_sample(arg);
+}
+
+/* Takes the next reading: the first at t_warm, the second at t_end (by
+ * the timer, or by tick_cb when it ends the run first). */
+static void
+cpu_sample(struct lg *lg)
+{
+	int k = lg->cpu_n, i;
+
+	if (k >= 2)
+		return;
+	lg->cpu_at[k] = now_ns();
+	lg->cpu_self[k] = self_cpu_s();
+	for (i = 0; i < lg->ncpu_pids; i++)
+		lg->cpu_pid[i][k] = proc_cpu_s(lg->cpu_pids[i], lg->clk_tck);
+	lg->cpu_n++;
+	if (k == 0)
+		timer_at(lg->cpu_timer, lg->t_end);
+}
+
+/* Takes a reading that is due at T: a download's reads of up to 16 MiB
+ * in one callback would otherwise make the timer late by milliseconds. */
+static void
+cpu_due(struct lg *lg, uint64_t t)
+{
+	if (lg->cpu_n < 2 && t >= (lg->cpu_n == 0 ? lg->t_warm : lg->t_end)) {
+		event_del(lg->cpu_timer);
+		cpu_sample(lg);
+	}
+}
+
+/* CPU seconds between the two readings; -1 when either failed. */
+static double
+cpu_delta(const double r[2])
+{
+	return r[0] < 0 || r[1] < 0 ? -1 : r[1] - r[0];
+}
+
+static void
+print_cpu_value(const char *key, double v)
+{
+	if (v < 0)
+		printf("\"%s\":null", key);
+	else
+		printf("\"%s\":%.3f", key, v);
+}
+
+/* ,"window_cpu_wall_s":…,"window_cpu_s":{"self":…,"PID":…} once both
+ * readings were taken. */
+static void
+print_window_cpu(const struct lg *lg)
+{
+	char key[24];
+	int i;
+
+	if (lg->cpu_n < 2)
+		return;
+	printf(",\"window_cpu_wall_s\":%.4f,\"window_cpu_s\":{",
+	    (double)(lg->cpu_at[1] - lg->cpu_at[0]) / 1e9);
+	print_cpu_value("self", cpu_delta(lg->cpu_self));
+	for (i = 0; i < lg->ncpu_pids; i++) {
+		snprintf(key, sizeof(key), "%d", (int)lg->cpu_pids[i]);
+		putchar(',');
+		print_cpu_value(key, cpu_delta(lg->cpu_pid[i]));
+	}
+	putchar('}');
+}
+
 /* ---- the tests */
 
 static void
@@ -882,6 +1051,8 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd; (void)what;
 	if (lg->test != T_IDLE && t >= lg->t_end) {
+		if (lg->cpu_n == 1)
+			cpu_sample(lg);
 		finish(lg);
 		return;
 	}
@@ -965,15 +1136,8 @@ print_common(const struct lg *lg, const char *test)
 	for (i = 0; i < E_NKINDS; i++)
 		printf("%s\"%s\":%llu", i ? "," : "", err_names[i],
 		    (unsigned long long)lg->errs[i]);
-	{
-		struct rusage ru;
-		double cpu = 0;
-
-		if (getrusage(RUSAGE_SELF, &ru) == 0)
-			cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-			    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-		printf("},\"cpu_s\":%.3f", cpu);
-	}
+	printf("},\"cpu_s\":%.3f", fmax(self_cpu_s(), 0));
+	print_window_cpu(lg);
 }
 
 static int
@@ -1124,6 +1288,34 @@ run_echo(struct lg *lg)
 	return 0;
 }
 
+/* Appends the pid S to pids[MAX_PIDS]; -1 when it is not one or no room. */
+static int
+add_pid(pid_t *pids, int *n, const char *s)
+{
+	unsigned long long v;
+
+	if (*n == MAX_PIDS || bench_parse_num(s, 1, 4194304, &v) == -1)
+		return -1;
+	pids[(*n)++] = (pid_t)v;
+	return 0;
+}
+
+/* -1 (with a message) unless every pid has a readable /proc/PID/stat. */
+static int
+pids_exist(const char *opt, const pid_t *pids, int n)
+{
+	char buf[1024];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (proc_stat(pids[i], buf, sizeof(buf)) == NULL) {
+			fprintf(stderr, "loadgen: --%s %d: no such process\n", opt, (int)pids[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static char *xasprintf(size_t *, const char *, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -1167,6 +1359,7 @@ main(int argc, char **argv)
 		{ "conns",		required_argument, NULL, 'n' },
 		{ "pid",		required_argument, NULL, 'P' },
 		{ "pid-tree",		no_argument,	   NULL, 'R' },
+		{ "cpu-pid",		required_argument, NULL, 'U' },
 		{ "hold",		required_argument, NULL, 'H' },
 		{ "interval-ms",	required_argument, NULL, 'i' },
 		{ NULL, 0, NULL, 0 }
@@ -1176,7 +1369,6 @@ main(int argc, char **argv)
 	struct timeval tick = { 0, 100000 };
 	const char *proxy = NULL, *target = NULL, *conn = NULL, *cmd;
 	unsigned long long v;
-	char path[64];
 	int ch, i, rc;
 
 	if (argc < 2)
@@ -1253,9 +1445,12 @@ main(int argc, char **argv)
 			lg.conns = (long)v;
 			break;
 		case 'P':
-			if (lg.npids == MAX_PIDS || bench_parse_num(optarg, 1, 4194304, &v) == -1)
+			if (add_pid(lg.pids, &lg.npids, optarg) == -1)
 				usage();
-			lg.pids[lg.npids++] = (pid_t)v;
+			break;
+		case 'U':
+			if (add_pid(lg.cpu_pids, &lg.ncpu_pids, optarg) == -1)
+				usage();
 			break;
 		case 'R': lg.pid_tree = 1; break;
 		case 'H':
@@ -1342,14 +1537,17 @@ main(int argc, char **argv)
 	lg.t_end = lg.t_warm + (uint64_t)(lg.duration * 1e9);
 	lg.tick = event_new(lg.base, -1, EV_PERSIST, tick_cb, &lg);
 	event_add(lg.tick, &tick);
-	if (lg.npids > 0) {
-		for (i = 0; i < lg.npids; i++) {
-			snprintf(path, sizeof(path), "/proc/%d/status", (int)lg.pids[i]);
-			if (access(path, R_OK) == -1) {
-				fprintf(stderr, "loadgen: --pid %d: no such process\n", (int)lg.pids[i]);
-				return 2;
-			}
-		}
+	if (pids_exist("pid", lg.pids, lg.npids) == -1 ||
+	    pids_exist("cpu-pid", lg.cpu_pids, lg.ncpu_pids) == -1)
+		return 2;
+	if ((lg.clk_tck = sysconf(_SC_CLK_TCK)) <= 0) {
+		perror("loadgen: sysconf(_SC_CLK_TCK)");
+		return 1;
+	}
+	if (lg.test != T_IDLE) {	/* idle has no measured window */
+		if ((lg.cpu_timer = event_new(lg.base, -1, 0, cpu_timer_cb, &lg)) == NULL)
+			return 1;
+		timer_at(lg.cpu_timer, lg.t_warm);
 	}
 
 	switch (lg.test) {
@@ -1363,6 +1561,8 @@ main(int argc, char **argv)
 		event_free(lg.slots[i].ev);
 	if (lg.echo_timer != NULL)
 		event_free(lg.echo_timer);
+	if (lg.cpu_timer != NULL)
+		event_free(lg.cpu_timer);
 	event_free(lg.tick);
 	event_base_free(lg.base);
 	free(lg.slots);

@@ -79,6 +79,35 @@ def rr(x):
     return "—" if v is None else f"{v:.2f}× (same-repetition ratios, median of {n})"
 
 
+CPU_ROLES = ["proxy", "target", "loadgen", "total"]
+
+
+def cpu_per_unit(rows, section, who, scale):
+    """{role: [CPU s per unit of work × scale, one per repetition]}: the
+    window CPU of each role (loadgen --cpu-pid, bench/run's cpu_roles)
+    divided by the units completed in that window (tunnels or requests for
+    rate, GiB of body for throughput). Direct has no proxy."""
+    out = {k: [] for k in CPU_ROLES}
+    for r in rows:
+        res = r.get("result")
+        if (r.get("section") != section or r.get("contender") != who or r.get("rc", 0) != 0
+                or not isinstance(res, dict) or not isinstance(res.get("window_cpu_s"), dict)):
+            continue
+        cpu, roles = res["window_cpu_s"], r.get("cpu_roles") or {}
+        units = (res.get("body_bytes") or 0) / 2**30 if "mib_s" in res else res.get("ok") or 0
+        got = {"loadgen": cpu.get("self")}
+        for role in ("proxy", "target"):
+            got[role] = None if roles.get(role) is None else cpu.get(str(roles[role]))
+        if not units or got["loadgen"] is None or got["target"] is None or \
+                (roles.get("proxy") is not None and got["proxy"] is None):
+            continue
+        got["total"] = sum(v for v in got.values() if v is not None)
+        for k, v in got.items():
+            if v is not None:
+                out[k].append(v / units * scale)
+    return out
+
+
 def main():
     rows = load(sys.argv[1])
     info = next((r for r in rows if r.get("section") == "info"), {})
@@ -167,6 +196,51 @@ def main():
     if not info.get("name_peers", 1):
         w("Name run: the DNS server is not on port 53, so Squid and tinyproxy could not use it; guard only.")
     w("")
+
+    # CPU per unit of work, and the rate the CPUs alone would allow
+    ncpu = info.get("ncpu")
+    # (section, what, unit per row, scale of CPU-s per unit, measured key,
+    #  measured units per unit of work, measured unit)
+    cpu_secs = [
+        ("rate-connect", "CONNECT", "µs per tunnel", 1e6, "rate", 1, "tunnels/s"),
+        ("rate-get", "GET", "µs per request", 1e6, "rate", 1, "requests/s"),
+        ("tput-1", "throughput 1 stream", "CPU-s per GiB", 1, "mib_s", 1024, "MiB/s"),
+        ("tput-N", f"throughput {info.get('streams', 'N')} streams", "CPU-s per GiB", 1,
+         "mib_s", 1024, "MiB/s"),
+    ]
+    cpu_rows = []
+    for sec, what, unit, scale, key, conv, munit in cpu_secs:
+        per = {c: {k: med(v) for k, v in cpu_per_unit(rows, sec, c, scale).items()} for c in present}
+        if all(v["total"] is None for v in per.values()):
+            continue
+        for role in CPU_ROLES:
+            cpu_rows.append([f"{what}: {role} {unit}"] + [fmt(per[c][role]) for c in present])
+        # N CPUs ÷ CPU-s per unit: units/s if the CPUs did nothing else
+        ceil = {c: None if not ncpu or not per[c]["total"] else ncpu * scale / per[c]["total"] * conv
+                for c in present}
+        direct = m(sec, "direct", key)
+        cpu_rows.append([f"{what}: CPU-bound ceiling on {ncpu} CPUs, {munit}"]
+                        + [fmt(ceil[c]) for c in present])
+        if direct is not None:
+            cpu_rows.append([f"{what}: that ceiling ÷ direct's measured {munit}"]
+                            + [ratio(ceil[c], direct) for c in present])
+        cpu_rows.append([f"{what}: measured ÷ own ceiling"]
+                        + [ratio(m(sec, c, key), ceil[c]) for c in present])
+    if cpu_rows:
+        w("CPU per unit of work (median over repetitions)")
+        w("")
+        w("| " + " | ".join(["figure (median)"] + present) + " |")
+        w("|" + "---|" * (len(present) + 1))
+        for cells in cpu_rows:
+            w("| " + " | ".join(cells) + " |")
+        w("")
+        w("CPU time (user + system, every thread; not children) of the proxy process, the target and "
+          "the load generator over the measured window, divided by the tunnels, requests or GiB of body "
+          "completed in that window; total = their sum. The ceiling is the number of CPUs divided by "
+          "the total: what the work could reach if the CPUs did nothing else and each unit cost as "
+          "much; CPU of kernel threads (softirq work not charged to a process) is not counted, so "
+          "the true ceiling is lower.")
+        w("")
 
     # policy size
     g1r, gbr = m("policy", "g1", "rate"), m("policy", "gbig", "rate")
