@@ -36,7 +36,6 @@
 /* The pipe size asked for: fewer, larger splices. The kernel caps it
  * (fs.pipe-max-size, and a user's total in fs.pipe-user-pages-soft), so
  * the size actually granted is read back; a refusal keeps the default. */
-#define RELAY_PIPE_SIZE		(1024 * 1024)
 #define RELAY_HUP_CHECK_S	1	/* how often a paused source is looked at */
 
 struct half {
@@ -349,6 +348,7 @@ splice_flush(struct half *h)
 		return -1;
 	}
 	half_want_write(h, 0);
+	h->cap = h->size;	/* every slot free again */
 	return 0;
 }
 
@@ -441,9 +441,6 @@ write_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (h->pipe[0] != -1) {
 		rc = splice_flush(h);
-		/* Slots freed: the pipe may take up to its full size again. */
-		if (rc == 0 && h->inpipe == 0)
-			h->cap = h->size;
 	} else {
 		rc = copy_flush(h);
 	}
@@ -562,16 +559,17 @@ relay_new(struct event_base *base, int cfd, int ufd, const void *greeting,
 			r->down.off = 0;
 		}
 	}
-	if (r->up.len > 0) {
-		if (gate != NULL) {
-			event_active(r->up.rev, EV_READ, 0);
-		} else {
-			r->up.bytes = r->up.len;
-			half_want_write(&r->up, 1);
-		}
+	if (r->up.len > 0 && gate == NULL) {
+		r->up.bytes = r->up.len;
+		half_want_write(&r->up, 1);
 	}
 	half_arm(&r->up);
 	half_arm(&r->down);
+	/* Only after half_arm: libevent does not register an event with
+	 * epoll when it is added while already active, so activating first
+	 * would leave the client unread for good. */
+	if (r->up.len > 0 && gate != NULL)
+		event_active(r->up.rev, EV_READ, 0);
 	return r;
 }
 

@@ -1,6 +1,7 @@
 /* The byte relay between a client and an upstream, with backpressure: at
- * most RELAY_HIGH_WATER bytes wait per direction, a slow reader slows the
- * writer. Half-close is carried both ways; an idle timer ends it. */
+ * most RELAY_HIGH_WATER bytes (RELAY_PIPE_SIZE once spliced) wait per
+ * direction, a slow reader slows the writer. Half-close is carried both
+ * ways; an idle timer ends it. */
 #ifndef EG_RELAY_H
 #define EG_RELAY_H
 
@@ -11,6 +12,14 @@ struct event_base;
 struct relay;
 
 #define RELAY_HIGH_WATER (64 * 1024)
+/* Past RELAY_SPLICE_AFTER bytes a direction is spliced through a pipe of
+ * (at most) this size, asked for with F_SETPIPE_SZ: a pipe's worth is what
+ * that direction then holds for a slow reader. It is kernel pipe memory,
+ * charged to the guard's user and capped in total by
+ * fs.pipe-user-pages-soft (past it the kernel grants small pipes), and it
+ * buys fewer, larger splices. The caller must ignore SIGPIPE: splice(2)
+ * into a reset socket has no MSG_NOSIGNAL. */
+#define RELAY_PIPE_SIZE (1024 * 1024)
 
 /* Called once when the relay ends: reason is "eof", "reset", "error",
  * "idle_timeout" or "gate_closed". The callee must call relay_free (it may
