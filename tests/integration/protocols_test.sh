@@ -175,6 +175,77 @@ sclient 3128 api.example.test
 check tls_matching_sni_passes $? "$(tail -n 3 "$T/sc.out")"
 sclient 3130 evil.example.test
 check control_sni_mismatch_passes_with_sni_check_off $? "$(tail -n 3 "$T/sc.out")"
+# The ClientHello sent in the same write as the CONNECT, before the 200
+# (early bytes: the relay's gate must judge them, and keep reading the
+# client after them: the control sends a request inside the tunnel).
+early_tls() {	# early_tls SERVERNAME: prints "ok" once the handshake is done
+	inwl timeout 10 python3 - "$1" "$T/cert.pem" <<'PY'
+import socket, ssl, sys
+ctx = ssl.create_default_context(cafile=sys.argv[2])
+inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+tls = ctx.wrap_bio(inc, out, server_hostname=sys.argv[1])
+try:
+    tls.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+s = socket.create_connection(("10.77.0.1", 3128), timeout=5)
+s.sendall(b"CONNECT api.example.test:443 HTTP/1.1\r\nHost: api.example.test:443\r\n\r\n" + out.read())
+buf = b""
+while b"\r\n\r\n" not in buf:
+    b = s.recv(4096)
+    if not b:
+        sys.exit("closed before the 200")
+    buf += b
+head, rest = buf.split(b"\r\n\r\n", 1)
+if b" 200 " not in head.split(b"\r\n")[0]:
+    sys.exit(head.decode(errors="replace"))
+inc.write(rest)
+for _ in range(50):
+    try:
+        tls.do_handshake()
+        break
+    except ssl.SSLWantReadError:
+        s.sendall(out.read())
+        b = s.recv(65536)
+        if not b:
+            sys.exit("closed during the handshake")
+        inc.write(b)
+# Then a request inside the tunnel: the client must still be read.
+tls.write(b"GET /bytes/100 HTTP/1.1\r\nHost: api.example.test\r\nConnection: close\r\n\r\n")
+resp = b""
+for _ in range(200):
+    s.sendall(out.read())
+    try:
+        for _ in range(100):
+            b = tls.read(65536)
+            if not b:
+                break
+            resp += b
+    except ssl.SSLWantReadError:
+        pass
+    except ssl.SSLZeroReturnError:
+        break
+    if resp.endswith(b"x" * 100):
+        break
+    b = s.recv(65536)
+    if not b:
+        break
+    inc.write(b)
+if b" 200 " in resp.split(b"\r\n")[0] and resp.endswith(b"x" * 100):
+    print("ok", tls.version())
+else:
+    sys.exit("no answer inside the tunnel: %r" % resp[:80])
+PY
+}
+b0=$(grep -c '^bytes' "$T/pubtls.log")
+out=$(early_tls evil.example.test 2>&1)
+b1=$(grep -c '^bytes' "$T/pubtls.log")
+case "$out" in ok*) r=1 ;; *) r=0 ;; esac
+[ $r = 0 ] && [ "$b0" = "$b1" ]
+check hostile_tls_sni_mismatch_in_early_bytes_closed_before_any_byte_upstream $? "$out bytes $b0->$b1"
+out=$(early_tls api.example.test 2>&1)
+case "$out" in ok*) r=0 ;; *) r=1 ;; esac
+check control_tls_matching_sni_in_early_bytes_then_request_answered $r "$out"
 
 # ---- smuggling and framing
 out=$(raw 3128 "POST http://api.example.test/echo HTTP/1.1\r\nHost: api.example.test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
