@@ -8,11 +8,14 @@
  * again over the whole buffer after each read, which is cheap at these
  * sizes and keeps it trivially testable. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
@@ -284,6 +287,44 @@ send_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/* Sends len bytes of fd from its start: sendfile, so a bundle of
+ * megabytes is never copied into this process. */
+static int
+send_file(int sock, int fd, size_t len)
+{
+	off_t off = 0;
+	ssize_t w;
+
+	while ((size_t)off < len) {
+		w = sendfile(sock, fd, &off, len - (size_t)off);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = EIO;	/* the file shrank meanwhile */
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* A request body: body_len bytes in memory, or of the file fd when fd is
+ * not -1. */
+struct body {
+	const char	*mem;
+	int		 fd;
+	size_t		 len;
+};
+
+static int
+send_body(int sock, const struct body *b)
+{
+	if (b->len == 0)
+		return 0;
+	return b->fd != -1 ? send_file(sock, b->fd, b->len) :
+	    send_all(sock, b->mem, b->len);
+}
+
 static const char *
 io_error(void)
 {
@@ -292,21 +333,21 @@ io_error(void)
 	return strerror(errno);
 }
 
-int
-ctlclient_request(const char *sock_path, const char *method,
-    const char *target, const char *body, size_t body_len,
-    struct ctlclient_response *r, char *err, size_t errlen)
+static int
+request(const char *sock_path, const char *method, const char *target,
+    const struct body *body, struct ctlclient_response *r, char *err,
+    size_t errlen)
 {
 	struct timeval tv = { .tv_sec = CTLCLIENT_TIMEOUT_S, .tv_usec = 0 };
 	struct sockaddr_un sa;
 	char head[512], why[256], *buf = NULL, *nb;
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, body_len = body->len;
 	double deadline;
 	ssize_t got;
 	int fd = -1, n, pr, rc = -1;
 
 	if (sock_path == NULL || method == NULL || target == NULL ||
-	    r == NULL || (body == NULL && body_len > 0)) {
+	    r == NULL || (body->mem == NULL && body->fd == -1 && body_len > 0)) {
 		errbuf_set(err, errlen, "bad request arguments");
 		return -1;
 	}
@@ -349,8 +390,7 @@ ctlclient_request(const char *sock_path, const char *method,
 		errbuf_set(err, errlen, "%s: connect: %s", sock_path, io_error());
 		goto out;
 	}
-	if (send_all(fd, head, (size_t)n) == -1 ||
-	    (body_len > 0 && send_all(fd, body, body_len) == -1)) {
+	if (send_all(fd, head, (size_t)n) == -1 || send_body(fd, body) == -1) {
 		errbuf_set(err, errlen, "%s: send: %s", sock_path, io_error());
 		goto out;
 	}
@@ -398,6 +438,47 @@ out:
 	if (fd != -1)
 		close(fd);
 	free(buf);
+	return rc;
+}
+
+int
+ctlclient_request(const char *sock_path, const char *method,
+    const char *target, const char *body, size_t body_len,
+    struct ctlclient_response *r, char *err, size_t errlen)
+{
+	struct body b = { body, -1, body_len };
+
+	return request(sock_path, method, target, &b, r, err, errlen);
+}
+
+int
+ctlclient_request_file(const char *sock_path, const char *method,
+    const char *target, const char *path, size_t max,
+    struct ctlclient_response *r, char *err, size_t errlen)
+{
+	struct body b = { NULL, -1, 0 };
+	struct stat st;
+	int rc = -1;
+
+	/* O_NONBLOCK so a FIFO in place of the file cannot hang the open;
+	 * it is then refused as not regular. */
+	if (path == NULL ||
+	    (b.fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) == -1) {
+		errbuf_set(err, errlen, "%s: %s", path != NULL ? path : "",
+		    path != NULL ? strerror(errno) : "no path");
+		return -1;
+	}
+	if (fstat(b.fd, &st) == -1) {
+		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		errbuf_set(err, errlen, "%s: not a regular file", path);
+	} else if (st.st_size < 0 || (unsigned long long)st.st_size > max) {
+		errbuf_set(err, errlen, "%s: larger than %zu bytes", path, max);
+	} else {
+		b.len = (size_t)st.st_size;
+		rc = request(sock_path, method, target, &b, r, err, errlen);
+	}
+	close(b.fd);
 	return rc;
 }
 
@@ -461,8 +542,7 @@ ctlclient_cmd_push(int argc, char **argv)
 {
 	const char *path = NULL, *control = NULL;
 	struct ctlclient_response r = { 0, NULL, 0 };
-	char err[1024], *buf = NULL;
-	size_t len;
+	char err[1024];
 	int rc;
 
 	if ((rc = parse_args(argc, argv, CTLCLIENT_PUSH_USAGE, 1, &path,
@@ -471,13 +551,8 @@ ctlclient_cmd_push(int argc, char **argv)
 	rc = EXIT_USAGE;
 	/* The guard refuses more than BUNDLE_MAX_BYTES anyway: say so here
 	 * rather than send it. */
-	if ((buf = bundle_read_file(path, BUNDLE_MAX_BYTES, &len, err,
-	    sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: push: %s\n", PROG, err);
-		goto out;
-	}
-	if (ctlclient_request(control, "PUT", "/v1/policy", buf, len, &r, err,
-	    sizeof(err)) == -1) {
+	if (ctlclient_request_file(control, "PUT", "/v1/policy", path,
+	    BUNDLE_MAX_BYTES, &r, err, sizeof(err)) == -1) {
 		fprintf(stderr, "%s: push: %s\n", PROG, err);
 		goto out;
 	}
@@ -497,7 +572,6 @@ ctlclient_cmd_push(int argc, char **argv)
 	}
 out:
 	free(r.body);
-	free(buf);
 	return rc;
 }
 

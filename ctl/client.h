@@ -33,6 +33,13 @@ int ctlclient_request(const char *sock_path, const char *method,
     const char *target, const char *body, size_t body_len,
     struct ctlclient_response *r, char *err, size_t errlen);
 
+/* The same with the file at path as the body (a regular file of at most
+ * max bytes), sent with sendfile: a bundle of megabytes never passes
+ * through this process. err starts with the path or the socket path. */
+int ctlclient_request_file(const char *sock_path, const char *method,
+    const char *target, const char *path, size_t max,
+    struct ctlclient_response *r, char *err, size_t errlen);
+
 /* push BUNDLE --control PATH: PUT /v1/policy. Prints the answer's body;
  * exit 0 on 200, 1 on 403 or 409 (refused), 2 otherwise or when the guard
  * cannot be reached. status --control PATH: GET /v1/status; exit 0 on

@@ -208,103 +208,188 @@ out:
 	return pk;
 }
 
-/* Standard base64 with padding, one line: the only spelling the verifier
- * accepts. */
-static char *
-b64_encode(const unsigned char *in, size_t len)
+/* Before any work: something to sign, a key that can, and an envelope
+ * the reader would take (refused here for size as the verifier would:
+ * its exact length, plus what the reader keeps in reserve). Fills id and
+ * *total, that exact length. */
+static int
+sign_check(const struct ctlkeys_envelope *e, const void *canon, size_t len,
+    EVP_PKEY *priv, char *id, size_t *total, char *err, size_t errlen)
 {
-	size_t n = 4 * ((len + 2) / 3);
-	char *out;
+	char why[128];
 
-	if (len > BUNDLE_MAX_BYTES || (out = malloc(n + 1)) == NULL)
-		return NULL;
-	if ((size_t)EVP_EncodeBlock((unsigned char *)out, in, (int)len) != n) {
-		free(out);
-		return NULL;
+	if (canon == NULL || len == 0 || priv == NULL) {
+		errbuf_set(err, errlen, "nothing to sign");
+		return -1;
 	}
-	return out;
+	if (bundle_key_id(priv, id, why, sizeof(why)) == -1) {
+		errbuf_set(err, errlen, "signing key: %s", why);
+		return -1;
+	}
+	if (len > e->max)
+		*total = SIZE_MAX;
+	else
+		*total = strlen(e->schema) + strlen(e->field) + 46 +
+		    BUNDLE_KEY_ID_LEN + 4 * ((len + 2) / 3) +
+		    4 * ((BUNDLE_SIG_LEN + 2) / 3);
+	if (*total == SIZE_MAX || *total + e->reserve > e->max) {
+		errbuf_set(err, errlen, "%s too large: %s is at most %zu bytes",
+		    e->what, e->container, e->max);
+		return -1;
+	}
+	return 0;
 }
 
-/* Builds {"schema":S,"key_id":…,"FIELD":base64(canon),"signature":…}
- * with an Ed25519 signature over e->context, 0x00, canon. */
+/* The Ed25519 signature over the whole message m. */
+static int
+sign_ed25519(EVP_PKEY *priv, const unsigned char *m, size_t mlen,
+    unsigned char *sig, char *err, size_t errlen)
+{
+	EVP_MD_CTX *ctx;
+	size_t siglen = BUNDLE_SIG_LEN;
+	int ok = 0;
+
+	/* Ed25519 is one-shot: NULL digest, EVP_DigestSign. */
+	if ((ctx = EVP_MD_CTX_new()) != NULL &&
+	    EVP_DigestSignInit(ctx, NULL, NULL, NULL, priv) == 1 &&
+	    EVP_DigestSign(ctx, sig, &siglen, m, mlen) == 1 &&
+	    siglen == BUNDLE_SIG_LEN)
+		ok = 1;
+	EVP_MD_CTX_free(ctx);
+	if (!ok) {
+		ERR_clear_error();
+		errbuf_set(err, errlen, "Ed25519 signing failed");
+		return -1;
+	}
+	return 0;
+}
+
+/* Where an envelope goes, piece by piece: a buffer of cap bytes, or a
+ * stream (whose write errors the caller sees with ferror). */
+struct sink {
+	char	*buf;
+	size_t	 len, cap;
+	FILE	*f;
+};
+
+static void
+sink_put(struct sink *k, const char *s, size_t n)
+{
+	if (k->f != NULL) {
+		(void)fwrite(s, 1, n, k->f);
+	} else if (n <= k->cap - k->len) {
+		memcpy(k->buf + k->len, s, n);
+		k->len += n;
+	} else {
+		k->len = k->cap + 1;	/* overflowed: never equals total */
+	}
+}
+
+static void
+sink_str(struct sink *k, const char *s)
+{
+	sink_put(k, s, strlen(s));
+}
+
+/* Standard base64 with padding, one line (the only spelling the verifier
+ * accepts), in pieces of whole 3-byte groups, which concatenate to the
+ * encoding of the whole. */
+static void
+sink_b64(struct sink *k, const unsigned char *in, size_t len)
+{
+	enum { GROUPS = 4096 };
+	char out[4 * GROUPS + 1];
+	size_t n;
+
+	for (; len > 0; in += n, len -= n) {
+		n = len < 3 * GROUPS ? len : 3 * GROUPS;
+		sink_put(k, out, (size_t)EVP_EncodeBlock((unsigned char *)out, in,
+		    (int)n));
+	}
+}
+
+/* {"schema":S,"key_id":…,"FIELD":base64(canon),"signature":…} */
+static void
+sink_envelope(struct sink *k, const struct ctlkeys_envelope *e, const char *id,
+    const unsigned char *canon, size_t len, const unsigned char *sig)
+{
+	sink_str(k, "{\"schema\":\"");
+	sink_str(k, e->schema);
+	sink_str(k, "\",\"key_id\":\"");
+	sink_str(k, id);
+	sink_str(k, "\",\"");
+	sink_str(k, e->field);
+	sink_str(k, "\":\"");
+	sink_b64(k, canon, len);
+	sink_str(k, "\",\"signature\":\"");
+	sink_b64(k, sig, BUNDLE_SIG_LEN);
+	sink_str(k, "\"}");
+}
+
 char *
 ctlkeys_sign_envelope(const struct ctlkeys_envelope *e, const char *canon,
     size_t len, EVP_PKEY *priv, char *err, size_t errlen)
 {
-	unsigned char sig[BUNDLE_SIG_LEN];
-	char id[BUNDLE_KEY_ID_LEN + 1], why[128];
-	char *body64 = NULL, *sig64 = NULL, *out = NULL;
-	EVP_MD_CTX *ctx = NULL;
-	unsigned char *m = NULL;
-	size_t mlen, siglen = sizeof(sig), total;
-	int n;
+	unsigned char sig[BUNDLE_SIG_LEN], *m = NULL;
+	char id[BUNDLE_KEY_ID_LEN + 1];
+	struct sink k = { NULL, 0, 0, NULL };
+	size_t mlen, total;
 
-	if (canon == NULL || len == 0 || priv == NULL) {
-		errbuf_set(err, errlen, "nothing to sign");
+	if (sign_check(e, canon, len, priv, id, &total, err, errlen) == -1)
 		return NULL;
-	}
-	if (bundle_key_id(priv, id, why, sizeof(why)) == -1) {
-		errbuf_set(err, errlen, "signing key: %s", why);
-		return NULL;
-	}
-	/* Refuse here what the verifier would refuse for size: the exact
-	 * length of the envelope, plus what the reader keeps in reserve. */
-	if (len > e->max)
-		total = SIZE_MAX;
-	else
-		total = strlen(e->schema) + strlen(e->field) + 46 +
-		    BUNDLE_KEY_ID_LEN + 4 * ((len + 2) / 3) +
-		    4 * ((BUNDLE_SIG_LEN + 2) / 3);
-	if (total == SIZE_MAX || total + e->reserve > e->max) {
-		errbuf_set(err, errlen, "%s too large: %s is at most %zu bytes",
-		    e->what, e->container, e->max);
-		return NULL;
-	}
 	if ((m = bundle_domain_message(e->context, canon, len, &mlen)) == NULL ||
-	    (ctx = EVP_MD_CTX_new()) == NULL) {
+	    (k.buf = malloc(total + 1)) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
-		goto out;
+		goto fail;
 	}
-	/* Ed25519 is one-shot: NULL digest, EVP_DigestSign. */
-	if (EVP_DigestSignInit(ctx, NULL, NULL, NULL, priv) != 1 ||
-	    EVP_DigestSign(ctx, sig, &siglen, m, mlen) != 1 ||
-	    siglen != sizeof(sig)) {
-		ERR_clear_error();
-		errbuf_set(err, errlen, "Ed25519 signing failed");
-		goto out;
-	}
-	if ((body64 = b64_encode((const unsigned char *)canon, len)) == NULL ||
-	    (sig64 = b64_encode(sig, siglen)) == NULL ||
-	    (out = malloc(total + 1)) == NULL) {
-		errbuf_set(err, errlen, "out of memory");
-		goto out;
-	}
-	n = snprintf(out, total + 1,
-	    "{\"schema\":\"%s\",\"key_id\":\"%s\",\"%s\":\"%s\",\"signature\":\"%s\"}",
-	    e->schema, id, e->field, body64, sig64);
-	if (n < 0 || (size_t)n != total) {
+	if (sign_ed25519(priv, m, mlen, sig, err, errlen) == -1)
+		goto fail;
+	k.cap = total;
+	sink_envelope(&k, e, id, (const unsigned char *)canon, len, sig);
+	if (k.len != total) {
 		errbuf_set(err, errlen, "cannot format the %s", e->field);
-		free(out);
-		out = NULL;
+		goto fail;
 	}
-out:
-	EVP_MD_CTX_free(ctx);
+	k.buf[total] = '\0';
 	free(m);
-	free(body64);
-	free(sig64);
-	return out;
+	return k.buf;
+fail:
+	free(m);
+	free(k.buf);
+	return NULL;
 }
+
+int
+ctlkeys_sign_to(const struct ctlkeys_envelope *e, char *buf, size_t len,
+    EVP_PKEY *priv, FILE *out, char *err, size_t errlen)
+{
+	unsigned char sig[BUNDLE_SIG_LEN];
+	char id[BUNDLE_KEY_ID_LEN + 1];
+	struct sink k = { NULL, 0, 0, out };
+	size_t clen, total;
+
+	if (sign_check(e, buf, len, priv, id, &total, err, errlen) == -1)
+		return -1;
+	clen = bundle_domain_prefix(e->context, (unsigned char *)buf);
+	if (sign_ed25519(priv, (const unsigned char *)buf, clen + len, sig, err,
+	    errlen) == -1)
+		return -1;
+	sink_envelope(&k, e, id, (const unsigned char *)buf + clen, len, sig);
+	sink_put(&k, "\n", 1);
+	return 0;
+}
+
+static const struct ctlkeys_envelope bundle_envelope = {
+	BUNDLE_SCHEMA, BUNDLE_CONTEXT, "policy", BUNDLE_MAX_BYTES, 0,
+	"policy", "a bundle"
+};
 
 char *
 ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv, char *err,
     size_t errlen)
 {
-	static const struct ctlkeys_envelope bundle = {
-		BUNDLE_SCHEMA, BUNDLE_CONTEXT, "policy", BUNDLE_MAX_BYTES, 0,
-		"policy", "a bundle"
-	};
-
-	return ctlkeys_sign_envelope(&bundle, canon, len, priv, err, errlen);
+	return ctlkeys_sign_envelope(&bundle_envelope, canon, len, priv, err,
+	    errlen);
 }
 
 /* ---- subcommands: the CLI layer, which prints. ---- */
@@ -344,10 +429,9 @@ ctlkeys_cmd_keygen(int argc, char **argv)
 int
 ctlkeys_cmd_sign(int argc, char **argv)
 {
-	const char *cmd = argv[0], *key = NULL, *path = NULL, *canon;
-	struct policy *p = NULL;
+	const char *cmd = argv[0], *key = NULL, *path = NULL;
 	EVP_PKEY *pk = NULL;
-	char err[1024], *bundle = NULL;
+	char err[1024], *canon = NULL;
 	size_t len;
 	int i, r, opts = 1, rc = EXIT_USAGE;
 
@@ -374,9 +458,11 @@ ctlkeys_cmd_sign(int argc, char **argv)
 		return cli_usage_error(cmd, CTLKEYS_SIGN_USAGE, path == NULL ?
 		    "missing POLICY" : "missing --key", NULL);
 
-	/* policy_load_file normalises: what is signed is the canonical form,
-	 * whatever spelling the file used. */
-	if ((p = policy_load_file(path, err, sizeof(err))) == NULL) {
+	/* What is signed is the canonical form, whatever spelling the file
+	 * used; read with room for the domain prefix before it, so the
+	 * signed message is built without a copy. */
+	if ((canon = policy_file_canonical(path, sizeof(BUNDLE_CONTEXT), &len, err,
+	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: sign: %s\n", PROG, err);
 		goto out;
 	}
@@ -384,19 +470,16 @@ ctlkeys_cmd_sign(int argc, char **argv)
 		fprintf(stderr, "%s: sign: %s\n", PROG, err);
 		goto out;
 	}
-	canon = policy_canonical(p, &len);
-	if ((bundle = ctlkeys_sign_bytes(canon, len, pk, err,
-	    sizeof(err))) == NULL) {
+	if (ctlkeys_sign_to(&bundle_envelope, canon, len, pk, stdout, err,
+	    sizeof(err)) == -1) {
 		fprintf(stderr, "%s: sign: %s: %s\n", PROG, path, err);
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	rc = cli_print_all(bundle, strlen(bundle)) == -1 ||
-	    cli_print_all("\n", 1) == -1 ? EXIT_FAIL : 0;
+	rc = cli_print_all("", 0) == -1 ? EXIT_FAIL : 0;
 out:
-	free(bundle);
 	EVP_PKEY_free(pk);
-	policy_free(p);
+	free(canon);
 	return rc;
 }
 

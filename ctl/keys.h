@@ -6,6 +6,7 @@
 #define EG_CTL_KEYS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <openssl/types.h>	/* EVP_PKEY */
 
@@ -52,6 +53,15 @@ struct ctlkeys_envelope {
  * newline, or NULL with err. */
 char *ctlkeys_sign_envelope(const struct ctlkeys_envelope *e, const char *canon,
     size_t len, EVP_PKEY *priv, char *err, size_t errlen);
+
+/* The same written to out, with a newline, for the len canonical bytes
+ * at buf + strlen(e->context) + 1 (the bytes before them free): the
+ * domain prefix is written there and the message signed in place, and
+ * the envelope is never held whole, sparing two copies of a large
+ * policy. Returns 0, or -1 with err and nothing written; write errors
+ * show in ferror(out). */
+int ctlkeys_sign_to(const struct ctlkeys_envelope *e, char *buf, size_t len,
+    EVP_PKEY *priv, FILE *out, char *err, size_t errlen);
 
 /* Subcommands (argv[0] is the subcommand name). Exit status as in
  * ctl/main.c: 0 done, 1 an operating failure or, for verify, a refused

@@ -1,8 +1,11 @@
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +27,31 @@
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
 
+/* Pushes that may wait behind the one being checked. Each holds its whole
+ * body (up to CONTROL_MAX_BODY), so this also bounds their memory. */
+#define CONTROL_MAX_WAITING	8
+
+/* A PUT /v1/policy until it is answered. */
+struct push {
+	struct evhttp_request	*req;
+	long			 uid;	/* the caller's, read while it was connected */
+};
+
+/* Pushes are checked one at a time, in arrival order, each on a thread of
+ * its own (plane_check_*): the loop only hands the body over, and installs
+ * the result when the thread says it is done through done_fd. */
 struct control {
 	struct guard	*g;
 	struct evhttp	*http;
 	char		 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int		 done_fd;	/* eventfd the check's thread writes */
+	struct event	*done_ev;
+	struct plane_check *check;	/* in flight, or NULL */
+	struct push	 current;	/* what the check in flight answers */
+	struct evbuffer	*body;		/* its bytes, which the thread reads */
+	struct push	 waiting[CONTROL_MAX_WAITING];	/* a ring, oldest first */
+	size_t		 first;
+	size_t		 nwaiting;
 };
 
 static long
@@ -44,14 +68,16 @@ peer_uid(struct evhttp_request *req)
 	return (long)cred.uid;
 }
 
+/* uid, not the request: a request whose caller has gone is freed by the
+ * reply, so it is read before. */
 static void
-log_call(struct control *c, struct evhttp_request *req, const char *method,
-    const char *path, int status, const char *result)
+log_call(struct control *c, long uid, const char *method, const char *path,
+    int status, const char *result)
 {
 	struct log_rec r;
 
 	log_rec_begin(&r, c->g->log, "control");
-	log_rec_int(&r, "peer_uid", peer_uid(req));
+	log_rec_int(&r, "peer_uid", uid);
 	log_rec_str(&r, "method", method);
 	log_rec_str(&r, "path", path);
 	log_rec_int(&r, "status", status);
@@ -117,44 +143,172 @@ policy_json(struct evbuffer *b, const struct policy *p)
 }
 
 static void
-put_policy(struct control *c, struct evhttp_request *req, struct evbuffer *b)
+reply_policy(struct evhttp_request *req, const struct policy *p, size_t revoked)
 {
-	struct guard *g = c->g;
-	struct evbuffer *in = evhttp_request_get_input_buffer(req);
-	size_t len = evbuffer_get_length(in);
-	struct policy *p = NULL;
-	enum plane_verdict v;
-	char err[512];
-	const char *body;
-	size_t revoked;
+	struct evbuffer *b = evbuffer_new();
 
-	if (len == 0 || len > CONTROL_MAX_BODY ||
-	    (body = (const char *)evbuffer_pullup(in, (ssize_t)len)) == NULL) {
-		reply_error(req, 400, "malformed", "empty or oversized body");
-		log_call(c, req, "PUT", "/v1/policy", 400, "malformed");
+	if (b == NULL) {
+		evhttp_send_error(req, 500, NULL);
 		return;
 	}
-	v = plane_push(g->plane, body, len, &p, err, sizeof(err));
-	if (v == PLANE_SAME) {
-		evbuffer_add_printf(b, "{\"epoch\":%lld,\"digest\":\"%s\",\"revoked\":0}\n",
-		    policy_epoch(g->policy), policy_digest(g->policy));
-		reply(req, 200, "application/json", b);
-		log_call(c, req, "PUT", "/v1/policy", 200, "unchanged");
-		return;
-	}
-	if (v != PLANE_OK) {
-		reply_error(req, plane_verdict_status(v), plane_verdict_name(v), err);
-		log_call(c, req, "PUT", "/v1/policy", plane_verdict_status(v),
-		    plane_verdict_name(v));
-		return;
-	}
-	plane_installed(g->plane, p);
-	revoked = guard_set_policy(g, p);
 	evbuffer_add_printf(b, "{\"epoch\":%lld,\"digest\":\"%s\",\"revoked\":%zu}\n",
 	    policy_epoch(p), policy_digest(p), revoked);
 	reply(req, 200, "application/json", b);
-	log_call(c, req, "PUT", "/v1/policy", 200, "accepted");
-	guard_log_policy(g, "policy");
+	evbuffer_free(b);
+}
+
+/* The end of every push: on PLANE_OK the new policy is installed (it is
+ * already persisted), then the caller gets its answer. */
+static void
+answer_push(struct control *c, const struct push *p, enum plane_verdict v,
+    struct policy *pol, const char *err)
+{
+	struct guard *g = c->g;
+	int status = plane_verdict_status(v);
+	size_t revoked = 0;
+
+	if (v == PLANE_OK) {
+		plane_installed(g->plane, pol);
+		revoked = guard_set_policy(g, pol);
+	}
+	if (v != PLANE_OK && v != PLANE_SAME) {
+		if (status == 503)
+			evhttp_add_header(evhttp_request_get_output_headers(p->req),
+			    "Retry-After", "1");
+		reply_error(p->req, status, plane_verdict_name(v), err);
+		log_call(c, p->uid, "PUT", "/v1/policy", status, plane_verdict_name(v));
+		return;
+	}
+	reply_policy(p->req, g->policy, revoked);
+	log_call(c, p->uid, "PUT", "/v1/policy", 200,
+	    v == PLANE_OK ? "accepted" : "unchanged");
+	if (v == PLANE_OK)
+		guard_log_policy(g, "policy");
+}
+
+static void
+drop_body(struct control *c)
+{
+	if (c->body != NULL)
+		evbuffer_free(c->body);
+	c->body = NULL;
+}
+
+/* Hands a push to a check thread. Its body moves (no copy) to a buffer
+ * of our own that nothing touches until the check is finished: the
+ * thread reads the pieces in place, the loop copies nothing. */
+static void
+start_check(struct control *c, const struct push *p)
+{
+	struct evbuffer *in = evhttp_request_get_input_buffer(p->req);
+	enum plane_verdict v = PLANE_UNAVAILABLE;
+	char err[512] = "cannot check the bundle: out of memory";
+	struct iovec *iov = NULL;
+	int n;
+
+	if ((c->body = evbuffer_new()) != NULL &&
+	    evbuffer_add_buffer(c->body, in) == 0 &&
+	    (n = evbuffer_peek(c->body, -1, NULL, NULL, 0)) > 0 &&
+	    (iov = calloc((size_t)n, sizeof(*iov))) != NULL &&
+	    evbuffer_peek(c->body, -1, NULL, iov, n) == n)
+		v = plane_check_start(c->g->plane, iov, n, c->done_fd, &c->check,
+		    err, sizeof(err));
+	free(iov);
+	if (v != PLANE_OK) {
+		drop_body(c);
+		answer_push(c, p, v, NULL, err);
+		return;
+	}
+	c->current = *p;
+}
+
+/* Takes the oldest waiting push into *p; 0 when none waits. */
+static int
+next_waiting(struct control *c, struct push *p)
+{
+	if (c->nwaiting == 0)
+		return 0;
+	*p = c->waiting[c->first];
+	c->first = (c->first + 1) % CONTROL_MAX_WAITING;
+	c->nwaiting--;
+	return 1;
+}
+
+static void
+next_check(struct control *c)
+{
+	struct push p;
+
+	while (c->check == NULL && next_waiting(c, &p))
+		start_check(c, &p);
+}
+
+/* Collects the check in flight, waiting for its thread if it is not
+ * done yet, and answers its push. */
+static void
+finish_check(struct control *c)
+{
+	struct push p = c->current;
+	struct policy *pol = NULL;
+	enum plane_verdict v;
+	char err[512];
+
+	v = plane_check_finish(c->g->plane, c->check, &pol, err, sizeof(err));
+	drop_body(c);
+	c->check = NULL;
+	c->current.req = NULL;
+	answer_push(c, &p, v, pol, err);
+}
+
+static void
+check_done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct control *c = arg;
+	uint64_t n;
+
+	(void)what;
+	/* Nothing to read when control_settle woke us instead. */
+	while (read(fd, &n, sizeof(n)) == -1 && errno == EINTR)
+		;
+	if (c->check != NULL && plane_check_done(c->check))
+		finish_check(c);
+	next_check(c);
+}
+
+void
+control_settle(struct control *c)
+{
+	if (c == NULL || c->check == NULL)
+		return;
+	finish_check(c);
+	if (c->nwaiting > 0)
+		event_active(c->done_ev, EV_READ, 1);
+}
+
+/* Queued behind the check in flight, or refused when the queue is full:
+ * pushes are answered in the order they came, as when each was checked on
+ * the loop. */
+static void
+put_policy(struct control *c, struct evhttp_request *req, long uid)
+{
+	struct push p = { req, uid };
+	size_t len = evbuffer_get_length(evhttp_request_get_input_buffer(req));
+	char msg[128];
+
+	if (len == 0 || len > CONTROL_MAX_BODY) {
+		reply_error(req, 400, "malformed", "empty or oversized body");
+		log_call(c, uid, "PUT", "/v1/policy", 400, "malformed");
+		return;
+	}
+	if (c->nwaiting == CONTROL_MAX_WAITING) {
+		snprintf(msg, sizeof(msg), "%d pushes are already waiting to be "
+		    "checked", CONTROL_MAX_WAITING);
+		answer_push(c, &p, PLANE_BUSY, NULL, msg);
+		return;
+	}
+	c->waiting[(c->first + c->nwaiting) % CONTROL_MAX_WAITING] = p;
+	c->nwaiting++;
+	next_check(c);
 }
 
 static void
@@ -208,6 +362,7 @@ request_cb(struct evhttp_request *req, void *arg)
 	const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
 	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
 	const char *method = cmd == EVHTTP_REQ_PUT ? "PUT" : "GET";
+	long uid = peer_uid(req);
 	struct evbuffer *b;
 
 	if (path == NULL)
@@ -217,18 +372,18 @@ request_cb(struct evhttp_request *req, void *arg)
 		return;
 	}
 	if (strcmp(path, "/v1/policy") == 0 && cmd == EVHTTP_REQ_PUT) {
-		put_policy(c, req, b);
+		put_policy(c, req, uid);
 	} else if (cmd != EVHTTP_REQ_GET) {
 		reply_error(req, 405, "method_not_allowed", "only GET, and PUT /v1/policy");
-		log_call(c, req, method, "-", 405, NULL);
+		log_call(c, uid, method, "-", 405, NULL);
 	} else if (strcmp(path, "/v1/policy") == 0) {
 		policy_json(b, c->g->policy);
 		reply(req, 200, "application/json", b);
-		log_call(c, req, method, path, 200, NULL);
+		log_call(c, uid, method, path, 200, NULL);
 	} else if (strcmp(path, "/v1/status") == 0) {
 		status_json(c, b);
 		reply(req, 200, "application/json", b);
-		log_call(c, req, method, path, 200, NULL);
+		log_call(c, uid, method, path, 200, NULL);
 	} else if (strcmp(path, "/v1/health") == 0) {
 		evbuffer_add_printf(b, "{\"status\":\"ok\"}\n");
 		reply(req, 200, "application/json", b);
@@ -238,7 +393,7 @@ request_cb(struct evhttp_request *req, void *arg)
 		reply(req, 200, "text/plain; version=0.0.4; charset=utf-8", b);
 	} else {
 		reply_error(req, 404, "not_found", "no such endpoint");
-		log_call(c, req, method, "-", 404, NULL);
+		log_call(c, uid, method, "-", 404, NULL);
 	}
 	evbuffer_free(b);
 }
@@ -309,7 +464,15 @@ control_new(struct guard *g, const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	c->g = g;
+	c->done_fd = -1;
 	snprintf(c->path, sizeof(c->path), "%s", path);
+	if ((c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1 ||
+	    (c->done_ev = event_new(g->base, c->done_fd, EV_READ | EV_PERSIST,
+	    check_done_cb, c)) == NULL || event_add(c->done_ev, NULL) == -1) {
+		snprintf(err, errlen, "--control %s: cannot watch policy checks: %s",
+		    path, strerror(errno));
+		goto fail;
+	}
 	if (make_parent(path, err, errlen) == -1)
 		goto fail;
 	if (claim_path(path, err, errlen) == -1) {
@@ -361,8 +524,21 @@ fail:
 void
 control_free(struct control *c)
 {
+	struct push p;
+
 	if (c == NULL)
 		return;
+	/* The check in flight completes (its bundle may be stored already);
+	 * the waiting ones were never looked at and may simply be pushed
+	 * again. */
+	if (c->check != NULL)
+		finish_check(c);
+	while (next_waiting(c, &p))
+		answer_push(c, &p, PLANE_UNAVAILABLE, NULL, "the guard is stopping");
+	if (c->done_ev != NULL)
+		event_free(c->done_ev);
+	if (c->done_fd != -1)
+		close(c->done_fd);
 	if (c->http != NULL) {
 		evhttp_free(c->http);
 		(void)unlink(c->path);

@@ -285,7 +285,9 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		struct policy *p;
 		enum plane_verdict v;
 
-		/* Same checks as a push: signature (for bundles), epoch rule. */
+		/* Same checks as a push: signature (for bundles), epoch rule;
+		 * after the push being checked, if any, so they cannot race. */
+		control_settle(g->control);
 		v = plane_reload(g->plane, &p, err, sizeof(err));
 		if (v == PLANE_SAME) {
 			log_msg(g->log, "reload", "SIGHUP: policy unchanged");

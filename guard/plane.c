@@ -1,7 +1,13 @@
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +23,45 @@
 #define PLANE_STATE_FILE	"bundle.json"
 #define PLANE_STATE_TMP		".bundle.json.tmp"
 
+/* The active policy's epoch and digest: what the epoch rule compares
+ * with. */
+struct floor {
+	long long	 epoch;		/* -1: no policy accepted yet */
+	char		 digest[POLICY_DIGEST_LEN + 1];
+};
+
 struct plane {
 	struct bundle_keyring	*kr;
 	const char		*state_dir;
 	const char		*policy_path;
-	long long		 floor;		/* -1: no policy accepted yet */
-	char			 floor_digest[POLICY_DIGEST_LEN + 1];
+	struct floor		 floor;
 	char			 signer[BUNDLE_KEY_ID_LEN + 1];
 	char			 pending_signer[BUNDLE_KEY_ID_LEN + 1];
+	int			 busy;		/* a check is in flight */
+};
+
+/* One policy change being checked. Everything the work reads is fixed
+ * before it starts (the keyring does not change after start-up, the floor
+ * is a copy), and everything it writes is read back only after the join:
+ * the thread shares nothing mutable with the loop. */
+struct plane_check {
+	const struct bundle_keyring *kr;
+	const char	*state_dir;
+	const char	*origin;	/* the --policy path, or NULL: pushed */
+	struct floor	 floor;
+	char		*buf;		/* the bytes, once gathered */
+	size_t		 len;
+	int		 notify_fd;
+	int		 niov;		/* where a push's bytes are until then */
+
+	enum plane_verdict v;
+	struct policy	*p;
+	char		 signer[BUNDLE_KEY_ID_LEN + 1];
+	char		 err[1024];
+
+	pthread_t	 thread;
+	atomic_int	 done;
+	struct iovec	 iov[];
 };
 
 const char *
@@ -39,6 +76,8 @@ plane_verdict_name(enum plane_verdict v)
 	case PLANE_STALE_EPOCH:		return "stale_epoch";
 	case PLANE_EPOCH_CONFLICT:	return "epoch_conflict";
 	case PLANE_STORE_FAILED:	return "store_failed";
+	case PLANE_BUSY:		return "busy";
+	case PLANE_UNAVAILABLE:		return "unavailable";
 	}
 	return "internal_error";
 }
@@ -55,6 +94,8 @@ plane_verdict_status(enum plane_verdict v)
 	case PLANE_STALE_EPOCH:
 	case PLANE_EPOCH_CONFLICT:	return 409;
 	case PLANE_STORE_FAILED:	return 500;
+	case PLANE_BUSY:
+	case PLANE_UNAVAILABLE:		return 503;
 	}
 	return 500;
 }
@@ -73,7 +114,7 @@ plane_new(const struct config *cfg, char *err, size_t errlen)
 	}
 	pl->state_dir = cfg->state_dir;
 	pl->policy_path = cfg->policy_path;
-	pl->floor = -1;
+	pl->floor.epoch = -1;
 	for (i = 0; i < cfg->ntrust_keys; i++) {
 		if (bundle_keyring_add_file(pl->kr, cfg->trust_keys[i], err, errlen) == -1) {
 			plane_free(pl);
@@ -109,39 +150,38 @@ plane_installed(struct plane *pl, const struct policy *p)
 {
 	if (p == NULL)
 		return;
-	pl->floor = policy_epoch(p);
-	snprintf(pl->floor_digest, sizeof(pl->floor_digest), "%s", policy_digest(p));
+	pl->floor.epoch = policy_epoch(p);
+	snprintf(pl->floor.digest, sizeof(pl->floor.digest), "%s", policy_digest(p));
 	memcpy(pl->signer, pl->pending_signer, sizeof(pl->signer));
 }
 
-/* The epoch rule, against the active policy. */
 static enum plane_verdict
-epoch_rule(const struct plane *pl, const struct policy *p, char *err, size_t errlen)
+epoch_rule(const struct floor *f, const struct policy *p, char *err, size_t errlen)
 {
-	if (pl->floor < 0)
+	if (f->epoch < 0)
 		return PLANE_OK;
-	if (policy_epoch(p) < pl->floor) {
+	if (policy_epoch(p) < f->epoch) {
 		snprintf(err, errlen, "epoch %lld is below the active epoch %lld",
-		    policy_epoch(p), pl->floor);
+		    policy_epoch(p), f->epoch);
 		return PLANE_STALE_EPOCH;
 	}
-	if (policy_epoch(p) == pl->floor) {
-		if (strcmp(policy_digest(p), pl->floor_digest) == 0)
+	if (policy_epoch(p) == f->epoch) {
+		if (strcmp(policy_digest(p), f->digest) == 0)
 			return PLANE_SAME;
 		snprintf(err, errlen, "epoch %lld is already active with another digest",
-		    pl->floor);
+		    f->epoch);
 		return PLANE_EPOCH_CONFLICT;
 	}
 	return PLANE_OK;
 }
 
 static enum plane_verdict
-verify(struct plane *pl, const char *buf, size_t len, struct policy **out,
-    char *err, size_t errlen)
+verify(const struct bundle_keyring *kr, const char *buf, size_t len,
+    struct policy **out, char *signer, char *err, size_t errlen)
 {
 	enum bundle_error why = BUNDLE_MALFORMED;
 
-	*out = bundle_verify(pl->kr, buf, len, pl->pending_signer, &why, err, errlen);
+	*out = bundle_verify(kr, buf, len, signer, &why, err, errlen);
 	if (*out != NULL)
 		return PLANE_OK;
 	switch (why) {
@@ -152,18 +192,20 @@ verify(struct plane *pl, const char *buf, size_t len, struct policy **out,
 }
 
 /* Writes the bundle so that a crash at any instant leaves either the old
- * file or the new one whole: temp file, fsync, rename, fsync the folder. */
+ * file or the new one whole: temp file, fsync, rename, fsync the folder.
+ * Runs on a check's thread: errors by strerror_r, never the shared
+ * strerror buffer. */
 static int
-store(const struct plane *pl, const char *buf, size_t len, char *err, size_t errlen)
+store(const char *state_dir, const char *buf, size_t len, char *err, size_t errlen)
 {
-	char tmp[4096], dst[4096];
+	char tmp[4096], dst[4096], why[128];
 	int fd = -1, dfd = -1, rc = -1;
 	size_t off = 0;
 
-	if (pl->state_dir == NULL)
+	if (state_dir == NULL)
 		return 0;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", pl->state_dir, PLANE_STATE_TMP) >=
-	    sizeof(tmp) || (size_t)snprintf(dst, sizeof(dst), "%s/%s", pl->state_dir,
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", state_dir, PLANE_STATE_TMP) >=
+	    sizeof(tmp) || (size_t)snprintf(dst, sizeof(dst), "%s/%s", state_dir,
 	    PLANE_STATE_FILE) >= sizeof(dst)) {
 		snprintf(err, errlen, "--state-dir path too long");
 		return -1;
@@ -186,14 +228,14 @@ store(const struct plane *pl, const char *buf, size_t len, char *err, size_t err
 	fd = -1;
 	if (rename(tmp, dst) == -1)
 		goto fail;
-	if ((dfd = open(pl->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	if ((dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
 	    fsync(dfd) == -1)
 		goto fail;
 	rc = 0;
 	goto out;
 fail:
-	snprintf(err, errlen, "%s: cannot store the bundle: %s", pl->state_dir,
-	    strerror(errno));
+	snprintf(err, errlen, "%s: cannot store the bundle: %s", state_dir,
+	    strerror_r(errno, why, sizeof(why)));
 	(void)unlink(tmp);
 out:
 	if (fd != -1)
@@ -203,26 +245,206 @@ out:
 	return rc;
 }
 
-enum plane_verdict
-plane_push(struct plane *pl, const char *buf, size_t len, struct policy **out,
+/* A --policy file is a signed bundle or an operator's unsigned compiled
+ * policy; its "schema" says which. */
+static int
+is_bundle(const char *buf, size_t len)
+{
+	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+	const char *schema = json_string_value(json_object_get(root, "schema"));
+	int yes = schema != NULL && strcmp(schema, BUNDLE_SCHEMA) == 0;
+
+	json_decref(root);
+	return yes;
+}
+
+/* The bytes into a policy: a bundle (always, when pushed) is verified, an
+ * operator's file may also be an unsigned compiled policy. Messages about
+ * a file start with its path. */
+static enum plane_verdict
+check_parse(struct plane_check *c, int bundle)
+{
+	char why[512];
+
+	if (bundle)
+		c->v = verify(c->kr, c->buf, c->len, &c->p, c->signer, why, sizeof(why));
+	else if ((c->p = policy_parse(c->buf, c->len, why, sizeof(why))) != NULL)
+		c->v = PLANE_OK;
+	else
+		c->v = PLANE_MALFORMED;
+	if (c->v != PLANE_OK && c->origin != NULL)
+		snprintf(c->err, sizeof(c->err), "%s: %s", c->origin, why);
+	else if (c->v != PLANE_OK)
+		snprintf(c->err, sizeof(c->err), "%s", why);
+	return c->v;
+}
+
+/* The whole check, pure work on whatever thread runs it: parse and
+ * verify, the epoch rule against the floor it was given, then persist a
+ * bundle that passed. The floor cannot move meanwhile: one check at a
+ * time, and plane_reload refuses while one runs. */
+static void
+check_work(struct plane_check *c)
+{
+	int bundle = c->origin == NULL || is_bundle(c->buf, c->len);
+
+	if (check_parse(c, bundle) == PLANE_OK)
+		c->v = epoch_rule(&c->floor, c->p, c->err, sizeof(c->err));
+	if (c->v == PLANE_OK && bundle &&
+	    store(c->state_dir, c->buf, c->len, c->err, sizeof(c->err)) == -1)
+		c->v = PLANE_STORE_FAILED;
+	if (c->v != PLANE_OK) {
+		policy_free(c->p);
+		c->p = NULL;
+	}
+	free(c->buf);
+	c->buf = NULL;
+}
+
+static void
+check_free(struct plane_check *c)
+{
+	if (c == NULL)
+		return;
+	free(c->buf);
+	policy_free(c->p);
+	free(c);
+}
+
+/* Room for niov pieces of input. NULL when out of memory. */
+static struct plane_check *
+check_new(const struct plane *pl, const char *origin, int niov)
+{
+	struct plane_check *c;
+
+	c = calloc(1, sizeof(*c) + (size_t)niov * sizeof(c->iov[0]));
+	if (c == NULL)
+		return NULL;
+	c->kr = pl->kr;
+	c->state_dir = pl->state_dir;
+	c->origin = origin;
+	c->floor = pl->floor;
+	c->notify_fd = -1;
+	c->niov = niov;
+	atomic_init(&c->done, 0);
+	return c;
+}
+
+/* A push's body into one buffer of the check's own, on its thread: the
+ * loop only lends the pieces. */
+static int
+check_gather(struct plane_check *c)
+{
+	size_t len = 0, off = 0;
+	int i;
+
+	for (i = 0; i < c->niov; i++)
+		len += c->iov[i].iov_len;
+	if ((c->buf = malloc(len + 1)) == NULL) {
+		c->v = PLANE_UNAVAILABLE;
+		snprintf(c->err, sizeof(c->err), "cannot check the bundle: out of memory");
+		return -1;
+	}
+	for (i = 0; i < c->niov; i++) {
+		memcpy(c->buf + off, c->iov[i].iov_base, c->iov[i].iov_len);
+		off += c->iov[i].iov_len;
+	}
+	c->len = len;
+	return 0;
+}
+
+/* Back with the caller: the result, and the epoch rule once more against
+ * the live floor. It cannot have moved (see check_work); re-applying it
+ * means a caller that broke that could still never install below it. */
+static enum plane_verdict
+check_end(struct plane *pl, struct plane_check *c, struct policy **out,
     char *err, size_t errlen)
 {
-	enum plane_verdict v;
-	struct policy *p;
+	enum plane_verdict v = c->v;
 
 	*out = NULL;
-	if ((v = verify(pl, buf, len, &p, err, errlen)) != PLANE_OK)
-		return v;
-	if ((v = epoch_rule(pl, p, err, errlen)) != PLANE_OK) {
-		policy_free(p);
-		return v;
+	snprintf(err, errlen, "%s", c->err);
+	if (v == PLANE_OK)
+		v = epoch_rule(&pl->floor, c->p, err, errlen);
+	if (v == PLANE_OK) {
+		*out = c->p;
+		c->p = NULL;
+		memcpy(pl->pending_signer, c->signer, sizeof(pl->pending_signer));
 	}
-	if (store(pl, buf, len, err, errlen) == -1) {
-		policy_free(p);
-		return PLANE_STORE_FAILED;
+	check_free(c);
+	return v;
+}
+
+/* How much lower than the loop's a check thread runs: checking a policy
+ * is background work, and when the CPUs are busy the live tunnels the
+ * loop serves come first. */
+#define CHECK_NICE	10
+
+static void *
+check_thread(void *arg)
+{
+	struct plane_check *c = arg;
+	uint64_t one = 1;
+
+	/* Linux: a thread id names just this thread. */
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), CHECK_NICE);
+	if (check_gather(c) == 0)
+		check_work(c);
+	atomic_store(&c->done, 1);
+	while (write(c->notify_fd, &one, sizeof(one)) == -1 && errno == EINTR)
+		;
+	return NULL;
+}
+
+enum plane_verdict
+plane_check_start(struct plane *pl, const struct iovec *body, int nbody,
+    int notify_fd, struct plane_check **out, char *err, size_t errlen)
+{
+	struct plane_check *c;
+	sigset_t all, old;
+	int rc;
+
+	*out = NULL;
+	if (pl->busy) {
+		snprintf(err, errlen, "another policy change is being checked");
+		return PLANE_BUSY;
 	}
-	*out = p;
+	if (nbody < 0 || (c = check_new(pl, NULL, nbody)) == NULL) {
+		snprintf(err, errlen, "cannot check the bundle: out of memory");
+		return PLANE_UNAVAILABLE;
+	}
+	memcpy(c->iov, body, (size_t)nbody * sizeof(*body));
+	c->notify_fd = notify_fd;
+	/* Signals stay with the loop's thread, which handles them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&c->thread, NULL, check_thread, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		char why[128];
+		snprintf(err, errlen, "cannot start a thread to check the bundle: %s",
+		    strerror_r(rc, why, sizeof(why)));
+		check_free(c);
+		return PLANE_UNAVAILABLE;
+	}
+	pl->busy = 1;
+	*out = c;
 	return PLANE_OK;
+}
+
+int
+plane_check_done(const struct plane_check *c)
+{
+	return atomic_load(&c->done);
+}
+
+enum plane_verdict
+plane_check_finish(struct plane *pl, struct plane_check *c, struct policy **out,
+    char *err, size_t errlen)
+{
+	(void)pthread_join(c->thread, NULL);
+	pl->busy = 0;
+	return check_end(pl, c, out, err, errlen);
 }
 
 /* Reads a whole small file; NUL-terminated, *len without the NUL. */
@@ -265,84 +487,33 @@ out:
 	return buf;
 }
 
-/* A --policy file is a signed bundle or an operator's unsigned compiled
- * policy; its "schema" says which. */
-static int
-is_bundle(const char *buf, size_t len)
-{
-	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
-	const char *schema = json_string_value(json_object_get(root, "schema"));
-	int yes = schema != NULL && strcmp(schema, BUNDLE_SCHEMA) == 0;
-
-	json_decref(root);
-	return yes;
-}
-
-static enum plane_verdict
-load_policy_file(struct plane *pl, struct policy **out, int *bundle, char **raw,
-    size_t *rawlen, char *err, size_t errlen)
-{
-	char *buf;
-	size_t len = 0;
-	enum plane_verdict v;
-
-	*out = NULL;
-	*raw = NULL;
-	if ((buf = read_file(pl->policy_path, POLICY_MAX_BYTES, &len, err, errlen)) == NULL)
-		return PLANE_MALFORMED;
-	*bundle = is_bundle(buf, len);
-	if (*bundle) {
-		char why[512];
-		if ((v = verify(pl, buf, len, out, why, sizeof(why))) != PLANE_OK) {
-			snprintf(err, errlen, "%s: %s", pl->policy_path, why);
-			free(buf);
-			return v;
-		}
-		*raw = buf;
-		*rawlen = len;
-		return PLANE_OK;
-	}
-	pl->pending_signer[0] = '\0';
-	*out = policy_parse(buf, len, err, errlen);
-	free(buf);
-	if (*out == NULL) {
-		char why[512];
-		snprintf(why, sizeof(why), "%s", err);
-		snprintf(err, errlen, "%s: %s", pl->policy_path, why);
-		return PLANE_MALFORMED;
-	}
-	return PLANE_OK;
-}
-
 enum plane_verdict
 plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 {
-	struct policy *p;
-	enum plane_verdict v;
-	char *raw = NULL;
-	size_t rawlen = 0;
-	int bundle = 0;
+	struct plane_check *c;
+	char *buf;
+	size_t len = 0;
 
 	*out = NULL;
 	if (pl->policy_path == NULL) {
 		snprintf(err, errlen, "no --policy file to reload");
 		return PLANE_MALFORMED;
 	}
-	if ((v = load_policy_file(pl, &p, &bundle, &raw, &rawlen, err, errlen)) != PLANE_OK)
-		return v;
-	if ((v = epoch_rule(pl, p, err, errlen)) != PLANE_OK)
-		goto refuse;
-	if (bundle && store(pl, raw, rawlen, err, errlen) == -1) {
-		v = PLANE_STORE_FAILED;
-		goto refuse;
+	if (pl->busy) {
+		snprintf(err, errlen, "a pushed bundle is being checked");
+		return PLANE_BUSY;
 	}
-	free(raw);
-	*out = p;
-	return PLANE_OK;
-refuse:
-	free(raw);
-	policy_free(p);
-	return v;
+	if ((buf = read_file(pl->policy_path, POLICY_MAX_BYTES, &len, err, errlen)) == NULL)
+		return PLANE_MALFORMED;
+	if ((c = check_new(pl, pl->policy_path, 0)) == NULL) {
+		free(buf);
+		snprintf(err, errlen, "out of memory");
+		return PLANE_UNAVAILABLE;
+	}
+	c->buf = buf;
+	c->len = len;
+	check_work(c);
+	return check_end(pl, c, out, err, errlen);
 }
 
 int
@@ -378,7 +549,8 @@ plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
 				return -1;
 			/* A state file that no longer verifies is an error, not
 			 * a reason to forget the floor. */
-			v = verify(pl, buf, len, &state, why, sizeof(why));
+			v = verify(pl->kr, buf, len, &state, pl->pending_signer, why,
+			    sizeof(why));
 			free(buf);
 			if (v != PLANE_OK) {
 				snprintf(err, errlen, "%s: %s", path, why);

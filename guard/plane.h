@@ -2,15 +2,21 @@
  * against the trusted public keys, enforces the epoch rule (never
  * backwards; the same epoch only with the same digest), and keeps the last
  * accepted bundle in --state-dir so the floor survives a restart. Holds no
- * private key. */
+ * private key.
+ *
+ * A pushed bundle is checked on a thread of its own (plane_check_*), so
+ * verifying, parsing and storing a large policy never stalls the event
+ * loop; installing it stays on the loop. One check runs at a time. */
 #ifndef EG_PLANE_H
 #define EG_PLANE_H
 
 #include <stddef.h>
 
 struct config;
+struct iovec;
 struct policy;
 struct plane;
+struct plane_check;
 
 enum plane_verdict {
 	PLANE_OK = 0,		/* new policy: install it */
@@ -20,7 +26,9 @@ enum plane_verdict {
 	PLANE_BAD_SIGNATURE,	/* 403 */
 	PLANE_STALE_EPOCH,	/* 409: lower epoch */
 	PLANE_EPOCH_CONFLICT,	/* 409: same epoch, other digest */
-	PLANE_STORE_FAILED	/* 500: could not persist; nothing changed */
+	PLANE_STORE_FAILED,	/* 500: could not persist; nothing changed */
+	PLANE_BUSY,		/* 503: another change is being checked */
+	PLANE_UNAVAILABLE	/* 503: no memory or thread to check it */
 };
 
 const char *plane_verdict_name(enum plane_verdict v);	/* "stale_epoch", … */
@@ -28,6 +36,7 @@ int plane_verdict_status(enum plane_verdict v);		/* HTTP status */
 
 /* Loads --trust-key files. NULL with err on a bad key file. */
 struct plane *plane_new(const struct config *cfg, char *err, size_t errlen);
+/* Call only with no check in flight (plane_check_finish joins it). */
 void plane_free(struct plane *pl);
 
 /* Start-up: reads --state-dir's bundle (if any) and --policy (if any) and
@@ -37,12 +46,31 @@ void plane_free(struct plane *pl);
 int plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
     char *err, size_t errlen);
 
-/* A bundle from the control socket. On PLANE_OK *out is the new policy
- * (already persisted); the caller installs it with plane_installed. */
-enum plane_verdict plane_push(struct plane *pl, const char *buf, size_t len,
+/* A bundle from the control socket, checked on a new thread: signature,
+ * canonical form, policy, epoch rule, then stored in --state-dir. The
+ * thread copies the bundle from the nbody pieces at body, which must stay
+ * unchanged until plane_check_finish (the array itself is copied at
+ * once). When the work is done the thread writes an 8-byte 1 to notify_fd
+ * (an eventfd's increment) and the caller collects the result with
+ * plane_check_finish. Returns PLANE_OK with *out set, or PLANE_BUSY (a
+ * check is in flight) / PLANE_UNAVAILABLE (no memory, no thread) with err;
+ * nothing changed then. */
+enum plane_verdict plane_check_start(struct plane *pl, const struct iovec *body,
+    int nbody, int notify_fd, struct plane_check **out, char *err, size_t errlen);
+
+/* 1 once the check's thread has finished its work: plane_check_finish
+ * will not wait. */
+int plane_check_done(const struct plane_check *c);
+
+/* Joins the check's thread (waiting for it if needed), applies the epoch
+ * rule again to the live floor, and frees c. On PLANE_OK *out is the new
+ * policy, already persisted; the caller installs it with plane_installed.
+ * Other verdicts leave *out NULL and err set (PLANE_SAME: nothing to do). */
+enum plane_verdict plane_check_finish(struct plane *pl, struct plane_check *c,
     struct policy **out, char *err, size_t errlen);
 
-/* SIGHUP: reloads --policy with the same checks as a push. */
+/* SIGHUP: reloads --policy with the same checks as a push, on the calling
+ * thread. PLANE_BUSY while a check is in flight: finish it first. */
 enum plane_verdict plane_reload(struct plane *pl, struct policy **out,
     char *err, size_t errlen);
 

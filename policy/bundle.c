@@ -107,6 +107,15 @@ bundle_key_id(const EVP_PKEY *pk, char *out, char *err, size_t errlen)
 	return 0;
 }
 
+size_t
+bundle_domain_prefix(const char *context, unsigned char *out)
+{
+	size_t clen = strlen(context) + 1;
+
+	memcpy(out, context, clen);
+	return clen;
+}
+
 unsigned char *
 bundle_domain_message(const char *context, const char *canon, size_t len,
     size_t *outlen)
@@ -116,11 +125,10 @@ bundle_domain_message(const char *context, const char *canon, size_t len,
 
 	if (context == NULL || canon == NULL || outlen == NULL)
 		return NULL;
-	clen = strlen(context) + 1;	/* the NUL is the separator byte */
+	clen = strlen(context) + 1;
 	if (len > SIZE_MAX - clen - 1 || (m = malloc(clen + len + 1)) == NULL)
 		return NULL;
-	memcpy(m, context, clen);
-	memcpy(m + clen, canon, len);
+	memcpy(m + bundle_domain_prefix(context, m), canon, len);
 	*outlen = clen + len;
 	return m;
 }
@@ -278,52 +286,69 @@ out:
 	return rc;
 }
 
-static int
-b64_char(unsigned char c)
+/* Each byte's base64 value, 0xff for bytes outside the standard
+ * alphabet. Built per call: 256 stores, against megabytes decoded. */
+static void
+b64_values(unsigned char val[256])
 {
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	    (c >= '0' && c <= '9') || c == '+' || c == '/';
+	static const char alphabet[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t i;
+
+	memset(val, 0xff, 256);
+	for (i = 0; i < 64; i++)
+		val[(unsigned char)alphabet[i]] = (unsigned char)i;
 }
 
 /* Strict standard base64 with padding: no whitespace, no line breaks, no
  * URL alphabet, '=' only as the last one or two characters, and zero
- * unused bits (the re-encoding must give back the input byte for byte),
- * so one byte string has exactly one accepted spelling. Returns a malloc'd
- * buffer (possibly of length 0) or NULL. */
+ * unused bits in the last quantum, so one byte string has exactly one
+ * accepted spelling. Decodes after reserve bytes left free for the
+ * caller. Returns a malloc'd buffer or NULL; *outlen excludes reserve. */
 static unsigned char *
-b64_decode(const char *s, size_t len, size_t *outlen)
+b64_decode(const char *s, size_t len, size_t reserve, size_t *outlen)
 {
-	unsigned char *out = NULL;
-	char *re = NULL;
-	size_t i, pad = 0, n;
-	int r;
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned char val[256], *out, *o;
+	size_t i, pad = 0, full;
+	unsigned long q;
 
 	if (len % 4 != 0 || len > BUNDLE_MAX_BYTES)
 		return NULL;
 	if (len > 0 && s[len - 1] == '=')
-		pad = (len > 1 && s[len - 2] == '=') ? 2 : 1;
-	for (i = 0; i < len - pad; i++)
-		if (!b64_char((unsigned char)s[i]))
-			return NULL;
-	n = len / 4 * 3;
-	if ((out = malloc(n + 1)) == NULL || (re = malloc(len + 1)) == NULL)
-		goto bad;
-	if (len > 0) {
-		/* EVP_DecodeBlock counts padding as zero bytes. */
-		if ((r = EVP_DecodeBlock(out, (const unsigned char *)s,
-		    (int)len)) < 0 || (size_t)r != n)
+		pad = s[len - 2] == '=' ? 2 : 1;
+	if ((out = malloc(reserve + len / 4 * 3 + 1)) == NULL)
+		return NULL;
+	b64_values(val);
+	o = out + reserve;
+	full = pad > 0 ? len - 4 : len;
+	for (i = 0; i < full; i += 4) {
+		if ((val[u[i]] | val[u[i + 1]] | val[u[i + 2]] | val[u[i + 3]]) & 0x80)
 			goto bad;
-		n -= pad;
-		if ((r = EVP_EncodeBlock((unsigned char *)re, out, (int)n)) < 0 ||
-		    (size_t)r != len || memcmp(re, s, len) != 0)
-			goto bad;
+		q = (unsigned long)val[u[i]] << 18 | (unsigned long)val[u[i + 1]] << 12 |
+		    (unsigned long)val[u[i + 2]] << 6 | val[u[i + 3]];
+		*o++ = (unsigned char)(q >> 16);
+		*o++ = (unsigned char)(q >> 8);
+		*o++ = (unsigned char)q;
 	}
-	free(re);
-	*outlen = n;
+	if (pad > 0) {
+		unsigned char c = pad == 1 ? val[u[i + 2]] : 0;
+
+		if ((val[u[i]] | val[u[i + 1]] | c) & 0x80)
+			goto bad;
+		q = (unsigned long)val[u[i]] << 18 | (unsigned long)val[u[i + 1]] << 12 |
+		    (unsigned long)c << 6;
+		/* The bits no output byte takes must be zero. */
+		if ((q & (pad == 2 ? 0xffffUL : 0xffUL)) != 0)
+			goto bad;
+		*o++ = (unsigned char)(q >> 16);
+		if (pad == 1)
+			*o++ = (unsigned char)(q >> 8);
+	}
+	*outlen = (size_t)(o - out) - reserve;
 	return out;
 bad:
 	free(out);
-	free(re);
 	return NULL;
 }
 
@@ -332,7 +357,7 @@ bundle_b64_decode(const char *s, size_t len, size_t *outlen)
 {
 	if (s == NULL || outlen == NULL)
 		return NULL;
-	return b64_decode(s, len, outlen);
+	return b64_decode(s, len, 0, outlen);
 }
 
 EVP_PKEY *
@@ -373,41 +398,64 @@ str_field(json_t *obj, const char *key, size_t *len)
 	return json_string_value(v);
 }
 
+/* 1 when sig is pk's Ed25519 signature over the whole message m. */
+static int
+ed25519_verify(EVP_PKEY *pk, const unsigned char *sig, size_t siglen,
+    const unsigned char *m, size_t mlen)
+{
+	EVP_MD_CTX *ctx;
+	int ok = 0;
+
+	/* Ed25519 is one-shot: NULL digest, EVP_DigestVerify. */
+	if ((ctx = EVP_MD_CTX_new()) != NULL &&
+	    EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, pk) == 1)
+		ok = EVP_DigestVerify(ctx, sig, siglen, m, mlen) == 1;
+	if (!ok)
+		ERR_clear_error();
+	EVP_MD_CTX_free(ctx);
+	return ok;
+}
+
 int
 bundle_ed25519_verify(EVP_PKEY *pk, const char *context,
     const unsigned char *sig, size_t siglen, const char *canon, size_t len)
 {
-	EVP_MD_CTX *ctx = NULL;
-	unsigned char *m = NULL;
+	unsigned char *m;
 	size_t mlen;
-	int ok = 0;
+	int ok;
 
-	if ((m = bundle_domain_message(context, canon, len, &mlen)) == NULL ||
-	    (ctx = EVP_MD_CTX_new()) == NULL)
-		goto out;
-	/* Ed25519 is one-shot: NULL digest, EVP_DigestVerify. */
-	if (EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, pk) != 1)
-		goto out;
-	ok = EVP_DigestVerify(ctx, sig, siglen, m, mlen) == 1;
-out:
-	if (!ok)
-		ERR_clear_error();
-	EVP_MD_CTX_free(ctx);
+	if ((m = bundle_domain_message(context, canon, len, &mlen)) == NULL)
+		return 0;
+	ok = ed25519_verify(pk, sig, siglen, m, mlen);
 	free(m);
 	return ok;
+}
+
+/* The string at s (its opening quote passed) up to the closing quote,
+ * which *q is set to; -1 when it has none or holds an escape. */
+static int
+plain_string(const char *s, const char *end, const char **q)
+{
+	if ((*q = memchr(s, '"', (size_t)(end - s))) == NULL ||
+	    memchr(s, '\\', (size_t)(*q - s)) != NULL)
+		return -1;
+	return 0;
 }
 
 /* The envelope as egress-guardctl sign writes it: one flat object of four
  * string fields without escapes or whitespace (a trailing newline
  * allowed). Recognised by hand, since jansson's string scanner is most of
  * the cost of a large bundle; any other spelling takes the jansson path,
- * which is as strict and names the problem. Returns 0 and fills v/vlen in
- * keys[] order, or -1. */
+ * which is as strict and names the problem. The values' bytes are not
+ * checked here: each is then held to a narrower grammar (the schema and
+ * key id exactly, strict base64) that no control or non-ASCII byte
+ * passes, so such a bundle is refused as malformed either way. Returns 0
+ * and fills v/vlen in keys[] order, or -1. */
 static int
 envelope_fast(const char *buf, size_t len, const char *const *keys,
     const char **v, size_t *vlen)
 {
-	const char *s = buf, *end = buf + len;
+	const char *s = buf, *end = buf + len, *q;
 	int seen = 0, n, i;
 
 	while (end > s && end[-1] == '\n')
@@ -415,35 +463,26 @@ envelope_fast(const char *buf, size_t len, const char *const *keys,
 	if (s == end || *s++ != '{')
 		return -1;
 	for (n = 0; n < 4; n++) {
-		const char *k, *val;
-
 		if (n > 0 && (s == end || *s++ != ','))
 			return -1;
-		if (s == end || *s++ != '"')
-			return -1;
-		for (k = s; s < end && *s != '"' && *s != '\\'; s++)
-			;
-		if (s == end || *s != '"')
+		if (s == end || *s++ != '"' || plain_string(s, end, &q) == -1)
 			return -1;
 		for (i = 0; keys[i] != NULL; i++)
-			if ((size_t)(s - k) == strlen(keys[i]) &&
-			    memcmp(k, keys[i], (size_t)(s - k)) == 0)
+			if ((size_t)(q - s) == strlen(keys[i]) &&
+			    memcmp(s, keys[i], (size_t)(q - s)) == 0)
 				break;
 		if (keys[i] == NULL || (seen & (1 << i)))
 			return -1;	/* unknown or duplicate key */
 		seen |= 1 << i;
-		s++;
+		s = q + 1;
 		if (end - s < 2 || s[0] != ':' || s[1] != '"')
 			return -1;
 		s += 2;
-		for (val = s; s < end && *s != '"' && *s != '\\' &&
-		    (unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f; s++)
-			;
-		if (s == end || *s != '"')
+		if (plain_string(s, end, &q) == -1)
 			return -1;
-		v[i] = val;
-		vlen[i] = (size_t)(s - val);
-		s++;
+		v[i] = s;
+		vlen[i] = (size_t)(q - s);
+		s = q + 1;
 	}
 	return (s + 1 == end && *s == '}' && seen == 15) ? 0 : -1;
 }
@@ -458,10 +497,11 @@ bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	enum bundle_error e = BUNDLE_MALFORMED;
 	const struct bundle_key *k = NULL;
 	struct policy *p = NULL;
-	unsigned char *pol = NULL, *sig = NULL;
-	const char *v[4], *canon;
+	unsigned char *msg = NULL, *sig = NULL;
+	const char *v[4], *canon, *pol;
 	size_t vlen[4], pollen = 0, siglen = 0, clen, i;
 	char perr[512];
+	int taken = 0;
 	json_error_t jerr;
 	json_t *root = NULL;
 
@@ -506,11 +546,14 @@ fields:
 		    "digits", BUNDLE_KEY_ID_LEN);
 		goto out;
 	}
-	if ((pol = b64_decode(v[2], vlen[2], &pollen)) == NULL) {
+	/* Decoded after room for the domain prefix: the signed message,
+	 * megabytes long, then needs no copy of its own. */
+	if ((msg = b64_decode(v[2], vlen[2], sizeof(BUNDLE_CONTEXT), &pollen)) == NULL) {
 		errbuf_set(err, errlen, "bundle policy is not canonical base64");
 		goto out;
 	}
-	if ((sig = b64_decode(v[3], vlen[3], &siglen)) == NULL) {
+	pol = (const char *)msg + bundle_domain_prefix(BUNDLE_CONTEXT, msg);
+	if ((sig = b64_decode(v[3], vlen[3], 0, &siglen)) == NULL) {
 		errbuf_set(err, errlen, "bundle signature is not canonical base64");
 		goto out;
 	}
@@ -523,23 +566,25 @@ fields:
 		    v[1]);
 		goto out;
 	}
-	if (siglen != BUNDLE_SIG_LEN ||
-	    !bundle_ed25519_verify(k->pk, BUNDLE_CONTEXT, sig, siglen,
-	    (const char *)pol, pollen)) {
+	if (siglen != BUNDLE_SIG_LEN || !ed25519_verify(k->pk, sig, siglen, msg,
+	    sizeof(BUNDLE_CONTEXT) + pollen)) {
 		e = BUNDLE_BAD_SIGNATURE;
 		errbuf_set(err, errlen, "signature does not verify under key %s",
 		    k->id);
 		goto out;
 	}
 	/* Signed, hence parsed; and the signed bytes must be the canonical
-	 * form, so the digest the guard reports is of what was signed. */
-	if ((p = policy_parse((const char *)pol, pollen, perr,
-	    sizeof(perr))) == NULL) {
+	 * form, so the digest the guard reports is of what was signed. Taken
+	 * by the policy, they are its canonical bytes. */
+	if ((p = policy_parse_take((char *)msg, (size_t)(pol - (const char *)msg),
+	    pollen, &taken, perr, sizeof(perr))) == NULL) {
 		errbuf_set(err, errlen, "signed policy is invalid: %s", perr);
 		goto out;
 	}
+	if (taken)
+		msg = NULL;
 	canon = policy_canonical(p, &clen);
-	if (clen != pollen || memcmp(canon, pol, clen) != 0) {
+	if (clen != pollen || (!taken && memcmp(canon, pol, clen) != 0)) {
 		errbuf_set(err, errlen, "signed policy is not in canonical form");
 		policy_free(p);
 		p = NULL;
@@ -551,7 +596,7 @@ fields:
 out:
 	if (why != NULL)
 		*why = e;
-	free(pol);
+	free(msg);
 	free(sig);
 	json_decref(root);
 	return p;

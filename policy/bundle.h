@@ -65,6 +65,11 @@ const char *bundle_error_name(enum bundle_error e);
 unsigned char *bundle_signed_message(const char *canon, size_t len,
     size_t *outlen);
 
+/* What comes before the signed bytes: context and the 0x00 separator (its
+ * NUL), strlen(context) + 1 bytes written at out; returns that length.
+ * For a signer or verifier that builds the message in place. */
+size_t bundle_domain_prefix(const char *context, unsigned char *out);
+
 /* The same for any domain-separation context (receipts use their own):
  * context, one 0x00, canon. */
 unsigned char *bundle_domain_message(const char *context, const char *canon,

@@ -26,7 +26,10 @@ fail(char *err, size_t errlen, const char *msg)
 /* Bytes that are refused wherever they appear. Returns NULL when every
  * byte may appear, else the reason for the first that may not. A '%' is a
  * zone id inside brackets, or anywhere when zone_ctx is set (a bare IPv6
- * host); elsewhere it is percent-encoding. */
+ * host); elsewhere it is percent-encoding. Every form the parsers accept
+ * is made of bytes this admits, so they ask it only once they have
+ * refused something, for the more precise reason (refused), which then
+ * wins over their own. */
 static const char *
 scan_bytes(const char *s, size_t len, int zone_ctx)
 {
@@ -196,13 +199,70 @@ hex_number(const char *s, size_t len)
 	return 1;
 }
 
-/* A DNS name or, when the last label is a number, a strict dotted quad. */
+/* A parse leaves *d all zero but what it found, host's NUL padding
+ * included, as a memset of the whole struct would; but compilers inline
+ * that memset as rep stos, which costs more than parsing a short name and
+ * shows for a policy of a million. So: the fields the parsers may leave
+ * unset now, the padding at the end; every failure clears the whole
+ * struct. */
+static void
+dest_start(struct dest *d)
+{
+	d->kind = 0;
+	d->host[0] = '\0';
+	d->port = 0;
+	memset(d->addr, 0, sizeof(d->addr));
+}
+
+static int
+dest_done(struct dest *d)
+{
+	size_t n = strnlen(d->host, sizeof(d->host));
+
+	memset(d->host + n, 0, sizeof(d->host) - n);
+	return 0;
+}
+
+/* The reason to give for bytes a parser refused: scan_bytes' when it
+ * has one, else the parser's own. */
+static const char *
+refused(const char *why, const char *s, size_t len, int zone_ctx)
+{
+	const char *bytes = scan_bytes(s, len, zone_ctx);
+
+	return bytes != NULL ? bytes : why;
+}
+
+/* The bytes of host name labels, [A-Za-z0-9_-], by class: one table
+ * lookup per byte, built at compile time from the predicate below. */
+#define HB_LABEL	1
+#define HB_DIGIT	2
+#define HB_UPPER	4	/* lower-cased by adding 0x20: HB_UPPER << 3 */
+#define HB(c)	((c) >= 'a' && (c) <= 'z' ? HB_LABEL :			\
+		 (c) >= 'A' && (c) <= 'Z' ? HB_LABEL | HB_UPPER :		\
+		 (c) >= '0' && (c) <= '9' ? HB_LABEL | HB_DIGIT :		\
+		 (c) == '-' || (c) == '_' ? HB_LABEL : 0)
+#define HB4(c)	HB(c), HB((c) + 1), HB((c) + 2), HB((c) + 3)
+#define HB16(c)	HB4(c), HB4((c) + 4), HB4((c) + 8), HB4((c) + 12)
+#define HB64(c)	HB16(c), HB16((c) + 16), HB16((c) + 32), HB16((c) + 48)
+
+static const unsigned char host_byte[256] = {
+	HB64(0), HB64(64), HB64(128), HB64(192)
+};
+
+/* A DNS name or, when the last label is a number, a strict dotted quad.
+ * Checks and lower-cases in one pass: this runs for every entry of a
+ * policy of up to 1,000,000. With d NULL it only checks, and refuses what
+ * it would have to change: a trailing dot, an upper-case byte. */
 static const char *
 parse_name(const char *s, size_t len, struct dest *d)
 {
+	unsigned char quad[4];
 	size_t i, label = 0;
 	int digits = 1, dot = 0;
 
+	if (d == NULL && len > 0 && s[len - 1] == '.')
+		return "not normalised";
 	if (len > 0 && s[len - 1] == '.') {
 		len--;
 		dot = 1;
@@ -214,40 +274,43 @@ parse_name(const char *s, size_t len, struct dest *d)
 	if (len > DEST_HOST_MAX)
 		return "host name longer than 253 bytes";
 	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
+		unsigned char c = (unsigned char)s[i], k = host_byte[c];
 
-		if (c == '.') {
-			if (label == 0)
-				return "empty label in host name";
-			label = 0;
-			digits = 1;
+		if (d != NULL)
+			d->host[i] = (char)(c + ((k & HB_UPPER) << 3));
+		else if (k & HB_UPPER)
+			return "not normalised";
+		if (k & HB_LABEL) {
+			digits &= (k & HB_DIGIT) != 0;
+			if (++label > LABEL_MAX)
+				return "host name label longer than 63 bytes";
 			continue;
 		}
-		if (!ascii_is_alpha(c) && !ascii_is_digit(c) && c != '-' &&
-		    c != '_')
+		if (c != '.')
 			return "host name byte outside [A-Za-z0-9_.-]";
-		if (!ascii_is_digit(c))
-			digits = 0;
-		if (++label > LABEL_MAX)
-			return "host name label longer than 63 bytes";
+		if (label == 0)
+			return "empty label in host name";
+		label = 0;
+		digits = 1;
 	}
+	if (d != NULL)
+		d->host[len] = '\0';
 	if (label == 0)
 		return "empty label in host name";
 	if (digits || hex_number(s + len - label, label)) {
 		/* Not a host name: a dotted quad or nothing. 127.1,
 		 * 2130706433 and 0177.0.0.1 end here and are refused, never
 		 * read the way inet_aton would. */
-		if (dot || parse_ipv4(s, len, d->addr) == -1)
+		if (dot || parse_ipv4(s, len, quad) == -1)
 			return "IPv4 literal must be a strict dotted quad";
-		d->kind = DEST_IPV4;
-		memcpy(d->host, s, len);
-		d->host[len] = '\0';
+		if (d != NULL) {
+			d->kind = DEST_IPV4;	/* host: digits and dots, as given */
+			memcpy(d->addr, quad, sizeof(quad));
+		}
 		return NULL;
 	}
-	d->kind = DEST_NAME;
-	for (i = 0; i < len; i++)
-		d->host[i] = (char)ascii_lower((unsigned char)s[i]);
-	d->host[len] = '\0';
+	if (d != NULL)
+		d->kind = DEST_NAME;
 	return NULL;
 }
 
@@ -272,12 +335,11 @@ dest_parse_host(const char *s, size_t len, int brackets, struct dest *d,
 
 	if (d == NULL)
 		return fail(err, errlen, "no destination");
-	memset(d, 0, sizeof(*d));
-	if (s == NULL || len == 0)
+	if (s == NULL || len == 0) {
+		memset(d, 0, sizeof(*d));
 		return fail(err, errlen, "empty host");
-	why = scan_bytes(s, len, !brackets && memchr(s, ':', len) != NULL);
-	if (why != NULL)
-		goto bad;
+	}
+	dest_start(d);
 	if (s[0] == '[') {
 		const char *close = memchr(s, ']', len);
 
@@ -297,12 +359,24 @@ dest_parse_host(const char *s, size_t len, int brackets, struct dest *d,
 	} else {
 		why = parse_name(s, len, d);
 	}
-	if (why != NULL)
-		goto bad;
-	return 0;
-bad:
+	if (why == NULL)
+		return dest_done(d);
 	memset(d, 0, sizeof(*d));
-	return fail(err, errlen, why);
+	return fail(err, errlen, refused(why, s, len,
+	    !brackets && memchr(s, ':', len) != NULL));
+}
+
+int
+dest_host_is_normal(const char *s, size_t len)
+{
+	struct dest d;
+
+	if (s == NULL || len == 0 || len > DEST_HOST_MAX || s[0] == '[')
+		return 0;
+	if (memchr(s, ':', len) != NULL)
+		return dest_parse_host(s, len, 0, &d, NULL, 0) == 0 &&
+		    strlen(d.host) == len && memcmp(d.host, s, len) == 0;
+	return parse_name(s, len, NULL) == NULL;
 }
 
 /* Whether an unbracketed authority with several colons is an IPv6 literal
@@ -341,12 +415,12 @@ dest_parse_authority(const char *s, size_t len, struct dest *d,
 
 	if (d == NULL)
 		return fail(err, errlen, "no destination");
-	memset(d, 0, sizeof(*d));
-	if (s == NULL || len == 0)
+	if (s == NULL || len == 0) {
+		memset(d, 0, sizeof(*d));
 		return fail(err, errlen, "empty authority");
+	}
+	dest_start(d);
 	end = s + len;
-	if ((why = scan_bytes(s, len, 0)) != NULL)
-		goto bad;
 	if (s[0] == '[') {
 		const char *close = memchr(s, ']', len);
 
@@ -402,10 +476,10 @@ dest_parse_authority(const char *s, size_t len, struct dest *d,
 		why = "port must be 1-65535 without leading zeros";
 		goto bad;
 	}
-	return 0;
+	return dest_done(d);
 bad:
 	memset(d, 0, sizeof(*d));
-	return fail(err, errlen, why);
+	return fail(err, errlen, refused(why, s, len, 0));
 }
 
 int

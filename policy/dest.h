@@ -32,6 +32,11 @@ int dest_parse_authority(const char *s, size_t len, struct dest *d,
 int dest_parse_host(const char *s, size_t len, int brackets, struct dest *d,
     char *err, size_t errlen);
 
+/* 1 when s is a host exactly as dest_parse_host(s, len, 0, …) writes
+ * it: normalised, an IPv6 literal bare. For the hosts of a canonical
+ * policy, which must be, at a cost that suits a million of them. */
+int dest_host_is_normal(const char *s, size_t len);
+
 /* Parses a port: decimal 1-65535, no sign, no leading zero. */
 int dest_parse_port(const char *s, size_t len, uint16_t *port);
 

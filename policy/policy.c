@@ -6,7 +6,9 @@
  * deduplicated, then written out as canonical bytes and indexed in an
  * open-addressing hash set keyed with a per-policy random SipHash key, so
  * a lookup costs the same for 1 entry or 1,000,000 and nobody who writes
- * host names can aim collisions at it. */
+ * host names can aim collisions at it. Input that is canonical already
+ * (what the plane signs and pushes) skips all of that but the index: its
+ * bytes are the canonical bytes, and its entries point into them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -27,11 +29,27 @@
 #include "util/jsonstrict.h"
 
 
+/* 8 bytes: a million of them stay small and cache-friendly. */
 struct entry {
-	const char	*host;		/* into the arena, NUL-terminated */
-	size_t		 off;		/* arena offset, until the arena is final */
-	uint32_t	 hlen;
+	uint32_t	 off;		/* the host: hlen bytes at names + off */
+	uint16_t	 hlen;
 	uint16_t	 port;
+};
+
+/* What a builder makes: the whole policy, or only its canonical bytes for
+ * the plane's compile and sign, which write them out and never match:
+ * the digest and the matcher (a hash set as large as the policy) would be
+ * thrown away. A canonical-only policy never leaves this file. */
+enum build {
+	BUILD_ALL,
+	BUILD_CANONICAL
+};
+
+/* A JSON string's bytes, wherever they live; s is NULL for a value that
+ * is not a string. */
+struct span {
+	const char	*s;
+	size_t		 len;
 };
 
 struct slot {
@@ -40,6 +58,7 @@ struct slot {
 };
 
 struct policy {
+	enum build	 build;
 	enum policy_mode mode;
 	long long	 epoch;
 	const char	*grade;		/* static string or NULL */
@@ -47,6 +66,7 @@ struct policy {
 	char		*arena;
 	size_t		 arena_len;
 	size_t		 arena_cap;
+	const char	*names;		/* the arena or canon, once final */
 	struct entry	*ent;
 	size_t		 n;
 	size_t		 cap;
@@ -57,6 +77,7 @@ struct policy {
 
 	char		*canon;
 	size_t		 canon_len;
+	char		*canon_mem;	/* the block canon is in: freed with p */
 	char		 digest[POLICY_DIGEST_LEN + 1];
 };
 
@@ -68,23 +89,33 @@ static const char *const grades[] = {
 	"advisory_filter", "security_boundary", NULL
 };
 
-static int
-one_of(const json_t *v, const char *const *names)
+static struct span
+json_span(const json_t *v)
 {
-	const char *s = json_string_value(v);
-	size_t len = json_string_length(v);
+	struct span sp = { json_string_value(v), json_string_length(v) };
+
+	return sp;
+}
+
+static int
+span_is(struct span sp, const char *lit)
+{
+	return sp.s != NULL && strlen(lit) == sp.len && memcmp(lit, sp.s, sp.len) == 0;
+}
+
+static int
+one_of(struct span v, const char *const *names)
+{
 	int i;
 
-	if (s == NULL)
-		return -1;
 	for (i = 0; names[i] != NULL; i++)
-		if (strlen(names[i]) == len && memcmp(names[i], s, len) == 0)
+		if (span_is(v, names[i]))
 			return i;
 	return -1;
 }
 
 static int
-parse_mode(const json_t *v, enum policy_mode *m)
+parse_mode(struct span v, enum policy_mode *m)
 {
 	static const char *const names[] = {
 		"none", "allowlist", "unrestricted", NULL
@@ -131,20 +162,19 @@ load_json(const char *buf, size_t len, char *err, size_t errlen)
 	return root;
 }
 
+/* Room for cap entries; the arena for their names comes with the first. */
 static struct policy *
-policy_new(enum policy_mode mode, long long epoch, size_t cap)
+policy_new(enum policy_mode mode, long long epoch, size_t cap, enum build b)
 {
 	struct policy *p;
 
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return NULL;
+	p->build = b;
 	p->mode = mode;
 	p->epoch = epoch;
 	if (cap > 0) {
-		p->ent = calloc(cap, sizeof(*p->ent));
-		p->arena_cap = cap * 24;
-		p->arena = malloc(p->arena_cap);
-		if (p->ent == NULL || p->arena == NULL) {
+		if ((p->ent = malloc(cap * sizeof(*p->ent))) == NULL) {
 			policy_free(p);
 			return NULL;
 		}
@@ -161,7 +191,7 @@ policy_free(struct policy *p)
 	free(p->arena);
 	free(p->ent);
 	free(p->slots);
-	free(p->canon);
+	free(p->canon_mem);
 	free(p);
 }
 
@@ -174,7 +204,10 @@ add_entry(struct policy *p, const struct dest *d)
 	if (p->n >= p->cap)
 		return -1;
 	if (p->arena_cap - p->arena_len < hlen + 1) {
-		size_t ncap = p->arena_cap * 2 + hlen + 1;
+		/* A first guess of 24 bytes a name, doubled from there:
+		 * a few allocations for the lot. */
+		size_t ncap = (p->arena_cap > 0 ? p->arena_cap * 2 : p->cap * 24) +
+		    hlen + 1;
 		char *na = realloc(p->arena, ncap);
 
 		if (na == NULL)
@@ -183,23 +216,33 @@ add_entry(struct policy *p, const struct dest *d)
 		p->arena_cap = ncap;
 	}
 	memcpy(p->arena + p->arena_len, d->host, hlen + 1);
-	p->ent[p->n].off = p->arena_len;
-	p->ent[p->n].hlen = (uint32_t)hlen;
+	p->ent[p->n].off = (uint32_t)p->arena_len;
+	p->ent[p->n].hlen = (uint16_t)hlen;
 	p->ent[p->n].port = d->port;
 	p->arena_len += hlen + 1;
 	p->n++;
 	return 0;
 }
 
+/* By host bytes (unsigned, a prefix first, as strcmp orders them), then
+ * port. */
 static int
-entry_cmp(const void *a, const void *b)
+entry_order(const char *names, const struct entry *x, const struct entry *y)
 {
-	const struct entry *x = a, *y = b;
-	int c = strcmp(x->host, y->host);
+	int c = memcmp(names + x->off, names + y->off,
+	    x->hlen < y->hlen ? x->hlen : y->hlen);
 
 	if (c != 0)
 		return c;
+	if (x->hlen != y->hlen)
+		return x->hlen < y->hlen ? -1 : 1;
 	return (x->port > y->port) - (x->port < y->port);
+}
+
+static int
+entry_cmp(const void *a, const void *b, void *names)
+{
+	return entry_order(names, a, b);
 }
 
 #define ROTL(x, b)	(uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
@@ -256,11 +299,25 @@ hash_dest(const struct policy *p, const char *host, size_t hlen, uint16_t port)
 	return siphash(buf, hlen + 2, p->k0, p->k1);
 }
 
+#define INDEX_BATCH	16
+
+static void
+index_insert(struct policy *p, size_t i, uint64_t h)
+{
+	size_t j;
+
+	for (j = (size_t)h & p->mask; p->slots[j].idx != 0; j = (j + 1) & p->mask)
+		;
+	p->slots[j].tag = (uint32_t)(h >> 32);
+	p->slots[j].idx = (uint32_t)(i + 1);
+}
+
 static int
 build_index(struct policy *p)
 {
 	unsigned char key[16];
-	size_t size = 2, i, j;
+	uint64_t h[INDEX_BATCH];
+	size_t size = 2, i, k, m;
 
 	while (size < 2 * p->n)
 		size <<= 1;
@@ -274,15 +331,19 @@ build_index(struct policy *p)
 	if ((p->slots = calloc(size, sizeof(*p->slots))) == NULL)
 		return -1;
 	p->mask = size - 1;
-	for (i = 0; i < p->n; i++) {
-		const struct entry *e = &p->ent[i];
-		uint64_t h = hash_dest(p, e->host, e->hlen, e->port);
+	/* A batch of hashes first, asking for the slots they land on
+	 * meanwhile: inserted one by one, a large table waits out a cache
+	 * miss per entry. */
+	for (i = 0; i < p->n; i += m) {
+		m = p->n - i < INDEX_BATCH ? p->n - i : INDEX_BATCH;
+		for (k = 0; k < m; k++) {
+			const struct entry *e = &p->ent[i + k];
 
-		for (j = (size_t)h & p->mask; p->slots[j].idx != 0;
-		    j = (j + 1) & p->mask)
-			;
-		p->slots[j].tag = (uint32_t)(h >> 32);
-		p->slots[j].idx = (uint32_t)(i + 1);
+			h[k] = hash_dest(p, p->names + e->off, e->hlen, e->port);
+			__builtin_prefetch(&p->slots[(size_t)h[k] & p->mask], 1);
+		}
+		for (k = 0; k < m; k++)
+			index_insert(p, i + k, h[k]);
 	}
 	return 0;
 }
@@ -315,23 +376,20 @@ put_num(char *o, unsigned long long v)
 static int
 build_canonical(struct policy *p)
 {
-	unsigned char md[EVP_MAX_MD_SIZE];
-	static const char hex[] = "0123456789abcdef";
 	const char *mode = policy_mode_name(p->mode);
-	unsigned int mdlen = 0;
 	size_t cap = 160, i;
 	char *o;
 
 	for (i = 0; i < p->n; i++)
 		cap += p->ent[i].hlen + 32;
-	if ((p->canon = malloc(cap)) == NULL)
+	if ((p->canon = p->canon_mem = malloc(cap)) == NULL)
 		return -1;
 	o = PUT(p->canon, "{\"allow\":[");
 	for (i = 0; i < p->n; i++) {
 		if (i > 0)
 			*o++ = ',';
 		o = PUT(o, "{\"host\":\"");
-		o = put_str(o, p->ent[i].host, p->ent[i].hlen);
+		o = put_str(o, p->names + p->ent[i].off, p->ent[i].hlen);
 		o = PUT(o, "\",\"port\":");
 		o = put_num(o, p->ent[i].port);
 		*o++ = '}';
@@ -343,50 +401,69 @@ build_canonical(struct policy *p)
 	o = PUT(o, "\",\"schema\":\"" POLICY_SCHEMA "\"}");
 	*o = '\0';
 	p->canon_len = (size_t)(o - p->canon);
+	return 0;
+}
 
+/* The digest of the canonical bytes, and the matcher. After this the
+ * policy is immutable. */
+static int
+seal(struct policy *p, char *err, size_t errlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0, i;
+
+	if (p->build == BUILD_CANONICAL)
+		return 0;
 	if (EVP_Digest(p->canon, p->canon_len, md, &mdlen, EVP_sha256(),
-	    NULL) != 1 || mdlen != 32)
+	    NULL) != 1 || mdlen != 32) {
+		errbuf_set(err, errlen, "cannot hash the canonical bytes");
 		return -1;
+	}
 	memcpy(p->digest, "sha256:", 7);
 	for (i = 0; i < mdlen; i++) {
 		p->digest[7 + 2 * i] = hex[md[i] >> 4];
 		p->digest[7 + 2 * i + 1] = hex[md[i] & 0xf];
 	}
 	p->digest[POLICY_DIGEST_LEN] = '\0';
-	return 0;
-}
-
-/* Sorts, deduplicates, writes canonical bytes and digest, builds the
- * matcher. After this the policy is immutable. */
-static int
-finish(struct policy *p, char *err, size_t errlen)
-{
-	size_t i, w;
-	int sorted = 1;
-
-	for (i = 0; i < p->n; i++)
-		p->ent[i].host = p->arena + p->ent[i].off;
-	/* A compiled policy arrives sorted: skip the sort then. */
-	for (i = 1; i < p->n && sorted; i++)
-		if (entry_cmp(&p->ent[i - 1], &p->ent[i]) > 0)
-			sorted = 0;
-	if (!sorted)
-		qsort(p->ent, p->n, sizeof(*p->ent), entry_cmp);
-	for (i = 0, w = 0; i < p->n; i++) {
-		if (w > 0 && entry_cmp(&p->ent[w - 1], &p->ent[i]) == 0)
-			continue;
-		p->ent[w++] = p->ent[i];
-	}
-	p->n = w;
-	if (build_canonical(p) == -1) {
-		errbuf_set(err, errlen, "cannot build canonical bytes");
-		return -1;
-	}
 	if (build_index(p) == -1) {
 		errbuf_set(err, errlen, "cannot build the matcher");
 		return -1;
 	}
 	return 0;
+}
+
+/* Sorts, deduplicates, writes the canonical bytes, then seals. */
+static int
+finish(struct policy *p, char *err, size_t errlen)
+{
+	size_t i, w;
+	int c, unsorted = 0, dups = 0;
+
+	p->names = p->arena;
+	/* Input in order already (a compiled policy, most profiles) needs
+	 * no sort, and without equal neighbours no dedup either. */
+	for (i = 1; i < p->n && !unsorted; i++) {
+		c = entry_order(p->names, &p->ent[i - 1], &p->ent[i]);
+		unsorted = c > 0;
+		dups |= c == 0;
+	}
+	if (unsorted)
+		qsort_r(p->ent, p->n, sizeof(*p->ent), entry_cmp, p->arena);
+	if (unsorted || dups) {
+		for (i = 0, w = 0; i < p->n; i++) {
+			if (w > 0 && entry_order(p->names, &p->ent[w - 1],
+			    &p->ent[i]) == 0)
+				continue;
+			p->ent[w++] = p->ent[i];
+		}
+		p->n = w;
+	}
+	if (build_canonical(p) == -1) {
+		errbuf_set(err, errlen, "cannot build canonical bytes");
+		return -1;
+	}
+	return seal(p, err, errlen);
 }
 
 static int
@@ -504,57 +581,68 @@ fast_num(const char **s, const char *end, long long min, long long max,
 	return num_parse_n(b, (unsigned long)(*s - b), min, max, out);
 }
 
-static struct policy *
-parse_canonical(const char *buf, size_t len)
+/* {"host":"…","port":N} at *s, into the next entry, which points into
+ * the canonical bytes being read. */
+static int
+canonical_entry(struct policy *p, const char **s, const char *end)
 {
-	const char *s = buf, *end = buf + len, *h;
+	struct entry *e = &p->ent[p->n];
+	const char *h;
+	long long port;
+
+	if (p->n >= p->cap || lit(s, end, "{\"host\":\"") == -1)
+		return -1;
+	for (h = *s; *s < end && **s != '"'; (*s)++)
+		;
+	if (*s == end || !dest_host_is_normal(h, (size_t)(*s - h)))
+		return -1;
+	e->off = (uint32_t)(h - p->names);
+	e->hlen = (uint16_t)(*s - h);
+	(*s)++;
+	if (lit(s, end, ",\"port\":") == -1 ||
+	    fast_num(s, end, 1, 65535, &port) == -1 || lit(s, end, "}") == -1)
+		return -1;
+	e->port = (uint16_t)port;
+	/* Each entry above the one before: sorted, no duplicates. */
+	if (p->n > 0 && entry_order(p->names, &p->ent[p->n - 1], e) >= 0)
+		return -1;
+	p->n++;
+	return 0;
+}
+
+/* Reads the len bytes at s, inside mem (a malloc'd block with a byte to
+ * spare after them), when they are exactly canonical bytes (a trailing
+ * newline allowed): the policy then takes mem, and those bytes are its
+ * canonical bytes. NULL otherwise, mem left unchanged and the caller's. */
+static struct policy *
+parse_canonical(char *mem, char *bytes, size_t len, enum build b)
+{
 	static const char *const modes[] = { "none", "allowlist", "unrestricted" };
 	struct policy *p = NULL;
-	struct dest d;
-	char why[64];
-	long long port, epoch;
-	size_t n = 0, i, cap;
+	const char *s = bytes, *end;
+	long long epoch;
+	size_t i, cap;
 	enum policy_mode mode = POLICY_NONE;
 
 	/* A file may end in a newline; the canonical bytes never do. */
-	while (end > s && (end[-1] == '\n' || end[-1] == ' '))
-		end--;
+	while (len > 0 && (bytes[len - 1] == '\n' || bytes[len - 1] == ' '))
+		len--;
+	end = bytes + len;
+	if (lit(&s, end, "{\"allow\":[") == -1)
+		return NULL;
 	/* Entries are at least {"host":"a","port":1}, 24 bytes. */
 	cap = len / 24 + 1;
 	if (cap > POLICY_MAX_ENTRIES)
 		cap = POLICY_MAX_ENTRIES;
-	if (lit(&s, end, "{\"allow\":[") == -1 ||
-	    (p = policy_new(POLICY_ALLOWLIST, 0, cap)) == NULL)
-		goto fallback;
+	if ((p = policy_new(POLICY_ALLOWLIST, 0, cap, b)) == NULL)
+		return NULL;
+	p->names = bytes;
 	if (s < end && *s == ']') {
 		s++;
 	} else {
 		for (;;) {
-			if (lit(&s, end, "{\"host\":\"") == -1)
+			if (canonical_entry(p, &s, end) == -1)
 				goto fallback;
-			for (h = s; s < end && *s != '"' && *s != '\\'; s++)
-				;
-			if (s == end || *s != '"' ||
-			    dest_parse_host(h, (size_t)(s - h), 0, &d, why, sizeof(why)) == -1 ||
-			    strlen(d.host) != (size_t)(s - h) ||
-			    memcmp(d.host, h, (size_t)(s - h)) != 0)
-				goto fallback;	/* not already normalised */
-			s++;
-			if (lit(&s, end, ",\"port\":") == -1 ||
-			    fast_num(&s, end, 1, 65535, &port) == -1 ||
-			    lit(&s, end, "}") == -1)
-				goto fallback;
-			d.port = (uint16_t)port;
-			if (add_entry(p, &d) == -1)
-				goto fallback;
-			n++;
-			if (n > 1) {
-				struct entry *a = &p->ent[n - 2], *b = &p->ent[n - 1];
-				a->host = p->arena + a->off;
-				b->host = p->arena + b->off;
-				if (entry_cmp(a, b) >= 0)
-					goto fallback;	/* unsorted or duplicate */
-			}
 			if (s < end && *s == ',') {
 				s++;
 				continue;
@@ -577,20 +665,25 @@ parse_canonical(const char *buf, size_t len)
 		}
 	}
 	if (i == 3 || lit(&s, end, "\",\"schema\":\"" POLICY_SCHEMA "\"}") == -1 ||
-	    s != end || (n > 0 && mode != POLICY_ALLOWLIST))
+	    s != end || (p->n > 0 && mode != POLICY_ALLOWLIST))
 		goto fallback;
 	p->mode = mode;
 	p->epoch = epoch;
-	if (finish(p, why, sizeof(why)) == -1)
+	p->canon = bytes;
+	p->canon_len = len;
+	if (seal(p, NULL, 0) == -1)
 		goto fallback;
+	bytes[len] = '\0';
+	p->canon_mem = mem;
 	return p;
 fallback:
 	policy_free(p);
 	return NULL;
 }
 
-struct policy *
-policy_parse(const char *buf, size_t len, char *err, size_t errlen)
+/* The strict path, for any spelling: jansson's tree, then the builder. */
+static struct policy *
+parse_json(const char *buf, size_t len, enum build b, char *err, size_t errlen)
 {
 	static const char *const keys[] = {
 		"schema", "mode", "epoch", "allow", NULL
@@ -604,10 +697,6 @@ policy_parse(const char *buf, size_t len, char *err, size_t errlen)
 	long long epoch;
 	size_t i, n;
 
-	/* buf NULL is refused by load_json: NULL + 0 is undefined in C. */
-	if (buf != NULL && len <= POLICY_MAX_BYTES &&
-	    (p = parse_canonical(buf, len)) != NULL)
-		return p;
 	if ((root = load_json(buf, len, err, errlen)) == NULL)
 		return NULL;
 	if ((extra = jsonstrict_unknown_key(root, keys)) != NULL) {
@@ -621,11 +710,11 @@ policy_parse(const char *buf, size_t len, char *err, size_t errlen)
 			goto bad;
 		}
 	}
-	if (one_of(json_object_get(root, "schema"), schema) != 0) {
+	if (one_of(json_span(json_object_get(root, "schema")), schema) != 0) {
 		errbuf_set(err, errlen, "schema must be \"%s\"", POLICY_SCHEMA);
 		goto bad;
 	}
-	if (parse_mode(json_object_get(root, "mode"), &mode) == -1) {
+	if (parse_mode(json_span(json_object_get(root, "mode")), &mode) == -1) {
 		errbuf_set(err, errlen, "mode must be one of none, allowlist, unrestricted");
 		goto bad;
 	}
@@ -648,7 +737,7 @@ policy_parse(const char *buf, size_t len, char *err, size_t errlen)
 		    policy_mode_name(mode));
 		goto bad;
 	}
-	if ((p = policy_new(mode, epoch, n)) == NULL) {
+	if ((p = policy_new(mode, epoch, n, b)) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
 		goto bad;
 	}
@@ -667,94 +756,114 @@ bad:
 }
 
 struct policy *
-policy_compile_profile(const char *buf, size_t len, long long epoch,
+policy_parse(const char *buf, size_t len, char *err, size_t errlen)
+{
+	struct policy *p;
+	char *copy;
+
+	/* buf NULL is refused by load_json: NULL + 0 is undefined in C. */
+	if (buf != NULL && len <= POLICY_MAX_BYTES && (copy = malloc(len + 1)) != NULL) {
+		memcpy(copy, buf, len);
+		if ((p = parse_canonical(copy, copy, len, BUILD_ALL)) != NULL)
+			return p;
+		free(copy);
+	}
+	return parse_json(buf, len, BUILD_ALL, err, errlen);
+}
+
+struct policy *
+policy_parse_take(char *buf, size_t off, size_t len, int *taken, char *err,
+    size_t errlen)
+{
+	struct policy *p;
+
+	*taken = 0;
+	if (buf != NULL && len <= POLICY_MAX_BYTES &&
+	    (p = parse_canonical(buf, buf + off, len, BUILD_ALL)) != NULL) {
+		*taken = 1;
+		return p;
+	}
+	return parse_json(buf != NULL ? buf + off : NULL, len, BUILD_ALL, err, errlen);
+}
+
+/* What a profile says, whichever parser read it. */
+struct profile {
+	int		 has_mode, has_hosts, has_cert;
+	int		 hosts_array;	/* allowed_hosts is an array */
+	struct span	 mode, cert;
+	struct span	*hosts;		/* NULL beyond POLICY_MAX_ENTRIES */
+	size_t		 nhosts;
+};
+
+/* The checks and the build, the same for both parsers, so that they
+ * accept the same profiles and name the same problem first. */
+static struct policy *
+profile_compile(const struct profile *pf, long long epoch, enum build b,
     char *err, size_t errlen)
 {
-	static const char *const keys[] = {
-		"network_policy", "allowed_hosts",
-		"required_egress_certification", NULL
-	};
 	char why[128], shown[ERRBUF_SHOW_BUF];
 	struct policy *p = NULL;
-	const char *extra;
 	enum policy_mode mode;
-	json_t *root, *v, *hosts, *cert;
 	struct dest d;
-	size_t i, n;
+	size_t i, n = pf->nhosts;
 	int g = -1;
 
-	if (epoch < 0 || epoch > POLICY_EPOCH_MAX) {
-		errbuf_set(err, errlen, "epoch must be 0-%lld", POLICY_EPOCH_MAX);
-		return NULL;
-	}
-	if ((root = load_json(buf, len, err, errlen)) == NULL)
-		return NULL;
-	if ((extra = jsonstrict_unknown_key(root, keys)) != NULL) {
-		errbuf_set(err, errlen, "unknown key \"%s\"",
-		    errbuf_show(extra, strlen(extra), shown));
-		goto bad;
-	}
-	v = json_object_get(root, "network_policy");
-	if (v == NULL) {
+	if (!pf->has_mode) {
 		errbuf_set(err, errlen, "missing key \"network_policy\"");
-		goto bad;
+		return NULL;
 	}
-	if (parse_mode(v, &mode) == -1) {
+	if (parse_mode(pf->mode, &mode) == -1) {
 		errbuf_set(err, errlen, "network_policy must be one of none, "
 		    "allowlist, unrestricted");
-		goto bad;
+		return NULL;
 	}
-	hosts = json_object_get(root, "allowed_hosts");
-	if (hosts == NULL && mode == POLICY_ALLOWLIST) {
+	if (!pf->has_hosts && mode == POLICY_ALLOWLIST) {
 		errbuf_set(err, errlen, "missing key \"allowed_hosts\" "
 		    "(required with network_policy \"allowlist\")");
-		goto bad;
+		return NULL;
 	}
-	if (hosts != NULL && !json_is_array(hosts)) {
+	if (pf->has_hosts && !pf->hosts_array) {
 		errbuf_set(err, errlen, "allowed_hosts must be an array");
-		goto bad;
+		return NULL;
 	}
-	n = json_array_size(hosts);	/* 0 for NULL */
 	if (n > 0 && mode != POLICY_ALLOWLIST) {
 		errbuf_set(err, errlen, "allowed_hosts must be absent or empty "
 		    "with network_policy \"%s\"", policy_mode_name(mode));
-		goto bad;
+		return NULL;
 	}
 	if (n > POLICY_MAX_ENTRIES) {
 		errbuf_set(err, errlen, "allowed_hosts has more than %u entries",
 		    POLICY_MAX_ENTRIES);
-		goto bad;
+		return NULL;
 	}
-	cert = json_object_get(root, "required_egress_certification");
-	if (cert != NULL) {
+	if (pf->has_cert) {
 		if (mode != POLICY_ALLOWLIST) {
 			errbuf_set(err, errlen, "required_egress_certification is "
 			    "only allowed with network_policy \"allowlist\"");
-			goto bad;
+			return NULL;
 		}
-		if ((g = one_of(cert, grades)) < 0) {
+		if ((g = one_of(pf->cert, grades)) < 0) {
 			errbuf_set(err, errlen, "required_egress_certification must "
 			    "be one of advisory_filter, security_boundary");
-			goto bad;
+			return NULL;
 		}
 	}
-	if ((p = policy_new(mode, epoch, n)) == NULL) {
+	if ((p = policy_new(mode, epoch, n, b)) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
-		goto bad;
+		return NULL;
 	}
 	p->grade = g >= 0 ? grades[g] : NULL;
-	json_array_foreach(hosts, i, v) {
-		const char *s = json_string_value(v);
-		size_t sl = json_string_length(v);
+	for (i = 0; i < n; i++) {
+		const struct span *h = &pf->hosts[i];
 
-		if (s == NULL) {
+		if (h->s == NULL) {
 			errbuf_set(err, errlen, "allowed_hosts[%zu]: must be a "
 			    "\"host:port\" string", i);
 			goto bad;
 		}
-		if (dest_parse_authority(s, sl, &d, why, sizeof(why)) == -1) {
+		if (dest_parse_authority(h->s, h->len, &d, why, sizeof(why)) == -1) {
 			errbuf_set(err, errlen, "allowed_hosts[%zu] \"%s\": %s", i,
-			    errbuf_show(s, sl, shown), why);
+			    errbuf_show(h->s, h->len, shown), why);
 			goto bad;
 		}
 		if (add_entry(p, &d) == -1) {
@@ -762,20 +871,220 @@ policy_compile_profile(const char *buf, size_t len, long long epoch,
 			goto bad;
 		}
 	}
-	if (finish(p, err, errlen) == -1)
-		goto bad;
-	json_decref(root);
-	return p;
+	if (finish(p, err, errlen) == 0)
+		return p;
 bad:
 	policy_free(p);
-	json_decref(root);
 	return NULL;
 }
 
-/* Reads a whole regular file, at most POLICY_MAX_BYTES. Messages start
- * with the path. The buffer is NUL-terminated for convenience. */
+/* ---- the profile fast path ----
+ * A profile as people and tools write one: a single object of the three
+ * known keys, each at most once, whose values are strings (an array of
+ * strings for allowed_hosts) without escapes, with any JSON whitespace
+ * around. Read by hand, because building a jansson tree of 100,000
+ * strings is most of the cost of compiling a large profile. Anything
+ * else, and any profile profile_compile refuses from here, takes the
+ * jansson path, which is as strict and names the problem; both end in
+ * profile_compile. */
+
+static const char *
+skip_ws(const char *s, const char *end)
+{
+	while (s < end && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'))
+		s++;
+	return s;
+}
+
+/* A string at *s (after whitespace) into out, and past it. Its bytes are
+ * not checked here: what profile_compile accepts is printable ASCII, and
+ * whatever it refuses the jansson path then names. */
+static int
+scan_str(const char **s, const char *end, struct span *out)
+{
+	const char *b, *q;
+
+	*s = skip_ws(*s, end);
+	if (*s == end || **s != '"')
+		return -1;
+	b = *s + 1;
+	if ((q = memchr(b, '"', (size_t)(end - b))) == NULL ||
+	    memchr(b, '\\', (size_t)(q - b)) != NULL)
+		return -1;
+	out->s = b;
+	out->len = (size_t)(q - b);
+	*s = q + 1;
+	return 0;
+}
+
+/* The next non-whitespace byte is c: step past it. */
+static int
+scan_byte(const char **s, const char *end, char c)
+{
+	*s = skip_ws(*s, end);
+	if (*s == end || **s != c)
+		return -1;
+	(*s)++;
+	return 0;
+}
+
+static int
+scan_hosts(const char **s, const char *end, struct profile *pf)
+{
+	size_t cap = 0;
+
+	if (scan_byte(s, end, '[') == -1)
+		return -1;
+	if (scan_byte(s, end, ']') == 0)
+		return 0;
+	do {
+		if (pf->nhosts == cap) {
+			struct span *nh;
+
+			if (cap == POLICY_MAX_ENTRIES)
+				return -1;
+			cap = cap == 0 ? 1024 : cap * 2;
+			if (cap > POLICY_MAX_ENTRIES)
+				cap = POLICY_MAX_ENTRIES;
+			if ((nh = realloc(pf->hosts, cap * sizeof(*nh))) == NULL)
+				return -1;
+			pf->hosts = nh;
+		}
+		if (scan_str(s, end, &pf->hosts[pf->nhosts]) == -1)
+			return -1;
+		pf->nhosts++;
+	} while (scan_byte(s, end, ',') == 0);
+	return scan_byte(s, end, ']');
+}
+
+/* One "key": value of the profile, a key not seen before. */
+static int
+scan_member(const char **s, const char *end, struct profile *pf)
+{
+	struct span key;
+
+	if (scan_str(s, end, &key) == -1 || scan_byte(s, end, ':') == -1)
+		return -1;
+	if (span_is(key, "network_policy") && !pf->has_mode) {
+		pf->has_mode = 1;
+		return scan_str(s, end, &pf->mode);
+	}
+	if (span_is(key, "required_egress_certification") && !pf->has_cert) {
+		pf->has_cert = 1;
+		return scan_str(s, end, &pf->cert);
+	}
+	if (span_is(key, "allowed_hosts") && !pf->has_hosts) {
+		pf->has_hosts = pf->hosts_array = 1;
+		return scan_hosts(s, end, pf);
+	}
+	return -1;
+}
+
+/* 0 with pf filled (its strings point into buf, pf->hosts is malloc'd),
+ * or -1 with nothing to free: take the jansson path. */
+static int
+profile_scan(const char *buf, size_t len, struct profile *pf)
+{
+	const char *s = buf, *end = buf + len;
+
+	memset(pf, 0, sizeof(*pf));
+	if (scan_byte(&s, end, '{') == -1)
+		return -1;
+	if (scan_byte(&s, end, '}') == -1) {
+		do {
+			if (scan_member(&s, end, pf) == -1)
+				goto bad;
+		} while (scan_byte(&s, end, ',') == 0);
+		if (scan_byte(&s, end, '}') == -1)
+			goto bad;
+	}
+	if (skip_ws(s, end) == end)
+		return 0;
+bad:
+	free(pf->hosts);
+	pf->hosts = NULL;
+	return -1;
+}
+
+/* The same from jansson's tree; the strings point into it. */
+static int
+profile_from_json(json_t *root, struct profile *pf)
+{
+	json_t *mode = json_object_get(root, "network_policy");
+	json_t *hosts = json_object_get(root, "allowed_hosts");
+	json_t *cert = json_object_get(root, "required_egress_certification");
+	size_t i;
+
+	memset(pf, 0, sizeof(*pf));
+	pf->has_mode = mode != NULL;
+	pf->mode = json_span(mode);
+	pf->has_cert = cert != NULL;
+	pf->cert = json_span(cert);
+	pf->has_hosts = hosts != NULL;
+	pf->hosts_array = json_is_array(hosts);
+	pf->nhosts = json_array_size(hosts);	/* 0 for NULL */
+	if (pf->nhosts == 0 || pf->nhosts > POLICY_MAX_ENTRIES)
+		return 0;
+	if ((pf->hosts = calloc(pf->nhosts, sizeof(*pf->hosts))) == NULL)
+		return -1;
+	for (i = 0; i < pf->nhosts; i++)
+		pf->hosts[i] = json_span(json_array_get(hosts, i));
+	return 0;
+}
+
+static struct policy *
+compile_profile(const char *buf, size_t len, long long epoch, enum build b,
+    char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		"network_policy", "allowed_hosts",
+		"required_egress_certification", NULL
+	};
+	char shown[ERRBUF_SHOW_BUF];
+	struct policy *p = NULL;
+	struct profile pf;
+	const char *extra;
+	json_t *root;
+
+	if (epoch < 0 || epoch > POLICY_EPOCH_MAX) {
+		errbuf_set(err, errlen, "epoch must be 0-%lld", POLICY_EPOCH_MAX);
+		return NULL;
+	}
+	/* buf NULL is refused by load_json: NULL + 0 is undefined in C. */
+	if (buf != NULL && len <= POLICY_MAX_BYTES && profile_scan(buf, len, &pf) == 0) {
+		p = profile_compile(&pf, epoch, b, err, errlen);
+		free(pf.hosts);
+		if (p != NULL)
+			return p;
+	}
+	if ((root = load_json(buf, len, err, errlen)) == NULL)
+		return NULL;
+	if ((extra = jsonstrict_unknown_key(root, keys)) != NULL) {
+		errbuf_set(err, errlen, "unknown key \"%s\"",
+		    errbuf_show(extra, strlen(extra), shown));
+	} else if (profile_from_json(root, &pf) == -1) {
+		errbuf_set(err, errlen, "out of memory");
+	} else {
+		p = profile_compile(&pf, epoch, b, err, errlen);
+		free(pf.hosts);
+	}
+	json_decref(root);
+	return p;
+}
+
+struct policy *
+policy_compile_profile(const char *buf, size_t len, long long epoch,
+    char *err, size_t errlen)
+{
+	return compile_profile(buf, len, epoch, BUILD_ALL, err, errlen);
+}
+
+/* Reads a whole regular file, at most POLICY_MAX_BYTES, after reserve
+ * bytes left free at the start of the buffer. Messages start with the
+ * path. The bytes are NUL-terminated for convenience. */
 static char *
-read_file(const char *path, size_t *lenp, char *err, size_t errlen)
+read_file(const char *path, size_t reserve, size_t *lenp, char *err,
+    size_t errlen)
 {
 	struct stat st;
 	char *buf = NULL, *nb;
@@ -807,7 +1116,7 @@ read_file(const char *path, size_t *lenp, char *err, size_t errlen)
 	/* One byte more than the size fstat saw, so a file that grew in
 	 * the meantime is still read to its end and bounded. */
 	cap = (size_t)st.st_size + 1;
-	if ((buf = malloc(cap + 1)) == NULL) {
+	if ((buf = malloc(reserve + cap + 1)) == NULL) {
 		errbuf_set(err, errlen, "%s: out of memory", path);
 		goto bad;
 	}
@@ -820,13 +1129,13 @@ read_file(const char *path, size_t *lenp, char *err, size_t errlen)
 			}
 			cap = cap * 2 > (size_t)POLICY_MAX_BYTES + 1 ?
 			    (size_t)POLICY_MAX_BYTES + 1 : cap * 2;
-			if ((nb = realloc(buf, cap + 1)) == NULL) {
+			if ((nb = realloc(buf, reserve + cap + 1)) == NULL) {
 				errbuf_set(err, errlen, "%s: out of memory", path);
 				goto bad;
 			}
 			buf = nb;
 		}
-		r = read(fd, buf + len, cap - len);
+		r = read(fd, buf + reserve + len, cap - len);
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1) {
@@ -842,7 +1151,7 @@ read_file(const char *path, size_t *lenp, char *err, size_t errlen)
 		    POLICY_MAX_BYTES);
 		goto bad;
 	}
-	buf[len] = '\0';
+	buf[reserve + len] = '\0';
 	close(fd);
 	*lenp = len;
 	return buf;
@@ -852,24 +1161,11 @@ bad:
 	return NULL;
 }
 
-struct policy *
-policy_load_file(const char *path, char *err, size_t errlen)
-{
-	struct policy *p;
-	char why[512];
-	size_t len;
-	char *buf;
-
-	if ((buf = read_file(path, &len, err, errlen)) == NULL)
-		return NULL;
-	if ((p = policy_parse(buf, len, why, sizeof(why))) == NULL)
-		errbuf_set(err, errlen, "%s: %s", path, why);
-	free(buf);
-	return p;
-}
-
-struct policy *
-policy_compile_profile_file(const char *path, long long epoch, char *err,
+/* A compiled policy file, read after reserve free bytes; when it is
+ * canonical already the policy keeps the buffer read, which then holds
+ * its canonical bytes after those reserve bytes. */
+static struct policy *
+load_file(const char *path, size_t reserve, enum build b, char *err,
     size_t errlen)
 {
 	struct policy *p;
@@ -877,13 +1173,83 @@ policy_compile_profile_file(const char *path, long long epoch, char *err,
 	size_t len;
 	char *buf;
 
-	if ((buf = read_file(path, &len, err, errlen)) == NULL)
+	if ((buf = read_file(path, reserve, &len, err, errlen)) == NULL)
 		return NULL;
-	if ((p = policy_compile_profile(buf, len, epoch, why,
-	    sizeof(why))) == NULL)
+	if ((p = parse_canonical(buf, buf + reserve, len, b)) != NULL)
+		return p;
+	if ((p = parse_json(buf + reserve, len, b, why, sizeof(why))) == NULL)
 		errbuf_set(err, errlen, "%s: %s", path, why);
 	free(buf);
 	return p;
+}
+
+static struct policy *
+compile_file(const char *path, long long epoch, enum build b, char *err,
+    size_t errlen)
+{
+	struct policy *p;
+	char why[512];
+	size_t len;
+	char *buf;
+
+	if ((buf = read_file(path, 0, &len, err, errlen)) == NULL)
+		return NULL;
+	if ((p = compile_profile(buf, len, epoch, b, why, sizeof(why))) == NULL)
+		errbuf_set(err, errlen, "%s: %s", path, why);
+	free(buf);
+	return p;
+}
+
+/* p's canonical bytes after reserve free bytes, in the block they are in
+ * when it has that room before them (no copy), and p freed. */
+static char *
+hand_canonical(struct policy *p, size_t reserve, size_t *len, char *err,
+    size_t errlen)
+{
+	char *out;
+
+	*len = p->canon_len;
+	if ((size_t)(p->canon - p->canon_mem) == reserve) {
+		out = p->canon_mem;
+		p->canon_mem = NULL;
+	} else if ((out = malloc(reserve + p->canon_len + 1)) != NULL) {
+		memcpy(out + reserve, p->canon, p->canon_len + 1);
+	} else {
+		errbuf_set(err, errlen, "out of memory");
+	}
+	policy_free(p);
+	return out;
+}
+
+struct policy *
+policy_load_file(const char *path, char *err, size_t errlen)
+{
+	return load_file(path, 0, BUILD_ALL, err, errlen);
+}
+
+struct policy *
+policy_compile_profile_file(const char *path, long long epoch, char *err,
+    size_t errlen)
+{
+	return compile_file(path, epoch, BUILD_ALL, err, errlen);
+}
+
+char *
+policy_file_canonical(const char *path, size_t reserve, size_t *len, char *err,
+    size_t errlen)
+{
+	struct policy *p = load_file(path, reserve, BUILD_CANONICAL, err, errlen);
+
+	return p != NULL ? hand_canonical(p, reserve, len, err, errlen) : NULL;
+}
+
+char *
+policy_profile_canonical(const char *path, long long epoch, size_t *len,
+    char *err, size_t errlen)
+{
+	struct policy *p = compile_file(path, epoch, BUILD_CANONICAL, err, errlen);
+
+	return p != NULL ? hand_canonical(p, 0, len, err, errlen) : NULL;
 }
 
 const char *
@@ -972,7 +1338,7 @@ policy_admits(const struct policy *p, const char *host, uint16_t port)
 		const struct entry *e = &p->ent[p->slots[j].idx - 1];
 
 		if (p->slots[j].tag == tag && e->port == port &&
-		    e->hlen == hlen && memcmp(e->host, host, hlen) == 0)
+		    e->hlen == hlen && memcmp(p->names + e->off, host, hlen) == 0)
 			return 1;
 	}
 	return 0;

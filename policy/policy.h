@@ -26,6 +26,14 @@ struct policy;	/* immutable once built; shared read-only by connections */
  * named in err. Entries are normalised, sorted and deduplicated. */
 struct policy *policy_parse(const char *buf, size_t len, char *err, size_t errlen);
 
+/* policy_parse of the len bytes at buf + off. When they are exactly the
+ * canonical bytes, the policy takes buf (malloc'd, with a byte to spare
+ * after them) as its own instead of a copy, and *taken is 1: a signed
+ * policy of megabytes is then held once. Otherwise buf stays the
+ * caller's. */
+struct policy *policy_parse_take(char *buf, size_t off, size_t len, int *taken,
+    char *err, size_t errlen);
+
 /* Parses a profile ({"network_policy":…,"allowed_hosts":[…],…}) and
  * compiles it into a policy with the given epoch. */
 struct policy *policy_compile_profile(const char *buf, size_t len,
@@ -38,6 +46,18 @@ struct policy *policy_load_file(const char *path, char *err, size_t errlen);
 /* Reads a profile file the same bounded way and compiles it. Like
  * policy_load_file, every error message starts with the path. */
 struct policy *policy_compile_profile_file(const char *path, long long epoch,
+    char *err, size_t errlen);
+
+/* For the plane's tools, which write canonical bytes and never match: the
+ * canonical bytes of a compiled policy file (what `sign` signs) or of a
+ * profile compiled with epoch (what `compile` writes), with the same
+ * checks and messages as policy_load_file and policy_compile_profile_file
+ * but no digest or matcher built. Returns a malloc'd buffer holding
+ * reserve free bytes (room for a prefix), then the *len canonical bytes
+ * and a NUL; NULL with err. */
+char *policy_file_canonical(const char *path, size_t reserve, size_t *len,
+    char *err, size_t errlen);
+char *policy_profile_canonical(const char *path, long long epoch, size_t *len,
     char *err, size_t errlen);
 
 void policy_free(struct policy *p);

@@ -936,6 +936,155 @@ with_char(const char *s, size_t at, char c)
 	return x;
 }
 
+/* ---- signing straight onto a stream (egress-guardctl sign) ---- */
+
+static const struct ctlkeys_envelope test_bundle_envelope = {
+	BUNDLE_SCHEMA, BUNDLE_CONTEXT, "policy", BUNDLE_MAX_BYTES, 0, "policy",
+	"a bundle"
+};
+
+/* ctlkeys_sign_to's output for canon, in a string. */
+static char *
+sign_to_string(const char *canon, EVP_PKEY *pk, int *rc, char *err,
+    size_t errlen)
+{
+	size_t len = strlen(canon), outlen = 0;
+	char *buf = malloc(sizeof(BUNDLE_CONTEXT) + len + 1), *out = NULL;
+	FILE *f = open_memstream(&out, &outlen);
+
+	assert_non_null(buf);
+	assert_non_null(f);
+	memset(buf, 'x', sizeof(BUNDLE_CONTEXT));
+	memcpy(buf + sizeof(BUNDLE_CONTEXT), canon, len + 1);
+	*rc = ctlkeys_sign_to(&test_bundle_envelope, buf, len, pk, f, err, errlen);
+	assert_int_equal(fclose(f), 0);
+	free(buf);
+	return out;
+}
+
+/* The same bytes as the envelope held in memory, and a newline, for a
+ * policy that spans many of the pieces it is encoded in. */
+static void
+test_sign_to_stream_writes_the_same_envelope(void **state)
+{
+	EVP_PKEY *pk = gen_key("ED25519");
+	struct bundle_keyring *kr = ring(pk, NULL);
+	const char *canons[] = { SMALL_CANON, NULL, NULL };
+	char err[512] = "", *big, *b, *s;
+	struct policy *p;
+	size_t i, n = 3000, len;
+	int rc;
+
+	(void)state;
+	/* About 100 KiB: several of sink_b64's pieces, and a last short one. */
+	big = malloc(n * 40 + 256);
+	assert_non_null(big);
+	len = (size_t)sprintf(big, "{\"allow\":[");
+	for (i = 0; i < n; i++)
+		len += (size_t)sprintf(big + len, "%s{\"host\":\"h%05zu.example\","
+		    "\"port\":%zu}", i ? "," : "", i, 1 + i % 7);
+	sprintf(big + len, "],\"epoch\":9,\"mode\":\"allowlist\",\"schema\":"
+	    "\"egress-guard.policy.v1\"}");
+	canons[1] = big;
+	for (i = 0; canons[i] != NULL; i++) {
+		b = sign_ok(canons[i], pk);
+		s = sign_to_string(canons[i], pk, &rc, err, sizeof(err));
+		assert_int_equal(rc, 0);
+		assert_int_equal(strlen(s), strlen(b) + 1);
+		assert_memory_equal(s, b, strlen(b));
+		assert_int_equal(s[strlen(b)], '\n');
+		p = expect_ok(kr, b, NULL);
+		assert_string_equal(policy_canonical(p, NULL), canons[i]);
+		policy_free(p);
+		free(b);
+		free(s);
+	}
+	free(big);
+	bundle_keyring_free(kr);
+	EVP_PKEY_free(pk);
+}
+
+/* Refused before anything is written. */
+static void
+test_sign_to_stream_refuses_without_writing(void **state)
+{
+	EVP_PKEY *x = gen_key("X25519"), *pk = gen_key("ED25519");
+	char err[512] = "", *s;
+	int rc;
+
+	(void)state;
+	s = sign_to_string(SMALL_CANON, x, &rc, err, sizeof(err));
+	assert_int_equal(rc, -1);
+	check_err(err);
+	assert_string_equal(s, "");
+	free(s);
+	s = sign_to_string("", pk, &rc, err, sizeof(err));
+	assert_int_equal(rc, -1);
+	assert_string_equal(s, "");
+	free(s);
+	EVP_PKEY_free(x);
+	EVP_PKEY_free(pk);
+}
+
+/* The hand-read envelope does not look at the values' bytes: what no
+ * field's grammar admits is refused there, as jansson refuses it. */
+static void
+test_control_and_non_ascii_bytes_in_envelope_values_malformed(void **state)
+{
+	static const char *const fields[] = {
+		"\"schema\":\"", "\"key_id\":\"", "\"policy\":\"",
+		"\"signature\":\"", NULL
+	};
+	static const char bad[] = { 0x01, 0x1f, 0x7f, (char)0x80, (char)0xff, 0 };
+	EVP_PKEY *pk = gen_key("ED25519");
+	struct bundle_keyring *kr = ring(pk, NULL);
+	char *b = sign_ok(DESIGN_CANON, pk), *x;
+	size_t i, j, at;
+
+	(void)state;
+	for (i = 0; fields[i] != NULL; i++) {
+		at = (size_t)(strstr(b, fields[i]) - b) + strlen(fields[i]) + 3;
+		for (j = 0; bad[j] != 0; j++) {
+			x = with_char(b, at, bad[j]);
+			expect_refused(kr, x, BUNDLE_MALFORMED);
+			free(x);
+		}
+	}
+	policy_free(expect_ok(kr, b, NULL));
+	free(b);
+	bundle_keyring_free(kr);
+	EVP_PKEY_free(pk);
+}
+
+/* An escape makes the hand-read path step aside: jansson reads the same
+ * bundle, spelled otherwise, to the same policy. */
+static void
+test_escaped_envelope_read_by_jansson_alike(void **state)
+{
+	EVP_PKEY *pk = gen_key("ED25519");
+	struct bundle_keyring *kr = ring(pk, NULL);
+	char *b = sign_ok(DESIGN_CANON, pk), *x;
+	const char *at = strstr(b, "\"schema\":\"egress");
+	struct policy *p;
+	size_t off;
+
+	(void)state;
+	assert_non_null(at);
+	off = (size_t)(at - b) + 10;	/* the 'e' of egress */
+	x = malloc(strlen(b) + 6);
+	assert_non_null(x);
+	memcpy(x, b, off);
+	memcpy(x + off, "\\u0065", 6);
+	strcpy(x + off + 6, b + off + 1);
+	p = expect_ok(kr, x, NULL);
+	assert_string_equal(policy_digest(p), DESIGN_DIGEST);
+	policy_free(p);
+	free(x);
+	free(b);
+	bundle_keyring_free(kr);
+	EVP_PKEY_free(pk);
+}
+
 static void
 refuse_b64(const struct bundle_keyring *kr, const char *b, const char *field,
     const char *value)
@@ -1591,6 +1740,10 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sign_then_verify_round_trips_canonical_bytes),
 		cmocka_unit_test(test_large_policy_round_trips_near_the_size_bound),
+		cmocka_unit_test(test_sign_to_stream_writes_the_same_envelope),
+		cmocka_unit_test(test_sign_to_stream_refuses_without_writing),
+		cmocka_unit_test(test_control_and_non_ascii_bytes_in_envelope_values_malformed),
+		cmocka_unit_test(test_escaped_envelope_read_by_jansson_alike),
 		cmocka_unit_test(test_bundle_matches_node_signature_for_rfc8032_key),
 		cmocka_unit_test(test_key_id_is_sha256_of_raw_public_key),
 		cmocka_unit_test(test_signed_message_is_context_nul_then_policy),

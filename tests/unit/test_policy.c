@@ -31,6 +31,7 @@
 #define SANITIZED_BUILD 0
 #endif
 
+#include "policy/dest.h"
 #include "policy/policy.h"
 
 /* DESIGN.md's canonical example and its digest, fixed once with
@@ -43,6 +44,10 @@
 #define DESIGN_PROFILE "{\"network_policy\":\"allowlist\",\"allowed_hosts\":" \
     "[\"api.example.com:443\",\"example.org:80\"]," \
     "\"required_egress_certification\":\"advisory_filter\"}"
+
+#define DESIGN_CANON_EPOCH_1 "{\"allow\":[{\"host\":\"api.example.com\"," \
+    "\"port\":443},{\"host\":\"example.org\",\"port\":80}],\"epoch\":1," \
+    "\"mode\":\"allowlist\",\"schema\":\"egress-guard.policy.v1\"}"
 
 #define HEAD "{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"allowlist\"," \
     "\"epoch\":1,\"allow\":"
@@ -951,6 +956,215 @@ test_compile_profile_file(void **state)
 	free(path);
 }
 
+/* The hand-read profile path and the jansson one must agree: every
+ * spelling of one profile compiles to the same bytes. */
+static void
+test_profile_spellings_compile_alike(void **state)
+{
+	static const char *const spellings[] = {
+		DESIGN_PROFILE,
+		" {\n\t\"allowed_hosts\" : [ \"example.org:80\" ,\r\n"
+		"\"api.example.com:443\" ] , \"network_policy\" : \"allowlist\" }\n",
+		"{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+		"[\"API.Example.COM:443\",\"example.org.:80\",\"example.org:80\"]}",
+		/* An escape takes the jansson path; same result. */
+		"{\"network_policy\":\"allow\\u006cist\",\"allowed_hosts\":"
+		"[\"\\u0061pi.example.com:443\",\"example.org:80\"]}",
+	};
+	struct policy *p;
+	char err[256] = "";
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+		p = profile(spellings[i], 7, err, sizeof(err));
+		if (p == NULL)
+			fail_msg("refused %zu: %s", i, err);
+		expect_canonical(p, DESIGN_CANON);
+		assert_string_equal(policy_digest(p), DESIGN_DIGEST);
+		assert_true(policy_admits(p, "api.example.com", 443));
+		policy_free(p);
+	}
+}
+
+/* Bytes the hand-read path lets through to the checks are refused there,
+ * and named as the jansson path names them. */
+static void
+test_profile_hostile_bytes_in_strings_refused(void **state)
+{
+	(void)state;
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"a\x01.example:443\"]}", "invalid JSON");
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"\xc3\xa9.example:443\"]}", "non-ASCII");
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"\xff.example:443\"]}", "invalid JSON");
+	refuse_profile("{\"network_policy\":\"allow\x7flist\",\"allowed_hosts\":[]}",
+	    "network_policy must be one of");
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"a.example:443\"]} x", "invalid JSON");
+	refuse_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"a.example:443\",]}", "invalid JSON");
+}
+
+/* A duplicate ahead of an entry out of order: still sorted, then
+ * deduplicated. */
+static void
+test_profile_duplicate_then_unsorted_sorted_and_deduplicated(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"b.example:1\",\"b.example:1\",\"a.example:1\",\"b.example:1\"]}",
+	    1, err, sizeof(err));
+	expect_canonical(p, "{\"allow\":[{\"host\":\"a.example\",\"port\":1},"
+	    "{\"host\":\"b.example\",\"port\":1}],\"epoch\":1,\"mode\":"
+	    "\"allowlist\",\"schema\":\"egress-guard.policy.v1\"}");
+	assert_int_equal(policy_entries(p), 2);
+	policy_free(p);
+}
+
+static void
+test_host_is_normal_only_as_dest_parse_writes_it(void **state)
+{
+	static const char *const normal[] = {
+		"a.example", "xn--bcher-kva.example", "a_b-c.example", "1.2.3.4",
+		"2001:db8::1", "::1", "a",
+	};
+	static const char *const not_normal[] = {
+		"A.example", "a.example.", "[::1]", "2001:DB8::1", "0::1",
+		"::ffff:1.2.3.4", "127.1", "0x7f.0.0.1", "01.2.3.4", "a..b", ".a",
+		"a b", "a\x01", "*.a", "a%41", "",
+	};
+	char big[300];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(normal) / sizeof(normal[0]); i++)
+		if (!dest_host_is_normal(normal[i], strlen(normal[i])))
+			fail_msg("not normal: %s", normal[i]);
+	for (i = 0; i < sizeof(not_normal) / sizeof(not_normal[0]); i++)
+		if (dest_host_is_normal(not_normal[i], strlen(not_normal[i])))
+			fail_msg("normal: %s", not_normal[i]);
+	memset(big, 'a', sizeof(big));
+	assert_false(dest_host_is_normal(big, 64));	/* one label of 64 */
+	for (i = 63; i < sizeof(big); i += 64)
+		big[i] = '.';
+	assert_true(dest_host_is_normal(big, 253));
+	assert_false(dest_host_is_normal(big, 254));
+	assert_false(dest_host_is_normal(NULL, 0));
+}
+
+/* Canonical-shaped bytes whose host is not written the normal way are
+ * not canonical: the strict path normalises them into other bytes. */
+static void
+test_canonical_shape_with_unnormal_host_is_normalised(void **state)
+{
+	struct policy *p;
+	char err[256] = "";
+
+	(void)state;
+	p = parse("{\"allow\":[{\"host\":\"API.example.com\",\"port\":443},"
+	    "{\"host\":\"example.org\",\"port\":80}],\"epoch\":7,\"mode\":"
+	    "\"allowlist\",\"schema\":\"egress-guard.policy.v1\"}", err,
+	    sizeof(err));
+	expect_canonical(p, DESIGN_CANON);
+	policy_free(p);
+}
+
+static void
+test_parse_take_adopts_only_canonical_bytes(void **state)
+{
+	static const char pad[] = "prefix";
+	const char *c;
+	struct policy *p;
+	char err[256] = "", *buf;
+	size_t len, off = sizeof(pad);
+	int taken = -1;
+
+	(void)state;
+	/* Canonical: the policy's canonical bytes are the buffer's. */
+	buf = malloc(off + sizeof(DESIGN_CANON));
+	assert_non_null(buf);
+	memcpy(buf, pad, off);
+	memcpy(buf + off, DESIGN_CANON, sizeof(DESIGN_CANON));
+	p = policy_parse_take(buf, off, strlen(DESIGN_CANON), &taken, err,
+	    sizeof(err));
+	assert_non_null(p);
+	assert_int_equal(taken, 1);
+	c = policy_canonical(p, &len);
+	assert_ptr_equal(c, buf + off);
+	assert_string_equal(policy_digest(p), DESIGN_DIGEST);
+	policy_free(p);		/* frees buf */
+	/* Another spelling: parsed, and the buffer stays the caller's. */
+	buf = strdup(" " DESIGN_CANON);
+	assert_non_null(buf);
+	p = policy_parse_take(buf, 0, strlen(buf), &taken, err, sizeof(err));
+	assert_int_equal(taken, 0);
+	expect_canonical(p, DESIGN_CANON);
+	assert_string_equal(buf, " " DESIGN_CANON);
+	policy_free(p);
+	free(buf);
+	/* Refused: NULL, err set, buffer still the caller's. */
+	buf = strdup(HEAD "[{\"host\":\"*.a.com\",\"port\":1}]}");
+	assert_non_null(buf);
+	p = policy_parse_take(buf, 0, strlen(buf), &taken, err, sizeof(err));
+	assert_null(p);
+	assert_int_equal(taken, 0);
+	assert_non_null(strstr(err, "wildcard"));
+	free(buf);
+}
+
+static void
+test_canonical_bytes_of_files_for_the_plane_tools(void **state)
+{
+	char err[512] = "", *path, *c;
+	size_t len = 0;
+
+	(void)state;
+	/* Canonical already: read in place after the reserved bytes. */
+	path = write_tmp(DESIGN_CANON "\n");
+	c = policy_file_canonical(path, 23, &len, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(len, strlen(DESIGN_CANON));
+	assert_memory_equal(c + 23, DESIGN_CANON, len + 1);
+	free(c);
+	unlink(path);
+	free(path);
+	/* Another spelling: its canonical bytes, after the reserve too. */
+	path = write_tmp(HEAD "[{\"host\":\"example.org\",\"port\":80},"
+	    "{\"host\":\"API.example.com\",\"port\":443}]}");
+	c = policy_file_canonical(path, 5, &len, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(len, strlen(DESIGN_CANON));
+	assert_memory_equal(c + 5, DESIGN_CANON_EPOCH_1, len + 1);
+	free(c);
+	unlink(path);
+	free(path);
+	/* A profile, compiled. */
+	path = write_tmp(DESIGN_PROFILE);
+	c = policy_profile_canonical(path, 7, &len, err, sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(len, strlen(DESIGN_CANON));
+	assert_string_equal(c, DESIGN_CANON);
+	free(c);
+	unlink(path);
+	free(path);
+	/* Refusals name the path, as the policy_*_file functions do. */
+	path = write_tmp("{\"network_policy\":\"allowlist\",\"extra\":1}");
+	assert_null(policy_profile_canonical(path, 7, &len, err, sizeof(err)));
+	assert_true(strncmp(err, path, strlen(path)) == 0);
+	assert_non_null(strstr(err, ": unknown key \"extra\""));
+	assert_null(policy_file_canonical(path, 0, &len, err, sizeof(err)));
+	assert_true(strncmp(err, path, strlen(path)) == 0);
+	unlink(path);
+	free(path);
+	assert_null(policy_file_canonical("/tmp", 0, &len, err, sizeof(err)));
+	assert_string_equal(err, "/tmp: not a regular file");
+}
+
 int main(void);
 
 int
@@ -1011,6 +1225,13 @@ main(void)
 		cmocka_unit_test(test_load_file_reads_policy),
 		cmocka_unit_test(test_load_file_errors_name_the_path),
 		cmocka_unit_test(test_compile_profile_file),
+		cmocka_unit_test(test_profile_spellings_compile_alike),
+		cmocka_unit_test(test_profile_hostile_bytes_in_strings_refused),
+		cmocka_unit_test(test_profile_duplicate_then_unsorted_sorted_and_deduplicated),
+		cmocka_unit_test(test_host_is_normal_only_as_dest_parse_writes_it),
+		cmocka_unit_test(test_canonical_shape_with_unnormal_host_is_normalised),
+		cmocka_unit_test(test_parse_take_adopts_only_canonical_bytes),
+		cmocka_unit_test(test_canonical_bytes_of_files_for_the_plane_tools),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,400 @@
+/* The policy authority (guard/plane.c): a pushed bundle checked on a
+ * thread of its own, and what may and may not change while one is in
+ * flight. Real keys, real bundles signed by ctl/keys.c, a real state
+ * folder; each check's end is awaited on the pipe it writes to, never by
+ * sleeping. */
+#include <sys/stat.h>
+#include <sys/uio.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include "ctl/keys.h"
+#include "guard/config.h"
+#include "guard/plane.h"
+#include "policy/bundle.h"
+#include "policy/policy.h"
+
+struct fixture {
+	char		 dir[64];	/* holds the keys and state/ */
+	char		 state[96];
+	char		 pub[96];
+	char		 policy_file[96];
+	EVP_PKEY	*key;		/* trusted */
+	EVP_PKEY	*other;		/* not trusted */
+	struct config	 cfg;
+	struct plane	*pl;
+	int		 pipe[2];	/* the checks' notify_fd, and its reader */
+};
+
+static void
+write_file(const char *path, const char *s, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(s, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Whole file, NUL-terminated; NULL when it does not exist. */
+static char *
+read_all(const char *path, size_t *len)
+{
+	char err[256];
+
+	if (access(path, F_OK) == -1)
+		return NULL;
+	return bundle_read_file(path, BUNDLE_MAX_BYTES, len, err, sizeof(err));
+}
+
+static int
+setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	char err[256];
+	FILE *fp;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/eg-plane-test-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
+	snprintf(f->pub, sizeof(f->pub), "%s/k.pub.pem", f->dir);
+	snprintf(f->policy_file, sizeof(f->policy_file), "%s/live.json", f->dir);
+	assert_int_equal(mkdir(f->state, 0700), 0);
+	f->key = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+	f->other = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+	assert_non_null(f->key);
+	assert_non_null(f->other);
+	assert_non_null(fp = fopen(f->pub, "w"));
+	assert_int_equal(PEM_write_PUBKEY(fp, f->key), 1);
+	assert_int_equal(fclose(fp), 0);
+	f->cfg.state_dir = f->state;
+	f->cfg.policy_path = f->policy_file;
+	f->cfg.trust_keys[0] = f->pub;
+	f->cfg.ntrust_keys = 1;
+	f->pl = plane_new(&f->cfg, err, sizeof(err));
+	assert_non_null(f->pl);
+	assert_int_equal(pipe(f->pipe), 0);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *f = *state;
+	char path[160];
+
+	plane_free(f->pl);
+	EVP_PKEY_free(f->key);
+	EVP_PKEY_free(f->other);
+	close(f->pipe[0]);
+	close(f->pipe[1]);
+	snprintf(path, sizeof(path), "%s/bundle.json", f->state);
+	(void)unlink(path);
+	(void)rmdir(f->state);
+	(void)unlink(f->pub);
+	(void)unlink(f->policy_file);
+	(void)rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
+/* A bundle of a policy admitting host:443, at epoch, signed by key. */
+static char *
+bundle(EVP_PKEY *key, long long epoch, const char *host)
+{
+	char profile[256], err[256], *b;
+	struct policy *p;
+	const char *canon;
+	size_t len;
+
+	snprintf(profile, sizeof(profile), "{\"network_policy\":\"allowlist\","
+	    "\"allowed_hosts\":[\"%s:443\"]}", host);
+	p = policy_compile_profile(profile, strlen(profile), epoch, err, sizeof(err));
+	assert_non_null(p);
+	canon = policy_canonical(p, &len);
+	b = ctlkeys_sign_bytes(canon, len, key, err, sizeof(err));
+	assert_non_null(b);
+	policy_free(p);
+	return b;
+}
+
+/* A check of b, in pieces of at most piece bytes, left in flight. */
+static struct plane_check *
+start(struct fixture *f, const char *b, size_t piece)
+{
+	struct iovec iov[64];
+	struct plane_check *c = NULL;
+	size_t len = strlen(b), off;
+	char err[256];
+	int n = 0;
+
+	for (off = 0; off < len; off += piece) {
+		assert_true(n < 64);
+		iov[n].iov_base = (void *)(uintptr_t)(b + off);
+		iov[n++].iov_len = len - off < piece ? len - off : piece;
+	}
+	assert_int_equal(plane_check_start(f->pl, iov, n, f->pipe[1], &c, err,
+	    sizeof(err)), PLANE_OK);
+	assert_non_null(c);
+	return c;
+}
+
+/* Waits for the check's one notification, then collects it. */
+static enum plane_verdict
+finish(struct fixture *f, struct plane_check *c, struct policy **p)
+{
+	uint64_t n = 0;
+	char err[512];
+
+	assert_int_equal(read(f->pipe[0], &n, sizeof(n)), (ssize_t)sizeof(n));
+	assert_int_equal(n, 1);
+	assert_true(plane_check_done(c));
+	return plane_check_finish(f->pl, c, p, err, sizeof(err));
+}
+
+/* Checks b to its end; on PLANE_OK installs it as the guard would. */
+static enum plane_verdict
+push(struct fixture *f, const char *b)
+{
+	struct policy *p = NULL;
+	enum plane_verdict v = finish(f, start(f, b, strlen(b)), &p);
+
+	if (v == PLANE_OK) {
+		assert_non_null(p);
+		plane_installed(f->pl, p);
+		policy_free(p);
+	} else {
+		assert_null(p);
+	}
+	return v;
+}
+
+static void
+assert_state_is(struct fixture *f, const char *b)
+{
+	char path[160], *s;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "%s/bundle.json", f->state);
+	s = read_all(path, &len);
+	if (b == NULL) {
+		assert_null(s);
+		return;
+	}
+	assert_non_null(s);
+	assert_int_equal(len, strlen(b));
+	assert_memory_equal(s, b, len);
+	free(s);
+}
+
+static void
+test_pushed_bundle_checked_off_thread_then_stored_and_installed(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle(f->key, 1, "a.example");
+
+	assert_int_equal(push(f, b1), PLANE_OK);
+	assert_state_is(f, b1);
+	free(b1);
+}
+
+static void
+test_body_in_small_pieces_is_the_same_bundle(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle(f->key, 1, "a.example");
+	struct policy *p = NULL;
+
+	assert_int_equal(finish(f, start(f, b1, 7), &p), PLANE_OK);
+	assert_int_equal(policy_epoch(p), 1);
+	assert_true(policy_admits(p, "a.example", 443));
+	policy_free(p);
+	assert_state_is(f, b1);
+	free(b1);
+}
+
+static void
+test_finish_waits_for_a_check_still_running(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle(f->key, 1, "a.example"), err[256];
+	struct plane_check *c = start(f, b1, strlen(b1));
+	struct policy *p = NULL;
+	uint64_t n;
+
+	/* No wait for the notification: finish joins the thread. */
+	assert_int_equal(plane_check_finish(f->pl, c, &p, err, sizeof(err)),
+	    PLANE_OK);
+	assert_int_equal(policy_epoch(p), 1);
+	policy_free(p);
+	assert_int_equal(read(f->pipe[0], &n, sizeof(n)), (ssize_t)sizeof(n));
+	free(b1);
+}
+
+static void
+test_hostile_second_check_while_one_runs_refused_busy(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle(f->key, 1, "a.example"), *b2 = bundle(f->key, 2, "b.example");
+	struct plane_check *c = start(f, b1, strlen(b1)), *c2 = NULL;
+	struct iovec iov = { b2, strlen(b2) };
+	struct policy *p = NULL;
+	char err[256] = "";
+
+	assert_int_equal(plane_check_start(f->pl, &iov, 1, f->pipe[1], &c2, err,
+	    sizeof(err)), PLANE_BUSY);
+	assert_null(c2);
+	assert_int_equal(plane_verdict_status(PLANE_BUSY), 503);
+	assert_string_equal(plane_verdict_name(PLANE_BUSY), "busy");
+	assert_int_equal(finish(f, c, &p), PLANE_OK);
+	policy_free(p);
+	/* Once it is collected, the next may start. */
+	p = NULL;
+	assert_int_equal(finish(f, start(f, b2, strlen(b2)), &p), PLANE_OK);
+	policy_free(p);
+	free(b1);
+	free(b2);
+}
+
+static void
+test_hostile_reload_while_a_check_runs_refused_busy(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle(f->key, 1, "a.example"), *b2 = bundle(f->key, 2, "b.example");
+	struct plane_check *c;
+	struct policy *p = NULL;
+	char err[256];
+
+	write_file(f->policy_file, b2, strlen(b2));
+	c = start(f, b1, strlen(b1));
+	assert_int_equal(plane_reload(f->pl, &p, err, sizeof(err)), PLANE_BUSY);
+	assert_null(p);
+	assert_int_equal(finish(f, c, &p), PLANE_OK);
+	plane_installed(f->pl, p);
+	policy_free(p);
+	p = NULL;
+	/* Then it goes through, with the same checks. */
+	assert_int_equal(plane_reload(f->pl, &p, err, sizeof(err)), PLANE_OK);
+	assert_int_equal(policy_epoch(p), 2);
+	policy_free(p);
+	assert_state_is(f, b2);
+	free(b1);
+	free(b2);
+}
+
+static void
+test_hostile_forged_signature_refused_state_and_floor_kept(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle(f->key, 1, "a.example"), *b2 = bundle(f->key, 2, "b.example");
+	char *sig = strstr(b2, "\"signature\":\"");
+
+	assert_int_equal(push(f, b1), PLANE_OK);
+	assert_non_null(sig);
+	sig[13] = sig[13] == 'A' ? 'B' : 'A';
+	assert_int_equal(push(f, b2), PLANE_BAD_SIGNATURE);
+	assert_state_is(f, b1);
+	/* The floor is still epoch 1 with b1's digest. */
+	assert_int_equal(push(f, b1), PLANE_SAME);
+	free(b1);
+	free(b2);
+}
+
+static void
+test_hostile_untrusted_key_and_garbage_refused(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle(f->other, 1, "a.example");
+
+	assert_int_equal(push(f, b1), PLANE_UNKNOWN_KEY);
+	assert_int_equal(push(f, "{\"not\":\"a bundle\"}"), PLANE_MALFORMED);
+	assert_state_is(f, NULL);
+	free(b1);
+}
+
+static void
+test_epoch_rules_hold_for_checks(void **state)
+{
+	struct fixture *f = *state;
+	char *b2 = bundle(f->key, 2, "a.example"), *b1 = bundle(f->key, 1, "a.example");
+	char *b2x = bundle(f->key, 2, "b.example");
+
+	assert_int_equal(push(f, b2), PLANE_OK);
+	assert_int_equal(push(f, b1), PLANE_STALE_EPOCH);
+	assert_int_equal(push(f, b2x), PLANE_EPOCH_CONFLICT);
+	assert_int_equal(push(f, b2), PLANE_SAME);
+	/* Refused ones never reach the state folder. */
+	assert_state_is(f, b2);
+	free(b1);
+	free(b2);
+	free(b2x);
+}
+
+static void
+test_store_failure_refused_nothing_changes(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle(f->key, 1, "a.example");
+
+	assert_int_equal(rmdir(f->state), 0);
+	assert_int_equal(push(f, b1), PLANE_STORE_FAILED);
+	assert_int_equal(plane_verdict_status(PLANE_STORE_FAILED), 500);
+	assert_int_equal(mkdir(f->state, 0700), 0);
+	/* Not installed: the same bundle is new, not "unchanged". */
+	assert_int_equal(push(f, b1), PLANE_OK);
+	assert_state_is(f, b1);
+	free(b1);
+}
+
+static void
+test_unavailable_is_a_503(void **state)
+{
+	(void)state;
+	assert_int_equal(plane_verdict_status(PLANE_UNAVAILABLE), 503);
+	assert_string_equal(plane_verdict_name(PLANE_UNAVAILABLE), "unavailable");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_pushed_bundle_checked_off_thread_then_stored_and_installed,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_body_in_small_pieces_is_the_same_bundle, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_finish_waits_for_a_check_still_running, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_second_check_while_one_runs_refused_busy, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_reload_while_a_check_runs_refused_busy, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_forged_signature_refused_state_and_floor_kept,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_untrusted_key_and_garbage_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_epoch_rules_hold_for_checks,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_store_failure_refused_nothing_changes, setup, teardown),
+		cmocka_unit_test(test_unavailable_is_a_503),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
