@@ -1,4 +1,3 @@
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 
@@ -375,19 +374,15 @@ check_end(struct plane *pl, struct plane_check *c, struct policy **out,
 	return v;
 }
 
-/* How much lower than the loop's a check thread runs: checking a policy
- * is background work, and when the CPUs are busy the live tunnels the
- * loop serves come first. */
-#define CHECK_NICE	10
-
+/* The check thread keeps the loop's priority: lowering it (setpriority)
+ * is in systemd's @resources group, which the shipped unit denies, and on
+ * a busy machine the scheduler already shares the CPUs between the two. */
 static void *
 check_thread(void *arg)
 {
 	struct plane_check *c = arg;
 	uint64_t one = 1;
 
-	/* Linux: a thread id names just this thread. */
-	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), CHECK_NICE);
 	if (check_gather(c) == 0)
 		check_work(c);
 	atomic_store(&c->done, 1);
