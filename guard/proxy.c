@@ -1116,15 +1116,23 @@ head_read_now(struct proxy_conn *c, int fd)
 {
 	struct evbuffer *in = bufferevent_get_input(c->cbev);
 	struct evbuffer_iovec v;
-	ssize_t n;
+	ssize_t n = -1;
+	int ok = 0;
 
-	if (evbuffer_reserve_space(in, HTTP_HEAD_MAX, &v, 1) < 1)
+	/* A socket bufferevent keeps its input's end frozen: only its own
+	 * read may add there. Thaw it for this one read, as that read does. */
+	if (evbuffer_unfreeze(in, 0) == -1)
 		return;
-	n = read(fd, v.iov_base, v.iov_len < HTTP_HEAD_MAX ? v.iov_len : HTTP_HEAD_MAX);
-	if (n <= 0)
-		return;
-	v.iov_len = (size_t)n;
-	if (evbuffer_commit_space(in, &v, 1) == 0)
+	if (evbuffer_reserve_space(in, HTTP_HEAD_MAX, &v, 1) == 1) {
+		n = read(fd, v.iov_base, v.iov_len < HTTP_HEAD_MAX ? v.iov_len :
+		    HTTP_HEAD_MAX);
+		if (n > 0) {
+			v.iov_len = (size_t)n;
+			ok = evbuffer_commit_space(in, &v, 1) == 0;
+		}
+	}
+	(void)evbuffer_freeze(in, 0);
+	if (ok)
 		head_read_cb(c->cbev, c);
 }
 
