@@ -362,9 +362,10 @@ splice_in(struct half *h)
 	    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 }
 
-/* One readable event on sfd. Returns -1 if the relay ended. */
+/* One readable event on sfd; closed: epoll saw the peer's FIN (EV_CLOSED,
+ * EPOLLRDHUP) before this read. Returns -1 if the relay ended. */
 static int
-half_read(struct half *h)
+half_read(struct half *h, int closed)
 {
 	struct relay *r = h->r;
 	ssize_t n;
@@ -403,7 +404,17 @@ half_read(struct half *h)
 		if (n > 0) {
 			h->bytes += (uint64_t)n;
 			touch(r);
-			return copy_out(h, relay_scratch, (size_t)n);
+			if (copy_out(h, relay_scratch, (size_t)n) == -1)
+				return -1;
+			/* The FIN was in before this read, and the read did not
+			 * fill the buffer: it took the rest of the stream, so
+			 * the EOF is here too, without one more read. (Nothing
+			 * can follow a FIN; data before it is queued in order
+			 * before epoll reports it. A reset is reported as
+			 * EV_READ|EV_WRITE, never EV_CLOSED.) */
+			if (!closed || (size_t)n == sizeof(relay_scratch))
+				return 0;
+			n = 0;
 		}
 	}
 	if (n == 0) {
@@ -426,8 +437,7 @@ read_cb(evutil_socket_t fd, short what, void *arg)
 	struct half *h = arg;
 
 	(void)fd;
-	(void)what;
-	if (half_read(h) == 0)
+	if (half_read(h, (what & EV_CLOSED) != 0) == 0)
 		half_arm(h);
 }
 
@@ -480,7 +490,7 @@ half_init(struct relay *r, struct half *h, int sfd, int dfd, struct half *peer)
 	h->sfd = sfd;
 	h->dfd = dfd;
 	h->pipe[0] = h->pipe[1] = -1;
-	h->rev = event_new(r->base, sfd, EV_READ | EV_PERSIST, read_cb, h);
+	h->rev = event_new(r->base, sfd, EV_READ | EV_CLOSED | EV_PERSIST, read_cb, h);
 	h->wev = event_new(r->base, dfd, EV_WRITE | EV_PERSIST, write_cb, h);
 	h->hup = evtimer_new(r->base, hup_cb, h);
 	return h->rev != NULL && h->wev != NULL && h->hup != NULL ? 0 : -1;
