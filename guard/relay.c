@@ -128,35 +128,6 @@ half_wants_read(const struct half *h)
 	return h->len == 0;
 }
 
-/* Brings the events of h in line with its state; epoll is told only about
- * changes. A source left unread because its destination is full is looked
- * at for resets meanwhile (hup_cb). */
-static void
-half_arm(struct half *h)
-{
-	struct timeval tv = { RELAY_HUP_CHECK_S, 0 };
-	int rd = half_wants_read(h);
-	int wr = !h->r->done && h->wev_on;	/* set by the writers */
-
-	if (rd != h->rev_on) {
-		if (rd)
-			event_add(h->rev, NULL);
-		else
-			event_del(h->rev);
-		h->rev_on = rd;
-	}
-	if (!wr && h->wev_on) {
-		event_del(h->wev);
-		h->wev_on = 0;
-	}
-	if (!rd && !h->src_eof && !h->r->done) {
-		if (!evtimer_pending(h->hup, NULL))
-			evtimer_add(h->hup, &tv);
-	} else if (evtimer_pending(h->hup, NULL)) {
-		evtimer_del(h->hup);
-	}
-}
-
 /* Asks for (on) or stops waiting for dfd to become writable. */
 static void
 half_want_write(struct half *h, int on)
@@ -167,6 +138,32 @@ half_want_write(struct half *h, int on)
 	} else if (!on && h->wev_on) {
 		event_del(h->wev);
 		h->wev_on = 0;
+	}
+}
+
+/* Brings the events of h in line with its state; epoll is told only about
+ * changes. A source left unread because its destination is full is looked
+ * at for resets meanwhile (hup_cb). */
+static void
+half_arm(struct half *h)
+{
+	struct timeval tv = { RELAY_HUP_CHECK_S, 0 };
+	int rd = half_wants_read(h);
+
+	if (rd != h->rev_on) {
+		if (rd)
+			event_add(h->rev, NULL);
+		else
+			event_del(h->rev);
+		h->rev_on = rd;
+	}
+	if (h->r->done)		/* otherwise the writers set it */
+		half_want_write(h, 0);
+	if (!rd && !h->src_eof && !h->r->done) {
+		if (!evtimer_pending(h->hup, NULL))
+			evtimer_add(h->hup, &tv);
+	} else if (evtimer_pending(h->hup, NULL)) {
+		evtimer_del(h->hup);
 	}
 }
 
@@ -233,12 +230,11 @@ copy_flush(struct half *h)
 		return -1;
 	}
 	half_want_write(h, 0);
-	/* The gate's buffer stays until the gate has passed. */
-	if (h != &h->r->up || h->r->gate == NULL) {
-		free(h->buf);
-		h->buf = NULL;
-		h->off = 0;
-	}
+	/* Never reached while a gate holds its buffer: the up half writes
+	 * only once the gate has passed. */
+	free(h->buf);
+	h->buf = NULL;
+	h->off = 0;
 	return 0;
 }
 
