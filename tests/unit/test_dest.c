@@ -707,6 +707,111 @@ test_format_refuses_small_buffer(void **state)
 	assert_int_equal(dest_format(&d, buf, 0), -1);
 }
 
+/* The name grammar written the plain way, as DESIGN.md states it: one
+ * trailing dot may go, labels of 1-63 bytes of [A-Za-z0-9_-] between
+ * single dots, at most 253 bytes, lower-cased; a last label that is a
+ * number (all digits, or 0x and hex) makes the whole a strict dotted quad
+ * or nothing. Returns the kind, 0 when refused. */
+static int
+model_host(const char *s, size_t len, char *out)
+{
+	size_t i, start = 0, lab = 0, nlab = 0;
+	int digits = 1, v, oct = 0, olen = 0, quad = 1;
+
+	if (len > 0 && s[len - 1] == '.')
+		len--;
+	if (len == 0 || len > 253 || s[len - 1] == '.')
+		return 0;
+	for (i = 0; i <= len; i++) {
+		char c = i < len ? s[i] : '.';
+
+		if (c == '.') {
+			if (lab == 0 || lab > 63)
+				return 0;
+			nlab++;
+			if (i < len) {
+				out[i] = '.';
+				start = i + 1;
+			}
+			lab = 0;
+			continue;
+		}
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_'))
+			return 0;
+		lab++;
+		out[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+	}
+	out[len] = '\0';
+	for (i = start; i < len; i++)
+		digits &= s[i] >= '0' && s[i] <= '9';
+	if (!digits && !(len - start >= 2 && s[start] == '0' &&
+	    (s[start + 1] == 'x' || s[start + 1] == 'X') &&
+	    strspn(s + start + 2, "0123456789abcdefABCDEF") >= len - start - 2))
+		return DEST_NAME;
+	/* A dotted quad, given exactly, never with a trailing dot. */
+	if (nlab != 4 || s[len] == '.')
+		return 0;
+	for (i = 0; i <= len; i++) {
+		if (i == len || s[i] == '.') {
+			quad &= olen > 0 && oct <= 255;
+			oct = olen = 0;
+			continue;
+		}
+		if (s[i] < '0' || s[i] > '9' || (olen > 0 && oct == 0))
+			return 0;
+		v = s[i] - '0';
+		oct = oct * 10 + v;
+		olen++;
+	}
+	return quad ? DEST_IPV4 : 0;
+}
+
+/* Every string of up to 6 bytes over an alphabet that reaches each rule
+ * (a label byte of each class, the dot, a byte outside names, the 0x of
+ * hex numbers): the parser and the model agree on each, and a host
+ * counts as normal exactly when it is accepted and unchanged. Catches a
+ * fast path that admits what the grammar refuses (a leading or doubled
+ * dot, an upper-case byte in a normal host) or lower-cases wrongly. */
+static void
+test_names_agree_with_grammar_model_exhaustive(void **state)
+{
+	static const char alpha[] = "aZ09.-_x*";
+	const size_t na = sizeof(alpha) - 1;
+	char s[8], model[8], err[128];
+	size_t len, i, idx[6], n = 0;
+	struct dest d;
+
+	(void)state;
+	for (len = 0; len <= 6; len++) {
+		memset(idx, 0, sizeof(idx));
+		for (;;) {
+			int kind, got;
+
+			for (i = 0; i < len; i++)
+				s[i] = alpha[idx[i]];
+			s[len] = '\0';
+			kind = model_host(s, len, model);
+			got = dest_parse_host(s, len, 0, &d, err, sizeof(err)) == 0;
+			if (got != (kind != 0))
+				fail_msg("\"%s\": parser %s, model %s", s,
+				    got ? "accepts" : "refuses", kind ? "accepts" : "refuses");
+			if (got && ((int)d.kind != kind || strcmp(d.host, model) != 0))
+				fail_msg("\"%s\": parser gives kind %d \"%s\", model %d \"%s\"",
+				    s, (int)d.kind, d.host, kind, model);
+			if (dest_host_is_normal(s, len) !=
+			    (kind != 0 && strlen(model) == len && memcmp(model, s, len) == 0))
+				fail_msg("\"%s\": dest_host_is_normal disagrees", s);
+			n++;
+			for (i = 0; i < len && ++idx[i] == na; i++)
+				idx[i] = 0;
+			if (i == len)
+				break;
+		}
+	}
+	assert_true(n > 500000);
+}
+
 /* Random short inputs over the interesting bytes: whatever is accepted
  * holds only grammar bytes, and formats to text that parses back to the
  * very same destination (normalisation is idempotent). */
@@ -808,6 +913,7 @@ main(void)
 		cmocka_unit_test(test_format_bracketed_ipv6),
 		cmocka_unit_test(test_format_refuses_small_buffer),
 		cmocka_unit_test(test_random_inputs_refuse_or_roundtrip),
+		cmocka_unit_test(test_names_agree_with_grammar_model_exhaustive),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
