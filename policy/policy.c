@@ -9,6 +9,7 @@
  * host names can aim collisions at it. Input that is canonical already
  * (what the plane signs and pushes) skips all of that but the index: its
  * bytes are the canonical bytes, and its entries point into them. */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -24,6 +25,7 @@
 
 #include "policy/dest.h"
 #include "policy/policy.h"
+#include "util/bigbuf.h"
 #include "util/num.h"
 #include "util/errbuf.h"
 #include "util/jsonstrict.h"
@@ -174,7 +176,7 @@ policy_new(enum policy_mode mode, long long epoch, size_t cap, enum build b)
 	p->mode = mode;
 	p->epoch = epoch;
 	if (cap > 0) {
-		if ((p->ent = malloc(cap * sizeof(*p->ent))) == NULL) {
+		if ((p->ent = bigbuf_malloc(cap * sizeof(*p->ent))) == NULL) {
 			policy_free(p);
 			return NULL;
 		}
@@ -208,7 +210,7 @@ add_entry(struct policy *p, const struct dest *d)
 		 * a few allocations for the lot. */
 		size_t ncap = (p->arena_cap > 0 ? p->arena_cap * 2 : p->cap * 24) +
 		    hlen + 1;
-		char *na = realloc(p->arena, ncap);
+		char *na = bigbuf_realloc(p->arena, ncap);
 
 		if (na == NULL)
 			return -1;
@@ -265,9 +267,8 @@ siphash(const unsigned char *in, size_t len, uint64_t k0, uint64_t k1)
 	size_t i, j, full = len - len % 8;
 
 	for (i = 0; i < full; i += 8) {
-		m = 0;
-		for (j = 0; j < 8; j++)
-			m |= (uint64_t)in[i + j] << (8 * j);
+		memcpy(&m, in + i, sizeof(m));	/* one load, not eight */
+		m = le64toh(m);
 		v3 ^= m;
 		SIPROUND;
 		SIPROUND;
@@ -328,7 +329,7 @@ build_index(struct policy *p)
 		p->k0 = p->k0 << 8 | key[i];
 		p->k1 = p->k1 << 8 | key[8 + i];
 	}
-	if ((p->slots = calloc(size, sizeof(*p->slots))) == NULL)
+	if ((p->slots = bigbuf_calloc(size, sizeof(*p->slots))) == NULL)
 		return -1;
 	p->mask = size - 1;
 	/* A batch of hashes first, asking for the slots they land on
@@ -382,7 +383,7 @@ build_canonical(struct policy *p)
 
 	for (i = 0; i < p->n; i++)
 		cap += p->ent[i].hlen + 32;
-	if ((p->canon = p->canon_mem = malloc(cap)) == NULL)
+	if ((p->canon = p->canon_mem = bigbuf_malloc(cap)) == NULL)
 		return -1;
 	o = PUT(p->canon, "{\"allow\":[");
 	for (i = 0; i < p->n; i++) {
@@ -1116,7 +1117,7 @@ read_file(const char *path, size_t reserve, size_t *lenp, char *err,
 	/* One byte more than the size fstat saw, so a file that grew in
 	 * the meantime is still read to its end and bounded. */
 	cap = (size_t)st.st_size + 1;
-	if ((buf = malloc(reserve + cap + 1)) == NULL) {
+	if ((buf = bigbuf_malloc(reserve + cap + 1)) == NULL) {
 		errbuf_set(err, errlen, "%s: out of memory", path);
 		goto bad;
 	}
@@ -1129,7 +1130,7 @@ read_file(const char *path, size_t reserve, size_t *lenp, char *err,
 			}
 			cap = cap * 2 > (size_t)POLICY_MAX_BYTES + 1 ?
 			    (size_t)POLICY_MAX_BYTES + 1 : cap * 2;
-			if ((nb = realloc(buf, reserve + cap + 1)) == NULL) {
+			if ((nb = bigbuf_realloc(buf, reserve + cap + 1)) == NULL) {
 				errbuf_set(err, errlen, "%s: out of memory", path);
 				goto bad;
 			}
