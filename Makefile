@@ -41,7 +41,7 @@ LIB_OBJS = $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB      = $(BUILD)/libegress.a
 
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
-UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%) $(BUILD)/tests/test_dest_scalar
 
 BINS = $(BUILD)/egress-guard $(BUILD)/egress-guardctl
 
@@ -65,6 +65,16 @@ $(BUILD)/egress-guardctl: $(BUILD)/obj/ctl/main.o $(LIB)
 	$(call say,LD,$@)$(CC) $(EG_LDFLAGS) -o $@ $^ $(EG_LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(call say,LD,$@)$(CC) $(EG_LDFLAGS) -o $@ $^ $(TEST_LIBS) $(EG_LIBS)
+
+# The destination tests once more against the portable one-byte-at-a-time
+# name check, which x86-64 builds otherwise never run (policy/dest.c).
+$(BUILD)/obj/tests/dest_scalar.o: policy/dest.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(EG_CFLAGS) -DEG_DEST_SCALAR -c -o $@ $<
+
+$(BUILD)/tests/test_dest_scalar: $(BUILD)/obj/tests/unit/test_dest.o $(BUILD)/obj/tests/dest_scalar.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(call say,LD,$@)$(CC) $(EG_LDFLAGS) -o $@ $^ $(TEST_LIBS) $(EG_LIBS)
 

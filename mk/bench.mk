@@ -1,5 +1,6 @@
 # The benchmark (bench/): a load generator, an upstream target (both on
-# libevent) and a small UDP DNS server, built with the project's compiler
+# libevent), a small UDP DNS server and the splice-only relay that the
+# throughput sections use as a yardstick (bench/floor), built with the project's compiler
 # and flags into $(BUILD)/bench/.
 #
 #   make bench         the full benchmark against Squid and tinyproxy
@@ -11,15 +12,19 @@
 # run (tests/integration/bench_smoke_test.sh). No figure is ever asserted.
 
 BENCH_DIR  = $(BUILD)/bench
-BENCH_BINS = $(BENCH_DIR)/loadgen $(BENCH_DIR)/target $(BENCH_DIR)/dns
+BENCH_BINS = $(BENCH_DIR)/loadgen $(BENCH_DIR)/target $(BENCH_DIR)/dns $(BENCH_DIR)/floor
 BENCH_LIBS = $(shell $(PKG) --libs libevent 2>/dev/null) -lm
 
 all: $(BENCH_BINS)
 
-# loadgen and target share bench/common.c; dns stands alone.
+# loadgen, target and floor share bench/common.c; dns stands alone.
 $(BENCH_DIR)/loadgen $(BENCH_DIR)/target: $(BENCH_DIR)/%: bench/%.c bench/common.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(EG_CFLAGS) $(EG_LDFLAGS) -o $@ $< bench/common.c $(BENCH_LIBS)
+
+$(BENCH_DIR)/floor: bench/floor.c bench/common.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(EG_CFLAGS) $(EG_LDFLAGS) -o $@ $< bench/common.c -lpthread
 
 $(BENCH_DIR)/dns: bench/dns.c
 	@mkdir -p $(dir $@)
