@@ -1,40 +1,81 @@
 #include <sys/eventfd.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 
 #include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/http.h>
-#include <event2/keyvalq_struct.h>
-#include <event2/listener.h>
 
 #include "guard/control.h"
 #include "guard/guard.h"
+#include "guard/http.h"
 #include "guard/log.h"
 #include "guard/plane.h"
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
+#include "util/bigbuf.h"
+#include "util/num.h"
 
 /* Pushes that may wait behind the one being checked. Each holds its whole
  * body (up to CONTROL_MAX_BODY), so this also bounds their memory. */
 #define CONTROL_MAX_WAITING	8
+/* Control connections open at once, whatever they are doing; with the
+ * body bound this caps what callers can make the guard hold. */
+#define CONTROL_MAX_CONNS	64
+/* A whole request must arrive within this, and later the whole answer
+ * must be taken: a stalled caller cannot hold a connection. */
+#define CONTROL_TIMEOUT_S	10
+/* Connections taken per wake-up of the listening socket: the proxy's
+ * clients share the loop. */
+#define CONTROL_ACCEPT_BATCH	16
 
-/* A PUT /v1/policy until it is answered. */
+/* Where a connection is. One request per connection, then it closes. */
+enum conn_state {
+	CONN_HEAD,	/* reading the request head */
+	CONN_BODY,	/* reading a push's body */
+	CONN_WAIT,	/* its push waits or is being checked */
+	CONN_REPLY	/* writing the answer; closed once it is written */
+};
+
+/* One caller, from accept until its answer is written. */
+struct conn {
+	LIST_ENTRY(conn) entry;
+	struct control	*c;
+	int		 fd;
+	long		 uid;		/* SO_PEERCRED at accept; -1 if unknown */
+	enum conn_state	 state;
+	struct event	*rev;
+	struct event	*wev;
+	struct event	*timer;
+	struct evbuffer	*out;		/* what is still to be written */
+	char		*body;		/* a push's body, exactly len bytes */
+	size_t		 len;
+	size_t		 got;
+	size_t		 headlen;
+	char		 head[HTTP_HEAD_MAX];
+};
+
+/* A PUT /v1/policy from its whole body until it is answered. It does not
+ * depend on its connection: a caller that hangs up leaves k NULL and the
+ * push goes on (it may be stored already), its answer dropped. */
 struct push {
-	struct evhttp_request	*req;
-	long			 uid;	/* the caller's, read while it was connected */
+	struct conn	*k;
+	long		 uid;
+	char		*body;		/* until the check takes it */
+	size_t		 len;
 };
 
 /* Pushes are checked one at a time, in arrival order, each on a thread of
@@ -42,34 +83,34 @@ struct push {
  * the result when the thread says it is done through done_fd. */
 struct control {
 	struct guard	*g;
-	struct evhttp	*http;
 	char		 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int		 listen_fd;	/* -1 until path is bound: then ours to unlink */
+	struct event	*listen_ev;
+	struct event	*resume_ev;	/* accepting again after EMFILE */
+	LIST_HEAD(conn_list, conn) conns;
+	size_t		 nconns;
 	int		 done_fd;	/* eventfd the check's thread writes */
 	struct event	*done_ev;
 	struct plane_check *check;	/* in flight, or NULL */
 	struct push	 current;	/* what the check in flight answers */
-	struct evbuffer	*body;		/* its bytes, which the thread reads */
 	struct push	 waiting[CONTROL_MAX_WAITING];	/* a ring, oldest first */
 	size_t		 first;
 	size_t		 nwaiting;
 };
 
 static long
-peer_uid(struct evhttp_request *req)
+peer_uid(int fd)
 {
-	struct evhttp_connection *conn = evhttp_request_get_connection(req);
-	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 
-	if (bev == NULL || getsockopt(bufferevent_getfd(bev), SOL_SOCKET, SO_PEERCRED,
-	    &cred, &len) == -1)
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
 		return -1;
 	return (long)cred.uid;
 }
 
-/* uid, not the request: a request whose caller has gone is freed by the
- * reply, so it is read before. */
+/* uid, not the connection: a caller may be gone by the time its push is
+ * answered. */
 static void
 log_call(struct control *c, long uid, const char *method, const char *path,
     int status, const char *result)
@@ -104,20 +145,131 @@ json_str(struct evbuffer *out, const char *s)
 	evbuffer_add(out, "\"", 1);
 }
 
-static void
-reply(struct evhttp_request *req, int status, const char *type, struct evbuffer *body)
+static const char *
+reason_phrase(int status)
 {
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type", type);
-	evhttp_send_reply(req, status, status == 200 ? "OK" : "Error", body);
+	switch (status) {
+	case 200:	return "OK";
+	case 400:	return "Bad Request";
+	case 403:	return "Forbidden";
+	case 404:	return "Not Found";
+	case 405:	return "Method Not Allowed";
+	case 409:	return "Conflict";
+	case 411:	return "Length Required";
+	case 413:	return "Content Too Large";
+	case 417:	return "Expectation Failed";
+	case 431:	return "Request Header Fields Too Large";
+	case 500:	return "Internal Server Error";
+	case 501:	return "Not Implemented";
+	case 503:	return "Service Unavailable";
+	}
+	return "Error";
+}
+
+/* Frees everything the connection holds. A push it was waiting for goes
+ * on without it. */
+static void
+conn_close(struct conn *k)
+{
+	struct control *c = k->c;
+	size_t i;
+
+	if (k->state == CONN_WAIT) {
+		if (c->current.k == k)
+			c->current.k = NULL;
+		for (i = 0; i < c->nwaiting; i++) {
+			struct push *p = &c->waiting[(c->first + i) % CONTROL_MAX_WAITING];
+			if (p->k == k)
+				p->k = NULL;
+		}
+	}
+	LIST_REMOVE(k, entry);
+	c->nconns--;
+	if (k->rev != NULL)
+		event_free(k->rev);
+	if (k->wev != NULL)
+		event_free(k->wev);
+	if (k->timer != NULL)
+		event_free(k->timer);
+	if (k->out != NULL)
+		evbuffer_free(k->out);
+	free(k->body);
+	close(k->fd);
+	free(k);
+}
+
+/* Writes what the socket takes now and waits for EV_WRITE for the rest;
+ * closes the connection once its answer is out, or when the caller is
+ * gone. Returns -1 when k was freed. */
+static int
+conn_flush(struct conn *k)
+{
+	while (evbuffer_get_length(k->out) > 0) {
+		int n = evbuffer_write(k->out, k->fd);
+
+		if (n > 0 || (n == -1 && errno == EINTR))
+			continue;
+		if (n == -1 && errno == EAGAIN && event_add(k->wev, NULL) == 0)
+			return 0;
+		conn_close(k);
+		return -1;
+	}
+	event_del(k->wev);
+	if (k->state != CONN_REPLY)
+		return 0;
+	conn_close(k);
+	return -1;
+}
+
+/* No memory to build an answer: a fixed one, best effort, then close. */
+static void
+conn_fail(struct conn *k)
+{
+	static const char resp[] = "HTTP/1.1 500 Internal Server Error\r\n"
+	    "Content-Type: application/json\r\nContent-Length: 53\r\n"
+	    "Connection: close\r\n\r\n"
+	    "{\"error\":\"internal_error\",\"message\":\"out of memory\"}\n";
+
+	(void)send(k->fd, resp, sizeof(resp) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	conn_close(k);
+}
+
+/* The answer, then the connection closes: reading stops, and the caller
+ * has CONTROL_TIMEOUT_S to take it. NULL-safe: a caller that hung up
+ * gets nothing. The body is moved out of body, not copied. */
+static void
+reply(struct conn *k, int status, const char *type, struct evbuffer *body)
+{
+	struct timeval tv = { CONTROL_TIMEOUT_S, 0 };
+
+	if (k == NULL)
+		return;
+	k->state = CONN_REPLY;
+	event_del(k->rev);
+	if (evbuffer_add_printf(k->out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n%s\r\n", status,
+	    reason_phrase(status), type, evbuffer_get_length(body),
+	    status == 503 ? "Retry-After: 1\r\n" : "") < 0 ||
+	    evbuffer_add_buffer(k->out, body) == -1) {
+		conn_fail(k);
+		return;
+	}
+	if (evtimer_add(k->timer, &tv) == -1) {
+		conn_close(k);
+		return;
+	}
+	(void)conn_flush(k);
 }
 
 static void
-reply_error(struct evhttp_request *req, int status, const char *error, const char *msg)
+reply_error(struct conn *k, int status, const char *error, const char *msg)
 {
-	struct evbuffer *b = evbuffer_new();
+	struct evbuffer *b;
 
-	if (b == NULL) {
-		evhttp_send_error(req, 500, NULL);
+	if (k == NULL)
+		return;
+	if ((b = evbuffer_new()) == NULL) {
+		conn_fail(k);
 		return;
 	}
 	evbuffer_add_printf(b, "{\"error\":");
@@ -125,8 +277,17 @@ reply_error(struct evhttp_request *req, int status, const char *error, const cha
 	evbuffer_add_printf(b, ",\"message\":");
 	json_str(b, msg);
 	evbuffer_add_printf(b, "}\n");
-	reply(req, status, "application/json", b);
+	reply(k, status, "application/json", b);
 	evbuffer_free(b);
+}
+
+/* A request refused from its head alone: logged, answered, closed. */
+static void
+refuse(struct conn *k, const char *method, const char *path, int status,
+    const char *error, const char *msg)
+{
+	log_call(k->c, k->uid, method, path, status, error);
+	reply_error(k, status, error, msg);
 }
 
 static void
@@ -143,22 +304,24 @@ policy_json(struct evbuffer *b, const struct policy *p)
 }
 
 static void
-reply_policy(struct evhttp_request *req, const struct policy *p, size_t revoked)
+reply_policy(struct conn *k, const struct policy *p, size_t revoked)
 {
-	struct evbuffer *b = evbuffer_new();
+	struct evbuffer *b;
 
-	if (b == NULL) {
-		evhttp_send_error(req, 500, NULL);
+	if (k == NULL)
+		return;
+	if ((b = evbuffer_new()) == NULL) {
+		conn_fail(k);
 		return;
 	}
 	evbuffer_add_printf(b, "{\"epoch\":%lld,\"digest\":\"%s\",\"revoked\":%zu}\n",
 	    policy_epoch(p), policy_digest(p), revoked);
-	reply(req, 200, "application/json", b);
+	reply(k, 200, "application/json", b);
 	evbuffer_free(b);
 }
 
 /* The end of every push: on PLANE_OK the new policy is installed (it is
- * already persisted), then the caller gets its answer. */
+ * already persisted), then the caller, if still there, gets its answer. */
 static void
 answer_push(struct control *c, const struct push *p, enum plane_verdict v,
     struct policy *pol, const char *err)
@@ -172,50 +335,29 @@ answer_push(struct control *c, const struct push *p, enum plane_verdict v,
 		revoked = guard_set_policy(g, pol);
 	}
 	if (v != PLANE_OK && v != PLANE_SAME) {
-		if (status == 503)
-			evhttp_add_header(evhttp_request_get_output_headers(p->req),
-			    "Retry-After", "1");
-		reply_error(p->req, status, plane_verdict_name(v), err);
 		log_call(c, p->uid, "PUT", "/v1/policy", status, plane_verdict_name(v));
+		reply_error(p->k, status, plane_verdict_name(v), err);
 		return;
 	}
-	reply_policy(p->req, g->policy, revoked);
 	log_call(c, p->uid, "PUT", "/v1/policy", 200,
 	    v == PLANE_OK ? "accepted" : "unchanged");
 	if (v == PLANE_OK)
 		guard_log_policy(g, "policy");
+	reply_policy(p->k, g->policy, revoked);
 }
 
+/* Hands a push to a check thread. The body moves (no copy): the check
+ * owns it from here, whether it starts or not. */
 static void
-drop_body(struct control *c)
+start_check(struct control *c, struct push *p)
 {
-	if (c->body != NULL)
-		evbuffer_free(c->body);
-	c->body = NULL;
-}
+	enum plane_verdict v;
+	char err[512] = "cannot check the bundle";
 
-/* Hands a push to a check thread. Its body moves (no copy) to a buffer
- * of our own that nothing touches until the check is finished: the
- * thread reads the pieces in place, the loop copies nothing. */
-static void
-start_check(struct control *c, const struct push *p)
-{
-	struct evbuffer *in = evhttp_request_get_input_buffer(p->req);
-	enum plane_verdict v = PLANE_UNAVAILABLE;
-	char err[512] = "cannot check the bundle: out of memory";
-	struct iovec *iov = NULL;
-	int n;
-
-	if ((c->body = evbuffer_new()) != NULL &&
-	    evbuffer_add_buffer(c->body, in) == 0 &&
-	    (n = evbuffer_peek(c->body, -1, NULL, NULL, 0)) > 0 &&
-	    (iov = calloc((size_t)n, sizeof(*iov))) != NULL &&
-	    evbuffer_peek(c->body, -1, NULL, iov, n) == n)
-		v = plane_check_start(c->g->plane, iov, n, c->done_fd, &c->check,
-		    err, sizeof(err));
-	free(iov);
+	v = plane_check_start(c->g->plane, p->body, p->len, c->done_fd, &c->check,
+	    err, sizeof(err));
+	p->body = NULL;
 	if (v != PLANE_OK) {
-		drop_body(c);
 		answer_push(c, p, v, NULL, err);
 		return;
 	}
@@ -254,9 +396,8 @@ finish_check(struct control *c)
 	char err[512];
 
 	v = plane_check_finish(c->g->plane, c->check, &pol, err, sizeof(err));
-	drop_body(c);
 	c->check = NULL;
-	c->current.req = NULL;
+	memset(&c->current, 0, sizeof(c->current));
 	answer_push(c, &p, v, pol, err);
 }
 
@@ -285,27 +426,28 @@ control_settle(struct control *c)
 		event_active(c->done_ev, EV_READ, 1);
 }
 
-/* Queued behind the check in flight, or refused when the queue is full:
- * pushes are answered in the order they came, as when each was checked on
- * the loop. */
+/* A whole body has arrived: queued behind the check in flight, or
+ * refused when the queue is full. Pushes are answered in the order their
+ * bodies were complete, as when each was checked on the loop. */
 static void
-put_policy(struct control *c, struct evhttp_request *req, long uid)
+put_policy(struct conn *k)
 {
-	struct push p = { req, uid };
-	size_t len = evbuffer_get_length(evhttp_request_get_input_buffer(req));
+	struct control *c = k->c;
+	struct push p = { k, k->uid, k->body, k->len };
 	char msg[128];
 
-	if (len == 0 || len > CONTROL_MAX_BODY) {
-		reply_error(req, 400, "malformed", "empty or oversized body");
-		log_call(c, uid, "PUT", "/v1/policy", 400, "malformed");
-		return;
-	}
+	k->body = NULL;
 	if (c->nwaiting == CONTROL_MAX_WAITING) {
+		free(p.body);
 		snprintf(msg, sizeof(msg), "%d pushes are already waiting to be "
 		    "checked", CONTROL_MAX_WAITING);
 		answer_push(c, &p, PLANE_BUSY, NULL, msg);
 		return;
 	}
+	/* Waiting its turn is not the caller's stall: no deadline until the
+	 * answer. Reading goes on only to see the caller hang up. */
+	k->state = CONN_WAIT;
+	evtimer_del(k->timer);
 	c->waiting[(c->first + c->nwaiting) % CONTROL_MAX_WAITING] = p;
 	c->nwaiting++;
 	next_check(c);
@@ -354,48 +496,344 @@ status_json(struct control *c, struct evbuffer *b)
 	evbuffer_add_printf(b, "}\n");
 }
 
-static void
-request_cb(struct evhttp_request *req, void *arg)
+/* The path part of an origin-form target (before any query), or NULL. */
+static const char *
+endpoint(const struct http_req *req)
 {
-	struct control *c = arg;
-	const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
-	const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
-	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-	const char *method = cmd == EVHTTP_REQ_PUT ? "PUT" : "GET";
-	long uid = peer_uid(req);
-	struct evbuffer *b;
+	static const char *const known[] = {
+		"/v1/policy", "/v1/status", "/v1/health", "/metrics"
+	};
+	const char *q = memchr(req->target, '?', req->target_len);
+	size_t n = q != NULL ? (size_t)(q - req->target) : req->target_len, i;
 
-	if (path == NULL)
-		path = "";
-	if ((b = evbuffer_new()) == NULL) {
-		evhttp_send_error(req, 500, NULL);
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (strlen(known[i]) == n && memcmp(known[i], req->target, n) == 0)
+			return known[i];
+	}
+	return NULL;
+}
+
+/* Writes "100 Continue" ahead of the answer. Returns -1 when k was
+ * freed. */
+static int
+send_continue(struct conn *k)
+{
+	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+	if (evbuffer_add(k->out, cont, sizeof(cont) - 1) == -1) {
+		conn_fail(k);
+		return -1;
+	}
+	return conn_flush(k);
+}
+
+static void read_body(struct conn *);
+
+/* PUT /v1/policy, from its head: everything that can be refused without
+ * the body is refused before it is read; otherwise one buffer of exactly
+ * Content-Length bytes receives it, starting with what came with the
+ * head. */
+static void
+put_head(struct conn *k, const struct http_req *req, size_t end)
+{
+	const struct http_header *te, *cl, *ex;
+	size_t ncl, nex, have;
+	long long len;
+	char msg[128];
+
+	if (http_find_header(req->headers, req->nheaders, "Transfer-Encoding", &te) > 0) {
+		refuse(k, "PUT", "/v1/policy", 501, "not_implemented",
+		    "Transfer-Encoding is not supported: send Content-Length");
 		return;
 	}
-	if (strcmp(path, "/v1/policy") == 0 && cmd == EVHTTP_REQ_PUT) {
-		put_policy(c, req, uid);
-	} else if (cmd != EVHTTP_REQ_GET) {
-		reply_error(req, 405, "method_not_allowed", "only GET, and PUT /v1/policy");
-		log_call(c, uid, method, "-", 405, NULL);
-	} else if (strcmp(path, "/v1/policy") == 0) {
+	ncl = http_find_header(req->headers, req->nheaders, "Content-Length", &cl);
+	if (ncl == 0) {
+		refuse(k, "PUT", "/v1/policy", 411, "length_required",
+		    "a push needs Content-Length");
+		return;
+	}
+	if (ncl > 1 || num_parse_n(cl->value, cl->value_len, 0, LLONG_MAX, &len) == -1) {
+		refuse(k, "PUT", "/v1/policy", 400, "malformed", "malformed Content-Length");
+		return;
+	}
+	nex = http_find_header(req->headers, req->nheaders, "Expect", &ex);
+	if (nex > 1 || (nex == 1 && (ex->value_len != 12 ||
+	    strncasecmp(ex->value, "100-continue", 12) != 0))) {
+		refuse(k, "PUT", "/v1/policy", 417, "expectation_failed",
+		    "only Expect: 100-continue is supported");
+		return;
+	}
+	if (len == 0) {
+		refuse(k, "PUT", "/v1/policy", 400, "malformed", "empty or oversized body");
+		return;
+	}
+	if ((unsigned long long)len > CONTROL_MAX_BODY) {
+		snprintf(msg, sizeof(msg), "a bundle is at most %u bytes",
+		    (unsigned)CONTROL_MAX_BODY);
+		refuse(k, "PUT", "/v1/policy", 413, "content_too_large", msg);
+		return;
+	}
+	if ((k->body = bigbuf_malloc((size_t)len)) == NULL) {
+		refuse(k, "PUT", "/v1/policy", 503, "unavailable",
+		    "cannot receive the bundle: out of memory");
+		return;
+	}
+	k->len = (size_t)len;
+	have = k->headlen - end;
+	k->got = have < k->len ? have : k->len;
+	memcpy(k->body, k->head + end, k->got);
+	k->state = CONN_BODY;
+	/* HTTP/1.0 has no 100 (RFC 9110 10.1.1); a body already here needs
+	 * none. */
+	if (nex == 1 && req->minor == 1 && k->got < k->len && send_continue(k) == -1)
+		return;
+	read_body(k);
+}
+
+/* A complete head of end bytes at k->head. */
+static void
+route(struct conn *k, size_t end)
+{
+	struct control *c = k->c;
+	struct http_req req;
+	const char *path;
+	struct evbuffer *b;
+	char why[128];
+	int status;
+
+	if (http_parse_head(k->head, end, &req, &status, why, sizeof(why)) == -1) {
+		refuse(k, "-", "-", status, status == 431 ? "headers_too_large" :
+		    "malformed", why);
+		return;
+	}
+	if (req.target[0] != '/') {
+		refuse(k, req.method, "-", 400, "malformed",
+		    "the target must be a path");
+		return;
+	}
+	path = endpoint(&req);
+	if (path != NULL && strcmp(path, "/v1/policy") == 0 &&
+	    strcmp(req.method, "PUT") == 0) {
+		put_head(k, &req, end);
+		return;
+	}
+	if (strcmp(req.method, "GET") != 0) {
+		refuse(k, req.method, "-", 405, "method_not_allowed",
+		    "only GET, and PUT /v1/policy");
+		return;
+	}
+	if (path == NULL) {
+		refuse(k, req.method, "-", 404, "not_found", "no such endpoint");
+		return;
+	}
+	if ((b = evbuffer_new()) == NULL) {
+		conn_fail(k);
+		return;
+	}
+	if (strcmp(path, "/v1/policy") == 0) {
+		log_call(c, k->uid, "GET", path, 200, NULL);
 		policy_json(b, c->g->policy);
-		reply(req, 200, "application/json", b);
-		log_call(c, uid, method, path, 200, NULL);
+		reply(k, 200, "application/json", b);
 	} else if (strcmp(path, "/v1/status") == 0) {
+		log_call(c, k->uid, "GET", path, 200, NULL);
 		status_json(c, b);
-		reply(req, 200, "application/json", b);
-		log_call(c, uid, method, path, 200, NULL);
+		reply(k, 200, "application/json", b);
 	} else if (strcmp(path, "/v1/health") == 0) {
 		evbuffer_add_printf(b, "{\"status\":\"ok\"}\n");
-		reply(req, 200, "application/json", b);
-	} else if (strcmp(path, "/metrics") == 0) {
+		reply(k, 200, "application/json", b);
+	} else {
 		metrics_render(&c->g->metrics, b, c->g->nconns,
 		    c->g->policy ? policy_epoch(c->g->policy) : -1);
-		reply(req, 200, "text/plain; version=0.0.4; charset=utf-8", b);
-	} else {
-		reply_error(req, 404, "not_found", "no such endpoint");
-		log_call(c, uid, method, "-", 404, NULL);
+		reply(k, 200, "text/plain; version=0.0.4; charset=utf-8", b);
 	}
 	evbuffer_free(b);
+}
+
+/* Reads into the head buffer until a whole head is there. Only the bytes
+ * new since the last read are scanned (with the 3 before them, which a
+ * line end spans): a head trickled a byte at a time costs linear time. */
+static void
+read_head(struct conn *k)
+{
+	size_t from = k->headlen >= 3 ? k->headlen - 3 : 0;
+	ssize_t n;
+	long end;
+
+	n = read(k->fd, k->head + k->headlen, sizeof(k->head) - k->headlen);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		conn_close(k);	/* gone before a whole head: nothing to answer */
+		return;
+	}
+	k->headlen += (size_t)n;
+	/* http_head_end refuses a head that starts with LF; a scan that
+	 * starts on the LF of a CRLF starts on its CR instead. */
+	if (from > 0 && k->head[from] == '\n')
+		from--;
+	end = http_head_end(k->head + from, k->headlen - from);
+	if (end == -1) {
+		refuse(k, "-", "-", 400, "malformed", "bare CR, bare LF or NUL in the head");
+		return;
+	}
+	if (end == 0) {
+		if (k->headlen == sizeof(k->head))
+			refuse(k, "-", "-", 431, "headers_too_large", "head too large");
+		return;
+	}
+	route(k, from + (size_t)end);
+}
+
+/* Straight into the body buffer, as much as the socket holds now. */
+static void
+read_body(struct conn *k)
+{
+	ssize_t n;
+
+	while (k->got < k->len) {
+		n = read(k->fd, k->body + k->got, k->len - k->got);
+		if (n > 0) {
+			k->got += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return;
+		conn_close(k);	/* gone before the whole body: nothing to answer */
+		return;
+	}
+	put_policy(k);
+}
+
+/* While its push waits, a caller's further bytes are ignored; only its
+ * hang-up matters, so the connection stops counting against the bound.
+ * A half-close (it shut down its sending side) is not a hang-up: it can
+ * still read the answer. Either way reading stops; a hang-up missed then
+ * shows when the answer is written. */
+static void
+read_waiting(struct conn *k)
+{
+	struct pollfd pfd = { .fd = k->fd, .events = 0, .revents = 0 };
+	char junk[256];
+	ssize_t n = read(k->fd, junk, sizeof(junk));
+
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == -1 || (n == 0 && poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLHUP))) {
+		conn_close(k);
+		return;
+	}
+	event_del(k->rev);
+}
+
+static void
+conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *k = arg;
+
+	(void)fd;
+	(void)what;
+	switch (k->state) {
+	case CONN_HEAD:
+		read_head(k);
+		break;
+	case CONN_BODY:
+		read_body(k);
+		break;
+	case CONN_WAIT:
+		read_waiting(k);
+		break;
+	case CONN_REPLY:
+		event_del(k->rev);
+		break;
+	}
+}
+
+static void
+conn_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)conn_flush(arg);
+}
+
+/* A request not whole, or an answer not taken, within the bound. */
+static void
+conn_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	conn_close(arg);
+}
+
+static void
+conn_new(struct control *c, int fd)
+{
+	struct event_base *base = c->g->base;
+	struct timeval tv = { CONTROL_TIMEOUT_S, 0 };
+	struct conn *k;
+
+	if ((k = calloc(1, sizeof(*k))) == NULL) {
+		close(fd);
+		return;
+	}
+	k->c = c;
+	k->fd = fd;
+	k->uid = peer_uid(fd);
+	k->state = CONN_HEAD;
+	LIST_INSERT_HEAD(&c->conns, k, entry);
+	c->nconns++;
+	if ((k->rev = event_new(base, fd, EV_READ | EV_PERSIST, conn_read_cb, k)) == NULL ||
+	    (k->wev = event_new(base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, k)) == NULL ||
+	    (k->timer = evtimer_new(base, conn_timeout_cb, k)) == NULL ||
+	    (k->out = evbuffer_new()) == NULL || event_add(k->rev, NULL) == -1 ||
+	    evtimer_add(k->timer, &tv) == -1)
+		conn_close(k);
+}
+
+static void
+accept_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct control *c = arg;
+
+	(void)fd;
+	(void)what;
+	(void)event_add(c->listen_ev, NULL);
+}
+
+static void
+accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct control *c = arg;
+	struct timeval tv = { 0, 100000 };
+	int i, fd;
+
+	(void)what;
+	for (i = 0; i < CONTROL_ACCEPT_BATCH; i++) {
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			/* Out of descriptors: accepting again at once would
+			 * spin. Callers wait in the backlog meanwhile. */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
+				event_del(c->listen_ev);
+				log_msg(c->g->log, "warning",
+				    "control: accept paused: out of file descriptors");
+				evtimer_add(c->resume_ev, &tv);
+			}
+			return;
+		}
+		/* Over the bound: closed unread, and not logged. Every caller
+		 * is root (the socket is 0600), the plane sees the close at
+		 * once, and a line per refusal would turn a runaway client
+		 * into a log flood. */
+		if (c->nconns >= CONTROL_MAX_CONNS) {
+			close(fd);
+			continue;
+		}
+		conn_new(c, fd);
+	}
 }
 
 /* Refuses to take over a socket a live guard still serves; removes a
@@ -451,7 +889,6 @@ control_new(struct guard *g, const char *path, char *err, size_t errlen)
 {
 	struct control *c;
 	struct sockaddr_un sun;
-	struct evconnlistener *l;
 	mode_t old;
 	int fd = -1;
 
@@ -465,6 +902,8 @@ control_new(struct guard *g, const char *path, char *err, size_t errlen)
 	}
 	c->g = g;
 	c->done_fd = -1;
+	c->listen_fd = -1;
+	LIST_INIT(&c->conns);
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	if ((c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1 ||
 	    (c->done_ev = event_new(g->base, c->done_fd, EV_READ | EV_PERSIST,
@@ -493,26 +932,19 @@ control_new(struct guard *g, const char *path, char *err, size_t errlen)
 		goto fail;
 	}
 	umask(old);
-	if (chmod(path, 0600) == -1 || listen(fd, 16) == -1) {
+	c->listen_fd = fd;
+	fd = -1;
+	if (chmod(path, 0600) == -1 || listen(c->listen_fd, 16) == -1) {
 		snprintf(err, errlen, "--control %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	if ((c->http = evhttp_new(g->base)) == NULL ||
-	    (l = evconnlistener_new(g->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE, -1, fd)) == NULL) {
+	if ((c->listen_ev = event_new(g->base, c->listen_fd, EV_READ | EV_PERSIST,
+	    accept_cb, c)) == NULL ||
+	    (c->resume_ev = evtimer_new(g->base, accept_resume_cb, c)) == NULL ||
+	    event_add(c->listen_ev, NULL) == -1) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	fd = -1;
-	if (evhttp_bind_listener(c->http, l) == NULL) {
-		evconnlistener_free(l);
-		snprintf(err, errlen, "out of memory");
-		goto fail;
-	}
-	evhttp_set_max_body_size(c->http, CONTROL_MAX_BODY);
-	evhttp_set_max_headers_size(c->http, 16384);
-	evhttp_set_timeout(c->http, 10);
-	evhttp_set_allowed_methods(c->http, EVHTTP_REQ_GET | EVHTTP_REQ_PUT);
-	evhttp_set_gencb(c->http, request_cb, c);
 	return c;
 fail:
 	if (fd != -1)
@@ -530,18 +962,26 @@ control_free(struct control *c)
 		return;
 	/* The check in flight completes (its bundle may be stored already);
 	 * the waiting ones were never looked at and may simply be pushed
-	 * again. */
+	 * again. Their answers get one try at the socket before it closes. */
 	if (c->check != NULL)
 		finish_check(c);
-	while (next_waiting(c, &p))
+	while (next_waiting(c, &p)) {
+		free(p.body);
 		answer_push(c, &p, PLANE_UNAVAILABLE, NULL, "the guard is stopping");
+	}
+	while (!LIST_EMPTY(&c->conns))
+		conn_close(LIST_FIRST(&c->conns));
+	if (c->listen_ev != NULL)
+		event_free(c->listen_ev);
+	if (c->resume_ev != NULL)
+		event_free(c->resume_ev);
+	if (c->listen_fd != -1) {
+		close(c->listen_fd);
+		(void)unlink(c->path);
+	}
 	if (c->done_ev != NULL)
 		event_free(c->done_ev);
 	if (c->done_fd != -1)
 		close(c->done_fd);
-	if (c->http != NULL) {
-		evhttp_free(c->http);
-		(void)unlink(c->path);
-	}
 	free(c);
 }

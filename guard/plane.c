@@ -1,5 +1,4 @@
 #include <sys/stat.h>
-#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,10 +47,9 @@ struct plane_check {
 	const char	*state_dir;
 	const char	*origin;	/* the --policy path, or NULL: pushed */
 	struct floor	 floor;
-	char		*buf;		/* the bytes, once gathered */
+	char		*buf;		/* the bytes, owned by the check */
 	size_t		 len;
 	int		 notify_fd;
-	int		 niov;		/* where a push's bytes are until then */
 
 	enum plane_verdict v;
 	struct policy	*p;
@@ -60,7 +58,6 @@ struct plane_check {
 
 	pthread_t	 thread;
 	atomic_int	 done;
-	struct iovec	 iov[];
 };
 
 const char *
@@ -310,46 +307,21 @@ check_free(struct plane_check *c)
 	free(c);
 }
 
-/* Room for niov pieces of input. NULL when out of memory. */
+/* NULL when out of memory. */
 static struct plane_check *
-check_new(const struct plane *pl, const char *origin, int niov)
+check_new(const struct plane *pl, const char *origin)
 {
 	struct plane_check *c;
 
-	c = calloc(1, sizeof(*c) + (size_t)niov * sizeof(c->iov[0]));
-	if (c == NULL)
+	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
 	c->kr = pl->kr;
 	c->state_dir = pl->state_dir;
 	c->origin = origin;
 	c->floor = pl->floor;
 	c->notify_fd = -1;
-	c->niov = niov;
 	atomic_init(&c->done, 0);
 	return c;
-}
-
-/* A push's body into one buffer of the check's own, on its thread: the
- * loop only lends the pieces. */
-static int
-check_gather(struct plane_check *c)
-{
-	size_t len = 0, off = 0;
-	int i;
-
-	for (i = 0; i < c->niov; i++)
-		len += c->iov[i].iov_len;
-	if ((c->buf = malloc(len + 1)) == NULL) {
-		c->v = PLANE_UNAVAILABLE;
-		snprintf(c->err, sizeof(c->err), "cannot check the bundle: out of memory");
-		return -1;
-	}
-	for (i = 0; i < c->niov; i++) {
-		memcpy(c->buf + off, c->iov[i].iov_base, c->iov[i].iov_len);
-		off += c->iov[i].iov_len;
-	}
-	c->len = len;
-	return 0;
 }
 
 /* Back with the caller: the result, and the epoch rule once more against
@@ -383,8 +355,7 @@ check_thread(void *arg)
 	struct plane_check *c = arg;
 	uint64_t one = 1;
 
-	if (check_gather(c) == 0)
-		check_work(c);
+	check_work(c);
 	atomic_store(&c->done, 1);
 	while (write(c->notify_fd, &one, sizeof(one)) == -1 && errno == EINTR)
 		;
@@ -392,8 +363,8 @@ check_thread(void *arg)
 }
 
 enum plane_verdict
-plane_check_start(struct plane *pl, const struct iovec *body, int nbody,
-    int notify_fd, struct plane_check **out, char *err, size_t errlen)
+plane_check_start(struct plane *pl, char *body, size_t len, int notify_fd,
+    struct plane_check **out, char *err, size_t errlen)
 {
 	struct plane_check *c;
 	sigset_t all, old;
@@ -401,14 +372,18 @@ plane_check_start(struct plane *pl, const struct iovec *body, int nbody,
 
 	*out = NULL;
 	if (pl->busy) {
+		free(body);
 		snprintf(err, errlen, "another policy change is being checked");
 		return PLANE_BUSY;
 	}
-	if (nbody < 0 || (c = check_new(pl, NULL, nbody)) == NULL) {
+	if ((c = check_new(pl, NULL)) == NULL) {
+		free(body);
 		snprintf(err, errlen, "cannot check the bundle: out of memory");
 		return PLANE_UNAVAILABLE;
 	}
-	memcpy(c->iov, body, (size_t)nbody * sizeof(*body));
+	/* From here check_free frees the body with the check. */
+	c->buf = body;
+	c->len = len;
 	c->notify_fd = notify_fd;
 	/* Signals stay with the loop's thread, which handles them. */
 	sigfillset(&all);
@@ -500,7 +475,7 @@ plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 	}
 	if ((buf = read_file(pl->policy_path, POLICY_MAX_BYTES, &len, err, errlen)) == NULL)
 		return PLANE_MALFORMED;
-	if ((c = check_new(pl, pl->policy_path, 0)) == NULL) {
+	if ((c = check_new(pl, pl->policy_path)) == NULL) {
 		free(buf);
 		snprintf(err, errlen, "out of memory");
 		return PLANE_UNAVAILABLE;

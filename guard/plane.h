@@ -13,7 +13,6 @@
 #include <stddef.h>
 
 struct config;
-struct iovec;
 struct policy;
 struct plane;
 struct plane_check;
@@ -47,16 +46,17 @@ int plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnle
     char *err, size_t errlen);
 
 /* A bundle from the control socket, checked on a new thread: signature,
- * canonical form, policy, epoch rule, then stored in --state-dir. The
- * thread copies the bundle from the nbody pieces at body, which must stay
- * unchanged until plane_check_finish (the array itself is copied at
- * once). When the work is done the thread writes an 8-byte 1 to notify_fd
- * (an eventfd's increment) and the caller collects the result with
- * plane_check_finish. Returns PLANE_OK with *out set, or PLANE_BUSY (a
- * check is in flight) / PLANE_UNAVAILABLE (no memory, no thread) with err;
- * nothing changed then. */
-enum plane_verdict plane_check_start(struct plane *pl, const struct iovec *body,
-    int nbody, int notify_fd, struct plane_check **out, char *err, size_t errlen);
+ * canonical form, policy, epoch rule, then stored in --state-dir. body is
+ * len bytes from malloc (no NUL needed), and the check takes it in every
+ * case: the thread reads it in place and frees it, or it is freed at once
+ * when the check cannot start. The caller copies nothing and must not
+ * touch body again. When the work is done the thread writes an 8-byte 1
+ * to notify_fd (an eventfd's increment) and the caller collects the
+ * result with plane_check_finish. Returns PLANE_OK with *out set, or
+ * PLANE_BUSY (a check is in flight) / PLANE_UNAVAILABLE (no memory, no
+ * thread) with err; nothing changed then. */
+enum plane_verdict plane_check_start(struct plane *pl, char *body, size_t len,
+    int notify_fd, struct plane_check **out, char *err, size_t errlen);
 
 /* 1 once the check's thread has finished its work: plane_check_finish
  * will not wait. */

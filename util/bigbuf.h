@@ -10,11 +10,11 @@
 
 #include <stddef.h>
 
-/* malloc(n), hinted when it spans a whole 2 MiB page. */
+/* malloc(n); from 1 MiB on, 2 MiB-aligned, rounded up and marked. */
 void *bigbuf_malloc(size_t n);
 /* calloc(n, size), the same. */
 void *bigbuf_calloc(size_t n, size_t size);
-/* realloc(p, n), the same; the hint covers only pages not yet touched. */
+/* realloc(p, n), the same (a large block moves to a new marked one). */
 void *bigbuf_realloc(void *p, size_t n);
 
 #endif

@@ -353,4 +353,159 @@ rc=$?
 [ $rc -eq 2 ] && grep -qi "key" "$T/Q.out"
 check bundle_from_untrusted_key_at_start_exits_2 $? "rc=$rc $(cat "$T/Q.out")"
 
+# ---- the control server's own bounds, on a guard of its own (its state
+# folder, its epochs): refusals from the head alone, 100-continue, the
+# head and time bounds, the connection bound, callers that hang up while
+# their push waits or is checked. Raw bytes over the Unix socket.
+cat >"$T/ctlraw.py" <<'PY'
+# ctlraw.py SOCK MODE [TEXT [FILE]]: TEXT uses Python escapes (\r\n).
+#   answer  sends TEXT then FILE, prints "t=SECONDS <status line>|<status line>..."
+#           for what came back within 3 s (the connection may then be reset)
+#   hangup  sends TEXT then FILE and closes without reading
+#   stall   sends TEXT, prints "t=SECONDS closed=0|1" once the guard closes
+#           (15 s at most)
+#   conns   holds 64 idle connections, then prints what a 65th got at once,
+#           how many of the 64 were still open, and (after closing 4) what a
+#           GET /v1/health on another one got
+import select, socket, sys, time
+sock, mode = sys.argv[1], sys.argv[2]
+text = sys.argv[3].encode("latin-1").decode("unicode_escape").encode("latin-1") if len(sys.argv) > 3 else b""
+body = open(sys.argv[4], "rb").read() if len(sys.argv) > 4 else b""
+def conn(timeout=3):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(timeout)
+    # A Unix connect with a timeout does not wait for room in a full
+    # backlog (the guard takes 16 per wake-up): try again, bounded.
+    for _ in range(200):
+        try:
+            s.connect(sock)
+            return s
+        except BlockingIOError:
+            time.sleep(0.01)
+    raise OSError("backlog stayed full")
+def read_all(s):
+    buf = b""
+    try:
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+    except OSError:
+        pass
+    return buf
+t0 = time.monotonic()
+if mode == "answer":
+    s = conn()
+    s.sendall(text + body)
+    lines = [l for l in read_all(s).split(b"\r\n") if l.startswith(b"HTTP/1.1 ")]
+    print("t=%.2f %s" % (time.monotonic() - t0, b"|".join(lines).decode()))
+elif mode == "hangup":
+    s = conn()
+    s.sendall(text + body)
+    s.close()
+elif mode == "stall":
+    s = conn(15)
+    s.sendall(text)
+    try:
+        closed = int(s.recv(100) == b"")
+    except OSError:
+        closed = 0
+    print("t=%.1f closed=%d" % (time.monotonic() - t0, closed))
+elif mode == "conns":
+    held = [conn() for _ in range(64)]
+    time.sleep(0.3)
+    s = conn()
+    r, _, _ = select.select([s], [], [], 1)
+    first = "closed" if r and s.recv(10) == b"" else "open"
+    r, _, _ = select.select(held, [], [], 0)
+    still = 64 - len(r)
+    for h in held[:4]:
+        h.close()
+    health = "-"
+    for _ in range(20):
+        h = conn(1)
+        h.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+        health = read_all(h).partition(b"\r\n")[0].decode() or "-"
+        if health != "-":
+            break
+        time.sleep(0.1)
+    print("65th=%s open=%d health=%s" % (first, still, health))
+PY
+ctlraw() { ingd python3 "$T/ctlraw.py" "$T/H.sock" "$@"; }
+mkdir -p "$T/hstate"
+start_guard H 3133 --trust-key "$T/trusted.pub.pem" --state-dir "$T/hstate" \
+    --dns 198.18.0.53 --allow-range 198.18.0.0/15 || exit 1
+# The one slow case runs while the others do: a body that stops halfway.
+ctlraw stall 'PUT /v1/policy HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"schema":' \
+    >"$T/stall.out" 2>&1 &
+STALL=$!; PIDS="$PIDS $STALL"
+out=$(ctlraw answer 'PUT /v1/policy HTTP/1.1\r\nHost: x\r\n\r\n')
+case "$out" in *"HTTP/1.1 411 "*) r=0;; *) r=1;; esac
+check hostile_push_without_content_length_refused_411 $r "$out"
+out=$(ctlraw answer 'PUT /v1/policy HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n0\r\n\r\n')
+case "$out" in *"HTTP/1.1 501 "*) r=0;; *) r=1;; esac
+check hostile_push_chunked_refused_501 $r "$out"
+# Only the head is sent: the answer must come without the body.
+out=$(ctlraw answer 'PUT /v1/policy HTTP/1.1\r\nHost: x\r\nContent-Length: 9000000\r\n\r\n')
+case "$out" in *"HTTP/1.1 413 "*) r=0;; *) r=1;; esac
+check hostile_oversize_content_length_refused_413_before_the_body $r "$out"
+out=$(ctlraw answer 'PUT /v1/policy HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nExpect: 200-ok\r\n\r\n')
+case "$out" in *"HTTP/1.1 417 "*) r=0;; *) r=1;; esac
+check hostile_push_with_unknown_expectation_refused_417 $r "$out"
+python3 -c 'import sys; sys.stdout.write("a" * 17000)' >"$T/long.hdr"
+out=$(ctlraw answer 'GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Long: ' "$T/long.hdr")
+case "$out" in *"HTTP/1.1 431 "*) r=0;; *) r=1;; esac
+check hostile_control_head_over_16k_refused_431 $r "$out"
+# A bundle over 1 MiB, which curl sends after "Expect: 100-continue": the
+# 100 comes at once (curl would otherwise wait 1 s before the body).
+python3 -c 'import json; print(json.dumps({"network_policy": "allowlist",
+    "allowed_hosts": ["api.example.test:80"] +
+    ["h%d.example.test:443" % i for i in range(25000)]}))' >"$T/prof40.json"
+"$CTL" compile "$T/prof40.json" --epoch 40 >"$T/p40.json"; sign 40
+out=$(ingd curl -sS -v --max-time 5 --unix-socket "$T/H.sock" -X PUT \
+    --data-binary @"$T/b40.json" -w 'http=%{http_code} t=%{time_total}' \
+    http://localhost/v1/policy 2>"$T/expect.err")
+size=$(stat -c %s "$T/b40.json")
+case "$out" in *'"epoch":40'*http=200*) r=0;; *) r=1;; esac
+[ $r -eq 0 ] && [ "$size" -gt 1048576 ] && grep -q '^< HTTP/1.1 100 Continue' "$T/expect.err" &&
+    awk -v t="${out##*t=}" 'BEGIN { exit !(t < 1) }'
+check expect_100_continue_answered_100_then_200_within_1s $? "size=$size ${out##*http=}"
+# Callers that hang up: one while its push is checked (held on the FIFO),
+# one while its push waits behind it. Both pushes run to their end: the
+# first cannot be stored, the second is installed; no answer is written.
+fds() { ls "/proc/$1/fd" | wc -l; }
+policy 41 api.example.test:80; sign 41
+policy 42 api.example.test:80 keep.example.test:7; sign 42
+put='PUT /v1/policy HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: '
+fd0=$(fds "$PID_H")
+mkfifo "$T/hstate/.bundle.json.tmp"
+ctlraw hangup "$put$(stat -c %s "$T/b41.json")\r\n\r\n" "$T/b41.json"
+wait_threads "$PID_H" 2; r=$?
+ctlraw hangup "$put$(stat -c %s "$T/b42.json")\r\n\r\n" "$T/b42.json"
+for _ in $(seq 50); do [ "$(fds "$PID_H")" -le "$fd0" ] && break; sleep 0.1; done
+fd1=$(fds "$PID_H")
+timeout 10 cat "$T/hstate/.bundle.json.tmp" >/dev/null
+e=-
+for _ in $(seq 50); do
+	e=$(ingd curl -sS --max-time 3 --unix-socket "$T/H.sock" http://localhost/v1/policy |
+	    python3 -c 'import json,sys; print(json.load(sys.stdin)["epoch"])')
+	[ "$e" = 42 ] && break
+	sleep 0.1
+done
+h=$(ingd curl -sS --max-time 3 --unix-socket "$T/H.sock" http://localhost/v1/health)
+[ $r -eq 0 ] && [ "$fd1" -le "$fd0" ] && [ "$e" = 42 ] && [ "$h" = '{"status":"ok"}' ] &&
+    cmp -s "$T/hstate/bundle.json" "$T/b42.json" && kill -0 "$PID_H"
+check hostile_callers_hang_up_while_pushes_wait_push_still_installed $? \
+    "fds $fd0 -> $fd1 epoch=$e health=$h"
+wait $STALL
+out=$(cat "$T/stall.out")
+case "$out" in *closed=1*) t=${out#t=}; t=${t%% *}
+    awk -v t="$t" 'BEGIN { exit !(t >= 9 && t < 12.5) }'; r=$?;; *) r=1;; esac
+check hostile_control_body_stalled_midway_closed_after_10s $r "$out"
+out=$(ctlraw conns)
+[ "$out" = "65th=closed open=64 health=HTTP/1.1 200 OK" ]
+check hostile_65th_control_connection_closed_at_once_others_served $? "$out"
+kill -TERM "$PID_H"; wait "$PID_H" 2>/dev/null
+
 finish

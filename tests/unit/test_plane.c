@@ -4,7 +4,6 @@
  * folder; each check's end is awaited on the pipe it writes to, never by
  * sleeping. */
 #include <sys/stat.h>
-#include <sys/uio.h>
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,23 +130,28 @@ bundle(EVP_PKEY *key, long long epoch, const char *host)
 	return b;
 }
 
-/* A check of b, in pieces of at most piece bytes, left in flight. */
-static struct plane_check *
-start(struct fixture *f, const char *b, size_t piece)
+/* A heap copy of the first len bytes of b, without a NUL: what the
+ * control socket hands over. */
+static char *
+body_of(const char *b, size_t len)
 {
-	struct iovec iov[64];
-	struct plane_check *c = NULL;
-	size_t len = strlen(b), off;
-	char err[256];
-	int n = 0;
+	char *copy = malloc(len);
 
-	for (off = 0; off < len; off += piece) {
-		assert_true(n < 64);
-		iov[n].iov_base = (void *)(uintptr_t)(b + off);
-		iov[n++].iov_len = len - off < piece ? len - off : piece;
-	}
-	assert_int_equal(plane_check_start(f->pl, iov, n, f->pipe[1], &c, err,
-	    sizeof(err)), PLANE_OK);
+	assert_non_null(copy);
+	memcpy(copy, b, len);
+	return copy;
+}
+
+/* A check of b, left in flight; the check owns its copy of the bytes. */
+static struct plane_check *
+start(struct fixture *f, const char *b)
+{
+	struct plane_check *c = NULL;
+	size_t len = strlen(b);
+	char err[256];
+
+	assert_int_equal(plane_check_start(f->pl, body_of(b, len), len, f->pipe[1],
+	    &c, err, sizeof(err)), PLANE_OK);
 	assert_non_null(c);
 	return c;
 }
@@ -170,7 +174,7 @@ static enum plane_verdict
 push(struct fixture *f, const char *b)
 {
 	struct policy *p = NULL;
-	enum plane_verdict v = finish(f, start(f, b, strlen(b)), &p);
+	enum plane_verdict v = finish(f, start(f, b), &p);
 
 	if (v == PLANE_OK) {
 		assert_non_null(p);
@@ -211,18 +215,41 @@ test_pushed_bundle_checked_off_thread_then_stored_and_installed(void **state)
 	free(b1);
 }
 
+/* The body is exactly Content-Length bytes from malloc, with no NUL
+ * after it (make sanitize sees any read past its end), and the caller
+ * does not free it. */
 static void
-test_body_in_small_pieces_is_the_same_bundle(void **state)
+test_body_of_exactly_its_length_without_nul_is_the_bundle(void **state)
 {
 	struct fixture *f = *state;
 	char *b1 = bundle(f->key, 1, "a.example");
 	struct policy *p = NULL;
 
-	assert_int_equal(finish(f, start(f, b1, 7), &p), PLANE_OK);
+	assert_int_equal(finish(f, start(f, b1), &p), PLANE_OK);
 	assert_int_equal(policy_epoch(p), 1);
 	assert_true(policy_admits(p, "a.example", 443));
 	policy_free(p);
 	assert_state_is(f, b1);
+	free(b1);
+}
+
+/* A truncated body (a caller that sent less than it announced would
+ * never get this far, but the check must not rely on it) is refused. */
+static void
+test_hostile_truncated_body_refused_malformed(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle(f->key, 1, "a.example");
+	struct plane_check *c = NULL;
+	struct policy *p = NULL;
+	size_t len = strlen(b1) - 1;
+	char err[256];
+
+	assert_int_equal(plane_check_start(f->pl, body_of(b1, len), len, f->pipe[1],
+	    &c, err, sizeof(err)), PLANE_OK);
+	assert_int_equal(finish(f, c, &p), PLANE_MALFORMED);
+	assert_null(p);
+	assert_state_is(f, NULL);
 	free(b1);
 }
 
@@ -231,7 +258,7 @@ test_finish_waits_for_a_check_still_running(void **state)
 {
 	struct fixture *f = *state;
 	char *b1 = bundle(f->key, 1, "a.example"), err[256];
-	struct plane_check *c = start(f, b1, strlen(b1));
+	struct plane_check *c = start(f, b1);
 	struct policy *p = NULL;
 	uint64_t n;
 
@@ -249,13 +276,13 @@ test_hostile_second_check_while_one_runs_refused_busy(void **state)
 {
 	struct fixture *f = *state;
 	char *b1 = bundle(f->key, 1, "a.example"), *b2 = bundle(f->key, 2, "b.example");
-	struct plane_check *c = start(f, b1, strlen(b1)), *c2 = NULL;
-	struct iovec iov = { b2, strlen(b2) };
+	struct plane_check *c = start(f, b1), *c2 = NULL;
 	struct policy *p = NULL;
 	char err[256] = "";
 
-	assert_int_equal(plane_check_start(f->pl, &iov, 1, f->pipe[1], &c2, err,
-	    sizeof(err)), PLANE_BUSY);
+	/* Refused, and the body it was given is freed (make sanitize). */
+	assert_int_equal(plane_check_start(f->pl, body_of(b2, strlen(b2)), strlen(b2),
+	    f->pipe[1], &c2, err, sizeof(err)), PLANE_BUSY);
 	assert_null(c2);
 	assert_int_equal(plane_verdict_status(PLANE_BUSY), 503);
 	assert_string_equal(plane_verdict_name(PLANE_BUSY), "busy");
@@ -263,7 +290,7 @@ test_hostile_second_check_while_one_runs_refused_busy(void **state)
 	policy_free(p);
 	/* Once it is collected, the next may start. */
 	p = NULL;
-	assert_int_equal(finish(f, start(f, b2, strlen(b2)), &p), PLANE_OK);
+	assert_int_equal(finish(f, start(f, b2), &p), PLANE_OK);
 	policy_free(p);
 	free(b1);
 	free(b2);
@@ -279,7 +306,7 @@ test_hostile_reload_while_a_check_runs_refused_busy(void **state)
 	char err[256];
 
 	write_file(f->policy_file, b2, strlen(b2));
-	c = start(f, b1, strlen(b1));
+	c = start(f, b1);
 	assert_int_equal(plane_reload(f->pl, &p, err, sizeof(err)), PLANE_BUSY);
 	assert_null(p);
 	assert_int_equal(finish(f, c, &p), PLANE_OK);
@@ -375,7 +402,10 @@ main(void)
 		    test_pushed_bundle_checked_off_thread_then_stored_and_installed,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_body_in_small_pieces_is_the_same_bundle, setup, teardown),
+		    test_body_of_exactly_its_length_without_nul_is_the_bundle, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_truncated_body_refused_malformed, setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_finish_waits_for_a_check_still_running, setup, teardown),
 		cmocka_unit_test_setup_teardown(
