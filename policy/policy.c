@@ -12,6 +12,8 @@
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,7 +257,10 @@ entry_cmp(const void *a, const void *b, void *names)
 	v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);	\
 } while (0)
 
-/* SipHash-2-4. */
+/* SipHash-1-3: one compression round a word and three to finish, the
+ * variant Rust's and Python's hash tables use against chosen collisions;
+ * half the rounds of SipHash-2-4, for 100,000 names a push. The key is
+ * random per policy and never leaves the process. */
 static uint64_t
 siphash(const unsigned char *in, size_t len, uint64_t k0, uint64_t k1)
 {
@@ -271,17 +276,14 @@ siphash(const unsigned char *in, size_t len, uint64_t k0, uint64_t k1)
 		m = le64toh(m);
 		v3 ^= m;
 		SIPROUND;
-		SIPROUND;
 		v0 ^= m;
 	}
 	for (j = 0; i + j < len; j++)
 		b |= (uint64_t)in[i + j] << (8 * j);
 	v3 ^= b;
 	SIPROUND;
-	SIPROUND;
 	v0 ^= b;
 	v2 ^= 0xff;
-	SIPROUND;
 	SIPROUND;
 	SIPROUND;
 	SIPROUND;
@@ -405,29 +407,68 @@ build_canonical(struct policy *p)
 	return 0;
 }
 
+/* SHA-256 of a block, on whichever thread runs it. */
+struct digest_job {
+	const char	*bytes;
+	size_t		 len;
+	unsigned char	 md[32];
+	int		 ok;
+};
+
+static void *
+digest_run(void *arg)
+{
+	struct digest_job *j = arg;
+	unsigned int n = 0;
+
+	j->ok = EVP_Digest(j->bytes, j->len, j->md, &n, EVP_sha256(), NULL) == 1 &&
+	    n == sizeof(j->md);
+	return NULL;
+}
+
+/* From this many canonical bytes on, the digest is hashed on a second
+ * thread while this one builds the matcher: for 100,000 entries that is
+ * ~3 ms of SHA-256 beside ~4 ms of indexing, against ~50 µs to start a
+ * thread. Without a thread, both run here in turn. */
+#define SEAL_THREAD_MIN	((size_t)1 << 20)
+
 /* The digest of the canonical bytes, and the matcher. After this the
  * policy is immutable. */
 static int
 seal(struct policy *p, char *err, size_t errlen)
 {
 	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, i;
+	struct digest_job j = { p->canon, p->canon_len, { 0 }, 0 };
+	sigset_t all, old;
+	pthread_t t;
+	int threaded = 0, indexed;
+	size_t i;
 
 	if (p->build == BUILD_CANONICAL)
 		return 0;
-	if (EVP_Digest(p->canon, p->canon_len, md, &mdlen, EVP_sha256(),
-	    NULL) != 1 || mdlen != 32) {
+	if (p->canon_len >= SEAL_THREAD_MIN) {
+		/* Signals stay with the threads that handle them. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		threaded = pthread_create(&t, NULL, digest_run, &j) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	indexed = build_index(p);
+	if (threaded)
+		(void)pthread_join(t, NULL);
+	else
+		(void)digest_run(&j);
+	if (!j.ok) {
 		errbuf_set(err, errlen, "cannot hash the canonical bytes");
 		return -1;
 	}
 	memcpy(p->digest, "sha256:", 7);
-	for (i = 0; i < mdlen; i++) {
-		p->digest[7 + 2 * i] = hex[md[i] >> 4];
-		p->digest[7 + 2 * i + 1] = hex[md[i] & 0xf];
+	for (i = 0; i < sizeof(j.md); i++) {
+		p->digest[7 + 2 * i] = hex[j.md[i] >> 4];
+		p->digest[7 + 2 * i + 1] = hex[j.md[i] & 0xf];
 	}
 	p->digest[POLICY_DIGEST_LEN] = '\0';
-	if (build_index(p) == -1) {
+	if (indexed == -1) {
 		errbuf_set(err, errlen, "cannot build the matcher");
 		return -1;
 	}
