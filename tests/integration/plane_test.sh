@@ -440,23 +440,26 @@ start_guard H 3133 --trust-key "$T/trusted.pub.pem" --state-dir "$T/hstate" \
 ctlraw stall 'PUT /v1/policy HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"schema":' \
     >"$T/stall.out" 2>&1 &
 STALL=$!; PIDS="$PIDS $STALL"
-out=$(ctlraw answer 'PUT /v1/policy HTTP/1.1\r\nHost: x\r\n\r\n')
-case "$out" in *"HTTP/1.1 411 "*) r=0;; *) r=1;; esac
-check hostile_push_without_content_length_refused_411 $r "$out"
-out=$(ctlraw answer 'PUT /v1/policy HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n0\r\n\r\n')
-case "$out" in *"HTTP/1.1 501 "*) r=0;; *) r=1;; esac
-check hostile_push_chunked_refused_501 $r "$out"
+# answers NAME CODE REQUEST [FILE]: the guard answers that raw request CODE.
+answers() {
+	local name=$1 code=$2 out r=1
+	shift 2
+	out=$(ctlraw answer "$@")
+	case "$out" in *"HTTP/1.1 $code "*) r=0;; esac
+	check "$name" $r "$out"
+}
+answers hostile_push_without_content_length_refused_411 411 \
+    'PUT /v1/policy HTTP/1.1\r\nHost: x\r\n\r\n'
+answers hostile_push_chunked_refused_501 501 \
+    'PUT /v1/policy HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n0\r\n\r\n'
 # Only the head is sent: the answer must come without the body.
-out=$(ctlraw answer 'PUT /v1/policy HTTP/1.1\r\nHost: x\r\nContent-Length: 9000000\r\n\r\n')
-case "$out" in *"HTTP/1.1 413 "*) r=0;; *) r=1;; esac
-check hostile_oversize_content_length_refused_413_before_the_body $r "$out"
-out=$(ctlraw answer 'PUT /v1/policy HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nExpect: 200-ok\r\n\r\n')
-case "$out" in *"HTTP/1.1 417 "*) r=0;; *) r=1;; esac
-check hostile_push_with_unknown_expectation_refused_417 $r "$out"
+answers hostile_oversize_content_length_refused_413_before_the_body 413 \
+    'PUT /v1/policy HTTP/1.1\r\nHost: x\r\nContent-Length: 9000000\r\n\r\n'
+answers hostile_push_with_unknown_expectation_refused_417 417 \
+    'PUT /v1/policy HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nExpect: 200-ok\r\n\r\n'
 python3 -c 'import sys; sys.stdout.write("a" * 17000)' >"$T/long.hdr"
-out=$(ctlraw answer 'GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Long: ' "$T/long.hdr")
-case "$out" in *"HTTP/1.1 431 "*) r=0;; *) r=1;; esac
-check hostile_control_head_over_16k_refused_431 $r "$out"
+answers hostile_control_head_over_16k_refused_431 431 \
+    'GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Long: ' "$T/long.hdr"
 # A bundle over 1 MiB, which curl sends after "Expect: 100-continue": the
 # 100 comes at once (curl would otherwise wait 1 s before the body).
 python3 -c 'import json; print(json.dumps({"network_policy": "allowlist",
