@@ -24,6 +24,7 @@
 #include "policy/bundle.h"
 #include "policy/policy.h"
 #include "util/errbuf.h"
+#include "util/file.h"
 
 #define PROG		"egress-guardctl"
 #define EXIT_FAIL	1
@@ -181,7 +182,7 @@ ctlkeys_load_private(const char *path, char *err, size_t errlen)
 	char *buf;
 	size_t len;
 
-	if ((buf = bundle_read_file(path, BUNDLE_KEY_FILE_MAX, &len, err,
+	if ((buf = file_read(path, BUNDLE_KEY_FILE_MAX, 0, &len, err,
 	    errlen)) == NULL)
 		return NULL;
 	if ((bio = BIO_new_mem_buf(buf, (int)len)) == NULL) {
@@ -537,7 +538,7 @@ ctlkeys_cmd_verify(int argc, char **argv)
 		    NULL);
 		goto out;
 	}
-	if ((buf = bundle_read_file(path, BUNDLE_MAX_BYTES, &len, err,
+	if ((buf = file_read(path, BUNDLE_MAX_BYTES, 0, &len, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: verify: %s\n", PROG, err);
 		goto out;

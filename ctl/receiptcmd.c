@@ -25,6 +25,7 @@
 #include "policy/policy.h"
 #include "policy/receipt.h"
 #include "util/errbuf.h"
+#include "util/file.h"
 
 #define PROG		"egress-guardctl"
 #define GUARD_NAME	"egress-guard"
@@ -220,7 +221,7 @@ grade_receipt(const char *cmd, const char *path, const char *dir,
 		fprintf(stderr, "%s: %s: binary: %s\n", PROG, cmd, err);
 		goto out;
 	}
-	if ((buf = bundle_read_file(path, RECEIPT_MAX_BYTES, &len, err,
+	if ((buf = file_read(path, RECEIPT_MAX_BYTES, 0, &len, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: %s: %s\n", PROG, cmd, err);
 		goto out;
@@ -260,7 +261,7 @@ cmd_sign(int argc, char **argv)
 		    o.operand == NULL ? "missing REPORT" : "missing --key",
 		    NULL);
 	rc = RECEIPTCMD_EXIT_USAGE;
-	if ((buf = bundle_read_file(o.operand, RECEIPT_MAX_BYTES, &len, err,
+	if ((buf = file_read(o.operand, RECEIPT_MAX_BYTES, 0, &len, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: receipt sign: %s\n", PROG, err);
 		goto out;

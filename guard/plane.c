@@ -17,6 +17,7 @@
 #include "guard/plane.h"
 #include "policy/bundle.h"
 #include "policy/policy.h"
+#include "util/file.h"
 
 #define PLANE_STATE_FILE	"bundle.json"
 #define PLANE_STATE_TMP		".bundle.json.tmp"
@@ -417,46 +418,6 @@ plane_check_finish(struct plane *pl, struct plane_check *c, struct policy **out,
 	return check_end(pl, c, out, err, errlen);
 }
 
-/* Reads a whole small file; NUL-terminated, *len without the NUL. */
-static char *
-read_file(const char *path, size_t max, size_t *len, char *err, size_t errlen)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t off = 0;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
-		snprintf(err, errlen, "%s: not a regular file of at most %zu bytes", path, max);
-		goto out;
-	}
-	if ((buf = malloc((size_t)st.st_size + 1)) == NULL) {
-		snprintf(err, errlen, "out of memory");
-		goto out;
-	}
-	while (off < (size_t)st.st_size) {
-		ssize_t n = read(fd, buf + off, (size_t)st.st_size - off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(err, errlen, "%s: short read", path);
-			free(buf);
-			buf = NULL;
-			goto out;
-		}
-		off += (size_t)n;
-	}
-	buf[off] = '\0';
-	*len = off;
-out:
-	close(fd);
-	return buf;
-}
-
 enum plane_verdict
 plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 {
@@ -473,7 +434,7 @@ plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 		snprintf(err, errlen, "a pushed bundle is being checked");
 		return PLANE_BUSY;
 	}
-	if ((buf = read_file(pl->policy_path, POLICY_MAX_BYTES, &len, err, errlen)) == NULL)
+	if ((buf = file_read(pl->policy_path, POLICY_MAX_BYTES, 0, &len, err, errlen)) == NULL)
 		return PLANE_MALFORMED;
 	if ((c = check_new(pl, pl->policy_path)) == NULL) {
 		free(buf);
@@ -515,7 +476,7 @@ plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
 			return -1;
 		}
 		if (present) {
-			if ((buf = read_file(path, BUNDLE_MAX_BYTES, &len, err, errlen)) == NULL)
+			if ((buf = file_read(path, BUNDLE_MAX_BYTES, 0, &len, err, errlen)) == NULL)
 				return -1;
 			/* A state file that no longer verifies is an error, not
 			 * a reason to forget the floor. */

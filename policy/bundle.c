@@ -6,15 +6,11 @@
  * flipped bit anywhere is a refusal. The signature is checked before the
  * policy is parsed: untrusted policy bytes never reach the JSON parser.
  * Only public keys are ever loaded here; signing lives in ctl/keys.c. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <jansson.h>
 #include <openssl/bio.h>
@@ -25,6 +21,7 @@
 #include "policy/bundle.h"
 #include "util/bigbuf.h"
 #include "util/errbuf.h"
+#include "util/file.h"
 
 #define ED25519_RAW_LEN	32
 
@@ -140,71 +137,6 @@ bundle_signed_message(const char *canon, size_t len, size_t *outlen)
 	return bundle_domain_message(BUNDLE_CONTEXT, canon, len, outlen);
 }
 
-char *
-bundle_read_file(const char *path, size_t max, size_t *lenp, char *err,
-    size_t errlen)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t len = 0;
-	ssize_t r;
-	int fd;
-
-	if (path == NULL || lenp == NULL) {
-		errbuf_set(err, errlen, "no path");
-		return NULL;
-	}
-	/* O_NONBLOCK so a FIFO in place of the file cannot hang the open;
-	 * it is then refused as not regular. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd == -1) {
-		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) == -1) {
-		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
-		goto bad;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		errbuf_set(err, errlen, "%s: not a regular file", path);
-		goto bad;
-	}
-	if (st.st_size < 0 || (unsigned long long)st.st_size > max) {
-		errbuf_set(err, errlen, "%s: larger than %zu bytes", path, max);
-		goto bad;
-	}
-	/* Read up to max + 1 whatever fstat said, so a file that grew in
-	 * the meantime is still bounded. */
-	if ((buf = malloc(max + 2)) == NULL) {
-		errbuf_set(err, errlen, "%s: out of memory", path);
-		goto bad;
-	}
-	while (len <= max) {
-		r = read(fd, buf + len, max + 1 - len);
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r == -1) {
-			errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
-			goto bad;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	if (len > max) {
-		errbuf_set(err, errlen, "%s: larger than %zu bytes", path, max);
-		goto bad;
-	}
-	buf[len] = '\0';
-	close(fd);
-	*lenp = len;
-	return buf;
-bad:
-	free(buf);
-	close(fd);
-	return NULL;
-}
-
 int
 bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
     char *err, size_t errlen)
@@ -222,7 +154,7 @@ bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
 		errbuf_set(err, errlen, "%s: no keyring", path != NULL ? path : "");
 		return -1;
 	}
-	if ((buf = bundle_read_file(path, BUNDLE_KEY_FILE_MAX, &len, err,
+	if ((buf = file_read(path, BUNDLE_KEY_FILE_MAX, 0, &len, err,
 	    errlen)) == NULL)
 		return -1;
 	/* Private key material must never be parsed by the guard, not even

@@ -84,10 +84,5 @@ int bundle_ed25519_verify(EVP_PKEY *pk, const char *context,
  * NUL. Returns 0, or -1 with err set (not an Ed25519 key). */
 int bundle_key_id(const EVP_PKEY *pk, char *out, char *err, size_t errlen);
 
-/* Reads a whole regular file of at most max bytes (NUL-terminated for
- * convenience; *lenp excludes the NUL). Returns a malloc'd buffer, or NULL
- * with err starting with the path. Blocking: for start-up and CLI use. */
-char *bundle_read_file(const char *path, size_t max, size_t *lenp, char *err,
-    size_t errlen);
 
 #endif

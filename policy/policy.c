@@ -11,14 +11,12 @@
  * bytes are the canonical bytes, and its entries point into them. */
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -30,6 +28,7 @@
 #include "util/bigbuf.h"
 #include "util/num.h"
 #include "util/errbuf.h"
+#include "util/file.h"
 #include "util/jsonstrict.h"
 
 
@@ -1121,88 +1120,6 @@ policy_compile_profile(const char *buf, size_t len, long long epoch,
 	return compile_profile(buf, len, epoch, BUILD_ALL, err, errlen);
 }
 
-/* Reads a whole regular file, at most POLICY_MAX_BYTES, after reserve
- * bytes left free at the start of the buffer. Messages start with the
- * path. The bytes are NUL-terminated for convenience. */
-static char *
-read_file(const char *path, size_t reserve, size_t *lenp, char *err,
-    size_t errlen)
-{
-	struct stat st;
-	char *buf = NULL, *nb;
-	size_t len = 0, cap;
-	ssize_t r;
-	int fd;
-
-	if (path == NULL) {
-		errbuf_set(err, errlen, "no path");
-		return NULL;
-	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
-		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) == -1) {
-		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
-		goto bad;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		errbuf_set(err, errlen, "%s: not a regular file", path);
-		goto bad;
-	}
-	if (st.st_size < 0 || (unsigned long long)st.st_size > POLICY_MAX_BYTES) {
-		errbuf_set(err, errlen, "%s: larger than %u bytes", path,
-		    POLICY_MAX_BYTES);
-		goto bad;
-	}
-	/* One byte more than the size fstat saw, so a file that grew in
-	 * the meantime is still read to its end and bounded. */
-	cap = (size_t)st.st_size + 1;
-	if ((buf = bigbuf_malloc(reserve + cap + 1)) == NULL) {
-		errbuf_set(err, errlen, "%s: out of memory", path);
-		goto bad;
-	}
-	for (;;) {
-		if (len == cap) {
-			if (cap > POLICY_MAX_BYTES) {
-				errbuf_set(err, errlen, "%s: larger than %u bytes",
-				    path, POLICY_MAX_BYTES);
-				goto bad;
-			}
-			cap = cap * 2 > (size_t)POLICY_MAX_BYTES + 1 ?
-			    (size_t)POLICY_MAX_BYTES + 1 : cap * 2;
-			if ((nb = bigbuf_realloc(buf, reserve + cap + 1)) == NULL) {
-				errbuf_set(err, errlen, "%s: out of memory", path);
-				goto bad;
-			}
-			buf = nb;
-		}
-		r = read(fd, buf + reserve + len, cap - len);
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r == -1) {
-			errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
-			goto bad;
-		}
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	if (len > POLICY_MAX_BYTES) {
-		errbuf_set(err, errlen, "%s: larger than %u bytes", path,
-		    POLICY_MAX_BYTES);
-		goto bad;
-	}
-	buf[reserve + len] = '\0';
-	close(fd);
-	*lenp = len;
-	return buf;
-bad:
-	free(buf);
-	close(fd);
-	return NULL;
-}
-
 /* A compiled policy file, read after reserve free bytes; when it is
  * canonical already the policy keeps the buffer read, which then holds
  * its canonical bytes after those reserve bytes. */
@@ -1215,7 +1132,7 @@ load_file(const char *path, size_t reserve, enum build b, char *err,
 	size_t len;
 	char *buf;
 
-	if ((buf = read_file(path, reserve, &len, err, errlen)) == NULL)
+	if ((buf = file_read(path, POLICY_MAX_BYTES, reserve, &len, err, errlen)) == NULL)
 		return NULL;
 	if ((p = parse_canonical(buf, buf + reserve, len, b)) != NULL)
 		return p;
@@ -1234,7 +1151,7 @@ compile_file(const char *path, long long epoch, enum build b, char *err,
 	size_t len;
 	char *buf;
 
-	if ((buf = read_file(path, 0, &len, err, errlen)) == NULL)
+	if ((buf = file_read(path, POLICY_MAX_BYTES, 0, &len, err, errlen)) == NULL)
 		return NULL;
 	if ((p = compile_profile(buf, len, epoch, b, why, sizeof(why))) == NULL)
 		errbuf_set(err, errlen, "%s: %s", path, why);

@@ -21,6 +21,7 @@
 #include "ctl/keys.h"
 #include "policy/bundle.h"
 #include "policy/policy.h"
+#include "util/file.h"
 
 /* DESIGN.md's canonical example. */
 #define DESIGN_CANON "{\"allow\":[{\"host\":\"api.example.com\",\"port\":443}," \
@@ -1293,7 +1294,7 @@ pem_of(EVP_PKEY *pk, int priv)
 	char *path = write_key(pk, priv), *buf;
 	size_t len;
 
-	buf = bundle_read_file(path, 1 << 16, &len, NULL, 0);
+	buf = file_read(path, 1 << 16, 0, &len, NULL, 0);
 	assert_non_null(buf);
 	drop_file(path);
 	return buf;
@@ -1509,10 +1510,10 @@ test_keygen_writes_0600_private_and_refuses_overwrite(void **state)
 	assert_int_equal(stat(pub, &st), 0);
 
 	/* The private key is PKCS#8 PEM, the public key SPKI PEM. */
-	before = bundle_read_file(priv, 4096, &l1, NULL, 0);
+	before = file_read(priv, 4096, 0, &l1, NULL, 0);
 	assert_non_null(before);
 	assert_non_null(strstr(before, "-----BEGIN PRIVATE KEY-----"));
-	b = bundle_read_file(pub, 4096, &l2, NULL, 0);
+	b = file_read(pub, 4096, 0, &l2, NULL, 0);
 	assert_non_null(b);
 	assert_non_null(strstr(b, "-----BEGIN PUBLIC KEY-----"));
 	free(b);
@@ -1535,7 +1536,7 @@ test_keygen_writes_0600_private_and_refuses_overwrite(void **state)
 	assert_int_equal(ctlkeys_keygen(priv, err, sizeof(err)), -1);
 	check_err(err);
 	assert_true(strncmp(err, priv, strlen(priv)) == 0);
-	after = bundle_read_file(priv, 4096, &l2, NULL, 0);
+	after = file_read(priv, 4096, 0, &l2, NULL, 0);
 	assert_non_null(after);
 	assert_int_equal(l1, l2);
 	assert_memory_equal(before, after, l1);

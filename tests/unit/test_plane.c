@@ -23,6 +23,7 @@
 #include "guard/plane.h"
 #include "policy/bundle.h"
 #include "policy/policy.h"
+#include "util/file.h"
 
 struct fixture {
 	char		 dir[64];	/* holds the keys and state/ */
@@ -54,7 +55,7 @@ read_all(const char *path, size_t *len)
 
 	if (access(path, F_OK) == -1)
 		return NULL;
-	return bundle_read_file(path, BUNDLE_MAX_BYTES, len, err, sizeof(err));
+	return file_read(path, BUNDLE_MAX_BYTES, 0, len, err, sizeof(err));
 }
 
 static int

@@ -1,0 +1,17 @@
+/* Whole small files: policies, bundles, keys, receipts. */
+#ifndef EG_FILE_H
+#define EG_FILE_H
+
+#include <stddef.h>
+
+/* Reads the regular file at path, at most max bytes, into a new block
+ * after reserve free bytes, NUL-terminated (*lenp excludes reserve and
+ * the NUL); free() takes the block. A FIFO or a device in place of the
+ * file is refused without blocking on its open, and a file that grows
+ * while it is read is still bounded by max. NULL with err ("PATH:
+ * reason") on any failure. Blocking reads: for start-up, SIGHUP and the
+ * CLI, never the event loop's turn. */
+char *file_read(const char *path, size_t max, size_t reserve, size_t *lenp,
+    char *err, size_t errlen);
+
+#endif
