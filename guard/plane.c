@@ -11,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "guard/config.h"
 #include "guard/plane.h"
 #include "policy/bundle.h"
@@ -242,19 +240,6 @@ out:
 	return rc;
 }
 
-/* A --policy file is a signed bundle or an operator's unsigned compiled
- * policy; its "schema" says which. */
-static int
-is_bundle(const char *buf, size_t len)
-{
-	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
-	const char *schema = json_string_value(json_object_get(root, "schema"));
-	int yes = schema != NULL && strcmp(schema, BUNDLE_SCHEMA) == 0;
-
-	json_decref(root);
-	return yes;
-}
-
 /* The bytes into a policy: a bundle (always, when pushed) is verified, an
  * operator's file may also be an unsigned compiled policy. Messages about
  * a file start with its path. */
@@ -283,7 +268,7 @@ check_parse(struct plane_check *c, int bundle)
 static void
 check_work(struct plane_check *c)
 {
-	int bundle = c->origin == NULL || is_bundle(c->buf, c->len);
+	int bundle = c->origin == NULL || bundle_is_envelope(c->buf, c->len);
 
 	if (check_parse(c, bundle) == PLANE_OK)
 		c->v = epoch_rule(&c->floor, c->p, c->err, sizeof(c->err));

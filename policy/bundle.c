@@ -423,6 +423,35 @@ envelope_fast(const char *buf, size_t len, const char *const *keys,
 	return (s + 1 == end && *s == '}' && seen == 15) ? 0 : -1;
 }
 
+int
+bundle_is_envelope(const char *buf, size_t len)
+{
+	static const char *const keys[] = {
+		"schema", "key_id", "policy", "signature", NULL
+	};
+	static const char policy_start[] = "{\"allow\":[";
+	const char *v[4], *schema;
+	size_t vlen[4];
+	json_t *root;
+	int yes;
+
+	if (buf == NULL || len == 0)
+		return 0;
+	if (envelope_fast(buf, len, keys, v, vlen) == 0)
+		return vlen[0] == sizeof(BUNDLE_SCHEMA) - 1 &&
+		    memcmp(v[0], BUNDLE_SCHEMA, vlen[0]) == 0;
+	/* Canonical policy bytes start so, and no bundle does: a
+	 * 100,000-entry policy is not parsed twice to learn that. */
+	if (len >= sizeof(policy_start) - 1 &&
+	    memcmp(buf, policy_start, sizeof(policy_start) - 1) == 0)
+		return 0;
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
+	schema = json_string_value(json_object_get(root, "schema"));
+	yes = schema != NULL && strcmp(schema, BUNDLE_SCHEMA) == 0;
+	json_decref(root);
+	return yes;
+}
+
 struct policy *
 bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
     char *key_id, enum bundle_error *why, char *err, size_t errlen)

@@ -56,6 +56,12 @@ unsigned char *bundle_b64_decode(const char *s, size_t len, size_t *outlen);
 struct policy *bundle_verify(const struct bundle_keyring *kr, const char *buf,
     size_t len, char *key_id, enum bundle_error *why, char *err, size_t errlen);
 
+/* Whether the bytes of a file are a signed bundle rather than a compiled
+ * policy, by their "schema", without reading the policy inside: a bundle
+ * as egress-guardctl writes it, or a compiled policy in canonical form,
+ * is told in one scan; anything else is parsed with jansson. */
+int bundle_is_envelope(const char *buf, size_t len);
+
 /* "malformed", "unknown_key", "bad_signature" ("ok" for BUNDLE_OK). */
 const char *bundle_error_name(enum bundle_error e);
 

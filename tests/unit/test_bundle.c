@@ -1242,6 +1242,45 @@ test_signature_of_wrong_length_is_refused(void **state)
 	EVP_PKEY_free(pk);
 }
 
+/* --policy takes a bundle or a compiled policy; the schema says which.
+ * The canonical forms are told in one scan, others by jansson; a policy
+ * that carries a bundle's schema inside its text is still a policy. */
+static void
+test_is_envelope_tells_bundle_from_policy(void **state)
+{
+	static const char pretty_policy[] =
+	    "{ \"schema\": \"egress-guard.policy.v1\", \"mode\": \"none\", "
+	    "\"epoch\": 1, \"allow\": [] }\n";
+	static const char other_schema[] =
+	    "{\"schema\":\"egress-guard.receipt.v1\",\"key_id\":\"x\","
+	    "\"policy\":\"\",\"signature\":\"\"}";
+	EVP_PKEY *pk = rfc_key();
+	char *b = sign_ok(DESIGN_CANON, pk), *pretty;
+	size_t n = strlen(b), i, j = 0;
+
+	(void)state;
+	assert_true(bundle_is_envelope(b, n));
+	/* The same bundle reformatted: not canonical, still a bundle. */
+	assert_non_null(pretty = malloc(2 * n + 2));
+	pretty[j++] = '\n';
+	for (i = 0; i < n; i++) {
+		pretty[j++] = b[i];
+		if (b[i] == ',')
+			pretty[j++] = ' ';
+	}
+	assert_true(bundle_is_envelope(pretty, j));
+	assert_false(bundle_is_envelope(DESIGN_CANON, strlen(DESIGN_CANON)));
+	assert_false(bundle_is_envelope(pretty_policy, strlen(pretty_policy)));
+	assert_false(bundle_is_envelope(other_schema, strlen(other_schema)));
+	assert_false(bundle_is_envelope("{\"allow\":[{\"host\":\"egress-guard.bundle.v1\"",
+	    40));
+	assert_false(bundle_is_envelope("not json", 8));
+	assert_false(bundle_is_envelope(NULL, 0));
+	free(pretty);
+	free(b);
+	EVP_PKEY_free(pk);
+}
+
 static void
 test_bundle_larger_than_max_is_malformed(void **state)
 {
@@ -1763,6 +1802,7 @@ main(void)
 		cmocka_unit_test(test_bad_key_id_spelling_is_malformed),
 		cmocka_unit_test(test_signature_of_wrong_length_is_refused),
 		cmocka_unit_test(test_bundle_larger_than_max_is_malformed),
+		cmocka_unit_test(test_is_envelope_tells_bundle_from_policy),
 		cmocka_unit_test(test_keyring_refuses_private_key_pem),
 		cmocka_unit_test(test_keyring_refuses_rsa_ec_x25519_ed448_keys),
 		cmocka_unit_test(test_keyring_refuses_bad_files),
