@@ -103,6 +103,23 @@ read_head(int fd, char *buf, size_t cap)
 	return -1;
 }
 
+/* "CONNECT 127.x.y.z:PORT HTTP/1.x" and nothing else on the first line:
+ * the target into out (NUL-terminated). */
+static int
+connect_target(const char *head, char *out, size_t outlen)
+{
+	static const char verb[] = "CONNECT ", proto[] = " HTTP/1.";
+	const char *t = head + sizeof(verb) - 1, *sp;
+
+	if (strncmp(head, verb, sizeof(verb) - 1) != 0 ||
+	    (sp = strchr(t, ' ')) == NULL || (size_t)(sp - t) >= outlen ||
+	    strncmp(sp, proto, sizeof(proto) - 1) != 0)
+		return -1;
+	memcpy(out, t, (size_t)(sp - t));
+	out[sp - t] = '\0';
+	return 0;
+}
+
 static int
 dial(const char *head)
 {
@@ -110,7 +127,7 @@ dial(const char *head)
 	char target[64];
 	int fd, one = 1;
 
-	if (sscanf(head, "CONNECT %63s HTTP/1.", target) != 1 ||
+	if (connect_target(head, target, sizeof(target)) == -1 ||
 	    bench_parse_loopback(target, &sin) == -1)
 		return -1;
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)

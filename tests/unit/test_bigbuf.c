@@ -27,10 +27,16 @@ marked_huge(const void *addr)
 	if (f == NULL)
 		return -1;
 	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "%lx-%lx ", (unsigned long *)&lo, (unsigned long *)&hi) == 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			in = a >= lo && a < hi;
-			continue;
+		char *dash, *end;
+
+		/* A mapping's line: "lo-hi perms ...", both in hex. */
+		lo = (uintptr_t)strtoull(line, &dash, 16);
+		if (dash != line && *dash == '-') {
+			hi = (uintptr_t)strtoull(dash + 1, &end, 16);
+			if (end != dash + 1 && *end == ' ') {
+				in = a >= lo && a < hi;
+				continue;
+			}
 		}
 		if (in && strncmp(line, "VmFlags:", 8) == 0) {
 			rc = strstr(line, " hg") != NULL;
