@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include "policy/bundle.h"
 #include "policy/policy.h"
 #include "util/file.h"
+#include "util/thread.h"
 
 #define PLANE_STATE_FILE	"bundle.json"
 #define PLANE_STATE_TMP		".bundle.json.tmp"
@@ -247,13 +247,18 @@ static enum plane_verdict
 check_parse(struct plane_check *c, int bundle)
 {
 	char why[512];
+	int taken = 0;
 
 	if (bundle)
 		c->v = verify(c->kr, c->buf, c->len, &c->p, c->signer, why, sizeof(why));
-	else if ((c->p = policy_parse(c->buf, c->len, why, sizeof(why))) != NULL)
+	else if ((c->p = policy_parse_take(c->buf, 0, c->len, &taken, why,
+	    sizeof(why))) != NULL)
 		c->v = PLANE_OK;
 	else
 		c->v = PLANE_MALFORMED;
+	/* Canonical bytes are the policy's own now: not copied, not freed. */
+	if (taken)
+		c->buf = NULL;
 	if (c->v != PLANE_OK && c->origin != NULL)
 		snprintf(c->err, sizeof(c->err), "%s: %s", c->origin, why);
 	else if (c->v != PLANE_OK)
@@ -353,7 +358,6 @@ plane_check_start(struct plane *pl, char *body, size_t len, int notify_fd,
     struct plane_check **out, char *err, size_t errlen)
 {
 	struct plane_check *c;
-	sigset_t all, old;
 	int rc;
 
 	*out = NULL;
@@ -371,12 +375,7 @@ plane_check_start(struct plane *pl, char *body, size_t len, int notify_fd,
 	c->buf = body;
 	c->len = len;
 	c->notify_fd = notify_fd;
-	/* Signals stay with the loop's thread, which handles them. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&c->thread, NULL, check_thread, c);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
+	if ((rc = thread_start(&c->thread, check_thread, c)) != 0) {
 		char why[128];
 		snprintf(err, errlen, "cannot start a thread to check the bundle: %s",
 		    strerror_r(rc, why, sizeof(why)));

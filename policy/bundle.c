@@ -378,6 +378,11 @@ plain_string(const char *s, const char *end, const char **q)
 	return 0;
 }
 
+/* A bundle's four fields, in the order egress-guardctl sign writes them. */
+static const char *const envelope_keys[] = {
+	"schema", "key_id", "policy", "signature", NULL
+};
+
 /* The envelope as egress-guardctl sign writes it: one flat object of four
  * string fields without escapes or whitespace (a trailing newline
  * allowed). Recognised by hand, since jansson's string scanner is most of
@@ -386,10 +391,9 @@ plain_string(const char *s, const char *end, const char **q)
  * checked here: each is then held to a narrower grammar (the schema and
  * key id exactly, strict base64) that no control or non-ASCII byte
  * passes, so such a bundle is refused as malformed either way. Returns 0
- * and fills v/vlen in keys[] order, or -1. */
+ * and fills v/vlen in envelope_keys[] order, or -1. */
 static int
-envelope_fast(const char *buf, size_t len, const char *const *keys,
-    const char **v, size_t *vlen)
+envelope_fast(const char *buf, size_t len, const char **v, size_t *vlen)
 {
 	const char *s = buf, *end = buf + len, *q;
 	int seen = 0, n, i;
@@ -403,11 +407,11 @@ envelope_fast(const char *buf, size_t len, const char *const *keys,
 			return -1;
 		if (s == end || *s++ != '"' || plain_string(s, end, &q) == -1)
 			return -1;
-		for (i = 0; keys[i] != NULL; i++)
-			if ((size_t)(q - s) == strlen(keys[i]) &&
-			    memcmp(s, keys[i], (size_t)(q - s)) == 0)
+		for (i = 0; envelope_keys[i] != NULL; i++)
+			if ((size_t)(q - s) == strlen(envelope_keys[i]) &&
+			    memcmp(s, envelope_keys[i], (size_t)(q - s)) == 0)
 				break;
-		if (keys[i] == NULL || (seen & (1 << i)))
+		if (envelope_keys[i] == NULL || (seen & (1 << i)))
 			return -1;	/* unknown or duplicate key */
 		seen |= 1 << i;
 		s = q + 1;
@@ -426,9 +430,6 @@ envelope_fast(const char *buf, size_t len, const char *const *keys,
 int
 bundle_is_envelope(const char *buf, size_t len)
 {
-	static const char *const keys[] = {
-		"schema", "key_id", "policy", "signature", NULL
-	};
 	static const char policy_start[] = "{\"allow\":[";
 	const char *v[4], *schema;
 	size_t vlen[4];
@@ -437,7 +438,7 @@ bundle_is_envelope(const char *buf, size_t len)
 
 	if (buf == NULL || len == 0)
 		return 0;
-	if (envelope_fast(buf, len, keys, v, vlen) == 0)
+	if (envelope_fast(buf, len, v, vlen) == 0)
 		return vlen[0] == sizeof(BUNDLE_SCHEMA) - 1 &&
 		    memcmp(v[0], BUNDLE_SCHEMA, vlen[0]) == 0;
 	/* Canonical policy bytes start so, and no bundle does: a
@@ -456,9 +457,6 @@ struct policy *
 bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
     char *key_id, enum bundle_error *why, char *err, size_t errlen)
 {
-	static const char *const keys[] = {
-		"schema", "key_id", "policy", "signature", NULL
-	};
 	enum bundle_error e = BUNDLE_MALFORMED;
 	const struct bundle_key *k = NULL;
 	struct policy *p = NULL;
@@ -479,7 +477,7 @@ bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 		    BUNDLE_MAX_BYTES);
 		goto out;
 	}
-	if (envelope_fast(buf, len, keys, v, vlen) == 0)
+	if (envelope_fast(buf, len, v, vlen) == 0)
 		goto fields;
 	/* jansson's message may quote input: report the position only. */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -493,10 +491,10 @@ bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 		    "keys schema, key_id, policy, signature");
 		goto out;
 	}
-	for (i = 0; keys[i] != NULL; i++) {
-		if ((v[i] = str_field(root, keys[i], &vlen[i])) == NULL) {
+	for (i = 0; envelope_keys[i] != NULL; i++) {
+		if ((v[i] = str_field(root, envelope_keys[i], &vlen[i])) == NULL) {
 			errbuf_set(err, errlen, "bundle key \"%s\" missing or not a "
-			    "string", keys[i]);
+			    "string", envelope_keys[i]);
 			goto out;
 		}
 	}

@@ -12,7 +12,6 @@
 #include <endian.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 #include "util/errbuf.h"
 #include "util/file.h"
 #include "util/jsonstrict.h"
+#include "util/thread.h"
 
 
 /* 8 bytes: a million of them stay small and cache-friendly. */
@@ -438,20 +438,14 @@ seal(struct policy *p, char *err, size_t errlen)
 {
 	static const char hex[] = "0123456789abcdef";
 	struct digest_job j = { p->canon, p->canon_len, { 0 }, 0 };
-	sigset_t all, old;
 	pthread_t t;
 	int threaded = 0, indexed;
 	size_t i;
 
 	if (p->build == BUILD_CANONICAL)
 		return 0;
-	if (p->canon_len >= SEAL_THREAD_MIN) {
-		/* Signals stay with the threads that handle them. */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		threaded = pthread_create(&t, NULL, digest_run, &j) == 0;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
+	if (p->canon_len >= SEAL_THREAD_MIN)
+		threaded = thread_start(&t, digest_run, &j) == 0;
 	indexed = build_index(p);
 	if (threaded)
 		(void)pthread_join(t, NULL);
@@ -796,35 +790,47 @@ bad:
 	return NULL;
 }
 
+/* The len bytes at mem + off, mem malloc'd with a byte to spare after
+ * them: canonical bytes are read in place and the policy takes mem
+ * (*taken 1); any other spelling goes the strict way, and mem stays the
+ * caller's. */
+static struct policy *
+parse_bytes(char *mem, size_t off, size_t len, enum build b, int *taken,
+    char *err, size_t errlen)
+{
+	struct policy *p;
+
+	*taken = 0;
+	/* mem NULL is refused by load_json: NULL + 0 is undefined in C. */
+	if (mem != NULL && len <= POLICY_MAX_BYTES &&
+	    (p = parse_canonical(mem, mem + off, len, b)) != NULL) {
+		*taken = 1;
+		return p;
+	}
+	return parse_json(mem != NULL ? mem + off : NULL, len, b, err, errlen);
+}
+
 struct policy *
 policy_parse(const char *buf, size_t len, char *err, size_t errlen)
 {
 	struct policy *p;
 	char *copy;
+	int taken;
 
-	/* buf NULL is refused by load_json: NULL + 0 is undefined in C. */
-	if (buf != NULL && len <= POLICY_MAX_BYTES && (copy = malloc(len + 1)) != NULL) {
-		memcpy(copy, buf, len);
-		if ((p = parse_canonical(copy, copy, len, BUILD_ALL)) != NULL)
-			return p;
+	if (buf == NULL || len > POLICY_MAX_BYTES || (copy = malloc(len + 1)) == NULL)
+		return parse_json(buf, len, BUILD_ALL, err, errlen);
+	memcpy(copy, buf, len);
+	p = parse_bytes(copy, 0, len, BUILD_ALL, &taken, err, errlen);
+	if (!taken)
 		free(copy);
-	}
-	return parse_json(buf, len, BUILD_ALL, err, errlen);
+	return p;
 }
 
 struct policy *
 policy_parse_take(char *buf, size_t off, size_t len, int *taken, char *err,
     size_t errlen)
 {
-	struct policy *p;
-
-	*taken = 0;
-	if (buf != NULL && len <= POLICY_MAX_BYTES &&
-	    (p = parse_canonical(buf, buf + off, len, BUILD_ALL)) != NULL) {
-		*taken = 1;
-		return p;
-	}
-	return parse_json(buf != NULL ? buf + off : NULL, len, BUILD_ALL, err, errlen);
+	return parse_bytes(buf, off, len, BUILD_ALL, taken, err, errlen);
 }
 
 /* What a profile says, whichever parser read it. */
@@ -1131,14 +1137,14 @@ load_file(const char *path, size_t reserve, enum build b, char *err,
 	char why[512];
 	size_t len;
 	char *buf;
+	int taken;
 
 	if ((buf = file_read(path, POLICY_MAX_BYTES, reserve, &len, err, errlen)) == NULL)
 		return NULL;
-	if ((p = parse_canonical(buf, buf + reserve, len, b)) != NULL)
-		return p;
-	if ((p = parse_json(buf + reserve, len, b, why, sizeof(why))) == NULL)
+	if ((p = parse_bytes(buf, reserve, len, b, &taken, why, sizeof(why))) == NULL)
 		errbuf_set(err, errlen, "%s: %s", path, why);
-	free(buf);
+	if (!taken)
+		free(buf);
 	return p;
 }
 
