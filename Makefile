@@ -18,7 +18,6 @@ CFLAGS   ?=
 LDFLAGS  ?=
 REVISION ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 EG_CFLAGS  = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) $(HARDEN) -I. -MMD -MP \
-             -DEG_REVISION='"$(REVISION)"' \
              $(shell $(PKG) --cflags $(LIBS_PKG) 2>/dev/null) $(CFLAGS)
 EG_LDFLAGS = -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
 EG_LIBS    = $(shell $(PKG) --libs $(LIBS_PKG) 2>/dev/null)
@@ -48,12 +47,24 @@ BINS = $(BUILD)/egress-guard $(BUILD)/egress-guardctl
 .PHONY: all deps test unit integration run clean check install
 all: deps $(BINS)
 
+# Every compile and link waits for the packages (order-only: deps runs
+# first under make -j, and being phony it never makes a target stale).
 deps:
 	$(Q)sh scripts/deps.sh
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(EG_CFLAGS) -c -o $@ $<
+
+# The revision is a file rewritten only when it changes, and the one object
+# that reports it (control.c for /v1/status, main.c for --version) depends on it, so a
+# commit rebuilds that object and nothing else.
+$(BUILD)/revision: FORCE | deps
+	@mkdir -p $(dir $@)
+	@echo '$(REVISION)' | cmp -s - $@ || echo '$(REVISION)' >$@
+
+$(BUILD)/obj/guard/control.o $(BUILD)/obj/guard/main.o: EG_CFLAGS += -DEG_REVISION='"$(REVISION)"'
+$(BUILD)/obj/guard/control.o $(BUILD)/obj/guard/main.o: $(BUILD)/revision
 
 $(LIB): $(LIB_OBJS)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
@@ -70,7 +81,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(LIB)
 
 # The destination tests once more against the portable one-byte-at-a-time
 # name check, which x86-64 builds otherwise never run (policy/dest.c).
-$(BUILD)/obj/tests/dest_scalar.o: policy/dest.c
+$(BUILD)/obj/tests/dest_scalar.o: policy/dest.c | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(EG_CFLAGS) -DEG_DEST_SCALAR -c -o $@ $<
 
@@ -124,3 +135,6 @@ clean:
 # Further targets (fuzz, sanitize, conformance, bench, …) live one file
 # each in mk/, so that each stays small and readable.
 include $(wildcard mk/*.mk)
+
+.PHONY: FORCE
+FORCE:

@@ -30,7 +30,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
-		printf("egress-guard %s%s\n", EG_VERSION, EG_MUTANT_TAG);
+		printf("egress-guard %s%s (%s)\n", EG_VERSION, EG_MUTANT_TAG, EG_REVISION);
 		return 0;
 	}
 	fprintf(stderr, "egress-guard: unknown command '%s'\n", argv[1]);

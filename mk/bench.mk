@@ -18,15 +18,15 @@ BENCH_LIBS = $(shell $(PKG) --libs libevent 2>/dev/null) -lm
 all: $(BENCH_BINS)
 
 # loadgen, target and floor share bench/common.c; dns stands alone.
-$(BENCH_DIR)/loadgen $(BENCH_DIR)/target: $(BENCH_DIR)/%: bench/%.c bench/common.c
+$(BENCH_DIR)/loadgen $(BENCH_DIR)/target: $(BENCH_DIR)/%: bench/%.c bench/common.c | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(EG_CFLAGS) $(EG_LDFLAGS) -o $@ $< bench/common.c $(BENCH_LIBS)
 
-$(BENCH_DIR)/floor: bench/floor.c bench/common.c
+$(BENCH_DIR)/floor: bench/floor.c bench/common.c | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(EG_CFLAGS) $(EG_LDFLAGS) -o $@ $< bench/common.c -lpthread
 
-$(BENCH_DIR)/dns: bench/dns.c
+$(BENCH_DIR)/dns: bench/dns.c | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(EG_CFLAGS) $(EG_LDFLAGS) -o $@ $< $(BENCH_LIBS)
 

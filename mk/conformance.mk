@@ -24,8 +24,6 @@ $(BUILD)/mutant-%/egress-guard: FORCE
 	$(Q)$(MAKE) -s BUILD=$(BUILD)/mutant-$* CFLAGS='$(MUTANT_FLAGS_$*)' \
 	    $(BUILD)/mutant-$*/egress-guard $(BUILD)/mutant-$*/egress-guardctl
 
-.PHONY: FORCE
-FORCE:
 
 # mutant-run MUTANT_BUILD FACT [ENV]: the matrix over FACT must fail it.
 define mutant-run

@@ -30,7 +30,7 @@ FUZZ_JOBS   ?= 2
 .PHONY: fuzz fuzz-smoke
 fuzz: $(FUZZ_BINS)
 
-$(FUZZ_OBJDIR)/%.o: %.c
+$(FUZZ_OBJDIR)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$<)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 
