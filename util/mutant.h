@@ -6,7 +6,8 @@
 #ifndef EG_MUTANT_H
 #define EG_MUTANT_H
 
-#if (defined(EG_MUTANT_NO_CLASSIFY) || defined(EG_MUTANT_NO_RECHECK)) && \
+#if (defined(EG_MUTANT_NO_CLASSIFY) || defined(EG_MUTANT_NO_RECHECK) || \
+    defined(EG_MUTANT_LENIENT_SNI)) && \
     !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for make conformance-mutants only"
 #endif
