@@ -5,6 +5,7 @@
 
 MUTANT_FLAGS_no_classify = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_CLASSIFY
 MUTANT_FLAGS_no_recheck  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_RECHECK
+MUTANT_FLAGS_lenient_sni = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_LENIENT_SNI
 
 .PHONY: conformance conformance-mutants
 # The matrix, then a receipt for this exact build, signed by a local
@@ -38,7 +39,9 @@ define mutant-run
 	else echo "FAIL mutant $(4): no report or fact not false"; exit 1; fi
 endef
 
-conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutant-no_recheck/egress-guard
+conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutant-no_recheck/egress-guard \
+    $(BUILD)/mutant-lenient_sni/egress-guard
 	$(call mutant-run,$(BUILD)/mutant-no_classify,connect_time_public_address,,no_classify)
 	$(call mutant-run,$(BUILD)/mutant-no_recheck,redirect_recheck,,no_recheck)
 	$(call mutant-run,$(BUILD),default_deny,EG_CONF_SKIP_NFT=1,skip_nft)
+	$(call mutant-run,$(BUILD)/mutant-lenient_sni,exact_destination_match,,lenient_sni)

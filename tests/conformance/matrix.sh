@@ -175,6 +175,57 @@ for s in 3323068682:80 0xc6.0x12.1.10:80 0306.022.01.012:80 198.18.266:80 \
 	    "allow" "$(rawvia 3128 'CONNECT 198.18.1.10:80 HTTP/1.1\r\n\r\n')"
 	n=$((n + 1))
 done
+# The SNI gate (issue 14): a tunnel's first flight, then whether the
+# upstream listener got any byte. fl PORT VIA TARGET FLIGHT; VIA is
+# connect or socks5, FLIGHT one of tlsdiff/flights.py's shapes.
+fl() {
+	clear_log pub
+	inwl python3 - "$1" "$2" "$3" "$4" "$TI/tlsdiff" <<'PY' >/dev/null 2>&1
+import socket, struct, sys, time
+port, via, target, kind = sys.argv[1:5]
+sys.path.insert(0, sys.argv[5])
+import flights as f
+host, tport = target.rsplit(":", 1)
+hello = lambda name: f.record(0x16, f.Client(name).hs)
+flight = {"alert-evil": f.record(0x15, b"\x01\x5a") + hello("evil.example.test"),
+          "version-0001-evil": f.record(0x16, f.Client("evil.example.test").hs, 0x0001),
+          "sslv2": f.sslv2_hello(), "plain": b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+          "evil": hello("evil.example.test"), "good": hello("api.example.test"),
+          "nosni": hello(None)}[kind]
+s = socket.create_connection(("10.77.0.1", int(port)), timeout=5)
+if via == "connect":
+    s.sendall(b"CONNECT %s HTTP/1.1\r\n\r\n" % target.encode())
+    b = b""
+    while b"\r\n\r\n" not in b:
+        b += s.recv(4096) or sys.exit(1)
+else:
+    s.sendall(b"\x05\x01\x00"); s.recv(2)
+    s.sendall(b"\x05\x01\x00\x01" + socket.inet_aton(host) + struct.pack(">H", int(tport)))
+    s.recv(10)
+s.sendall(flight)
+s.settimeout(1)
+try:
+    while s.recv(4096):
+        pass
+except OSError:
+    pass
+PY
+	sleep 0.3
+	if grep -q '^bytes' "$T/pub.log"; then echo reached; else echo untouched; fi
+	clear_log pub
+}
+# ID|VIA|TARGET|FLIGHT|CONTROL FLIGHT|PROBE: the upstream must get no byte
+# of the flight, and a byte of the control (a good hello, or plain bytes).
+while IFS='|' read -r id v tg fx cx what; do
+	record "$id" $F "$what" untouched "$(fl 3128 "$v" "$tg" "$fx")" \
+	    reached "$(fl 3128 "$v" "$tg" "$cx")"
+done <<'C'
+edm-20|connect|api.example.test:80|alert-evil|good|tunnel opens with an alert record, then a ClientHello naming another host
+edm-21|connect|api.example.test:80|version-0001-evil|good|ClientHello naming another host in a record of version 00 01
+edm-22|connect|api.example.test:80|sslv2|plain|SSLv2-style hello as the tunnel's first bytes
+edm-23|connect|198.18.1.10:80|evil|nosni|CONNECT to an admitted IP literal, ClientHello naming a host
+edm-24|socks5|198.18.1.10:80|evil|nosni|SOCKS5 ATYP IPv4 to an admitted literal, ClientHello naming a host
+C
 fi
 
 # --------------------------------------------- connect_time_public_address
