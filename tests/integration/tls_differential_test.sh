@@ -25,7 +25,7 @@ echo '{"tls.example.test": {"A": ["198.18.1.10"]}}' >"$T/zone.json"
 python3 - "$T/policy.json" <<'P'
 import json, sys
 allow = [{"host": h, "port": p} for h in ("tls.example.test", "198.18.1.10")
-         for p in (4431, 4432, 4433)]
+         for p in (4431, 4432, 4433)] + [{"host": "2001:2:0:1::10", "port": 4433}]
 json.dump({"schema": "egress-guard.policy.v1", "mode": "allowlist", "epoch": 1,
            "allow": allow}, open(sys.argv[1], "w"))
 P
@@ -41,6 +41,9 @@ if ! (cd "$T/go" && GOCACHE="$T/go/cache" GOPATH="$T/go/path" GOFLAGS=-mod=mod \
 fi
 start_bg "$IN" "$T/go.out" "$T/sniserver" -listen 198.18.1.10:4433 -cert "$T/cert.pem" \
     -key "$T/key.pem" -log "$T/go.log" -ready "$T/go.ready"
+# The same, on the IPv6 address, for SOCKS5 ATYP IPv6 (its own log).
+start_bg "$IN" "$T/go6.out" "$T/sniserver" -listen '[2001:2:0:1::10]:4433' -cert "$T/cert.pem" \
+    -key "$T/key.pem" -log "$T/go6.log" -ready "$T/go6.ready"
 # s_server: -servername with -trace makes it print every name it is given
 # ("Hostname in TLS extension"); -www keeps it from reading stdin.
 start_bg "$IN" "$T/openssl.log" openssl s_server -accept 198.18.1.10:4431 -www -trace \
@@ -53,8 +56,9 @@ for p in 4431 4432 4433; do
 	for _ in $(seq 100); do listening $p && break; sleep 0.1; done
 	listening $p || { echo "FAIL server on port $p did not start"; exit 1; }
 done
+wait_file "$T/go6.ready" || { echo "FAIL IPv6 Go server did not start"; exit 1; }
 
-COMMON="--policy $T/policy.json --dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2 --allow-range 198.18.0.0/15"
+COMMON="--policy $T/policy.json --dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2 --allow-range 198.18.0.0/15 --allow-range 2001:2::/48"
 start_guard A 3128 $COMMON || exit 1
 start_guard C 3130 $COMMON --sni-check off || exit 1
 
@@ -66,16 +70,16 @@ names() {
 	case $1 in
 	openssl) tail -n +"$from" "$T/openssl.log" | tr "\\000" "@" | sed -n 's/^Hostname in TLS extension: "\(.*\)"$/\1/p' ;;
 	gnutls) tail -n +"$from" "$T/gnutls.log" | tr "\\000" "@" | sed -n 's/^- Given server name\[[0-9]*\]: \(.*\)$/\1/p' ;;
-	go) tail -n +"$from" "$T/go.log" | tr "\\000" "@" | sed -n 's/^\(hello\|done\) \(.*\)$/\2/p' | grep -vx -- - ;;
+	go|go6) tail -n +"$from" "$T/$1.log" | tr "\\000" "@" | sed -n 's/^\(hello\|done\) \(.*\)$/\2/p' | grep -vx -- - ;;
 	esac
 }
-mark() { for s in openssl gnutls go; do wc -l <"$T/$s.log" >"$T/$s.mark"; done; }
+mark() { for s in openssl gnutls go go6; do wc -l <"$T/$s.log" >"$T/$s.mark"; done; }
 # wrong SERVER: names other than the CONNECT host (ASCII case and one
 # trailing dot aside: the gate's normal form).
 wrong() { names "$1" | tr 'A-Z' 'a-z' | sed 's/\.$//' | grep -vx "$GOOD" | sort -u; }
-fly() {	# fly GUARD_PORT HOST SERVER_PORT OUT
+fly() {	# fly GUARD_PORT HOST SERVER_PORT OUT [--socks5]
 	inwl timeout 600 python3 "$TI/tlsdiff/flights.py" --proxy "10.77.0.1:$1" \
-	    --target "$2:$3" --good "$GOOD" --quiet 0.5 >"$4" 2>"$4.err"
+	    --target "$2:$3" --good "$GOOD" --quiet 0.5 ${5:-} >"$4" 2>"$4.err"
 }
 outcome() { awk -v c="$2" '$1 == c { print $2 " " $3 }' "$1"; }
 
@@ -135,19 +139,37 @@ check positive_case_and_trailing_dot_of_connect_host_passes_gate $? "closed on$b
 grep -q '"reason":"sni_mismatch"' "$T/A.log"
 check sni_mismatch_logged $?
 
-# ---- through the enforcing guard, to the admitted IP literal: any name
-# closes the tunnel, a hello without one passes.
+# ---- SOCKS5 ATYP domain to the admitted name: the CONNECT path's verdicts
+mark
+fly 3128 "$GOOD" 4433 "$T/S-go.out" --socks5
+sleep 0.5
+bad=$(wrong go | tr '\n' ' ')
+for c in $ALL; do
+	[ "$(outcome "$T/S-go.out" "$c" | cut -d' ' -f1)" = "$(outcome "$T/A-go.out" "$c" | cut -d' ' -f1)" ] ||
+	    bad="$bad $c=$(outcome "$T/S-go.out" "$c")/connect:$(outcome "$T/A-go.out" "$c")"
+done
+[ -z "$bad" ]
+check socks5_domain_tunnel_same_verdicts_as_connect $? "$bad"
+
+# ---- through the enforcing guard, to the admitted IP literal (CONNECT,
+# SOCKS5 ATYP IPv4 and IPv6): any name closes the tunnel, a hello without
+# one passes.
 FLY=""
 for sp in $SERVERS; do
 	fly 3128 198.18.1.10 "${sp#*:}" "$T/L-${sp%%:*}.out" &
 	FLY="$FLY $!"
 done
+# SOCKS5 ATYP IPv4 and IPv6 take the same gate.
+fly 3128 198.18.1.10 4433 "$T/L-socks4.out" --socks5 &
+FLY="$FLY $!"
+fly 3128 '[2001:2:0:1::10]' 4433 "$T/L-socks6.out" --socks5 &
+FLY="$FLY $!"
 wait $FLY
 sleep 0.5
 bad=""
-for sp in $SERVERS; do
+for sp in $SERVERS socks4:go socks6:go6; do
 	s=${sp%%:*}
-	w=$(wrong "$s" | tr '\n' ' ')
+	w=$(wrong "${sp#*:}" | tr '\n' ' ')
 	[ -z "$w" ] || bad="$bad $s:$w"
 	for c in $ALL; do
 		o=$(outcome "$T/L-$s.out" "$c")

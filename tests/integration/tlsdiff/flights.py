@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """flights.py - first flights of TLS, hostile and not, through a CONNECT proxy.
 
-  flights.py --proxy IP:PORT --target HOST:PORT --good NAME [--case NAME]...
+  flights.py --proxy IP:PORT --target HOST:PORT --good NAME [--socks5] [--case NAME]...
 
-For each case: CONNECT to the target through the proxy, send the case's
+For each case: CONNECT (or SOCKS5 CONNECT: ATYP IPv4, IPv6 or domain as
+the target is written) to the target through the proxy, send the case's
 first flight and, when the flight only rearranges the record layer of a
 real ClientHello (Python's OpenSSL client), carry on with that handshake.
 Prints one line per case: "CASE OUTCOME SERVER_BYTES", OUTCOME being
@@ -159,8 +160,38 @@ def connect(proxy, target, timeout):
     return s, buf.split(b"\r\n\r\n", 1)[1]
 
 
-def run(proxy, target, cl, flight, quiet):
-    s, rest = connect(proxy, target, 5)
+def socks5(proxy, target, timeout):
+    ph, pp = proxy.rsplit(":", 1)
+    host, port = target.rsplit(":", 1)
+    host = host.strip("[]")
+    s = socket.create_connection((ph, int(pp)), timeout=timeout)
+    s.sendall(b"\x05\x01\x00")
+    if s.recv(2) != b"\x05\x00":
+        s.close()
+        return None, b""
+    for fam, atyp in ((socket.AF_INET, 1), (socket.AF_INET6, 4)):
+        try:
+            addr = bytes([atyp]) + socket.inet_pton(fam, host)
+            break
+        except OSError:
+            pass
+    else:
+        addr = b"\x03" + bytes([len(host)]) + host.encode()
+    s.sendall(b"\x05\x01\x00" + addr + u16(int(port)))
+    rep = b""
+    while len(rep) < 10:
+        d = s.recv(10 - len(rep))
+        if not d:
+            break
+        rep += d
+    if rep[:2] != b"\x05\x00":
+        s.close()
+        return None, b""
+    return s, b""
+
+
+def run(proxy, target, cl, flight, quiet, use_socks5=False):
+    s, rest = (socks5 if use_socks5 else connect)(proxy, target, 5)
     if s is None:
         return "refused", 0
     got = len(rest)
@@ -207,6 +238,7 @@ def main():
     ap.add_argument("--target")
     ap.add_argument("--good")
     ap.add_argument("--case", action="append")
+    ap.add_argument("--socks5", action="store_true")
     ap.add_argument("--quiet", type=float, default=1.0, help="seconds of silence that end a case")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
@@ -217,7 +249,7 @@ def main():
         if a.case and name not in a.case:
             continue
         try:
-            outcome, got = run(a.proxy, a.target, cl, flight, a.quiet)
+            outcome, got = run(a.proxy, a.target, cl, flight, a.quiet, a.socks5)
         except OSError as e:
             outcome, got = "error:" + type(e).__name__, 0
         print(name, outcome, got, flush=True)
