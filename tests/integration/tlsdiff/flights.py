@@ -131,6 +131,12 @@ def cases(good):
     add(("two-hellos-evil-first", None, record(0x16, e.hs) + record(0x16, g.hs)))
     g, e = Client(good), evil("two-hellos-good-then-evil")
     add(("two-hellos-good-then-evil", None, record(0x16, g.hs) + record(0x16, e.hs)))
+    # A first hello naming the host with an empty key_share (the server
+    # must ask again: HelloRetryRequest), the second naming another: the
+    # gate judges the first only (see SECURITY.md).
+    g, e = Client(good), evil("hrr-second-hello")
+    g1 = rewrite(g.hs, lambda x: [(t, u16(0)) if t == 0x33 else (t, d) for t, d in x])
+    add(("hrr-second-hello", None, record(0x16, g1) + record(0x16, e.hs)))
     # Hostile: the server_name extension itself.
     nm = lambda case: (case + EVIL).encode()
     hs = Client(good).hs
