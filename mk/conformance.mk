@@ -42,3 +42,4 @@ conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutan
 	$(call mutant-run,$(BUILD)/mutant-no_classify,connect_time_public_address,,no_classify)
 	$(call mutant-run,$(BUILD)/mutant-no_recheck,redirect_recheck,,no_recheck)
 	$(call mutant-run,$(BUILD),default_deny,EG_CONF_SKIP_NFT=1,skip_nft)
+	$(call mutant-run,$(BUILD),default_deny,EG_CONF_NFT_MUTANT=old_rules,nft_old_rules)

@@ -13,8 +13,12 @@
       leaves addressed to VIA, port PORT.
   nftprobe.py lsrr DST PORT VIA     the same with an IPv4 LSRR option
       (needs CAP_NET_RAW).
+Several probes in one process (each process start costs on a loaded
+machine): separate them with "--". "as UID PROBE..." runs one probe as UID
+(no groups, in a child process).
 Every wait is bounded; send errors are ignored (the counters tell).
 """
+import os
 import select
 import socket
 import struct
@@ -75,19 +79,30 @@ def connect(s, dst):
         pass
 
 
-def main():
-    cmd = sys.argv[1]
-    if cmd == "dns-serve":
-        dns_serve(sys.argv[2], sys.argv[3])
+def probe(argv):
+    cmd = argv[0]
+    if cmd == "as":
+        pid = os.fork()
+        if pid == 0:
+            uid = int(argv[1])
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            probe(argv[2:])
+            sys.stdout.flush()
+            os._exit(0)
+        os.waitpid(pid, 0)
+    elif cmd == "dns-serve":
+        dns_serve(argv[1], argv[2])
     elif cmd == "dns-query":
         dns_query()
     elif cmd == "nd":
         s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
         s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_UNICAST_HOPS, 255)
-        tgt = socket.inet_pton(socket.AF_INET6, sys.argv[2])
+        tgt = socket.inet_pton(socket.AF_INET6, argv[1])
         try:
             s.sendto(bytes([135, 0, 0, 0, 0, 0, 0, 0]) + tgt + b"exfiltrated-data",
-                     (sys.argv[2], 0))
+                     (argv[1], 0))
         except OSError:
             pass
     elif cmd == "rthdr":
@@ -95,18 +110,29 @@ def main():
         # type 4 (segment routing), two segments, segments left 1: the
         # kernel puts DST in segment 0 and sends to segment 1
         srh = struct.pack("!BBBBBBH", 0, 4, 4, 1, 1, 0, 0) + \
-            socket.inet_pton(socket.AF_INET6, sys.argv[2]) + \
-            socket.inet_pton(socket.AF_INET6, sys.argv[4])
+            socket.inet_pton(socket.AF_INET6, argv[1]) + \
+            socket.inet_pton(socket.AF_INET6, argv[3])
         s.setsockopt(socket.IPPROTO_IPV6, 57, srh)  # IPV6_RTHDR
-        connect(s, (sys.argv[2], int(sys.argv[3])))
+        connect(s, (argv[1], int(argv[2])))
     elif cmd == "lsrr":
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         # NOP, then LSRR (length 7, pointer 4) through VIA
         s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS,
-                     bytes([1, 131, 7, 4]) + socket.inet_aton(sys.argv[4]))
-        connect(s, (sys.argv[2], int(sys.argv[3])))
+                     bytes([1, 131, 7, 4]) + socket.inet_aton(argv[3]))
+        connect(s, (argv[1], int(argv[2])))
     else:
         sys.exit("unknown probe " + cmd)
+
+
+def main():
+    cur = []
+    for a in sys.argv[1:] + ["--"]:
+        if a == "--":
+            if cur:
+                probe(cur)
+            cur = []
+        else:
+            cur.append(a)
 
 
 if __name__ == "__main__":
