@@ -778,6 +778,9 @@ AS="setpriv --reuid=$NOBODY"
 expect_reach uid_exemption_precondition_broken_root_setuid_walks_through \
     "$T/pub4.log" "$SH" http://$PUB4/
 AS=""
+r=$(nsx "$SH" "$PY" "$PROBE" fsuid $NOBODY $PUB4 80)
+if [ "$r" = reached ]; then pass uid_exemption_precondition_broken_root_setfsuid_walks_through
+else fail uid_exemption_precondition_broken_root_setfsuid_walks_through "$r"; fi
 
 # 14.5 in the shared layout: the exempt guard may resolve through Docker's
 # resolver (its answers come back); the workload's queries never arrive.
@@ -841,6 +844,14 @@ else
 	AS="setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups"
 	expect_blocked cgroup_exemption_holds_against_setuid_to_guard_uid "$T/pub4.log" "$SH" http://$PUB4/
 	AS=""
+	before=$(lines "$T/pub4.log")
+	r=$(nsx "$SH" "$PY" "$PROBE" fsuid $NOBODY $PUB4 80)
+	sleep 0.2
+	if [ "$r" = blocked ] && [ "$(lines "$T/pub4.log")" = "$before" ]; then
+		pass cgroup_exemption_holds_against_setfsuid_around_socket
+	else
+		fail cgroup_exemption_holds_against_setfsuid_around_socket "$r"
+	fi
 	: >"$T/dns-$SH.log"
 	r=$(dns_query "$SH" setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
 	if [ "$r" = "udp refused tcp refused" ] && [ "$(lines "$T/dns-$SH.log")" = 0 ]; then

@@ -13,6 +13,8 @@
       leaves addressed to VIA, port PORT.
   nftprobe.py lsrr DST PORT VIA     the same with an IPv4 LSRR option
       (needs CAP_NET_RAW).
+  nftprobe.py fsuid UID DST PORT    setfsuid(UID) around socket(), then a
+      TCP connect to DST (needs CAP_SETUID); prints "reached" or "blocked".
 Several probes in one process (each process start costs on a loaded
 machine): separate them with "--". "as UID PROBE..." runs one probe as UID
 (no groups, in a child process).
@@ -120,6 +122,18 @@ def probe(argv):
         s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS,
                      bytes([1, 131, 7, 4]) + socket.inet_aton(argv[3]))
         connect(s, (argv[1], int(argv[2])))
+    elif cmd == "fsuid":
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.setfsuid(int(argv[1]))
+        s = socket.socket()		# owned by the fsuid
+        libc.setfsuid(0)
+        s.settimeout(2)
+        try:
+            s.connect((argv[2], int(argv[3])))
+            print("reached")
+        except OSError:
+            print("blocked")
     else:
         sys.exit("unknown probe " + cmd)
 
