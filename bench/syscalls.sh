@@ -16,8 +16,8 @@
 #   perf stat   raw_syscalls:sys_enter and epoll_wait entries over a run
 #               without strace (when perf works): the same figures with
 #               little perturbation.
-# A tunnel is one successful accept4 of the proxy (strace) or one completed
-# iteration of the load generator (perf). Loop passes are epoll_wait calls
+# A tunnel is one successful accept4 of the proxy (perf and strace count
+# those in their own windows). Loop passes are epoll_wait calls
 # (libevent makes one per event_base_loop iteration).
 #
 # --stacks: strace -k as well, the call stack of every call of the one
@@ -133,9 +133,11 @@ for who in $ONLY; do
 		pn=""
 		if [ "$have_perf" = 1 ]; then
 			timeout -k 5 120 perf stat -x, -e raw_syscalls:sys_enter \
-			    -e syscalls:sys_enter_epoll_wait -p "$pid" -o "$T/perf" 2>>"$T/perf.err" &
+			    -e syscalls:sys_enter_epoll_wait \
+			    -e syscalls:sys_exit_accept4 --filter 'ret >= 0' \
+			    -p "$pid" -o "$T/perf" 2>>"$T/perf.err" &
 			ppid_=$!; PIDS="$PIDS $ppid_"
-			sleep 0.3
+			sleep 0.5
 			pn=$(loadgen "$port" "$mode")
 			sleep 0.2
 			kill -INT "$ppid_" 2>/dev/null; wait "$ppid_" 2>/dev/null
@@ -191,9 +193,11 @@ if int(pn or 0) > 0:
         if len(f) > 2 and f[0].replace(".", "").isdigit():
             vals[f[2]] = float(f[0])
     t, e = vals.get("raw_syscalls:sys_enter"), vals.get("syscalls:sys_enter_epoll_wait")
-    if t is not None:
-        print(f"perf stat (no strace): {t / int(pn):.2f} system calls per tunnel, "
-              f"{(e or 0) / int(pn):.2f} epoll_wait ({pn} tunnels)")
+    a = vals.get("syscalls:sys_exit_accept4")
+    if t is not None and a:
+        print(f"perf stat (no strace): {t / a:.2f} system calls per tunnel, "
+              f"{(e or 0) / a:.2f} epoll_wait ({a:.0f} connections accepted; "
+              f"load generator: {pn} completed)")
 print()
 print("| call | per tunnel | failed per tunnel |")
 print("|---|---|---|")
