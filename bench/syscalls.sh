@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
 	--only) ONLY=$2; shift ;;
 	--stacks) STACKS=1 ;;
 	--out) OUT=$2; shift ;;
-	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+	-h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;
 	*) echo "bench/syscalls.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
 	shift
