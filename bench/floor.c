@@ -16,10 +16,11 @@
  *	once, edge-triggered, with EPOLLOUT only while a write waits; plain
  *	read/write through a buffer per direction; the FIN passed on with
  *	shutdown(2) unless the other direction already ended (then close
- *	does it). Per CONNECT tunnel that is accept4, 2 setsockopt
- *	(TCP_NODELAY, as the guard), 3 epoll_ctl, socket, connect, the head
- *	read, the 200, the reads and writes of the payload, one shutdown
- *	and 2 close (bench/syscalls.sh counts them): what any proxy must
+ *	does it). Per CONNECT tunnel that is accept4, one setsockopt
+ *	(TCP_NODELAY upstream, as the guard; the client's is inherited from
+ *	the listener), 3 epoll_ctl, socket, connect, the head read, the
+ *	200, the reads and writes of the payload, one shutdown and 2 close
+ *	(bench/syscalls.sh counts them): what any proxy must
  *	pay per tunnel on this kernel, so its CPU per tunnel and its
  *	tunnels/s bound what a proxy can reach here.
  *
@@ -196,9 +197,12 @@ listen_on(const struct sockaddr_in *sin, int reuseport, int nonblock)
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC |
 	    (nonblock ? SOCK_NONBLOCK : 0), 0)) == -1)
 		return -1;
+	/* rate mode: TCP_NODELAY on the listener, which every accepted
+	 * socket inherits (Linux), rather than a setsockopt per client */
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
 	    (reuseport &&
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) == -1) ||
+	    (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) == -1 ||
+	    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) == -1)) ||
 	    bind(fd, (const struct sockaddr *)sin, sizeof(*sin)) == -1 ||
 	    listen(fd, 1024) == -1) {
 		close(fd);
@@ -337,10 +341,15 @@ rdir_move(struct rdir *d, struct rend *from, struct rend *to,
 			n = read(from->fd, d->buf, sizeof(d->buf));
 			if (n > 0) {
 				d->len = (size_t)n;
-				/* Short: drained, unless the FIN is
-				 * known to wait behind the bytes. */
-				if ((size_t)n < sizeof(d->buf) && !from->rdhup)
-					from->can_read = 0;
+				/* Short: drained. When the FIN had come
+				 * before this read, nothing follows it: no
+				 * read is spent on the 0 (as the guard). */
+				if ((size_t)n < sizeof(d->buf)) {
+					if (from->rdhup)
+						d->eof = 1;
+					else
+						from->can_read = 0;
+				}
 			} else if (n == 0) {
 				d->eof = 1;
 			} else if (errno == EAGAIN) {
@@ -353,7 +362,9 @@ rdir_move(struct rdir *d, struct rend *from, struct rend *to,
 		}
 		if (!to->can_write)
 			return 0;
-		n = send(to->fd, d->buf + d->off, d->len - d->off, MSG_NOSIGNAL);
+		/* The last bytes leave with the FIN (as the guard). */
+		n = send(to->fd, d->buf + d->off, d->len - d->off,
+		    MSG_NOSIGNAL | (d->eof ? MSG_MORE : 0));
 		if (n > 0) {
 			d->off += (size_t)n;
 			if (d->off < d->len)
@@ -478,7 +489,7 @@ static void
 rate_accept(struct worker *w)
 {
 	struct rconn *c;
-	int fd, one = 1;
+	int fd;
 
 	fd = accept4(w->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd == -1) {
@@ -494,7 +505,6 @@ rate_accept(struct worker *w)
 	c->cl.fd = fd;
 	c->up.fd = -1;
 	c->cl.can_read = c->cl.can_write = 1;
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	/* The head has usually come with the handshake: read it before
 	 * registering (a registration would report it as an event too). */
 	if (rconn_head(w, c) == -1 || ep_set(w->ep, &c->cl, EPOLL_CTL_ADD, 0) == -1)
