@@ -12,7 +12,7 @@ for b in loadgen target dns floor; do
 	[ -x "$BD/bench/$b" ] || { echo "FAIL bench_quick_runs: $BD/bench/$b missing (make builds it)"; exit 1; }
 done
 cd "$TOP" || exit 1
-BUILD=$BUILD timeout -k 5 120 bash bench/run --quick --out "$OUT"
+BUILD=$BUILD timeout -k 5 300 bash bench/run --quick --out "$OUT"
 rc=$?
 # Every test ran and was recorded (the floor's CONNECT runs too), and the
 # table came out with the per-repetition targets.
