@@ -11,8 +11,9 @@
 #     |
 #   internet egnft-in-$$ 198.18.1.10, 2001:2::10 (pretend-public listeners)
 # Layout (b), shared namespace (a sidecar with --network container:...):
-#   egnft-sh-$$ 10.202.0.2 -> internet; the guard on 127.0.0.1:3128 runs as
-#   uid 65534 and is exempt by uid; everyone else only reaches loopback.
+#   egnft-sh-$$ 10.202.0.2, fd00:202::2 -> internet; the guard on
+#   127.0.0.1:3128 runs as uid 65534, exempt by uid, then by cgroup v2;
+#   everyone else only reaches loopback (DNS and DNAT on it excepted).
 #
 # Docker's embedded resolver is stood in for in both: a resolver on
 # 127.0.0.11:40054/udp and :40053/tcp and the nat rules Docker installs
