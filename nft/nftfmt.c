@@ -86,6 +86,8 @@ struct rf {
 	const struct nftnl_expr		*load;	/* reg 1 loaded, not yet used */
 	const struct nftnl_expr		*mask;	/* bitwise applied to it */
 	const struct nftnl_expr		*last;	/* load of the previous cmp */
+	int				 range;	/* that cmp opened a range */
+	size_t				 range_at;	/* where its ">= " is */
 	int				 nfproto;
 	int				 l4proto;
 	char				 dep[2][32];
@@ -517,11 +519,28 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 			    f->nfproto == NFPROTO_IPV4))
 				rf_drop_dep(f, 1);
 			rf_deps(f);
+			/* A range is two cmps on one load: ">= LO" becomes
+			 * "LO-HI" when "<= HI" follows (unless truncated). */
+			if (f->range && op == NFT_CMP_LTE &&
+			    f->range_at + 3 <= f->s->off &&
+			    memcmp(f->s->buf + f->range_at, ">= ", 3) == 0) {
+				memmove(f->s->buf + f->range_at,
+				    f->s->buf + f->range_at + 3,
+				    f->s->off - f->range_at - 3 + 1);
+				f->s->off -= 3;
+				f->range = 0;
+				sb_add(f->s, "-%u", d[0]);
+				return 0;
+			}
+			f->range = 0;
 			rf_word(f);
-			sb_add(f->s, "%s type %s", nm, cmpop(op));
-			/* a range is two cmps on one load */
-			if (op == NFT_CMP_GTE)
+			sb_add(f->s, "%s type ", nm);
+			if (op == NFT_CMP_GTE) {
+				f->range = 1;
+				f->range_at = f->s->off;
 				f->last = ld;
+			}
+			sb_add(f->s, "%s", cmpop(op));
 			if (f->l4proto == IPPROTO_ICMPV6 &&
 			    d[0] == ND_NEIGHBOR_SOLICIT)
 				sb_add(f->s, "nd-neighbor-solicit");
