@@ -24,7 +24,11 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/table.h>
 
+#include "nft/nftcg.h"
 #include "nft/nftrules.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SEQ	1000u
 
@@ -1259,6 +1263,64 @@ test_compare_notices_a_changed_reject_code(void **state)
 	fx_free(f);
 }
 
+/* The cgroup lookups refuse what the kernel could not match as meant. */
+static void
+test_cgroup_path_refuses_what_is_not_a_cgroup2_folder(void **state)
+{
+	char err[256];
+	uint64_t id = 0;
+	uint32_t level = 0;
+
+	(void)state;
+	assert_int_equal(nftcg_resolve_path("/tmp", &id, &level, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "not on a cgroup2 file system"));
+	assert_int_equal(nftcg_resolve_path("relative/x", &id, &level, err,
+	    sizeof(err)), -1);
+	assert_int_equal(nftcg_resolve_path("/nonexistent-egnft", &id, &level,
+	    err, sizeof(err)), -1);
+	assert_int_equal(nftcg_resolve_path("/etc/hostname", &id, &level, err,
+	    sizeof(err)), -1);
+}
+
+static void
+test_cgroup_of_pid_refuses_bad_pids(void **state)
+{
+	char err[256], path[NFTCG_PATH_MAX];
+
+	(void)state;
+	assert_int_equal(nftcg_path_of_pid("0", path, sizeof(path), err,
+	    sizeof(err)), -1);
+	assert_int_equal(nftcg_path_of_pid("12a", path, sizeof(path), err,
+	    sizeof(err)), -1);
+	assert_int_equal(nftcg_path_of_pid("99999999", path, sizeof(path), err,
+	    sizeof(err)), -1);
+	assert_int_equal(nftcg_path_of_pid(NULL, path, sizeof(path), err,
+	    sizeof(err)), -1);
+}
+
+/* Where cgroup2 is mounted: this process's folder resolves to its inode
+ * number (the id the kernel matches). */
+static void
+test_cgroup_of_own_pid_resolves_to_its_inode(void **state)
+{
+	char err[256], path[NFTCG_PATH_MAX], pid[32];
+	struct stat st;
+	uint64_t id = 0;
+	uint32_t level = 0;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	if (nftcg_path_of_pid(pid, path, sizeof(path), err, sizeof(err)) == -1) {
+		print_message("no cgroup2 here (%s): skipped\n", err);
+		skip();
+	}
+	assert_int_equal(stat(path, &st), 0);
+	if (nftcg_resolve_path(path, &id, &level, err, sizeof(err)) == -1)
+		fail_msg("%s: %s", path, err);
+	assert_true(id == (uint64_t)st.st_ino);
+}
+
 int
 main(void)
 {
@@ -1272,6 +1334,9 @@ main(void)
 		cmocka_unit_test(test_nd_only_on_link_with_hop_limit_255),
 		cmocka_unit_test(test_exempt_cgroup_rule_matches_socket_cgroupv2),
 		cmocka_unit_test(test_refuses_root_cgroup_exemption),
+		cmocka_unit_test(test_cgroup_path_refuses_what_is_not_a_cgroup2_folder),
+		cmocka_unit_test(test_cgroup_of_pid_refuses_bad_pids),
+		cmocka_unit_test(test_cgroup_of_own_pid_resolves_to_its_inode),
 		cmocka_unit_test(test_ipv4_guard_rule_matches_daddr_and_dport),
 		cmocka_unit_test(test_ipv6_guard_rule_matches_ip6_daddr_and_dport),
 		cmocka_unit_test(test_reject_rules_reset_tcp_and_prohibit_the_rest),
