@@ -1,6 +1,6 @@
 /* The SNI gate's parser: the first bytes a client sends in a tunnel,
- * judged before any of them reaches the upstream (DESIGN.md "Client
- * protocols"). Pure: bytes in, verdict out; no sockets, no logging, no
+ * judged before any of them reaches the upstream (docs/design.md "SNI
+ * gate"). Pure: bytes in, verdict out; no sockets, no logging, no
  * allocation, no copy of the handshake. */
 #ifndef EG_TLSHELLO_H
 #define EG_TLSHELLO_H
