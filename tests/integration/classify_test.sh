@@ -126,6 +126,29 @@ out=$(raw 3128 "CONNECT 198.18.0.77:18084 HTTP/1.1\r\n\r\n")
 case "$out" in *status=200*) r=0;; *) r=1;; esac
 check control_address_removed_from_guard_host_reached_again $r "$out"
 
+# More own addresses than the guard holds (1024): the set cannot be read
+# whole, so every address is refused ("own addresses unknown") until it
+# can; a truncated set would have left the addresses past the cap open.
+# The last one carries a listener.
+for i in $(seq 0 1099); do
+	echo "addr add 198.19.$((i / 250)).$((i % 250 + 1))/32 dev many0"
+done >"$T/many.batch"
+ip -n "$GD" link add many0 type veth peer name many1 && ip -n "$GD" link set many0 up &&
+    ip -n "$GD" -batch "$T/many.batch"
+start_bg "$GD" "$T/many.out" python3 "$TI/listener.py" --listen 198.19.4.100:18085 \
+    --log "$T/many.log" --ready "$T/many.ready" --name many
+wait_file "$T/many.ready" || { echo "FAIL many listener"; exit 1; }
+sleep 1
+connect_denied hostile_own_address_past_the_cap_refused '198.19.4.100:18085' many
+out=$(raw 3128 "CONNECT 198.18.1.10:80 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) r=0;; *) r=1;; esac
+check hostile_own_set_too_large_refuses_everything $r "$out"
+ip -n "$GD" link del many0
+sleep 1
+out=$(raw 3128 "CONNECT 198.18.1.10:80 HTTP/1.1\r\n\r\n")
+case "$out" in *status=200*) r=0;; *) r=1;; esac
+check control_own_set_readable_again_admits $r "$out"
+
 # Finding 7: no DNS cache (the A queries the DNS server saw per name).
 a_queries() { grep -c "^$1 A " "$T/queries.log" 2>/dev/null; }
 for _ in 1 2; do raw 3128 "CONNECT twice.example.test:80 HTTP/1.1\r\n\r\n" >/dev/null; done
