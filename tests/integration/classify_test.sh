@@ -89,6 +89,25 @@ out=$(inwl curl -sS --max-time 10 --socks5 10.77.0.1:3128 -o /dev/null -w '%{htt
 case "$out" in *rc=97*) log_empty own && tail -n1 "$T/A.log" | grep -q '"reason":"non_public_address"'; r=$?;; *) r=1;; esac
 check hostile_socks5_atyp_ipv6_mapped_own_address $r "$out $(tail -n1 "$T/A.log")"
 
+# Neighbours of the class: a zone id is never parsed, link-local stays
+# closed under ::/0, and loopback does not open through NAT64 even on the
+# guard whose 127.0.0.0/8 opens it directly.
+out=$(raw 3128 "CONNECT [fe80::1%25gi0-$$]:18083 HTTP/1.1\r\n\r\n")
+case "$out" in *status=400*reason=bad_request*) r=0;; *) r=1;; esac
+check hostile_link_local_with_zone_id_refused $r "$out"
+out=$(raw 3128 "CONNECT [fe80::1]:18083 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) r=0;; *) r=1;; esac
+check hostile_link_local_under_v6_wildcard $r "$out"
+out=$(raw 3129 "CONNECT [64:ff9b::7f00:1]:18083 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) r=0;; *) r=1;; esac
+check hostile_nat64_loopback_with_loopback_range $r "$out"
+out=$(raw 3128 "CONNECT [ff02::1]:18083 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) r=0;; *) r=1;; esac
+check hostile_multicast_under_v6_wildcard $r "$out"
+out=$(raw 3128 "CONNECT 255.255.255.255:18083 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) r=0;; *) r=1;; esac
+check hostile_limited_broadcast_under_v4_wildcard $r "$out"
+
 # Controls: the ranges are in force, and the listeners are live.
 out=$(raw 3128 "CONNECT 198.18.1.10:80 HTTP/1.1\r\n\r\n")
 case "$out" in *status=200*) r=0;; *) r=1;; esac
