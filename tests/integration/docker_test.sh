@@ -200,6 +200,10 @@ python3 /t/listener.py --listen $INET:443 --tls --cert cert.pem --key key.pem --
 wait
 EOF
 chmod -R a+rwX "$T/inet"
+# The image's own health check, run every second instead of every 15 s
+# (the test waits for it after every start).
+FAST_HEALTH="    healthcheck:
+      interval: 1s"
 INET_SVC="
   internet:
     image: $TOOLS
@@ -229,7 +233,7 @@ via() {
 }
 plane() {	# plane CMD...: egress-guardctl in a container with the control volume only
 	dk run --rm --network none --user "$PLANE_USER" --cap-drop ALL --security-opt no-new-privileges:true \
-	    --read-only -v "${PROJ}_control:/run/egress-guard" -v "$T/bundles:/bundles:ro" \
+	    --read-only -v "${PROJ}_control:/run/egress-guard:nocopy" -v "$T/bundles:/bundles:ro" \
 	    "$IMG" egress-guardctl "$@" --control /run/egress-guard/control.sock 2>&1
 }
 epoch() {	# the epoch in `status` (a few tries: a container start can be slow)
@@ -347,6 +351,7 @@ guard_checks() {
 }
 
 # ------------------------------------------------- layout (a), compose.yaml
+echo "# layout (a) at $(($(date +%s) - T0)) s"
 LAYOUT=a PROJ=egda$$ DIR=$T/a CFILE=compose.yaml GIP=172.30.0.2
 mkdir -p "$DIR"
 cp "$TOP/container/compose.yaml" "$DIR/"
@@ -365,6 +370,7 @@ services:
     environment:
       EG_DNS: "$INET:5353"
       EG_ALLOW_RANGES: 198.18.0.0/15
+$FAST_HEALTH
 $INET_SVC
     networks:
       egress:
@@ -438,6 +444,7 @@ fi
 dc down -v >/dev/null 2>&1
 
 # -------------------------------------- layout (b), compose.shared.yaml
+echo "# layout (b) at $(($(date +%s) - T0)) s"
 LAYOUT=b PROJ=egdb$$ DIR=$T/b CFILE=compose.shared.yaml GIP=127.0.0.1
 mkdir -p "$DIR"
 cp "$TOP/container/compose.shared.yaml" "$DIR/"
@@ -454,6 +461,7 @@ services:
   guard:
     environment:
       EG_ALLOW_RANGES: 198.18.0.0/15
+$FAST_HEALTH
 $INET_SVC
     networks:
       default:
@@ -508,7 +516,9 @@ dc down -v >/dev/null 2>&1
 # --network container:, the guard as uid 10001 from the start with
 # EG_NFT=skip, the workload and the plane joining it. The values are
 # pod.yaml's; the control volume is made writable for uid 10001 as a pod's
-# emptyDir is.
+# emptyDir is (and mounted `nocopy`: Docker copies the image folder's owner
+# and mode onto an empty volume at every mount otherwise).
+echo "# pod shape at $(($(date +%s) - T0)) s"
 LAYOUT=p PROJ=egdp$$ GIP=127.0.0.1 PLANE_USER=10001:10001
 : >"$T/inet/dns53.log"; : >"$T/inet/dns5353.log"
 pn() { echo "${PROJ}_$1"; }
@@ -517,19 +527,19 @@ pod_up() {
 	dk network create --internal --subnet 198.18.0.0/24 "$(pn net)" >/dev/null &&
 	dk run -d --name "$(pn internet)" --init --network "$(pn net)" --ip "$INET" \
 	    -v "$TI:/t:ro" -v "$T/inet:/inet" "$TOOLS" sh /inet/run.sh >/dev/null &&
-	dk run -d --name "$(pn pod)" --init --network "$(pn net)" --user 65535:65535 "${RO[@]}" \
+	dk run -d --name "$(pn pod)" --init --no-healthcheck --network "$(pn net)" --user 65535:65535 "${RO[@]}" \
 	    "$IMG" sleep infinity >/dev/null &&
 	dk run --rm --network "container:$(pn pod)" --cap-drop ALL --cap-add NET_ADMIN \
 	    --security-opt no-new-privileges:true --read-only \
 	    -e EG_NETNS= -e EG_GUARD_ADDR=127.0.0.1:3128 -e EG_EXEMPT_UID=10001 "$IMG" init &&
 	dk volume create "$(pn control)" >/dev/null && dk volume create "$(pn state)" >/dev/null &&
 	dk run --rm -v "$(pn control):/run/egress-guard" --entrypoint chown "$IMG" 10001:10001 /run/egress-guard &&
-	dk run -d --name "$(pn guard)" --network "container:$(pn pod)" --user 10001:10001 "${RO[@]}" \
+	dk run -d --name "$(pn guard)" --health-interval 1s --network "container:$(pn pod)" --user 10001:10001 "${RO[@]}" \
 	    -e EG_LISTEN=127.0.0.1:3128 -e EG_NFT=skip \
 	    -e EG_TRUST_KEYS=/etc/egress-guard/keys/runner.pub.pem -e EG_STATE_DIR=/var/lib/egress-guard \
 	    -e EG_CONTROL=/run/egress-guard/control.sock -e "EG_DNS=$INET:5353" \
 	    -e EG_ALLOW_RANGES=198.18.0.0/15 \
-	    -v "$(pn control):/run/egress-guard" -v "$(pn state):/var/lib/egress-guard" \
+	    -v "$(pn control):/run/egress-guard:nocopy" -v "$(pn state):/var/lib/egress-guard" \
 	    -v "$T/keys:/etc/egress-guard/keys:ro" "$IMG" >/dev/null &&
 	wait_health "$(pn guard)" &&
 	dk run -d --name "$(pn workload)" --network "container:$(pn pod)" --user 1000:1000 "${RO[@]}" \
