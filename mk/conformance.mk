@@ -6,7 +6,7 @@
 MUTANT_FLAGS_no_classify = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_CLASSIFY
 MUTANT_FLAGS_no_recheck  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_RECHECK
 
-.PHONY: conformance conformance-mutants
+.PHONY: conformance conformance-mutants conformance-mutants-nft
 # The matrix, then a receipt for this exact build, signed by a local
 # attester key made for the purpose, and the grade it earns.
 CONF = $(BUILD)/conformance
@@ -42,3 +42,10 @@ conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutan
 	$(call mutant-run,$(BUILD)/mutant-no_classify,connect_time_public_address,,no_classify)
 	$(call mutant-run,$(BUILD)/mutant-no_recheck,redirect_recheck,,no_recheck)
 	$(call mutant-run,$(BUILD),default_deny,EG_CONF_SKIP_NFT=1,skip_nft)
+
+# The table without the rules for loopback DNS/DNAT, ND scope and source
+# routing, uid exemption in the shared layout: dd-10..dd-15 must fail. A
+# whole default_deny run (about a minute on a busy machine), so not part of
+# conformance-mutants, which make test runs.
+conformance-mutants-nft: all
+	$(call mutant-run,$(BUILD),default_deny,EG_CONF_NFT_MUTANT=old_rules,nft_old_rules)
