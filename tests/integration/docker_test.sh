@@ -216,12 +216,23 @@ LAYOUT=""
 PLANE_USER=0:0	# compose: the socket is root's (the guard drops after it)
 dc() { timeout 240 docker-compose --ansi never -p "$PROJ" --project-directory "$DIR" \
     -f "$DIR/$CFILE" -f "$DIR/override.yaml" "$@"; }
+declare -A CID	# container ids by project/service: docker-compose is slow to ask
 cid() {
-	if [ "$LAYOUT" = p ]; then
-		dk inspect -f '{{.Id}}' "${PROJ}_$1" 2>/dev/null
-	else
-		dc ps -q "$1" 2>/dev/null | head -n1
+	k=$PROJ/$1
+	if [ -z "${CID[$k]:-}" ]; then
+		if [ "$LAYOUT" = p ]; then
+			CID[$k]=$(dk inspect -f '{{.Id}}' "${PROJ}_$1" 2>/dev/null)
+		else
+			CID[$k]=$(dc ps -q "$1" 2>/dev/null | head -n1)
+		fi
 	fi
+	echo "${CID[$k]}"
+}
+remember() {	# remember SERVICE...: their ids, in this shell (not a $(...))
+	for sv in "$@"; do
+		CID[$PROJ/$sv]=""
+		CID[$PROJ/$sv]=$(cid "$sv")
+	done
 }
 in_wl() { dk exec -i "$(cid workload)" "$@"; }
 probe() { in_wl python3 - --timeout 2 "$@" <"$TI/docker_probe.py" 2>&1 | tail -n1; }
@@ -388,6 +399,7 @@ t=$(date +%s)
 dc up -d >"$T/up-a.log" 2>&1
 check a_compose_up_with_docker_compose_1_29 $? "$(tail -n 5 "$T/up-a.log" | tr '\n' ' ')"
 echo "# layout (a) up in $(($(date +%s) - t)) s"
+remember workload guard sandbox-net runner
 dk inspect -f '{{.State.ExitCode}}' "$(cid runner)" >"$T/runner.rc" 2>&1
 [ "$(cat "$T/runner.rc")" = 0 ]
 check a_runner_service_pushed_current_bundle $? "$(cat "$T/runner.rc") $(dc logs runner 2>&1 | tail -n 2 | tr '\n' ' ')"
@@ -424,7 +436,7 @@ if [ -n "$(cid workload)" ]; then
 	wait_health "$h"
 	check a_restarted_holder_turns_healthy $? "$(health "$h")"
 	hp2=$(dk inspect -f '{{.State.Pid}}' "$h")
-	dk restart "$(cid workload)" >/dev/null
+	dk restart -t 1 "$(cid workload)" >/dev/null
 	wp=$(dk inspect -f '{{.State.Pid}}' "$(cid workload)")
 	[ "$(readlink "/proc/$wp/ns/net")" = "$(readlink "/proc/$hp2/ns/net")" ] && egress_nft "$wp"
 	check a_restarted_workload_joins_new_fenced_namespace $? \
@@ -441,7 +453,7 @@ if [ -n "$(cid workload)" ]; then
 
 	guard_checks a
 fi
-dc down -v >/dev/null 2>&1
+dc down -v -t 1 >/dev/null 2>&1	# the workload (sleep) ignores SIGTERM
 
 # -------------------------------------- layout (b), compose.shared.yaml
 echo "# layout (b) at $(($(date +%s) - T0)) s"
@@ -475,6 +487,7 @@ t=$(date +%s)
 dc up -d >"$T/up-b.log" 2>&1
 check b_compose_up_with_docker_compose_1_29 $? "$(tail -n 5 "$T/up-b.log" | tr '\n' ' ')"
 echo "# layout (b) up in $(($(date +%s) - t)) s"
+remember workload guard runner
 if [ -n "$(cid workload)" ]; then
 	out=$(via http://api.example.test/)
 	case "$out" in *code=200*) r=0;; *) r=1;; esac
@@ -489,12 +502,22 @@ if [ -n "$(cid workload)" ]; then
 	case "$out" in *code=403*reason=not_allowlisted*) r=0;; *) r=1;; esac
 	check b_workload_denied_name_403_with_reason $r "$out"
 	no_route b "$INET"
+	# Negative control: uid 10001 is exempt (the uid fallback of this
+	# layout: the entrypoint names no cgroup), and the same probe from the
+	# workload's container as that uid does get Docker's resolver to
+	# answer: the probes above would see an open path.
+	out=$(dk exec -i -u 10001:10001 "$(cid workload)" python3 - --timeout 2 udp_dns \
+	    127.0.0.11 53 control-b.example.test <"$TI/docker_probe.py" 2>&1)
+	sleep 1
+	case "$out" in *" ok "*) r=0;; *) r=1;; esac
+	check b_control_exempt_uid_gets_an_answer_from_docker_127_0_0_11 $r \
+	    "$out; test DNS server saw it $(dns_seen control-b) times"
 
 	# 19.15: the guard restarts into a new namespace and fences it before
 	# it serves; a restarted workload joins it fenced.
 	g=$(cid guard)
 	dk restart "$g" >/dev/null && wait_health "$g"
-	dk restart "$(cid workload)" >/dev/null
+	dk restart -t 1 "$(cid workload)" >/dev/null
 	wp=$(dk inspect -f '{{.State.Pid}}' "$(cid workload)")
 	gp=$(dk inspect -f '{{.State.Pid}}' "$g")
 	[ "$(readlink "/proc/$wp/ns/net")" = "$(readlink "/proc/$gp/ns/net")" ] &&
@@ -509,7 +532,7 @@ if [ -n "$(cid workload)" ]; then
 	GIP=127.0.0.1
 	guard_checks b
 fi
-dc down -v >/dev/null 2>&1
+dc down -v -t 1 >/dev/null 2>&1	# the workload (sleep) ignores SIGTERM
 
 # ------------------------------- the pod shape of container/k8s, plain Docker
 # A holder (the pause container), the init step joining it with
@@ -550,6 +573,7 @@ pod_up() {
 }
 pod_up >"$T/up-p.log" 2>&1
 check p_pod_shape_up_holder_init_guard_workload $? "$(tail -n 5 "$T/up-p.log" | tr '\n' ' ')"
+remember workload guard pod
 if [ -n "$(cid workload)" ]; then
 	out=$(via http://api.example.test/)
 	case "$out" in *code=200*) r=0;; *) r=1;; esac
