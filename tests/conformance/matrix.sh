@@ -194,6 +194,57 @@ for s in 3323068682:80 0xc6.0x12.1.10:80 0306.022.01.012:80 198.18.266:80 \
 	    "allow" "$(rawvia 3128 'CONNECT 198.18.1.10:80 HTTP/1.1\r\n\r\n')"
 	n=$((n + 1))
 done
+# The SNI gate (issue 14): a tunnel's first flight, then whether the
+# upstream listener got any byte. fl PORT VIA TARGET FLIGHT; VIA is
+# connect or socks5, FLIGHT one of tlsdiff/flights.py's shapes.
+fl() {
+	clear_log pub
+	inwl python3 - "$1" "$2" "$3" "$4" "$TI/tlsdiff" <<'PY' >/dev/null 2>&1
+import socket, struct, sys, time
+port, via, target, kind = sys.argv[1:5]
+sys.path.insert(0, sys.argv[5])
+import flights as f
+host, tport = target.rsplit(":", 1)
+hello = lambda name: f.record(0x16, f.Client(name).hs)
+flight = {"alert-evil": f.record(0x15, b"\x01\x5a") + hello("evil.example.test"),
+          "version-0001-evil": f.record(0x16, f.Client("evil.example.test").hs, 0x0001),
+          "sslv2": f.sslv2_hello(), "plain": b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+          "evil": hello("evil.example.test"), "good": hello("api.example.test"),
+          "nosni": hello(None)}[kind]
+s = socket.create_connection(("10.77.0.1", int(port)), timeout=5)
+if via == "connect":
+    s.sendall(b"CONNECT %s HTTP/1.1\r\n\r\n" % target.encode())
+    b = b""
+    while b"\r\n\r\n" not in b:
+        b += s.recv(4096) or sys.exit(1)
+else:
+    s.sendall(b"\x05\x01\x00"); s.recv(2)
+    s.sendall(b"\x05\x01\x00\x01" + socket.inet_aton(host) + struct.pack(">H", int(tport)))
+    s.recv(10)
+s.sendall(flight)
+s.settimeout(1)
+try:
+    while s.recv(4096):
+        pass
+except OSError:
+    pass
+PY
+	sleep 0.3
+	if grep -q '^bytes' "$T/pub.log"; then echo reached; else echo untouched; fi
+	clear_log pub
+}
+# ID|VIA|TARGET|FLIGHT|CONTROL FLIGHT|PROBE: the upstream must get no byte
+# of the flight, and a byte of the control (a good hello, or plain bytes).
+while IFS='|' read -r id v tg fx cx what; do
+	record "$id" $F "$what" untouched "$(fl 3128 "$v" "$tg" "$fx")" \
+	    reached "$(fl 3128 "$v" "$tg" "$cx")"
+done <<'C'
+edm-20|connect|api.example.test:80|alert-evil|good|tunnel opens with an alert record, then a ClientHello naming another host
+edm-21|connect|api.example.test:80|version-0001-evil|good|ClientHello naming another host in a record of version 00 01
+edm-22|connect|api.example.test:80|sslv2|plain|SSLv2-style hello as the tunnel's first bytes
+edm-23|connect|198.18.1.10:80|evil|nosni|CONNECT to an admitted IP literal, ClientHello naming a host
+edm-24|socks5|198.18.1.10:80|evil|nosni|SOCKS5 ATYP IPv4 to an admitted literal, ClientHello naming a host
+C
 fi
 
 # --------------------------------------------- connect_time_public_address
@@ -213,7 +264,6 @@ ctpa ctpa-02 mixed.example.test priv "admitted name with mixed public and privat
 ctpa ctpa-03 metadata.example.test meta "admitted name resolving to the cloud metadata address"
 ctpa ctpa-04 cgnat.example.test cgnat "admitted name resolving to CGNAT metadata 100.100.100.200"
 ctpa ctpa-05 10.99.0.5 priv "admitted private IP literal with a live listener"
-ctpa ctpa-06 mapped.example.test pub "IPv4-mapped AAAA of a public address"
 o=$(via 3128 http://nat64.example.test/ -p)
 k=$(via 3129 http://nat64.example.test/ -p)
 case "$k" in deny\ non_public_address) ;; *) k="not non_public_address";; esac
@@ -227,6 +277,63 @@ k1=$(via 3129 http://rebind.example.test/ -p); k2=$(via 3129 http://rebind.examp
 k="$k1, then $k2 $(seen priv)"
 record ctpa-08 $F "answer flips public→private between queries, TTL 0" \
     "allow, then deny non_public_address untouched" "$o" "allow, then allow reached" "$k"
+
+# Issue 14 finding 3: guard E is opened as widely as an operator can
+# (--allow-range ::/0 and 0.0.0.0/0); listeners bound ONLY on the guard
+# host (its own address 198.18.0.1, its loopback 127.0.0.1 and ::1) must
+# see nothing in any spelling. Control F: the same flags on a guard built
+# with EG_MUTANT_RANGE_FIRST (allow-ranges consulted before the table, the
+# own check within one family: the bug as reported); it reaches each one.
+# Their own resolver (198.18.0.54) serves the names these cases need.
+RF_BIN=${EG_CONF_RANGE_FIRST_BIN:-$TOP/${BUILD:-build}/mutant-range_first/egress-guard}
+ip -n "$IN" addr add 198.18.0.54/32 dev lo
+cat >"$T/zone-rf.json" <<'Z'
+{
+ "ownmapped.example.test": {"AAAA": ["::ffff:198.18.0.1"]},
+ "mapped.example.test": {"AAAA": ["::ffff:198.18.1.10"]}
+}
+Z
+start_bg "$IN" "$T/dnsd-rf.out" python3 "$TI/dnsd.py" --listen 198.18.0.54 \
+    --zone "$T/zone-rf.json" --log "$T/queries-rf.log" --ready "$T/dnsd-rf.ready"
+wait_file "$T/dnsd-rf.ready" || { echo "conformance: dns server failed"; exit 2; }
+for l in "own 198.18.0.1:18082" "lo 127.0.0.1:18083" "lo6 [::1]:18083"; do
+	set -- $l
+	start_bg "$GD" "$T/$1.out" python3 "$TI/listener.py" --listen "$2" \
+	    --log "$T/$1.log" --ready "$T/$1.ready" --name "$1"
+	wait_file "$T/$1.ready" || { echo "conformance: listener $1 failed"; exit 2; }
+done
+WIDE="--user nobody --trust-key $T/trust.pub.pem --policy $T/open.bundle --dns 198.18.0.54
+    --dns-timeout 2 --connect-timeout 2 --allow-range ::/0 --allow-range 0.0.0.0/0 $PUB_RANGES"
+start_guard_ns E 3132 $WIDE
+if [ -x "$RF_BIN" ]; then BIN=$RF_BIN start_guard_ns F 3133 $WIDE; fi
+NFT_GUARDS="$NFT_GUARDS --guard 10.77.0.1:3132 --guard 10.77.0.1:3133"
+if [ "${EG_CONF_SKIP_NFT:-0}" != 1 ]; then
+	nft_apply || { echo "conformance: nft apply failed"; exit 2; }
+fi
+wide() {	# PORT TARGET LISTENER → "allow reached" | "deny REASON untouched" | …
+	clear_log "$3"
+	o=$(rawvia "$1" "CONNECT $2 HTTP/1.1\r\n\r\n" --then "GET / HTTP/1.0\r\n\r\n")
+	sleep 0.2
+	echo "$o $(seen "$3")"
+	clear_log "$3"
+}
+n=20
+for c in "[::ffff:c612:1]:18082 own IPv4-mapped own address, --allow-range ::/0" \
+    "[::ffff:7f00:1]:18083 lo IPv4-mapped loopback, --allow-range ::/0" \
+    "ownmapped.example.test:18082 own admitted name whose AAAA is ::ffff:<own address>" \
+    "0.0.0.0:18083 lo unspecified 0.0.0.0, --allow-range 0.0.0.0/0" \
+    "127.0.0.1:18083 lo IPv4 loopback, --allow-range 0.0.0.0/0" \
+    "[::1]:18083 lo6 IPv6 loopback, --allow-range ::/0" \
+    "[::]:18083 lo6 unspecified ::, --allow-range ::/0" \
+    "mapped.example.test:80 pub IPv4-mapped AAAA of a public address"; do
+	set -- $c
+	tgt=$1 lis=$2; shift 2
+	o=$(wide 3132 "$tgt" "$lis")
+	if [ -x "$RF_BIN" ]; then k=$(wide 3133 "$tgt" "$lis"); else k="no control guard ($RF_BIN)"; fi
+	record "ctpa-$n" $F "CONNECT $tgt: $*" "deny non_public_address untouched" "$o" \
+	    "allow reached" "$k"
+	n=$((n + 1))
+done
 fi
 
 # ------------------------------------------------------- redirect_recheck
