@@ -352,7 +352,7 @@ e=$(active_epoch | cut -d' ' -f1)
 [ "$e" = 21 ] && grep -q '"event":"reload_refused".*stale_epoch' "$T/P.log"
 check hostile_sighup_with_stale_bundle_refused $? "$e"
 kill -TERM "$PID_P"; wait "$PID_P" 2>/dev/null
-ingd "$BIN" run --listen 10.77.0.1:3199 --control "$T/Q.sock" --policy "$T/b9.json" \
+ingd "$BIN" run --listen 10.77.0.1:3199 --control "$T/Q.sock" --no-state --policy "$T/b9.json" \
     --trust-key "$T/keys/other.pub.pem" >"$T/Q.out" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -qi "key" "$T/Q.out"
