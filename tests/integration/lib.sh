@@ -126,7 +126,10 @@ start_guard() {
 	n0=$(cat "$T/$name.log" 2>/dev/null | grep -c '"event":"policy"')
 	# No --state-dir: --no-state, never the host's /var/lib/egress-guard
 	# (tests that keep a floor name their own folder).
-	case " $* " in *" --state-dir "*|*" --no-state "*) ;; *) set -- "$@" --no-state;; esac
+	# EG_DEFAULT_STATE=1: neither (the default folder, under a wrapper
+	# that puts a folder of the test's over /var/lib).
+	case " $* " in *" --state-dir "*|*" --no-state "*) ;;
+	*) [ -n "${EG_DEFAULT_STATE:-}" ] || set -- "$@" --no-state;; esac
 	# EG_WRAP: a command the guard runs under, e.g. valgrind (make valgrind).
 	# shellcheck disable=SC2086
 	start_bg "$GD" "$T/$name.out" ${EG_WRAP:-} "$BIN" run --listen "10.77.0.1:$port" \
