@@ -421,8 +421,9 @@ enum plane_verdict
 plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 {
 	struct plane_check *c;
-	char *buf;
+	char *buf, why[512];
 	size_t len = 0;
+	int fd;
 
 	*out = NULL;
 	if (pl->policy_path == NULL) {
@@ -433,7 +434,16 @@ plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 		snprintf(err, errlen, "a pushed bundle is being checked");
 		return PLANE_BUSY;
 	}
-	if ((buf = file_read(pl->policy_path, POLICY_MAX_BYTES, 0, &len, err, errlen)) == NULL)
+	/* An unsigned compiled policy is taken on the file's word: the file
+	 * and its folders get the state folder's rules. */
+	if ((fd = safepath_open_path(pl->policy_path, pl->owner, why,
+	    sizeof(why))) == -1) {
+		snprintf(err, errlen, "--policy: %s", why);
+		return PLANE_MALFORMED;
+	}
+	buf = file_read_fd(fd, pl->policy_path, POLICY_MAX_BYTES, 0, &len, err, errlen);
+	close(fd);
+	if (buf == NULL)
 		return PLANE_MALFORMED;
 	if ((c = check_new(pl, pl->policy_path)) == NULL) {
 		free(buf);

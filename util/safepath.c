@@ -170,3 +170,28 @@ bad:
 	close(fd);
 	return -1;
 }
+
+int
+safepath_open_path(const char *path, uid_t uid, char *err, size_t errlen)
+{
+	char *real, *slash;
+	int dfd = -1, fd = -1;
+
+	if ((real = realpath(path, NULL)) == NULL) {
+		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	slash = strrchr(real, '/');
+	*slash = '\0';
+	if ((dfd = safepath_open_dir(slash == real ? "/" : real, uid, err,
+	    errlen)) != -1) {
+		fd = safepath_open_file(dfd, real, slash + 1, uid, err, errlen);
+		if (fd == -2) {
+			errbuf_set(err, errlen, "%s: %s", path, strerror(ENOENT));
+			fd = -1;
+		}
+		close(dfd);
+	}
+	free(real);
+	return fd;
+}

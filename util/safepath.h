@@ -29,4 +29,10 @@ int safepath_check_dir(int dirfd, const char *path, uid_t uid, char *err,
 int safepath_open_file(int dirfd, const char *path, const char *name, uid_t uid,
     char *err, size_t errlen);
 
+/* Opens the file at path for reading (a link is followed: its target is
+ * what is checked), with the same rules as safepath_open_file, and the
+ * folder holding the target and every folder above it as
+ * safepath_open_dir checks them. Returns the descriptor or -1 with err. */
+int safepath_open_path(const char *path, uid_t uid, char *err, size_t errlen);
+
 #endif

@@ -621,6 +621,23 @@ test_rotated_key_keeps_floor_denies_until_trusted_bundle(void **state)
 	free(n5x);
 }
 
+/* An unsigned --policy file is taken on its word: one that others could
+ * write is refused at SIGHUP (and at start), the same file 0644 is not. */
+static void
+test_hostile_policy_file_writable_by_others_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct policy *p = NULL;
+	char err[512];
+
+	assert_int_equal(chmod(f->policy_file, 0646), 0);
+	assert_int_equal(plane_reload(f->pl, &p, err, sizeof(err)), PLANE_MALFORMED);
+	assert_null(p);
+	assert_non_null(strstr(err, "writable by anyone"));
+	assert_int_equal(chmod(f->policy_file, 0644), 0);
+	assert_int_equal(plane_reload(f->pl, &p, err, sizeof(err)), PLANE_SAME);
+}
+
 static void
 test_unavailable_is_a_503(void **state)
 {
@@ -676,6 +693,9 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_rotated_key_keeps_floor_denies_until_trusted_bundle, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_policy_file_writable_by_others_refused, setup,
 		    teardown),
 		cmocka_unit_test(test_unavailable_is_a_503),
 	};
