@@ -126,6 +126,20 @@ plane_new(const struct config *cfg, uid_t owner, char *err, size_t errlen)
 	pl->policy_path = cfg->policy_path;
 	pl->floor.epoch = -1;
 	for (i = 0; i < cfg->ntrust_keys; i++) {
+		char why[512];
+		int fd;
+
+		/* Whoever can write a trust key can sign any policy: the key
+		 * file and its folders get the state folder's rules. Once
+		 * they pass, no one else can change the file before it is
+		 * read. */
+		if ((fd = safepath_open_path(cfg->trust_keys[i], owner, why,
+		    sizeof(why))) == -1) {
+			snprintf(err, errlen, "--trust-key: %s", why);
+			plane_free(pl);
+			return NULL;
+		}
+		close(fd);
 		if (bundle_keyring_add_file(pl->kr, cfg->trust_keys[i], err, errlen) == -1) {
 			plane_free(pl);
 			return NULL;

@@ -69,7 +69,11 @@ setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/tmp/eg-plane-test-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
-	snprintf(f->pub, sizeof(f->pub), "%s/k.pub.pem", f->dir);
+	/* Keys in a folder of their own: a key's folder may not be
+	 * writable by others even if sticky, f->dir will be. */
+	snprintf(f->pub, sizeof(f->pub), "%s/keys", f->dir);
+	assert_int_equal(mkdir(f->pub, 0755), 0);
+	snprintf(f->pub, sizeof(f->pub), "%s/keys/k.pub.pem", f->dir);
 	snprintf(f->policy_file, sizeof(f->policy_file), "%s/live.json", f->dir);
 	assert_int_equal(mkdir(f->state, 0700), 0);
 	f->key = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
@@ -125,6 +129,8 @@ teardown(void **state)
 	(void)unlink(path);
 	(void)rmdir(f->state);
 	(void)unlink(f->pub);
+	snprintf(path, sizeof(path), "%s/keys", f->dir);
+	(void)rmdir(path);
 	(void)unlink(f->policy_file);
 	(void)rmdir(f->dir);
 	free(f);
@@ -425,8 +431,9 @@ restart(struct fixture *f, const char *pub, struct plane **pl,
 	cfg.trust_keys[0] = pub;
 	cfg.ntrust_keys = 1;
 	*out = NULL;
-	*pl = plane_new(&cfg, geteuid(), err, errlen);
-	assert_non_null(*pl);
+	/* NULL (plane_free takes it) when a key file is refused. */
+	if ((*pl = plane_new(&cfg, geteuid(), err, errlen)) == NULL)
+		return -1;
 	return plane_start(*pl, out, warn, sizeof(warn), err, errlen);
 }
 
@@ -491,8 +498,10 @@ test_hostile_folder_above_writable_by_others_refused_unless_sticky(void **state)
 
 	assert_int_equal(chmod(f->dir, 0777), 0);
 	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), -1);
+	/* The key file's folder or the state folder's parent: either way
+	 * f->dir is named. */
 	assert_non_null(strstr(err, f->dir));
-	assert_non_null(strstr(err, "unless sticky"));
+	assert_non_null(strstr(err, "writable by anyone"));
 	plane_free(pl);
 	assert_int_equal(chmod(f->dir, 01777), 0);
 	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), 0);
@@ -598,7 +607,7 @@ test_rotated_key_keeps_floor_denies_until_trusted_bundle(void **state)
 	FILE *fp;
 
 	assert_int_equal(push(f, b5), PLANE_OK);
-	snprintf(newpub, sizeof(newpub), "%s/new.pub.pem", f->dir);
+	snprintf(newpub, sizeof(newpub), "%s/keys/new.pub.pem", f->dir);
 	assert_non_null(fp = fopen(newpub, "w"));
 	assert_int_equal(PEM_write_PUBKEY(fp, f->other), 1);
 	assert_int_equal(fclose(fp), 0);
@@ -636,6 +645,23 @@ test_hostile_policy_file_writable_by_others_refused(void **state)
 	assert_non_null(strstr(err, "writable by anyone"));
 	assert_int_equal(chmod(f->policy_file, 0644), 0);
 	assert_int_equal(plane_reload(f->pl, &p, err, sizeof(err)), PLANE_SAME);
+}
+
+/* Whoever can write a trust key can sign any policy. */
+static void
+test_hostile_trust_key_writable_by_others_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct plane *pl;
+	char err[512];
+
+	assert_int_equal(chmod(f->pub, 0664), 0);
+	assert_null(pl = plane_new(&f->cfg, geteuid(), err, sizeof(err)));
+	assert_non_null(strstr(err, "writable by its group"));
+	/* Control: the same key file 0644. */
+	assert_int_equal(chmod(f->pub, 0644), 0);
+	assert_non_null(pl = plane_new(&f->cfg, geteuid(), err, sizeof(err)));
+	plane_free(pl);
 }
 
 static void
@@ -696,6 +722,9 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_hostile_policy_file_writable_by_others_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_trust_key_writable_by_others_refused, setup,
 		    teardown),
 		cmocka_unit_test(test_unavailable_is_a_503),
 	};
