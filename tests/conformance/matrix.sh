@@ -104,6 +104,8 @@ bundle open 10 unrestricted
 PUB_RANGES="--allow-range 198.18.0.0/15 --allow-range 2001:2::/48"
 start_guard_ns() {	# NAME PORT ARGS...: like lib's start_guard, own control path
 	name=$1 port=$2; shift 2
+	# Only A keeps a floor (its own folder); never the host's default.
+	case " $* " in *" --state-dir "*) ;; *) set -- "$@" --no-state;; esac
 	start_bg "$GD" "$T/$name.out" "$BIN" run --listen "10.77.0.1:$port" \
 	    --log-file "$T/$name.log" --control "$T/run/$name.sock" "$@"
 	eval "PID_$name=$LASTPID"

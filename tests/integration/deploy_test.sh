@@ -407,7 +407,7 @@ out=$(ingd "$BIN" run --listen 10.77.0.1:3132 --control "$T/st3.sock" --trust-ke
 check state_dir_of_third_user_refused $? "rc=$rc $out"
 # Unprivileged from the start (systemd DynamicUser, runAsUser) with a
 # folder it cannot write: a clear refusal at start, not a 500 at push time.
-mkdir -m 0755 "$T/st4"; mkdir -m 0777 "$T/st4c"
+mkdir -m 0755 "$T/st4"; mkdir -m 0700 "$T/st4c"; chown 65534 "$T/st4c"
 out=$(ingd setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" run --listen \
     10.77.0.1:3133 --control "$T/st4c/x.sock" --trust-key "$T/keys/a.pub.pem" --state-dir "$T/st4" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "state-dir $T/st4: not writable by uid 65534" <<<"$out"
@@ -657,7 +657,7 @@ if command -v systemd-analyze >/dev/null; then
 	# Every system call the guard makes while serving is inside the unit's
 	# filter (@system-service minus @privileged and @resources).
 	if command -v strace >/dev/null; then
-		mkdir -m 0777 "$T/sc"
+		mkdir -m 0700 "$T/sc"; chown 65534 "$T/sc"
 		start_bg "$GD" "$T/sc.out" setpriv --reuid=65534 --regid=65534 --clear-groups \
 		    strace -f -qq -o "$T/sc/trace" "$BIN" run --listen 10.77.0.1:3134 \
 		    --control "$T/sc/control.sock" --state-dir "$T/sc" --trust-key "$T/keys/a.pub.pem" \
