@@ -204,14 +204,19 @@ step(struct chunked *c, unsigned char ch)
 	return -1;
 }
 
-long
-chunked_feed(struct chunked *c, const char *b, size_t len, int *done)
+/* chunked_feed, and chunked_decode when data is non-NULL: that one stops
+ * after the first run of chunk data and reports where it lies. */
+static long
+feed(struct chunked *c, const char *b, size_t len, int *done, size_t *data_off,
+    size_t *data_len)
 {
 	const unsigned char *p = (const unsigned char *)b;
 	size_t i = 0, k;
 
 	if (done != NULL)
 		*done = 0;
+	if (data_len != NULL)
+		*data_off = *data_len = 0;
 	if (c == NULL || done == NULL || (b == NULL && len > 0))
 		return -1;
 	if (c->state == S_ERROR)
@@ -227,10 +232,16 @@ chunked_feed(struct chunked *c, const char *b, size_t len, int *done)
 			k = len - i;
 			if ((uint64_t)k > c->left)
 				k = (size_t)c->left;
+			if (data_len != NULL) {
+				*data_off = i;
+				*data_len = k;
+			}
 			i += k;
 			c->left -= k;
 			if (c->left == 0)
 				c->state = S_DATA_CR;
+			if (data_len != NULL)
+				break;
 			continue;
 		}
 		if (step(c, p[i]) == -1) {
@@ -244,6 +255,24 @@ chunked_feed(struct chunked *c, const char *b, size_t len, int *done)
 		}
 	}
 	return (long)i;
+}
+
+long
+chunked_feed(struct chunked *c, const char *b, size_t len, int *done)
+{
+	return feed(c, b, len, done, NULL, NULL);
+}
+
+long
+chunked_decode(struct chunked *c, const char *b, size_t len, int *done,
+    size_t *data_off, size_t *data_len)
+{
+	if (data_off == NULL || data_len == NULL) {
+		if (done != NULL)
+			*done = 0;
+		return -1;
+	}
+	return feed(c, b, len, done, data_off, data_len);
 }
 
 static int

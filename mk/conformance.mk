@@ -5,6 +5,7 @@
 
 MUTANT_FLAGS_no_classify = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_CLASSIFY
 MUTANT_FLAGS_no_recheck  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_RECHECK
+MUTANT_FLAGS_early_body  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_EARLY_BODY
 
 .PHONY: conformance conformance-mutants
 # The matrix, then a receipt for this exact build, signed by a local
@@ -42,3 +43,5 @@ conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutan
 	$(call mutant-run,$(BUILD)/mutant-no_classify,connect_time_public_address,,no_classify)
 	$(call mutant-run,$(BUILD)/mutant-no_recheck,redirect_recheck,,no_recheck)
 	$(call mutant-run,$(BUILD),default_deny,EG_CONF_SKIP_NFT=1,skip_nft)
+	$(call mutant-run,$(BUILD)/mutant-early_body,redirect_recheck,,early_body)
+conformance-mutants: $(BUILD)/mutant-early_body/egress-guard
