@@ -503,9 +503,21 @@ http_exchange_done(struct proxy_conn *c, const char *reason)
 static void
 http_abort(struct proxy_conn *c, enum reason r, const char *why)
 {
+	static const struct linger reset = { 1, 0 };
+
 	if (!c->resp_started)
 		answer_http(c, r);
 	log_exchange_close(c, why != NULL ? why : reason_name(r), c->up, c->down);
+	/* A body the client reads until the close (close-delimited, or
+	 * de-chunked for HTTP/1.0) would look complete after a FIN: cut
+	 * short, it ends with a reset. c is gone after this. */
+	if (c->resp == RESP_BODY && (c->resp_kind == HTTP_BODY_CLOSE ||
+	    (c->client10 && c->resp_kind == HTTP_BODY_CHUNKED))) {
+		(void)setsockopt(bufferevent_getfd(c->cbev), SOL_SOCKET, SO_LINGER,
+		    &reset, sizeof(reset));
+		conn_free(c);
+		return;
+	}
 	finish(c);
 }
 

@@ -10,6 +10,7 @@
         /chunked     200, Transfer-Encoding: chunked, body "hello, world"
                      (with a chunk extension and a trailer)
         /early100    a 100 Continue, then 200
+        /chunked-cut 200, chunked, closed in the middle of a chunk
         /te-gzip     200, Transfer-Encoding: gzip, close-delimited
         /extra       200 "ok", then an unasked "HTTP/1.1 200 ... EVIL" in
                      the same write
@@ -127,6 +128,10 @@ def serve_conn(sock, path, idx):
             elif target == "/early100":
                 sock.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
                 sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n" + conn + b"\r\nfinal")
+            elif target == "/chunked-cut":
+                sock.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             b"5\r\nhello\r\n10\r\nabc")
+                return	# the close (FIN) cuts the body short
             elif target == "/te-gzip":
                 sock.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nnot-gzip")
                 return
@@ -592,6 +597,25 @@ def _(a, up, o):
     if st != 200 or "transfer-encoding" in hdrs or hdrs.get("connection") != "close" or \
             "content-length" in hdrs or body != b"hello, world":
         raise Fail("HTTP/1.0 client got %d %r %r" % (st, hdrs, body))
+
+
+@origins("hostile_http10_client_truncated_chunked_body_ends_in_reset")
+def _(a, up, o):
+    # De-chunked, the body is delimited by the close: cut short upstream,
+    # it must not end in a clean close the client takes for the end.
+    c = Client(a.proxy)
+    c.send(b"GET http://%s/chunked-cut HTTP/1.0\r\nHost: %s\r\n\r\n" % (o.encode(), o.encode()))
+    got = b""
+    try:
+        for _ in range(1000):
+            d = c.s.recv(65536)
+            if not d:
+                raise Fail("clean close after %r: the cut looks like the end" % got)
+            got += d
+    except ConnectionResetError:
+        return
+    except socket.timeout:
+        raise Fail("neither closed nor reset after %r" % got)
 
 
 @case("control_http11_client_gets_chunked_verbatim")
