@@ -21,6 +21,8 @@ struct chunked {
 	size_t		line;		/* bytes of the current chunk-size line */
 	size_t		trailer;	/* bytes of the trailer section */
 	unsigned int	nfields;	/* trailer fields */
+	char		tname[20];	/* a trailer field's name, lower case, cut */
+	size_t		tname_len;	/* its whole length */
 };
 
 void chunked_init(struct chunked *c);
@@ -37,7 +39,12 @@ void chunked_init(struct chunked *c);
  *   line ends    CRLF only: bare LF, CR without LF, NUL and other control
  *                bytes are refused; chunk data is followed by exactly CRLF
  *   trailer      token ":" OWS value OWS CRLF (value: VCHAR, SP, HTAB),
- *                no obs-fold, at most CHUNKED_MAX_TRAILERS fields
+ *                no obs-fold, at most CHUNKED_MAX_TRAILERS fields, none
+ *                named for framing, routing or one hop (Content-Length,
+ *                Transfer-Encoding, Host, Connection, Keep-Alive, TE,
+ *                Trailer, Upgrade, Proxy-*): the body is forwarded
+ *                verbatim, and a peer that merges trailers into the
+ *                header section would act on them
  * Feeding the body in any split gives the same total as one call. */
 long chunked_feed(struct chunked *c, const char *b, size_t len, int *done);
 

@@ -534,6 +534,32 @@ for _sname in SMUGGLE:
             lambda a, up, o, s=_sname, p=_pipe: refused(a, up, o, SMUGGLE[s](o), p))
 
 
+@origins("hostile_proxy_authorization_in_chunked_trailer_refused")
+def _(a, up, o):
+    # The chunked body goes upstream verbatim: a Proxy-* (or framing)
+    # field in its trailer section would arrive there.
+    k = conn0(up)
+    r1 = req("GET", o, "/1")
+    r2 = req("POST", o, "/2", [H("Transfer-Encoding", "chunked")],
+             chunked(b"hello", trailer=b"Proxy-Authorization: Basic " + SECRET + b"\r\n"))
+    c = Client(a.proxy)
+    c.send(r1[0])
+    c.ok(expect_body(k, 1, "GET", 0))
+    c.send(r2[0])
+    st, _, _ = c.response()
+    if st != 400:
+        raise Fail("answered %d, wanted 400" % st)
+    if not c.closed():
+        raise Fail("connection left open after the refusal")
+    # The refusal comes while the body is read: the head went first
+    # unless the whole request came in one read (then nothing did).
+    head2 = r2[1][:r2[1].index(b"\r\n\r\n") + 4]
+    try:
+        up.expect([r1[1]])
+    except Fail:
+        up.expect([r1[1] + head2], settle=0)
+
+
 @origins("hostile_body_overflow_is_the_next_request_rechecked")
 def _(a, up, o):
     k = conn0(up)

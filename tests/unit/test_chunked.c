@@ -453,6 +453,29 @@ test_refuses_bad_bytes_in_trailer(void **state)
 	REFUSED("0\r\nX-A: 1\r\n\n");
 }
 
+/* A trailer is forwarded verbatim: one named for framing, routing or a
+ * hop (Proxy-Authorization above all) would reach the upstream, and one
+ * that merges trailers into the header section would act on it. */
+static void
+test_refuses_hop_by_hop_and_framing_trailer_fields(void **state)
+{
+	(void)state;
+	REFUSED("5\r\nhello\r\n0\r\nProxy-Authorization: Basic c2VjcmV0\r\n\r\n");
+	REFUSED("0\r\nX-A: 1\r\nproxy-connection: keep-alive\r\n\r\n");
+	REFUSED("0\r\nPROXY-A-field-name-longer-than-the-kept-prefix: v\r\n\r\n");
+	REFUSED("0\r\nContent-Length: 5\r\n\r\n");
+	REFUSED("0\r\nTransfer-Encoding: chunked\r\n\r\n");
+	REFUSED("0\r\nHost: evil.test\r\n\r\n");
+	REFUSED("0\r\nConnection: close\r\n\r\n");
+	REFUSED("0\r\nKeep-Alive: 1\r\n\r\n");
+	REFUSED("0\r\nTE: trailers\r\n\r\n");
+	REFUSED("0\r\nTrailer: x\r\n\r\n");
+	REFUSED("0\r\nUpgrade: h2c\r\n\r\n");
+	/* Controls: names that only begin or end like one pass. */
+	BODY("0\r\nHostname: x\r\nTe-X: 1\r\nX-Proxy-A: 1\r\nProxy: 1\r\n"
+	    "Content-Length-X: 1\r\nContent-Lengt: 1\r\n\r\n");
+}
+
 static void
 test_refuses_more_than_100_trailer_fields(void **state)
 {
@@ -816,6 +839,7 @@ main(void)
 		cmocka_unit_test(test_refuses_trailer_obs_fold),
 		cmocka_unit_test(test_refuses_trailer_without_colon),
 		cmocka_unit_test(test_refuses_bad_bytes_in_trailer),
+		cmocka_unit_test(test_refuses_hop_by_hop_and_framing_trailer_fields),
 		cmocka_unit_test(test_refuses_more_than_100_trailer_fields),
 		cmocka_unit_test(test_refuses_trailer_section_over_16k),
 		cmocka_unit_test(test_te_plain_chunked),
