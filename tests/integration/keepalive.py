@@ -25,13 +25,15 @@
       the control that sends straight to it (not through the guard).
 
 Origins of the cases: L = 198.18.1.10:8080 (admitted IP literal), N =
-api.example.test:8080 (admitted name, same address), L2 = 198.18.1.10:8081
+api.example.test:8080 (admitted name, same address), L6 =
+[2001:2:0:1::10]:8080 (admitted IPv6 literal), L2 = 198.18.1.10:8081
 (another recorder), E = 198.18.1.10:7 (an echo listener, for CONNECT).
 """
 import argparse, os, re, signal, socket, sys, threading, time
 
 L, N, L2, N2 = "198.18.1.10:8080", "api.example.test:8080", "198.18.1.10:8081", \
     "api2.example.test:8080"
+L6 = "[2001:2:0:1::10]:8080"
 SECRET = b"c2VjcmV0"   # base64 "secret": must never reach an upstream
 EVIL = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nEVIL"
 TIMEOUT = 4
@@ -167,7 +169,8 @@ def serve_conn(sock, path, idx):
 
 def serve(a):
     host, _, port = a.listen.rpartition(":")
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    host = host.strip("[]")
+    srv = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind((host, int(port)))
     srv.listen(64)
@@ -366,20 +369,21 @@ def case(name):
 def origins(prefix):
     """Registers a case once per origin kind: literal and name."""
     def reg(fn):
-        for tag, o in (("literal", L), ("name", N)):
+        for tag, o in (("literal", L), ("name", N), ("literal6", L6)):
             CASES.append(("%s_%s" % (prefix, tag), lambda a, up, o=o, fn=fn: fn(a, up, o)))
         return fn
     return reg
 
 
-def conn0(up):
-    """The index of the next connection of recorder r8080."""
-    return sum(1 for n in up.before if n.startswith("r8080-") and n.endswith(".bin"))
+def conn0(up, o=L):
+    """The index of the next connection of the recorder serving o."""
+    rec = "r6-" if o == L6 else "r8080-"
+    return sum(1 for n in up.before if n.startswith(rec) and n.endswith(".bin"))
 
 
 @origins("hostile_keepalive_second_and_third_bodies_exact_no_proxy_auth")
 def _(a, up, o):
-    k = conn0(up)
+    k = conn0(up, o)
     long = b"L" * 700
     r = [req("GET", o, "/first"),
          req("POST", o, "/second", [PA, H("Content-Length", "5")], b"hello"),
@@ -393,7 +397,7 @@ def _(a, up, o):
 
 @origins("hostile_keepalive_chunked_bodies_exact")
 def _(a, up, o):
-    k = conn0(up)
+    k = conn0(up, o)
     b2 = chunked(b"hello", b" chunked", trailer=b"X-T: 1\r\n")
     b3 = b"4;ext=\"q\"\r\nwxyz\r\n0\r\n\r\n"
     r = [req("GET", o, "/"),
@@ -416,7 +420,7 @@ def _(a, up, o):
 
 @origins("keepalive_expect_100_continue_bodies_exact")
 def _(a, up, o):
-    k = conn0(up)
+    k = conn0(up, o)
     r = [req("GET", o, "/"),
          req("POST", o, "/e2", [PA, H("Expect", "100-continue"), H("Content-Length", "11")],
              b"hello world"),
@@ -441,7 +445,7 @@ def _(a, up, o):
 
 @origins("keepalive_zero_length_and_head_bodies")
 def _(a, up, o):
-    k = conn0(up)
+    k = conn0(up, o)
     r = [req("GET", o, "/"),
          req("POST", o, "/z", [PA, H("Content-Length", "0")]),
          req("POST", o, "/c0", [H("Transfer-Encoding", "chunked")], b"0\r\n\r\n"),
@@ -459,7 +463,7 @@ def _(a, up, o):
 
 @origins("hostile_pipelined_in_one_write_bodies_exact")
 def _(a, up, o):
-    k = conn0(up)
+    k = conn0(up, o)
     r = [req("GET", o, "/1", [PA]),
          req("POST", o, "/2", [PA, H("Content-Length", "5")], b"hello"),
          req("POST", o, "/3", [PA, H("Transfer-Encoding", "chunked")], chunked(b"abc", b"de")),
@@ -474,7 +478,7 @@ def _(a, up, o):
 
 @origins("hostile_hop_by_hop_stripped_on_every_request")
 def _(a, up, o):
-    k = conn0(up)
+    k = conn0(up, o)
     hop = [PA, PC, H("Connection", "keep-alive, X-Secret", True), H("X-Secret", "leaked", True),
            H("Keep-Alive", "timeout=5", True), H("TE", "trailers", True),
            H("Proxy-Authenticate", "x", True), H("X-Keep", "yes")]
@@ -489,7 +493,7 @@ def _(a, up, o):
 def refused(a, up, o, bad, name_pipelined):
     """GET, GET, then a request the guard must refuse (400, close): the
     upstream sees the first two and nothing of the third."""
-    k = conn0(up)
+    k = conn0(up, o)
     r = [req("GET", o, "/1"), req("GET", o, "/2")]
     c = Client(a.proxy)
     if name_pipelined:
@@ -538,7 +542,7 @@ for _sname in SMUGGLE:
 def _(a, up, o):
     # The chunked body goes upstream verbatim: a Proxy-* (or framing)
     # field in its trailer section would arrive there.
-    k = conn0(up)
+    k = conn0(up, o)
     r1 = req("GET", o, "/1")
     r2 = req("POST", o, "/2", [H("Transfer-Encoding", "chunked")],
              chunked(b"hello", trailer=b"Proxy-Authorization: Basic " + SECRET + b"\r\n"))
@@ -562,7 +566,7 @@ def _(a, up, o):
 
 @origins("hostile_body_overflow_is_the_next_request_rechecked")
 def _(a, up, o):
-    k = conn0(up)
+    k = conn0(up, o)
     r = req("POST", o, "/1", [H("Content-Length", "5")], b"hello")
     nxt = req("GET", "other.example.test:8080", "/evil")[0]
     c = Client(a.proxy)
@@ -668,7 +672,7 @@ def _(a, up):
 
 
 def extra(a, up, o, path, pipelined):
-    k = conn0(up)
+    k = conn0(up, o)
     r = [req("GET", o, path), req("POST", o, "/2", [H("Content-Length", "2")], b"hi")]
     c = Client(a.proxy)
     c.send(r[0][0] + (r[1][0] if pipelined else b""))

@@ -23,19 +23,20 @@ cat >"$T/policy.json" <<'P'
 {"schema": "egress-guard.policy.v1", "mode": "allowlist", "epoch": 1, "allow": [
  {"host": "198.18.1.10", "port": 8080}, {"host": "198.18.1.10", "port": 8081},
  {"host": "api.example.test", "port": 8080}, {"host": "api2.example.test", "port": 8080},
- {"host": "198.18.1.10", "port": 7}]}
+ {"host": "198.18.1.10", "port": 7}, {"host": "2001:2:0:1::10", "port": 8080}]}
 P
 start_dns "$T/zone.json" || { echo "FAIL dns server"; exit 1; }
 mkdir -p "$T/rec"
 chmod 0777 "$T/rec"
-for p in 8080 8081; do
-	start_bg "$IN" "$T/r$p.out" python3 "$TI/keepalive.py" serve --listen "198.18.1.10:$p" \
-	    --dir "$T/rec" --name "r$p" --ready "$T/r$p.ready"
-	wait_file "$T/r$p.ready" || { echo "FAIL recorder $p"; cat "$T/r$p.out"; exit 1; }
+for r in "r8080 198.18.1.10:8080" "r8081 198.18.1.10:8081" "r6 [2001:2:0:1::10]:8080"; do
+	set -- $r
+	start_bg "$IN" "$T/$1.out" python3 "$TI/keepalive.py" serve --listen "$2" \
+	    --dir "$T/rec" --name "$1" --ready "$T/$1.ready"
+	wait_file "$T/$1.ready" || { echo "FAIL recorder $1"; cat "$T/$1.out"; exit 1; }
 done
 start_listener echo 198.18.1.10:7 --raw || { echo "FAIL echo listener"; exit 1; }
 start_guard A 3128 --policy "$T/policy.json" --dns 198.18.0.53 --dns-timeout 2 \
-    --connect-timeout 2 --allow-range 198.18.0.0/15 || exit 1
+    --connect-timeout 2 --allow-range 198.18.0.0/15 --allow-range 2001:2::/48 || exit 1
 
 # The cases print PASS/FAIL lines of their own; count them here.
 run_cases() {
