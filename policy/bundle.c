@@ -1,4 +1,4 @@
-/* Signed policy bundles (DESIGN.md "Signed bundle"): the verifier side.
+/* Signed policy bundles (docs/design.md "Signed bundle"): the verifier side.
  *
  * A bundle is refused unless every byte of it is either fixed by the
  * format (schema, the four key names, canonical base64) or covered by the
