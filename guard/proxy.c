@@ -500,17 +500,14 @@ http_exchange_done(struct proxy_conn *c, const char *reason)
 /* A failure after the request was admitted (its allow decision is
  * logged): answer with r if no response byte went out yet, log the close
  * (reason: why, or r's name), and close. */
+/* Ends an exchange before its end. A body the client reads until the
+ * close (close-delimited, or de-chunked for HTTP/1.0) would look complete
+ * after a FIN: cut short, it ends with a reset. c may be gone after this. */
 static void
-http_abort(struct proxy_conn *c, enum reason r, const char *why)
+http_cut(struct proxy_conn *c)
 {
 	static const struct linger reset = { 1, 0 };
 
-	if (!c->resp_started)
-		answer_http(c, r);
-	log_exchange_close(c, why != NULL ? why : reason_name(r), c->up, c->down);
-	/* A body the client reads until the close (close-delimited, or
-	 * de-chunked for HTTP/1.0) would look complete after a FIN: cut
-	 * short, it ends with a reset. c is gone after this. */
 	if (c->resp == RESP_BODY && (c->resp_kind == HTTP_BODY_CLOSE ||
 	    (c->client10 && c->resp_kind == HTTP_BODY_CHUNKED))) {
 		(void)setsockopt(bufferevent_getfd(c->cbev), SOL_SOCKET, SO_LINGER,
@@ -519,6 +516,15 @@ http_abort(struct proxy_conn *c, enum reason r, const char *why)
 		return;
 	}
 	finish(c);
+}
+
+static void
+http_abort(struct proxy_conn *c, enum reason r, const char *why)
+{
+	if (!c->resp_started)
+		answer_http(c, r);
+	log_exchange_close(c, why != NULL ? why : reason_name(r), c->up, c->down);
+	http_cut(c);
 }
 
 /* Client → upstream: the request body, framed exactly. Bytes after it
@@ -1348,7 +1354,7 @@ proxy_revoke(struct guard *g, const struct policy *p)
 			relay_done(c, "revoked");
 		} else if (c->state == ST_HTTP) {
 			log_exchange_close(c, "revoked", c->up, c->down);
-			finish(c);
+			http_cut(c);
 		} else {
 			proxy_deny(c, REASON_REVOKED, "policy changed");
 		}

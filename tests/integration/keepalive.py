@@ -11,6 +11,7 @@
                      (with a chunk extension and a trailer)
         /early100    a 100 Continue, then 200
         /chunked-cut 200, chunked, closed in the middle of a chunk
+        /slow-chunked 200, chunked: "hello", then the last chunk 3 s later
         /te-gzip     200, Transfer-Encoding: gzip, close-delimited
         /extra       200 "ok", then an unasked "HTTP/1.1 200 ... EVIL" in
                      the same write
@@ -134,6 +135,11 @@ def serve_conn(sock, path, idx):
                 sock.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
                              b"5\r\nhello\r\n10\r\nabc")
                 return	# the close (FIN) cuts the body short
+            elif target == "/slow-chunked":
+                sock.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                             b"5\r\nhello\r\n")
+                time.sleep(3)
+                sock.sendall(b"0\r\n\r\n")
             elif target == "/te-gzip":
                 sock.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nnot-gzip")
                 return
@@ -691,6 +697,44 @@ origins("hostile_upstream_late_extra_bytes_not_the_next_answer")(
     lambda a, up, o: extra(a, up, o, "/extra-late", 0))
 
 
+@case("hostile_http10_client_revoked_mid_body_ends_in_reset")
+def _(a, up):
+    # A policy that no longer admits the origin closes the exchange in the
+    # middle of a de-chunked body: that must not look like its end.
+    pol = open(a.policy).read()
+    epoch = int(re.search(r'"epoch": ([0-9]+)', pol).group(1))
+    c = Client(a.proxy)
+    c.send(b"GET http://%s/slow-chunked HTTP/1.0\r\nHost: %s\r\n\r\n" % (L.encode(), L.encode()))
+    got = b""
+    try:
+        while b"hello" not in got:
+            d = c.s.recv(65536)
+            if not d:
+                raise Fail("closed before the first chunk: %r" % got)
+            got += d
+        with open(a.policy + ".tmp", "w") as f:
+            f.write(pol.replace('{"host": "198.18.1.10", "port": 8080}, ', "").replace(
+                '"epoch": %d' % epoch, '"epoch": %d' % (epoch + 1)))
+        os.rename(a.policy + ".tmp", a.policy)
+        os.kill(a.guard_pid, signal.SIGHUP)
+        try:
+            for _ in range(1000):
+                d = c.s.recv(65536)
+                if not d:
+                    raise Fail("clean close after %r: the cut looks like the end" % got)
+                got += d
+        except ConnectionResetError:
+            return
+        except socket.timeout:
+            raise Fail("not revoked: still open after %r" % got)
+    finally:
+        with open(a.policy + ".tmp", "w") as f:	# epochs only go up
+            f.write(pol.replace('"epoch": %d' % epoch, '"epoch": %d' % (epoch + 2)))
+        os.rename(a.policy + ".tmp", a.policy)
+        os.kill(a.guard_pid, signal.SIGHUP)
+        time.sleep(0.5)
+
+
 @case("control_direct_to_upstream_proxy_auth_is_recorded")
 def _(a, up):
     # Straight to the recorder, not through the guard: the check that no
@@ -738,6 +782,8 @@ def main():
     c.add_argument("--dir", required=True)
     c.add_argument("--direct", required=True)
     c.add_argument("--only", default="")
+    c.add_argument("--policy", required=True, help="the guard's --policy file")
+    c.add_argument("--guard-pid", type=int, required=True)
     a = ap.parse_args()
     if a.cmd == "serve":
         serve(a)
