@@ -1,0 +1,295 @@
+/* The connection type every path shares: records, answers, finish, free.
+ * See guard/conn.h. */
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "guard/conn.h"
+#include "guard/log.h"
+#include "guard/metrics.h"
+#include "guard/relay.h"
+#include "guard/socks5.h"
+
+void
+conn_tunnel_release(struct tunnel *t)
+{
+	if (t->relay != NULL) {
+		relay_free(t->relay);
+		t->relay = NULL;
+	}
+}
+
+void
+conn_exchange_release(struct exchange *x)
+{
+	if (x->ubev != NULL) {
+		bufferevent_free(x->ubev);
+		x->ubev = NULL;
+	}
+	free(x->fwd);
+	x->fwd = NULL;
+}
+
+const char *
+conn_kind_proto(enum proxy_kind k)
+{
+	return k == KIND_HTTP ? "http" : k == KIND_SOCKS5 ? "socks5" : "connect";
+}
+
+void
+conn_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN] = "?";
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s = (const void *)sa;
+		inet_ntop(AF_INET, &s->sin_addr, ip, sizeof(ip));
+		snprintf(buf, len, "%s:%u", ip, ntohs(s->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const void *)sa;
+		inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof(ip));
+		snprintf(buf, len, "[%s]:%u", ip, ntohs(s->sin6_port));
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+void
+conn_addr_peer_str(const struct resolver_addr *a, uint16_t port, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	decide_addr_str(a, ip, sizeof(ip));
+	snprintf(buf, len, a->family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, port);
+}
+
+long long
+conn_usec_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long long)(now.tv_sec - t0->tv_sec) * 1000000 +
+	    (now.tv_nsec - t0->tv_nsec) / 1000;
+}
+
+/* The one decision record; every request ends in exactly one (plus a
+ * second, deny sni_mismatch, when a tunnel fails the SNI check). */
+void
+conn_log_decision(struct proxy_conn *c, enum reason r, const char *detail)
+{
+	struct log_rec rec;
+	const char *addrs[PROXY_LOG_ADDRS];
+	size_t i;
+
+	metrics_decision(c->env.metrics, conn_kind_proto(c->kind), r);
+	log_rec_begin(&rec, c->env.log, "decision");
+	log_rec_int(&rec, "id", (long long)c->id);
+	log_rec_str(&rec, "client", c->client);
+	log_rec_str(&rec, "proto", conn_kind_proto(c->kind));
+	if (c->have_dest) {
+		log_rec_str(&rec, "host", c->dest.host);
+		log_rec_int(&rec, "port", c->dest.port);
+	} else {
+		log_rec_null(&rec, "host");
+		log_rec_null(&rec, "port");
+	}
+	log_rec_str(&rec, "decision", reason_is_allow(r) ? "allow" : "deny");
+	log_rec_str(&rec, "reason", reason_name(r));
+	for (i = 0; i < c->nlogaddrs; i++)
+		addrs[i] = c->logaddrs[i];
+	log_rec_strv(&rec, "addrs", addrs, c->nlogaddrs);
+	if (reason_is_allow(r))
+		log_rec_str(&rec, "peer", c->peer);
+	if (detail != NULL && detail[0] != '\0')
+		log_rec_str(&rec, "detail", detail);
+	if (c->epoch >= 0) {
+		log_rec_int(&rec, "policy_epoch", c->epoch);
+		log_rec_str(&rec, "policy_digest", c->digest);
+	} else {
+		log_rec_null(&rec, "policy_epoch");
+		log_rec_null(&rec, "policy_digest");
+	}
+	log_emit(c->env.log, &rec);
+}
+
+/* The close record of an admitted tunnel or HTTP exchange. */
+void
+conn_log_close(struct proxy_conn *c, const char *reason, uint64_t up, uint64_t down)
+{
+	struct log_rec rec;
+
+	c->env.metrics->bytes_up += up;
+	c->env.metrics->bytes_down += down;
+	log_rec_begin(&rec, c->env.log, "close");
+	log_rec_int(&rec, "id", (long long)c->id);
+	log_rec_str(&rec, "peer", c->peer);
+	log_rec_str(&rec, "reason", reason);
+	log_rec_int(&rec, "bytes_up", (long long)up);
+	log_rec_int(&rec, "bytes_down", (long long)down);
+	log_rec_int(&rec, "duration_ms", conn_usec_since(&c->opened) / 1000);
+	log_emit(c->env.log, &rec);
+}
+
+static void
+linger_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	conn_free(arg);
+}
+
+/* After the last answer: discard what the client still sends until it
+ * closes or the linger timer fires. Closing with unread input would send
+ * a RST that can destroy the answer before the client reads it. */
+static void
+linger_read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)arg;
+	evbuffer_drain(bufferevent_get_input(bev),
+	    evbuffer_get_length(bufferevent_get_input(bev)));
+}
+
+static void
+linger_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what;
+	conn_free(arg);
+}
+
+static void
+linger_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct proxy_conn *c = arg;
+
+	if (evbuffer_get_length(bufferevent_get_output(bev)) != 0)
+		return;
+	(void)shutdown(bufferevent_getfd(bev), SHUT_WR);
+	bufferevent_setcb(bev, linger_read_cb, NULL, linger_event_cb, c);
+	bufferevent_enable(bev, EV_READ);
+}
+
+/* Flushes what is queued for the client, then closes. Stops everything
+ * else the connection was doing. */
+void
+conn_finish(struct proxy_conn *c)
+{
+	struct timeval tv = { PROXY_LINGER_S, 0 };
+
+	resolver_cancel(c->rq);
+	c->rq = NULL;
+	dial_cancel(c->dial);
+	c->dial = NULL;
+	conn_exchange_release(&c->ex);
+	c->state = ST_LINGER;
+	evtimer_del(c->timer);
+	evtimer_assign(c->timer, c->env.base, linger_cb, c);
+	bufferevent_disable(c->cbev, EV_READ);
+	bufferevent_set_timeouts(c->cbev, NULL, NULL);
+	bufferevent_setcb(c->cbev, NULL, linger_write_cb, linger_event_cb, c);
+	bufferevent_enable(c->cbev, EV_WRITE);
+	evtimer_add(c->timer, &tv);
+	/* Nothing queued: the write callback would never run. */
+	if (evbuffer_get_length(bufferevent_get_output(c->cbev)) == 0)
+		linger_write_cb(c->cbev, c);
+}
+
+static unsigned char
+socks_code(enum reason r)
+{
+	switch (r) {
+	case REASON_DNS_FAILURE:
+	case REASON_DNS_TIMEOUT:		return SOCKS5_REP_DNS_FAILURE;
+	case REASON_UPSTREAM_UNREACHABLE:
+	case REASON_UPSTREAM_TIMEOUT:		return SOCKS5_REP_REFUSED;
+	case REASON_NO_POLICY:
+	case REASON_NOT_ALLOWLISTED:
+	case REASON_NON_PUBLIC_ADDRESS:
+	case REASON_REVOKED:			return SOCKS5_REP_DENIED;
+	default:				return SOCKS5_REP_SYNTAX;
+	}
+}
+
+/* Queues the HTTP answer for reason r: status, X-Egress-Guard-Reason, a
+ * one-line body, Connection: close. */
+void
+conn_answer_http(struct proxy_conn *c, enum reason r)
+{
+	char body[DEST_HOST_MAX + 160];
+
+	/* The body names only normalised, grammar-checked values. */
+	if (c->have_dest)
+		snprintf(body, sizeof(body), "egress-guard: %s: %s:%u\n",
+		    reason_name(r), c->dest.host, c->dest.port);
+	else
+		snprintf(body, sizeof(body), "egress-guard: %s\n", reason_name(r));
+	evbuffer_add_printf(bufferevent_get_output(c->cbev),
+	    "HTTP/1.1 %d %s\r\n"
+	    "X-Egress-Guard-Reason: %s\r\n"
+	    "Content-Type: text/plain\r\n"
+	    "Content-Length: %zu\r\n"
+	    "Connection: close\r\n"
+	    "\r\n%s", reason_status(r), reason_status_text(r), reason_name(r),
+	    strlen(body), body);
+}
+
+/* Ends a request that was not admitted: log, answer in the client's
+ * protocol, close. socks_rep overrides the SOCKS5 reply code (-1: from r). */
+void
+conn_deny_with(struct proxy_conn *c, enum reason r, const char *detail, int socks_rep)
+{
+	int status = reason_status(r);
+
+	conn_log_decision(c, r, detail);
+	if (c->kind == KIND_SOCKS5) {
+		unsigned char rep[SOCKS5_REPLY_LEN];
+		size_t n = socks5_reply(rep, socks_rep >= 0 ?
+		    (unsigned char)socks_rep : socks_code(r));
+		/* Before the request was read there is no reply to give. */
+		if (c->state == ST_RESOLVE || c->state == ST_DIAL ||
+		    c->state == ST_SOCKS_REQ)
+			evbuffer_add(bufferevent_get_output(c->cbev), rep, n);
+		conn_finish(c);
+		return;
+	}
+	if (status != 0 && !c->ex.resp_started)
+		conn_answer_http(c, r);
+	conn_finish(c);
+}
+
+void
+conn_deny(struct proxy_conn *c, enum reason r, const char *detail)
+{
+	conn_deny_with(c, r, detail, -1);
+}
+
+void
+conn_free(struct proxy_conn *c)
+{
+	struct conn_env env;
+
+	if (c == NULL)
+		return;
+	env = c->env;
+	resolver_cancel(c->rq);
+	dial_cancel(c->dial);
+	conn_tunnel_release(&c->tun);
+	if (c->cbev != NULL)
+		bufferevent_free(c->cbev);
+	conn_exchange_release(&c->ex);
+	if (c->timer != NULL)
+		event_free(c->timer);
+	env.detach(env.owner, c);
+	free(c);
+	env.closed(env.owner);
+}

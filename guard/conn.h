@@ -1,0 +1,167 @@
+/* One client connection: the type every path shares (head, tunnel,
+ * exchange), its decision and close records, the deny answers, finish
+ * and free. The bottom layer: it calls up only through struct conn_env,
+ * handed in by guard/proxy.c when the connection is made. */
+#ifndef EG_CONN_H
+#define EG_CONN_H
+
+#include <sys/queue.h>
+#include <arpa/inet.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <event2/util.h>
+
+#include "guard/chunked.h"
+#include "guard/decide.h"
+#include "guard/dial.h"
+#include "guard/http.h"
+#include "guard/tlshello.h"
+#include "policy/policy.h"
+#include "resolver/resolver.h"
+
+#define PROXY_LINGER_S		2	/* after a deny: drain the client, then close */
+#define PROXY_LOG_ADDRS		16	/* addresses named in one log line */
+
+struct bufferevent;
+struct event;
+struct event_base;
+struct config;
+struct log;
+struct metrics;
+struct relay;
+struct guard;
+struct proxy_conn;
+
+enum proxy_state {
+	ST_HEAD = 1,	/* reading a request head or a SOCKS5 greeting */
+	ST_SOCKS_REQ,	/* greeting answered, reading the SOCKS5 request */
+	ST_RESOLVE,	/* admitted by policy, resolving */
+	ST_DIAL,	/* classified public, connecting */
+	ST_RELAY,	/* CONNECT or SOCKS5 tunnel */
+	ST_HTTP,	/* one absolute-form exchange in flight */
+	ST_LINGER	/* answer sent, draining before close */
+};
+
+enum proxy_kind { KIND_CONNECT = 1, KIND_HTTP, KIND_SOCKS5 };
+
+enum resp_state { RESP_HEAD = 1, RESP_BODY, RESP_DONE };
+
+/* What the lower layers need from the daemon, and the calls back up to
+ * the router (guard/proxy.c), handed in when the connection is made:
+ * no file below the router reads struct guard or calls into it. */
+struct conn_env {
+	struct event_base	*base;
+	const struct config	*cfg;
+	struct log		*log;
+	struct metrics		*metrics;
+	const int		*stopping;	/* the guard is draining */
+	void			*owner;		/* the router's context */
+	/* Unlinks c from the owner's list, just before it is freed. */
+	void	(*detach)(void *owner, struct proxy_conn *c);
+	/* After a connection was freed (a draining guard may exit). */
+	void	(*closed)(void *owner);
+	/* Reading a head: the client's callbacks and its timer. */
+	void	(*head_read)(struct bufferevent *bev, void *arg);
+	void	(*head_event)(struct bufferevent *bev, short what, void *arg);
+	void	(*header_timeout)(evutil_socket_t fd, short what, void *arg);
+	/* A dial (or a re-dial of a pooled upstream) ended. */
+	dial_cb	 dial_done;
+};
+
+/* A CONNECT or SOCKS5 tunnel (guard/tunnel.c). */
+struct tunnel {
+	struct relay		*relay;
+	int			 sni_failed;
+	struct tlshello		 hello;		/* the SNI gate's walk */
+};
+
+/* Absolute-form HTTP (guard/exchange.c): the upstream outlives one
+ * exchange only when the next request is for the same (host, port,
+ * address). */
+struct exchange {
+	struct bufferevent	*ubev;
+	struct dest		 udest;
+	struct resolver_addr	 uaddr;
+	char			*fwd;		/* head to send upstream */
+	size_t			 fwd_len;
+	struct http_framing	 reqf;
+	long long		 req_left;
+	struct chunked		 req_ch;
+	int			 req_done;
+	int			 head_req;
+	int			 client10;	/* HTTP/1.0: no 1xx, no chunked */
+	enum resp_state		 resp;
+	enum http_body		 resp_kind;
+	long long		 resp_left;
+	struct chunked		 resp_ch;
+	int			 resp_close;	/* the upstream ends with this response */
+	int			 client_close;	/* so does the client's connection */
+	int			 resp_started;	/* bytes of a response reached the client */
+	uint64_t		 up, down;
+	unsigned		 served;	/* exchanges completed on this connection */
+	int			 reused;	/* this exchange rides a pooled upstream */
+	int			 retrying;	/* second try on a fresh upstream */
+};
+
+struct proxy_conn {
+	struct guard		*g;		/* the router's only; opaque below */
+	struct conn_env		 env;
+	TAILQ_ENTRY(proxy_conn)	 link;
+	uint64_t		 id;		/* of the current request */
+	enum proxy_state	 state;
+	enum proxy_kind		 kind;
+	struct bufferevent	*cbev;		/* client; NULL once a relay owns it */
+	struct event		*timer;		/* header timeout, then linger */
+	struct resolver_query	*rq;
+	struct dial		*dial;
+	char			 client[INET6_ADDRSTRLEN + 8];
+	char			 peer[INET6_ADDRSTRLEN + 8];
+	int			 have_dest;
+	struct dest		 dest;
+	enum reason		 allow_reason;
+	long long		 epoch;		/* policy at decision time */
+	char			 digest[POLICY_DIGEST_LEN + 1];
+	struct resolver_addr	 addrs[DIAL_MAX_ADDRS];
+	size_t			 naddrs;
+	char			 logaddrs[PROXY_LOG_ADDRS][INET6_ADDRSTRLEN];
+	size_t			 nlogaddrs;
+	struct timespec		 opened;	/* tunnel or exchange start */
+	struct timespec		 dns_start;
+	struct tunnel		 tun;
+	struct exchange		 ex;
+};
+
+/* Frees what the tunnel / the exchange holds; safe on a cleared or
+ * already released one. */
+void conn_tunnel_release(struct tunnel *t);
+void conn_exchange_release(struct exchange *x);
+
+const char *conn_kind_proto(enum proxy_kind k);
+void conn_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len);
+void conn_addr_peer_str(const struct resolver_addr *a, uint16_t port, char *buf,
+    size_t len);
+long long conn_usec_since(const struct timespec *t0);
+
+/* The one decision record; every request ends in exactly one (plus a
+ * second, deny sni_mismatch, when a tunnel fails the SNI check). */
+void conn_log_decision(struct proxy_conn *c, enum reason r, const char *detail);
+/* The close record of an admitted tunnel or HTTP exchange. */
+void conn_log_close(struct proxy_conn *c, const char *reason, uint64_t up,
+    uint64_t down);
+
+/* Flushes what is queued for the client, then closes. */
+void conn_finish(struct proxy_conn *c);
+/* Queues the HTTP answer for reason r. */
+void conn_answer_http(struct proxy_conn *c, enum reason r);
+/* Ends a request that was not admitted: log, answer in the client's
+ * protocol, close. socks_rep overrides the SOCKS5 reply code (-1: from r). */
+void conn_deny_with(struct proxy_conn *c, enum reason r, const char *detail,
+    int socks_rep);
+void conn_deny(struct proxy_conn *c, enum reason r, const char *detail);
+
+/* Frees c and everything it holds; NULL does nothing. */
+void conn_free(struct proxy_conn *c);
+
+#endif
