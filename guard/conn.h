@@ -31,7 +31,7 @@ struct config;
 struct log;
 struct metrics;
 struct relay;
-struct guard;
+struct proxy;
 struct proxy_conn;
 
 enum proxy_state {
@@ -106,7 +106,7 @@ struct exchange {
 };
 
 struct proxy_conn {
-	struct guard		*g;		/* the router's only; opaque below */
+	struct proxy		*px;		/* the router's; opaque below */
 	struct conn_env		 env;
 	TAILQ_ENTRY(proxy_conn)	 link;
 	uint64_t		 id;		/* of the current request */

@@ -53,7 +53,7 @@ guard_set_policy(struct guard *g, struct policy *p)
 	size_t revoked;
 
 	g->policy = p;
-	revoked = proxy_revoke(g, p);
+	revoked = proxy_revoke(g->proxy, p);
 	policy_free(old);
 	return revoked;
 }
@@ -65,6 +65,19 @@ guard_conn_closed(struct guard *g)
 		event_base_loopexit(g->base, NULL);
 }
 
+/* What the router calls back into (proxy_env). */
+static const struct policy *
+px_policy(void *arg)
+{
+	return ((struct guard *)arg)->policy;
+}
+
+static void
+px_closed(void *arg)
+{
+	guard_conn_closed(arg);
+}
+
 static void
 accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
@@ -73,10 +86,10 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 
 	(void)l;
 	if (g->nconns >= (uint64_t)g->cfg->max_conns) {
-		proxy_reject_overloaded(g, fd, sa, salen);
+		proxy_reject_overloaded(g->proxy, fd, sa, salen);
 		return;
 	}
-	proxy_accept(g, fd, sa, salen);
+	proxy_accept(g->proxy, fd, sa, salen);
 }
 
 static void
@@ -361,7 +374,8 @@ loop_new(void)
 static void
 guard_free(struct guard *g)
 {
-	proxy_close_all(g);
+	proxy_free(g->proxy);
+	g->proxy = NULL;
 	stop_accepting(g);
 	control_free(g->control);
 	plane_free(g->plane);
@@ -390,13 +404,13 @@ guard_run_main(int argc, char **argv)
 {
 	static struct config cfg;	/* large; lives for the whole run */
 	struct guard g;
+	struct proxy_env px_env;
 	struct user user;
 	char err[1024], warn[1024];
 	size_t i;
 	int rc = 2;
 
 	memset(&g, 0, sizeof(g));
-	TAILQ_INIT(&g.conns);
 	if (config_parse_run(argc, argv, &cfg, err, sizeof(err)) == -1) {
 		if (strcmp(err, "help") == 0) {
 			config_run_help(stdout);
@@ -441,6 +455,16 @@ guard_run_main(int argc, char **argv)
 	    (int)cfg.dns_timeout * 1000, err, sizeof(err));
 	if (g.resolver == NULL) {
 		fprintf(stderr, "egress-guard: %s\n", err);
+		goto out;
+	}
+	px_env = (struct proxy_env){
+		.base = g.base, .cfg = g.cfg, .log = g.log, .metrics = &g.metrics,
+		.classify = g.classify, .resolver = g.resolver,
+		.stopping = &g.stopping, .nconns = &g.nconns, .arg = &g,
+		.policy = px_policy, .closed = px_closed,
+	};
+	if ((g.proxy = proxy_new(&px_env)) == NULL) {
+		fprintf(stderr, "egress-guard: out of memory\n");
 		goto out;
 	}
 	for (i = 0; i < cfg.nlisten; i++) {

@@ -19,9 +19,7 @@ struct resolver;
 struct classify_cfg;
 struct ifaddr_watch;
 struct log;
-struct proxy_conn;
-
-TAILQ_HEAD(proxy_list, proxy_conn);
+struct proxy;
 
 #define EG_VERSION "0.1.0"
 #ifndef EG_REVISION
@@ -47,9 +45,8 @@ struct guard {
 	struct event		*accept_resume;	/* re-enable after EMFILE */
 	struct event		*sig_term, *sig_int, *sig_hup;
 	struct event		*grace_timer;
-	struct proxy_list	 conns;
+	struct proxy		*proxy;		/* the client connections */
 	uint64_t		 nconns;
-	uint64_t		 next_id;
 	int			 stopping;
 	struct metrics		 metrics;
 };
@@ -57,7 +54,7 @@ struct guard {
 /* `egress-guard run`. Returns the process exit code. */
 int guard_run_main(int argc, char **argv);
 
-/* Called by proxy when a connection ends, so a draining guard can exit. */
+/* A connection ended (proxy_env.closed), so a draining guard can exit. */
 void guard_conn_closed(struct guard *g);
 
 /* Installs a new policy (takes ownership; NULL allowed): new requests see

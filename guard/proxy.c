@@ -21,17 +21,26 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "guard/config.h"
 #include "guard/conn.h"
 #include "guard/decide.h"
 #include "guard/dial.h"
 #include "guard/exchange.h"
-#include "guard/guard.h"
 #include "guard/http.h"
+#include "guard/metrics.h"
 #include "guard/proxy.h"
 #include "guard/socks5.h"
 #include "guard/tunnel.h"
 #include "policy/policy.h"
 #include "util/mutant.h"
+
+/* The router's context: what the daemon handed in, and the live
+ * connections. */
+struct proxy {
+	struct proxy_env	 env;
+	TAILQ_HEAD(, proxy_conn) conns;
+	uint64_t		 next_id;
+};
 
 static void head_read_cb(struct bufferevent *bev, void *arg);
 static void head_event_cb(struct bufferevent *bev, short what, void *arg);
@@ -43,27 +52,29 @@ static void dial_done(void *arg, int fd, size_t idx, int timed_out);
 static void
 proxy_detach(void *owner, struct proxy_conn *c)
 {
-	struct guard *g = owner;
+	struct proxy *px = owner;
 
-	TAILQ_REMOVE(&g->conns, c, link);
-	g->nconns--;
+	TAILQ_REMOVE(&px->conns, c, link);
+	(*px->env.nconns)--;
 }
 
 static void
 proxy_closed(void *owner)
 {
-	guard_conn_closed(owner);
+	struct proxy *px = owner;
+
+	px->env.closed(px->env.arg);
 }
 
 static void
-proxy_env(struct guard *g, struct conn_env *env)
+proxy_conn_env(struct proxy *px, struct conn_env *env)
 {
-	env->base = g->base;
-	env->cfg = g->cfg;
-	env->log = g->log;
-	env->metrics = &g->metrics;
-	env->stopping = &g->stopping;
-	env->owner = g;
+	env->base = px->env.base;
+	env->cfg = px->env.cfg;
+	env->log = px->env.log;
+	env->metrics = px->env.metrics;
+	env->stopping = px->env.stopping;
+	env->owner = px;
 	env->detach = proxy_detach;
 	env->closed = proxy_closed;
 	env->head_read = head_read_cb;
@@ -95,7 +106,7 @@ dial_done(void *arg, int fd, size_t idx, int timed_out)
 		tunnel_open(c, fd);
 		return;
 	}
-	ubev = bufferevent_socket_new(c->g->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	ubev = bufferevent_socket_new(c->px->env.base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (ubev == NULL) {
 		close(fd);
 		conn_deny(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
@@ -118,7 +129,7 @@ classify_and_dial(struct proxy_conn *c, const struct resolver_addr *a, size_t n)
 	for (i = 0; i < n && i < PROXY_LOG_ADDRS; i++)
 		decide_addr_str(&a[i], c->logaddrs[i], sizeof(c->logaddrs[i]));
 	c->nlogaddrs = i;
-	if (!decide_addrs(c->g->classify, a, n, NULL)) {
+	if (!decide_addrs(c->px->env.classify, a, n, NULL)) {
 		conn_deny(c, REASON_NON_PUBLIC_ADDRESS, NULL);
 		return;
 	}
@@ -132,8 +143,8 @@ classify_and_dial(struct proxy_conn *c, const struct resolver_addr *a, size_t n)
 		return;
 	}
 	c->state = ST_DIAL;
-	c->dial = dial_start(c->g->base, c->addrs, c->naddrs, c->dest.port,
-	    (int)c->g->cfg->connect_timeout * 1000, dial_done, c);
+	c->dial = dial_start(c->px->env.base, c->addrs, c->naddrs, c->dest.port,
+	    (int)c->px->env.cfg->connect_timeout * 1000, dial_done, c);
 	if (c->dial == NULL)
 		conn_deny(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
 }
@@ -145,7 +156,7 @@ resolved(void *arg, enum resolver_status st, const struct resolver_addr *a,
 	struct proxy_conn *c = arg;
 
 	c->rq = NULL;
-	metrics_dns(&c->g->metrics, (double)conn_usec_since(&c->dns_start) / 1e6);
+	metrics_dns(c->px->env.metrics, (double)conn_usec_since(&c->dns_start) / 1e6);
 	if (st == RESOLVER_TIMEOUT) {
 		conn_deny(c, REASON_DNS_TIMEOUT, detail);
 		return;
@@ -161,7 +172,7 @@ resolved(void *arg, enum resolver_status st, const struct resolver_addr *a,
 static void
 route(struct proxy_conn *c)
 {
-	const struct policy *p = c->g->policy;
+	const struct policy *p = c->px->env.policy(c->px->env.arg);
 	struct resolver_addr lit;
 	enum reason r;
 
@@ -196,7 +207,7 @@ route(struct proxy_conn *c)
 	}
 	c->state = ST_RESOLVE;
 	clock_gettime(CLOCK_MONOTONIC, &c->dns_start);
-	c->rq = resolver_lookup(c->g->resolver, c->dest.host, resolved, c);
+	c->rq = resolver_lookup(c->px->env.resolver, c->dest.host, resolved, c);
 	if (c->rq == NULL)
 		conn_deny(c, REASON_DNS_FAILURE, "out of memory");
 }
@@ -366,7 +377,7 @@ head_read_cb(struct bufferevent *bev, void *arg)
 	bufferevent_disable(bev, EV_READ);
 	evtimer_del(c->timer);
 	if (c->kind == KIND_HTTP)	/* a further request on a kept-alive connection */
-		c->id = ++c->g->next_id;
+		c->id = ++c->px->next_id;
 	/* The head is consumed before routing: a reused upstream (or any
 	 * answer that comes back at once) starts forwarding the body from
 	 * the client's buffer within route(), and only the body may be
@@ -445,7 +456,7 @@ header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 
 
 void
-proxy_accept(struct guard *g, int fd, const struct sockaddr *sa, int salen)
+proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen)
 {
 	struct proxy_conn *c;
 	struct timeval tv;
@@ -455,17 +466,17 @@ proxy_accept(struct guard *g, int fd, const struct sockaddr *sa, int salen)
 		close(fd);
 		return;
 	}
-	c->g = g;
-	proxy_env(g, &c->env);
-	c->id = ++g->next_id;
+	c->px = px;
+	proxy_conn_env(px, &c->env);
+	c->id = ++px->next_id;
 	c->state = ST_HEAD;
 	c->kind = KIND_CONNECT;
 	c->epoch = -1;
 	conn_sockaddr_str(sa, c->client, sizeof(c->client));
-	c->cbev = bufferevent_socket_new(g->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	c->timer = evtimer_new(g->base, header_timeout_cb, c);
-	TAILQ_INSERT_TAIL(&g->conns, c, link);
-	g->nconns++;
+	c->cbev = bufferevent_socket_new(px->env.base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->timer = evtimer_new(px->env.base, header_timeout_cb, c);
+	TAILQ_INSERT_TAIL(&px->conns, c, link);
+	(*px->env.nconns)++;
 	if (c->cbev == NULL || c->timer == NULL) {
 		if (c->cbev == NULL)
 			close(fd);
@@ -476,14 +487,14 @@ proxy_accept(struct guard *g, int fd, const struct sockaddr *sa, int salen)
 	bufferevent_setwatermark(c->cbev, EV_READ, 0, HTTP_HEAD_MAX);
 	bufferevent_setcb(c->cbev, head_read_cb, NULL, head_event_cb, c);
 	bufferevent_enable(c->cbev, EV_READ);
-	tv.tv_sec = g->cfg->header_timeout;
+	tv.tv_sec = px->env.cfg->header_timeout;
 	tv.tv_usec = 0;
 	evtimer_add(c->timer, &tv);
 	head_read_now(c, fd);
 }
 
 void
-proxy_reject_overloaded(struct guard *g, int fd, const struct sockaddr *sa,
+proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
     int salen)
 {
 	static const char resp[] =
@@ -501,9 +512,9 @@ proxy_reject_overloaded(struct guard *g, int fd, const struct sockaddr *sa,
 	(void)send(fd, resp, sizeof(resp) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	close(fd);
 	memset(&tmp, 0, sizeof(tmp));
-	tmp.g = g;
-	proxy_env(g, &tmp.env);
-	tmp.id = ++g->next_id;
+	tmp.px = px;
+	proxy_conn_env(px, &tmp.env);
+	tmp.id = ++px->next_id;
 	tmp.kind = KIND_CONNECT;
 	tmp.epoch = -1;
 	conn_sockaddr_str(sa, tmp.client, sizeof(tmp.client));
@@ -511,12 +522,14 @@ proxy_reject_overloaded(struct guard *g, int fd, const struct sockaddr *sa,
 }
 
 size_t
-proxy_revoke(struct guard *g, const struct policy *p)
+proxy_revoke(struct proxy *px, const struct policy *p)
 {
 	struct proxy_conn *c, *next;
 	size_t n = 0;
 
-	for (c = TAILQ_FIRST(&g->conns); c != NULL; c = next) {
+	if (px == NULL)
+		return 0;
+	for (c = TAILQ_FIRST(&px->conns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, link);
 		if (c->state == ST_HEAD && c->ex.ubev != NULL &&
 		    !reason_is_allow(decide_policy(p, &c->ex.udest))) {
@@ -542,10 +555,33 @@ proxy_revoke(struct guard *g, const struct policy *p)
 }
 
 void
-proxy_close_all(struct guard *g)
+proxy_close_all(struct proxy *px)
 {
 	struct proxy_conn *c;
 
-	while ((c = TAILQ_FIRST(&g->conns)) != NULL)
+	if (px == NULL)
+		return;
+	while ((c = TAILQ_FIRST(&px->conns)) != NULL)
 		conn_free(c);
+}
+
+struct proxy *
+proxy_new(const struct proxy_env *env)
+{
+	struct proxy *px;
+
+	if ((px = calloc(1, sizeof(*px))) == NULL)
+		return NULL;
+	px->env = *env;
+	TAILQ_INIT(&px->conns);
+	return px;
+}
+
+void
+proxy_free(struct proxy *px)
+{
+	if (px == NULL)
+		return;
+	proxy_close_all(px);
+	free(px);
 }

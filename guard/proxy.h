@@ -1,27 +1,58 @@
-/* One client connection: read and validate the head, decide, resolve,
- * classify, dial, relay. */
+/* The router: accept a client connection, read and validate its head,
+ * decide, resolve, classify, dial, then hand it to a tunnel
+ * (guard/tunnel.c) or an exchange (guard/exchange.c). */
 #ifndef EG_PROXY_H
 #define EG_PROXY_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-struct guard;
-struct sockaddr;
+struct classify_cfg;
+struct config;
+struct event_base;
+struct log;
+struct metrics;
 struct policy;
+struct proxy;
+struct resolver;
+struct sockaddr;
+
+/* What the router needs from the daemon, handed in at proxy_new: the
+ * router never includes guard/guard.h nor calls into guard/guard.c. */
+struct proxy_env {
+	struct event_base	*base;
+	const struct config	*cfg;
+	struct log		*log;
+	struct metrics		*metrics;
+	struct classify_cfg	*classify;
+	struct resolver		*resolver;
+	const int		*stopping;	/* the daemon is draining */
+	uint64_t		*nconns;	/* live connections, kept here */
+	void			*arg;
+	/* The active policy (NULL: deny everything), read per request. */
+	const struct policy	*(*policy)(void *arg);
+	/* A connection ended (a draining daemon may exit). */
+	void			 (*closed)(void *arg);
+};
+
+/* NULL on allocation failure. */
+struct proxy *proxy_new(const struct proxy_env *env);
+/* Frees every connection, then px; NULL does nothing. */
+void proxy_free(struct proxy *px);
 
 /* Takes ownership of fd (accepted, non-blocking). */
-void proxy_accept(struct guard *g, int fd, const struct sockaddr *sa, int salen);
+void proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen);
 
 /* Closes the live connections that p no longer admits, with reason
  * "revoked"; returns how many. */
-size_t proxy_revoke(struct guard *g, const struct policy *p);
+size_t proxy_revoke(struct proxy *px, const struct policy *p);
 
 /* Answers 503 overloaded on a connection that is not admitted as a
  * proxy_conn at all (at --max-conns), then closes it. */
-void proxy_reject_overloaded(struct guard *g, int fd, const struct sockaddr *sa,
+void proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
     int salen);
 
 /* Frees every connection (shutdown). */
-void proxy_close_all(struct guard *g);
+void proxy_close_all(struct proxy *px);
 
 #endif
