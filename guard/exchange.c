@@ -90,9 +90,6 @@ http_exchange_done(struct proxy_conn *c, const char *reason)
 		    BEV_TRIG_DEFER_CALLBACKS);
 }
 
-/* A failure after the request was admitted (its allow decision is
- * logged): answer with r if no response byte went out yet, log the close
- * (reason: why, or r's name), and close. */
 /* Ends an exchange before its end. A body the client reads until the
  * close (close-delimited, or de-chunked for HTTP/1.0) would look complete
  * after a FIN: cut short, it ends with a reset. c may be gone after this. */
@@ -111,6 +108,9 @@ exchange_cut(struct proxy_conn *c)
 	conn_finish(c);
 }
 
+/* A failure after the request was admitted (its allow decision is
+ * logged): answer with r if no response byte went out yet, log the close
+ * (reason: why, or r's name), and close. */
 void
 exchange_abort(struct proxy_conn *c, enum reason r, const char *why)
 {
