@@ -238,6 +238,29 @@ out:
 	return rc;
 }
 
+/* 0 when the receipt is authentic (signed by an attester, for the binary
+ * in hand), whatever its facts grade; else the typed exit code that
+ * receipt verify and admit share. */
+static int
+authenticity_exit(enum receipt_reason r)
+{
+	switch (r) {
+	case RECEIPT_UNTRUSTED_SIGNER:
+		return RECEIPTCMD_EXIT_UNTRUSTED;
+	case RECEIPT_BAD_SIGNATURE:
+		return RECEIPTCMD_EXIT_BAD_SIGNATURE;
+	case RECEIPT_REVISION_MISMATCH:
+		return RECEIPTCMD_EXIT_REVISION;
+	case RECEIPT_MALFORMED:
+		return RECEIPTCMD_EXIT_USAGE;
+	case RECEIPT_OK:
+	case RECEIPT_FACTS_INCOMPLETE:
+	case RECEIPT_NO_SELECTOR:
+		break;
+	}
+	return 0;
+}
+
 /* receipt sign REPORT --key ATTESTER.pem [--binary PATH]: the envelope
  * and a newline on stdout. */
 static int
@@ -339,7 +362,9 @@ cmd_verify(int argc, char **argv)
 		fprintf(stderr, "%s: receipt verify: %s: %s: %s\n", PROG,
 		    receipt_grade_name(v.grade), receipt_reason_name(v.reason),
 		    why);
-	return 0;
+	/* The grade alone cannot gate a deployment: `verify && deploy` must
+	 * stop on a receipt that is not authentic, whatever it grades. */
+	return authenticity_exit(v.reason);
 }
 
 int
@@ -425,24 +450,18 @@ receiptcmd_cmd_admit(int argc, char **argv)
 		if ((rc = grade_receipt("admit", receipt, attesters, binary, &v,
 		    why, sizeof(why))) != 0)
 			goto out;
-		switch (v.reason) {
-		case RECEIPT_UNTRUSTED_SIGNER:
-			fprintf(stderr, "%s: admit: untrusted signer: %s (%s)\n",
-			    PROG, why, attesters);
-			rc = RECEIPTCMD_EXIT_UNTRUSTED;
+		if ((rc = authenticity_exit(v.reason)) != 0) {
+			if (v.reason == RECEIPT_UNTRUSTED_SIGNER)
+				fprintf(stderr, "%s: admit: untrusted signer: %s "
+				    "(%s)\n", PROG, why, attesters);
+			else
+				fprintf(stderr, "%s: admit: %s: %s\n", PROG,
+				    v.reason == RECEIPT_BAD_SIGNATURE ?
+				    "bad signature" :
+				    v.reason == RECEIPT_REVISION_MISMATCH ?
+				    "revision mismatch" : "malformed receipt",
+				    why);
 			goto out;
-		case RECEIPT_BAD_SIGNATURE:
-			fprintf(stderr, "%s: admit: bad signature: %s\n", PROG,
-			    why);
-			rc = RECEIPTCMD_EXIT_BAD_SIGNATURE;
-			goto out;
-		case RECEIPT_REVISION_MISMATCH:
-			fprintf(stderr, "%s: admit: revision mismatch: %s\n",
-			    PROG, why);
-			rc = RECEIPTCMD_EXIT_REVISION;
-			goto out;
-		default:
-			break;
 		}
 		have = v.grade;
 		have_grade = 1;

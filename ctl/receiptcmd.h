@@ -14,11 +14,14 @@ struct bundle_keyring;
 /* The second line continues main's "usage: egress-guardctl receipt". */
 #define RECEIPTCMD_RECEIPT_USAGE \
 	"sign REPORT --key ATTESTER.pem [--binary PATH]\n" \
-	"       egress-guardctl receipt verify RECEIPT --attesters DIR [--binary PATH]"
+	"       egress-guardctl receipt verify RECEIPT --attesters DIR [--binary PATH]\n" \
+	"       (verify exits 0 only for an authentic receipt: 4 revision mismatch,\n" \
+	"       5 untrusted signer, 6 bad signature; docs/receipts.md)"
 #define RECEIPTCMD_ADMIT_USAGE \
 	"--profile PROFILE [--grade GRADE | --receipt RECEIPT --attesters DIR [--binary PATH]]"
 
-/* Exit codes of receipt and admit; 3-6 are admit's typed refusals. */
+/* Exit codes of receipt and admit; 3-6 are admit's typed refusals, and
+ * 4-6 also receipt verify's for a receipt that is not authentic. */
 #define RECEIPTCMD_EXIT_OK		0
 #define RECEIPTCMD_EXIT_FAIL		1	/* writing output, memory */
 #define RECEIPTCMD_EXIT_USAGE		2	/* usage, unreadable or malformed input */

@@ -8,7 +8,10 @@ MUTANT_FLAGS_no_recheck  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_RECHECK
 
 .PHONY: conformance conformance-mutants
 # The matrix, then a receipt for this exact build, signed by a local
-# attester key made for the purpose, and the grade it earns.
+# attester key made for the purpose, and the grade it earns. The target
+# fails when the matrix does, and when no authentic receipt results (sign
+# refuses a binary that changed since the matrix ran; verify exits
+# non-zero on anything not authentic).
 CONF = $(BUILD)/conformance
 conformance: all
 	$(Q)BUILD=$(BUILD) bash tests/conformance/matrix.sh $(CONF); rc=$$?; \
@@ -18,7 +21,7 @@ conformance: all
 	$(BUILD)/egress-guardctl receipt sign $(CONF)/report.json \
 	    --key $(CONF)/attesters/local.pem >$(CONF)/receipt.json && \
 	printf 'grade: ' && $(BUILD)/egress-guardctl receipt verify $(CONF)/receipt.json \
-	    --attesters $(CONF)/attesters; exit $$rc
+	    --attesters $(CONF)/attesters || rc=1; exit $$rc
 
 $(BUILD)/mutant-%/egress-guard: FORCE
 	$(Q)$(MAKE) -s BUILD=$(BUILD)/mutant-$* CFLAGS='$(MUTANT_FLAGS_$*)' \

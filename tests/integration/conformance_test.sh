@@ -17,10 +17,15 @@ grade=$(sed -n 's/^grade: //p' "$B/conformance/matrix.log")
 if [ "$grade" = security_boundary ]; then echo "PASS conformance_receipt_grades_security_boundary"
 else echo "FAIL conformance_receipt_grades_security_boundary: got '$grade'"; rc=1; fi
 mkdir -p "$B/conformance/no-attesters"
+# It still prints its grade, and exits 5 (untrusted signer), so that
+# `verify && deploy` stops.
 g2=$("$B/egress-guardctl" receipt verify "$B/conformance/receipt.json" \
-    --attesters "$B/conformance/no-attesters" 2>/dev/null)
-if [ "$g2" = advisory_filter ]; then echo "PASS control_receipt_untrusted_signer_is_advisory_filter"
-else echo "FAIL control_receipt_untrusted_signer_is_advisory_filter: got '$g2'"; rc=1; fi
+    --attesters "$B/conformance/no-attesters" 2>/dev/null); rc2=$?
+if [ "$g2" = advisory_filter ] && [ "$rc2" = 5 ]; then
+	echo "PASS control_receipt_untrusted_signer_is_advisory_filter_exit_5"
+else
+	echo "FAIL control_receipt_untrusted_signer_is_advisory_filter_exit_5: got '$g2' exit $rc2"; rc=1
+fi
 make -s BUILD="$B" conformance-mutants >"$B/conformance/mutants.log" 2>&1 || rc=1
 grep -E '^(PASS|FAIL) ' "$B/conformance/mutants.log" ||
     { echo "FAIL conformance_mutants: no result"; tail -n 20 "$B/conformance/mutants.log"; rc=1; }
