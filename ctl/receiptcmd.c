@@ -303,6 +303,11 @@ cmd_sign(int argc, char **argv)
 		fprintf(stderr, "%s: receipt sign: binary: %s\n", PROG, err);
 		goto out;
 	}
+	if (receipt_report_check_binary(r, hex, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: receipt sign: %s: %s\n", PROG, binary, err);
+		rc = RECEIPTCMD_EXIT_REVISION;
+		goto out;
+	}
 	for (i = 0; i < RECEIPT_NFACTS; i++) {
 		if (receipt_report_fact(r, i, note, sizeof(note)))
 			ntrue++;

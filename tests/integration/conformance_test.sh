@@ -16,6 +16,14 @@ sed -n '/^fact /,/^report/p' "$B/conformance/matrix.log"
 grade=$(sed -n 's/^grade: //p' "$B/conformance/matrix.log")
 if [ "$grade" = security_boundary ]; then echo "PASS conformance_receipt_grades_security_boundary"
 else echo "FAIL conformance_receipt_grades_security_boundary: got '$grade'"; rc=1; fi
+# The report names the bytes the matrix ran, which receipt sign holds the
+# binary to.
+if python3 -c 'import hashlib, json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if r["guard_sha256"] == hashlib.sha256(open(r["guard_binary"], "rb").read()).hexdigest() else 1)' \
+    "$B/conformance/report.json" 2>/dev/null; then
+	echo "PASS conformance_report_records_tested_binary_sha256"
+else echo "FAIL conformance_report_records_tested_binary_sha256"; rc=1; fi
 mkdir -p "$B/conformance/no-attesters"
 # It still prints its grade, and exits 5 (untrusted signer), so that
 # `verify && deploy` stops.

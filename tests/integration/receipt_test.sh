@@ -27,11 +27,12 @@ grade_is() {
 }
 
 # report OUT [python edits on r]: a report like tests/conformance/matrix.sh
-# writes (indent=1, sort_keys), for the guard binary under test.
+# writes (indent=1, sort_keys), for the guard binary under test ($RBIN,
+# default $BIN) with its SHA-256 as the matrix records it.
 report() {
 	out=$1; shift
-	python3 - "$BIN" "$out" "${1:-}" <<'PY'
-import json, sys
+	python3 - "${RBIN:-$BIN}" "$out" "${1:-}" <<'PY'
+import hashlib, json, sys
 binary, out, edit = sys.argv[1], sys.argv[2], sys.argv[3]
 def case(cid, fact, probe, exp, obs, cexp, cobs):
     v = "pass" if exp == obs and cexp == cobs else ("fail" if exp != obs else "inconclusive")
@@ -50,7 +51,8 @@ cases = [
          "blocked", "blocked", "reached", "reached"),
 ]
 r = {"schema": "egress-guard.conformance-report.v1", "provider": "egress-guard",
-     "guard_binary": binary, "version": "0.1.0", "ran_at": "2026-11-29T10:00:00Z",
+     "guard_binary": binary, "guard_sha256": hashlib.sha256(open(binary, "rb").read()).hexdigest(),
+     "version": "0.1.0", "ran_at": "2026-11-29T10:00:00Z",
      "facts": {f: True for f in ["exact_destination_match", "connect_time_public_address",
                                  "redirect_recheck", "authority_separation", "default_deny"]},
      "cases": cases}
@@ -137,10 +139,34 @@ expect admit_appended_byte_exit_4 4 "$CTL" admit --profile sb.json --receipt rec
 expect admit_revision_mismatch_typed_for_advisory_profile 4 "$CTL" admit --profile af.json --receipt receipt.json --attesters att --binary guard-copy
 grep -q '^egress-guardctl: admit: revision mismatch: ' err && [ "$(wc -l <err)" -eq 1 ]
 check admit_revision_mismatch_one_line $? "$(cat err)"
-# Signed for the copy: the real binary is not what was tested.
-"$CTL" receipt sign report.json --key att.pem --binary guard-copy >receipt-copy.json 2>/dev/null
+# Signed for the copy (the matrix ran the copy): the real binary is not
+# what was tested.
+RBIN=$T/guard-copy report report-copy.json
+"$CTL" receipt sign report-copy.json --key att.pem >receipt-copy.json 2>/dev/null
 grade_is verify_receipt_for_other_binary_advisory advisory_filter 4 receipt-copy.json --attesters att
 grade_is verify_receipt_for_copy_with_copy security_boundary 0 receipt-copy.json --attesters att --binary guard-copy
+
+# ---------------------------------------------------------------- the binary that ran
+# A receipt certifies the binary the matrix ran (the report's
+# guard_sha256), never whatever is on disk when it is signed.
+cp "$BIN" guard-b && RBIN=$T/guard-b report report-b.json
+printf '\0' >>guard-b
+expect sign_refuses_binary_modified_after_matrix_exit_4 4 "$CTL" receipt sign report-b.json --key att.pem
+[ ! -s out ] && grep -q 'changed since the run, refusing to sign' err
+check sign_modified_binary_no_envelope_and_says_why $? "$(head -c 300 out err)"
+cp "$CTL" guard-b
+expect sign_refuses_binary_replaced_after_matrix_exit_4 4 "$CTL" receipt sign report-b.json --key att.pem
+expect sign_refuses_other_binary_flag_exit_4 4 "$CTL" receipt sign report.json --key att.pem --binary guard-copy
+# Controls: the same bytes back (or the same bytes under another path,
+# e.g. installed elsewhere) are signed.
+cp "$BIN" guard-b
+expect sign_unchanged_binary_after_matrix_exit_0 0 "$CTL" receipt sign report-b.json --key att.pem
+cp "$BIN" guard-installed
+expect sign_same_bytes_other_path_exit_0 0 "$CTL" receipt sign report-b.json --key att.pem --binary guard-installed
+report no-sha.json 'del r["guard_sha256"]'
+expect sign_report_without_guard_sha256_exit_2 2 "$CTL" receipt sign no-sha.json --key att.pem
+report upper-sha.json 'r["guard_sha256"] = r["guard_sha256"].upper()'
+expect sign_report_uppercase_guard_sha256_exit_2 2 "$CTL" receipt sign upper-sha.json --key att.pem
 
 # ---------------------------------------------------------------- signer
 grade_is verify_untrusted_signer_advisory advisory_filter 5 receipt.json --attesters other
