@@ -1013,6 +1013,13 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 		errbuf_set(err, errlen, "no SHA-256 of the binary in hand");
 		return -1;
 	}
+	/* One spelling per field, as for bundles: "\/" in the base64 would
+	 * be a second one. */
+	if (bundle_envelope_escaped(buf, len)) {
+		errbuf_set(err, errlen, "receipt envelope holds a JSON escape: its "
+		    "keys and values are written as they are");
+		goto out;
+	}
 	if ((env = load_object(buf, len, "receipt envelope", err,
 	    errlen)) == NULL)
 		goto out;

@@ -1318,6 +1318,40 @@ test_envelope_refusals_are_malformed(void **state)
 	EVP_PKEY_free(k);
 }
 
+/* One spelling per field, as for bundles: jansson would decode "\u0054"
+ * to "T", so the same receipt would verify under a second envelope
+ * spelling. Any escape in a key or value is malformed. */
+static void
+test_escaped_envelope_fields_are_malformed(void **state)
+{
+	static const char *const esc[][2] = {
+		{ "\"signature\":\"T", "\"signature\":\"\\u0054" },
+		{ "\"receipt\":\"e", "\"receipt\":\"\\u0065" },
+		{ "\"key_id\":\"2", "\"key_id\":\"\\u0032" },
+		{ "\"schema\":\"e", "\"schema\":\"\\u0065" },
+		{ "\"schema\":", "\"\\u0073chema\":" },
+		{ "\"signature\":\"T", "\"signature\":\"\\/T" },
+	};
+	EVP_PKEY *k = rfc_key();
+	struct bundle_keyring *kr = ring(k, NULL);
+	char *env;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(esc) / sizeof(esc[0]); i++) {
+		env = replace_once(PINNED_ENVELOPE, esc[i][0], esc[i][1]);
+		expect_malformed(kr, env);
+		free(env);
+	}
+	/* Negative control: whitespace between tokens carries nothing. */
+	env = replace_once(PINNED_ENVELOPE, "\",\"signature\":",
+	    "\" ,\n \"signature\" : ");
+	expect_grade(kr, env, SHA_EMPTY, RECEIPT_SECURITY_BOUNDARY, RECEIPT_OK);
+	free(env);
+	bundle_keyring_free(kr);
+	EVP_PKEY_free(k);
+}
+
 static void
 test_envelope_larger_than_max_is_malformed(void **state)
 {
@@ -1582,6 +1616,7 @@ main(void)
 		cmocka_unit_test(test_signed_receipt_with_empty_facts_is_unsupported),
 		cmocka_unit_test(test_signed_non_canonical_receipt_is_malformed),
 		cmocka_unit_test(test_envelope_refusals_are_malformed),
+		cmocka_unit_test(test_escaped_envelope_fields_are_malformed),
 		cmocka_unit_test(test_envelope_larger_than_max_is_malformed),
 		cmocka_unit_test(test_verify_refuses_bad_binary_hash_argument),
 		cmocka_unit_test(test_grade_names_order_and_parse),
