@@ -29,8 +29,6 @@
 #include "util/errbuf.h"
 
 #define PROG		"egress-guardctl"
-#define EXIT_FAIL	1
-#define EXIT_USAGE	2
 
 #define DEADLINE_S	(3 * CTLCLIENT_TIMEOUT_S)	/* the whole exchange */
 #define CHUNK_LINE_MAX	256	/* chunk-size line with extensions */
@@ -548,7 +546,7 @@ ctlclient_cmd_push(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, CTLCLIENT_PUSH_USAGE, 1, &path,
 	    &control)) != 0)
 		return rc;
-	rc = EXIT_USAGE;
+	rc = CLI_EXIT_USAGE;
 	/* The guard refuses more than BUNDLE_MAX_BYTES anyway: say so here
 	 * rather than send it. */
 	if (ctlclient_request_file(control, "PUT", "/v1/policy", path,
@@ -557,7 +555,7 @@ ctlclient_cmd_push(int argc, char **argv)
 		goto out;
 	}
 	if (print_body(&r) == -1) {
-		rc = EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	if (r.status == 200) {
@@ -565,7 +563,7 @@ ctlclient_cmd_push(int argc, char **argv)
 	} else if (r.status == 403 || r.status == 409) {
 		fprintf(stderr, "%s: push: %s: refused by %s (HTTP %d)\n",
 		    PROG, path, control, r.status);
-		rc = EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 	} else {
 		fprintf(stderr, "%s: push: %s: %s answered HTTP %d\n", PROG,
 		    path, control, r.status);
@@ -586,14 +584,14 @@ ctlclient_cmd_status(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, CTLCLIENT_STATUS_USAGE, 0, &pos,
 	    &control)) != 0)
 		return rc;
-	rc = EXIT_USAGE;
+	rc = CLI_EXIT_USAGE;
 	if (ctlclient_request(control, "GET", "/v1/status", NULL, 0, &r, err,
 	    sizeof(err)) == -1) {
 		fprintf(stderr, "%s: status: %s\n", PROG, err);
 		goto out;
 	}
 	if (print_body(&r) == -1) {
-		rc = EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	if (r.status == 200)

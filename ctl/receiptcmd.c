@@ -3,7 +3,7 @@
  *
  * The helpers above the subcommands are library-like (errors into a
  * buffer); only the cmd_ functions print. Exit codes: docs/receipts.md
- * and ctl/receiptcmd.h. */
+ * and ctl/cli.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -198,11 +198,11 @@ grade_receipt(const char *cmd, const char *path, const char *dir,
 	struct bundle_keyring *kr = NULL;
 	char *buf = NULL;
 	size_t len;
-	int rc = RECEIPTCMD_EXIT_USAGE;
+	int rc = CLI_EXIT_USAGE;
 
 	if ((kr = bundle_keyring_new()) == NULL) {
 		fprintf(stderr, "%s: %s: out of memory\n", PROG, cmd);
-		return RECEIPTCMD_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	if (receiptcmd_load_attesters(kr, dir, err, sizeof(err)) == -1) {
 		fprintf(stderr, "%s: %s: attesters: %s\n", PROG, cmd, err);
@@ -246,13 +246,13 @@ authenticity_exit(enum receipt_reason r)
 {
 	switch (r) {
 	case RECEIPT_UNTRUSTED_SIGNER:
-		return RECEIPTCMD_EXIT_UNTRUSTED;
+		return CLI_EXIT_UNTRUSTED;
 	case RECEIPT_BAD_SIGNATURE:
-		return RECEIPTCMD_EXIT_BAD_SIGNATURE;
+		return CLI_EXIT_BAD_SIGNATURE;
 	case RECEIPT_REVISION_MISMATCH:
-		return RECEIPTCMD_EXIT_REVISION;
+		return CLI_EXIT_REVISION;
 	case RECEIPT_MALFORMED:
-		return RECEIPTCMD_EXIT_USAGE;
+		return CLI_EXIT_USAGE;
 	case RECEIPT_OK:
 	case RECEIPT_FACTS_INCOMPLETE:
 	case RECEIPT_NO_SELECTOR:
@@ -283,7 +283,7 @@ cmd_sign(int argc, char **argv)
 		return cli_usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
 		    o.operand == NULL ? "missing REPORT" : "missing --key",
 		    NULL);
-	rc = RECEIPTCMD_EXIT_USAGE;
+	rc = CLI_EXIT_USAGE;
 	if ((buf = file_read(o.operand, RECEIPT_MAX_BYTES, 0, &len, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: receipt sign: %s\n", PROG, err);
@@ -305,7 +305,7 @@ cmd_sign(int argc, char **argv)
 	}
 	if (receipt_report_check_binary(r, hex, err, sizeof(err)) == -1) {
 		fprintf(stderr, "%s: receipt sign: %s: %s\n", PROG, binary, err);
-		rc = RECEIPTCMD_EXIT_REVISION;
+		rc = CLI_EXIT_REVISION;
 		goto out;
 	}
 	for (i = 0; i < RECEIPT_NFACTS; i++) {
@@ -320,11 +320,11 @@ cmd_sign(int argc, char **argv)
 	    (env = receiptcmd_sign_envelope(canon, clen, pk, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: receipt sign: %s\n", PROG, err);
-		rc = RECEIPTCMD_EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	if (cli_print_all(env, strlen(env)) == -1 || cli_print_all("\n", 1) == -1) {
-		rc = RECEIPTCMD_EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	fprintf(stderr, "%s: receipt sign: %zu of %d facts true, binary %s "
@@ -362,7 +362,7 @@ cmd_verify(int argc, char **argv)
 		return rc;
 	if (printf("%s\n", receipt_grade_name(v.grade)) < 0 ||
 	    cli_print_all("", 0) == -1)
-		return RECEIPTCMD_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	if (v.reason != RECEIPT_OK)
 		fprintf(stderr, "%s: receipt verify: %s: %s: %s\n", PROG,
 		    receipt_grade_name(v.grade), receipt_reason_name(v.reason),
@@ -434,9 +434,9 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	if ((p = policy_compile_profile_file(profile, 0, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: admit: %s\n", PROG, err);
-		return RECEIPTCMD_EXIT_USAGE;
+		return CLI_EXIT_USAGE;
 	}
-	rc = RECEIPTCMD_EXIT_USAGE;
+	rc = CLI_EXIT_USAGE;
 	need = RECEIPT_ADVISORY_FILTER;
 	if (policy_mode(p) == POLICY_ALLOWLIST &&
 	    (req = policy_required_grade(p)) != NULL &&
@@ -475,7 +475,7 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	if (policy_mode(p) != POLICY_ALLOWLIST) {
 		rc = printf("admitted: network_policy %s needs no grade\n",
 		    policy_mode_name(policy_mode(p))) < 0 ||
-		    cli_print_all("", 0) == -1 ? RECEIPTCMD_EXIT_FAIL : 0;
+		    cli_print_all("", 0) == -1 ? CLI_EXIT_FAIL : 0;
 		goto out;
 	}
 	if (!have_grade) {
@@ -489,12 +489,12 @@ receiptcmd_cmd_admit(int argc, char **argv)
 		    receipt_grade_name(have), receipt != NULL &&
 		    v.reason != RECEIPT_OK ? ": " : "", receipt != NULL &&
 		    v.reason != RECEIPT_OK ? why : "");
-		rc = RECEIPTCMD_EXIT_NOT_MET;
+		rc = CLI_EXIT_NOT_MET;
 		goto out;
 	}
 	rc = printf("admitted: requirement %s met by grade %s\n",
 	    receipt_grade_name(need), receipt_grade_name(have)) < 0 ||
-	    cli_print_all("", 0) == -1 ? RECEIPTCMD_EXIT_FAIL : 0;
+	    cli_print_all("", 0) == -1 ? CLI_EXIT_FAIL : 0;
 out:
 	policy_free(p);
 	return rc;
