@@ -121,7 +121,7 @@ install: $(BINS)
 	    $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
 	install -m 0644 docs/egress-guard.8 $(DESTDIR)$(MANDIR)/man8/
-	install -m 0644 README.md docs/nft.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 README.md docs/nft.md docs/design.md docs/receipts.md $(DESTDIR)$(DOCDIR)/
 	sed 's|/usr/local/bin/egress-guard|$(BINDIR)/egress-guard|g' \
 	    container/egress-guard.service >$(DESTDIR)$(SYSTEMDUNITDIR)/egress-guard.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/egress-guard.service

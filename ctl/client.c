@@ -1,5 +1,5 @@
 /* A small blocking HTTP/1.1 client over the guard's AF_UNIX control socket,
- * and the push and status subcommands (DESIGN.md "Control API").
+ * and the push and status subcommands (docs/design.md "Control API").
  *
  * One request per connection ("Connection: close"). Everything the guard
  * sends back is bounded (head, body, each recv by SO_RCVTIMEO, the whole

@@ -1,5 +1,5 @@
 /* A small blocking HTTP/1.1 client for the guard's control socket
- * (DESIGN.md "Control API"), and the push and status subcommands of
+ * (docs/design.md "Control API"), and the push and status subcommands of
  * egress-guardctl. Blocking is fine: this is the CLI, never the guard. */
 #ifndef EG_CTL_CLIENT_H
 #define EG_CTL_CLIENT_H

@@ -1,4 +1,4 @@
-/* Plane-side keys and signing (DESIGN.md "Signed bundle"), and the keygen,
+/* Plane-side keys and signing (docs/design.md "Signed bundle"), and the keygen,
  * sign and verify subcommands of egress-guardctl.
  *
  * The helpers above the subcommands are library-like (errors into a

@@ -1,5 +1,5 @@
 /* Plane-side key handling for egress-guardctl: Ed25519 key generation and
- * bundle signing (DESIGN.md "Signed bundle"), and the keygen, sign and
+ * bundle signing (docs/design.md "Signed bundle"), and the keygen, sign and
  * verify subcommands. The guard never calls anything here: it only
  * verifies, with policy/bundle.h. */
 #ifndef EG_CTL_KEYS_H

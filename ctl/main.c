@@ -1,4 +1,4 @@
-/* egress-guardctl: the plane-side tool (DESIGN.md). Each subcommand is one
+/* egress-guardctl: the plane-side tool (docs/design.md). Each subcommand is one
  * entry in the table below; keygen, sign, verify, push, status, receipt and
  * admit are added there. Exit status: 0 done, 1 an operating failure (e.g.
  * writing the output), 2 bad usage or bad input. */

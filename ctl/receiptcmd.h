@@ -1,5 +1,5 @@
-/* egress-guardctl receipt sign|verify and admit (DESIGN.md "Conformance
- * matrix and the grading rule"; formats and exit codes in
+/* egress-guardctl receipt sign|verify and admit (docs/design.md "Receipts
+ * and grades"; formats and exit codes in
  * docs/receipts.md). Signing lives here, on the plane side: the guard
  * binary links none of it. */
 #ifndef EG_CTL_RECEIPTCMD_H

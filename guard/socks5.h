@@ -17,7 +17,7 @@
 #define SOCKS5_REQ_MAX		262	/* longest request: 255-byte domain */
 #define SOCKS5_REPLY_LEN	10
 
-/* Reply codes the guard sends (DESIGN.md "Client protocols"). */
+/* Reply codes the guard sends (docs/design.md "Reasons"). */
 #define SOCKS5_REP_SUCCEEDED		0x00
 #define SOCKS5_REP_SYNTAX		0x01	/* general failure: bad frame or destination */
 #define SOCKS5_REP_DENIED		0x02	/* policy or non-public address */
@@ -42,7 +42,7 @@ long socks5_parse_greeting(const unsigned char *b, size_t len, int *noauth);
  * code to send before closing: SOCKS5_REP_CMD_UNSUPPORTED for any command
  * but CONNECT, SOCKS5_REP_ATYP_UNSUPPORTED for an unknown ATYP,
  * SOCKS5_REP_SYNTAX for VER != 5, RSV != 0, port 0 or a destination the
- * DESIGN.md grammar refuses (a domain ATYP holding an IPv6 literal
+ * docs/design.md grammar refuses (a domain ATYP holding an IPv6 literal
  * included). Fields are checked in wire order, so the verdict on a prefix
  * is either 0 or the verdict on the whole. *r is zeroed unless > 0. */
 long socks5_parse_request(const unsigned char *b, size_t len,

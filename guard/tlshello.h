@@ -1,5 +1,5 @@
 /* SNI extraction from the first bytes a client sends in a tunnel, for the
- * SNI check (DESIGN.md "Client protocols"). Pure: bytes in, name out; no
+ * SNI check (docs/design.md "SNI gate"). Pure: bytes in, name out; no
  * sockets, no logging, no allocation, no copy of the handshake. */
 #ifndef EG_TLSHELLO_H
 #define EG_TLSHELLO_H

@@ -1,12 +1,15 @@
 # The benchmark (bench/): a load generator, an upstream target (both on
-# libevent), a small UDP DNS server and the splice-only relay that the
-# throughput sections use as a yardstick (bench/floor), built with the project's compiler
-# and flags into $(BUILD)/bench/.
+# libevent), a small UDP DNS server and bench/floor, the relay that checks
+# nothing (the yardstick: splice mode for throughput, --rate for CONNECT
+# rate), built with the project's compiler and flags into $(BUILD)/bench/.
 #
 #   make bench         the full benchmark against Squid and tinyproxy
-#                      (bench/run; minutes; installs squid and tinyproxy as
-#                      root when missing) and its table on stdout
-#   make bench-quick   the few-second smoke run (guard and direct only)
+#                      (bench/run, 5 repetitions, about 25 minutes on 2
+#                      CPUs; installs squid and tinyproxy as root when
+#                      missing) and its table on stdout
+#   make bench-quick   the few-second smoke run (guard, direct, floor)
+#   make bench-syscalls  system calls and loop passes per tunnel at c=1
+#                      (bench/syscalls.sh: strace, perf stat)
 #
 # `make` builds the two tools too, so that `make test` can run the smoke
 # run (tests/integration/bench_smoke_test.sh). No figure is ever asserted.
@@ -30,7 +33,7 @@ $(BENCH_DIR)/dns: bench/dns.c | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(EG_CFLAGS) $(EG_LDFLAGS) -o $@ $< $(BENCH_LIBS)
 
-.PHONY: bench bench-quick bench-bins
+.PHONY: bench bench-quick bench-bins bench-syscalls
 bench-bins: $(BENCH_BINS)
 
 bench: all
@@ -38,5 +41,8 @@ bench: all
 
 bench-quick: all
 	$(Q)BUILD=$(BUILD) bash bench/run --quick
+
+bench-syscalls: all
+	$(Q)BUILD=$(BUILD) bash bench/syscalls.sh
 
 -include $(wildcard $(BENCH_DIR)/*.d)

@@ -1,5 +1,5 @@
-/* `egress-guard nft apply|show|verify|remove` (DESIGN.md "egress-guard
- * nft"). argv[0] is "nft", argv[1] the verb. Returns the exit status:
+/* `egress-guard nft apply|show|verify|remove` (docs/design.md
+ * "nftables"). argv[0] is "nft", argv[1] the verb. Returns the exit status:
  * 0 ok, 1 verify found a difference, 2 error (nothing was changed unless
  * the message says otherwise). The only part of nft/ that prints. */
 #ifndef EG_NFTCMD_H

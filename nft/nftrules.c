@@ -1,4 +1,4 @@
-/* The default-deny ruleset (DESIGN.md "egress-guard nft"). One function,
+/* The default-deny ruleset (docs/design.md "nftables"). One function,
  * nftrules_expected(), says what the table holds; the batch, the reference
  * for verify and the error descriptions are all derived from its objects,
  * so apply and verify cannot drift apart. */

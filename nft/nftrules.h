@@ -1,5 +1,5 @@
-/* The default-deny ruleset for a workload's network namespace (DESIGN.md
- * "egress-guard nft"): table inet egress_guard, as libnftnl objects, as one
+/* The default-deny ruleset for a workload's network namespace (docs/design.md
+ * "nftables"): table inet egress_guard, as libnftnl objects, as one
  * netlink batch, and as the reference a dumped table is compared with.
  * Pure: no sockets, no printing; failures return -1 with a message in err. */
 #ifndef EG_NFTRULES_H
@@ -51,8 +51,8 @@ struct nftrules_batch {
 
 void nftrules_config_init(struct nftrules_config *cfg);
 
-/* "IPv4:PORT" or "[IPv6]:PORT" (DESIGN.md destination syntax, IP literals
- * only). Refuses names, port 0, unspecified, multicast, broadcast and
+/* "IPv4:PORT" or "[IPv6]:PORT" (docs/design.md "Destination syntax", IP
+ * literals only). Refuses names, port 0, unspecified, multicast, broadcast and
  * IPv4-mapped addresses, duplicates, and more than NFTRULES_MAX_GUARDS. */
 int nftrules_add_guard(struct nftrules_config *cfg, const char *text,
     char *err, size_t errlen);

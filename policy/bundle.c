@@ -1,4 +1,4 @@
-/* Signed policy bundles (DESIGN.md "Signed bundle"): the verifier side.
+/* Signed policy bundles (docs/design.md "Signed bundle"): the verifier side.
  *
  * One spelling per field: the four key names and the four values are
  * taken exactly as written, with no JSON escape anywhere in the envelope

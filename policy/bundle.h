@@ -1,4 +1,4 @@
-/* Signed policy bundles (DESIGN.md "Signed bundle"): Ed25519 over the
+/* Signed policy bundles (docs/design.md "Signed bundle"): Ed25519 over the
  * domain-separated bytes "egress-guard.policy.v1" 0x00 <canonical policy>,
  * with OpenSSL 3 EVP. Library code: errors into a buffer, no logging.
  * The guard side only ever holds public keys. */

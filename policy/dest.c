@@ -1,4 +1,4 @@
-/* Destination syntax (DESIGN.md "Destination syntax"). Every accepted form
+/* Destination syntax (docs/design.md "Destination syntax"). Every accepted form
  * has exactly one normalised spelling, so the policy matcher can compare
  * bytes: names lower-cased without the trailing dot, dotted quads as given
  * (the grammar admits one spelling only), IPv6 in RFC 5952 form written

@@ -1,5 +1,5 @@
 /* Destination syntax shared by CONNECT targets, SOCKS5 requests and policy
- * entries (DESIGN.md "Destination syntax"). Pure: bytes in, struct out. */
+ * entries (docs/design.md "Destination syntax"). Pure: bytes in, struct out. */
 #ifndef EG_DEST_H
 #define EG_DEST_H
 

@@ -1,4 +1,4 @@
-/* The policy model (DESIGN.md "Policy"): strict parsing of profiles and
+/* The policy model (docs/design.md "Policy"): strict parsing of profiles and
  * compiled policies, canonical bytes, digest, and the exact matcher.
  *
  * Both inputs end in the same builder: entries are normalised by

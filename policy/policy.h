@@ -1,5 +1,5 @@
 /* The policy model: strict parsing of profiles and compiled policies,
- * canonical bytes and digest (DESIGN.md "Policy"), and the exact matcher.
+ * canonical bytes and digest (docs/design.md "Policy"), and the exact matcher.
  * Library code: errors go to a caller-supplied buffer, nothing is logged. */
 #ifndef EG_POLICY_H
 #define EG_POLICY_H

@@ -1,5 +1,5 @@
-/* Conformance receipts (DESIGN.md "Conformance matrix and the grading
- * rule"; docs/receipts.md): report → canonical receipt bytes, and the
+/* Conformance receipts (docs/design.md "Receipts and
+ * grades"; docs/receipts.md): report → canonical receipt bytes, and the
  * grading of a signed receipt envelope.
  *
  * A fact is never copied from what someone claims: it is true only when

@@ -1,5 +1,5 @@
-/* Conformance receipts and grades (DESIGN.md "Conformance matrix and the
- * grading rule"; formats in docs/receipts.md). Library code: errors into a
+/* Conformance receipts and grades (docs/design.md "Receipts
+ * and grades"; formats in docs/receipts.md). Library code: errors into a
  * buffer, no logging. Nothing here signs: the verifier only ever holds
  * public keys (a bundle_keyring); signing lives in ctl/receiptcmd.c. */
 #ifndef EG_RECEIPT_H

@@ -1,5 +1,5 @@
 /* Address classification. The tables below are
- * shared/reference/special-purpose-addresses.md row for row; each row's
+ * docs/design.md "Address classification" row for row; each row's
  * range text is the string reported in classify_result.range. Overlapping
  * rows (::/128 and ::1/128 inside ::/96, 255.255.255.255/32 inside
  * 240.0.0.0/4) are resolved by longest prefix, so the most specific name is

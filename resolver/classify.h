@@ -1,5 +1,5 @@
 /* Address classification: public or not, per
- * shared/reference/special-purpose-addresses.md, plus the operator's
+ * docs/design.md "Address classification", plus the operator's
  * --allow-range / --deny-range and the guard's own interface addresses.
  * Pure: no I/O, no logging. */
 #ifndef EG_CLASSIFY_H

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The conformance matrix: the five facts of DESIGN.md, proved on a topology
+# The conformance matrix: the five facts of docs/design.md, proved on a topology
 # this script owns end to end, deployed the way a deployment would be: the
 # nft default-deny applied to the workload's namespace, the guard dropped to
 # an unprivileged user, the policy pushed as a signed bundle over the

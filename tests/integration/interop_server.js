@@ -1,4 +1,4 @@
-// A stand-in for the guard's control API (DESIGN.md "Control API") on a
+// A stand-in for the guard's control API (docs/design.md "Control API") on a
 // Unix socket, built on Node's own HTTP server, so `egress-guardctl push`
 // and `status` are tested against an HTTP implementation that is not ours.
 //

@@ -1,5 +1,5 @@
 // An independent bundle signer (Node.js built-in crypto only) for the
-// interop test: DESIGN.md "Signed bundle" implemented from the text, not
+// interop test: docs/design.md "Signed bundle" implemented from the text, not
 // from our C code.
 //
 //   node interop_sign.js KEY.pem POLICY [--flip-each-byte]
@@ -53,7 +53,7 @@ if (sig.length !== 64)
 	die('signature is not 64 bytes');
 
 function bundle(policyBytes) {
-	// Key order as in DESIGN.md; JSON.stringify is compact.
+	// Key order as in docs/design.md; JSON.stringify is compact.
 	return JSON.stringify({
 		schema: 'egress-guard.bundle.v1',
 		key_id: keyId,

@@ -1,6 +1,6 @@
-# Signed bundles across implementations (DESIGN.md "Signed bundle"): keys
+# Signed bundles across implementations (docs/design.md "Signed bundle"): keys
 # from `egress-guardctl keygen`, bundles built by Node.js's built-in crypto
-# from the DESIGN text alone (interop_sign.js), checked by `egress-guardctl
+# from docs/design.md alone (interop_sign.js), checked by `egress-guardctl
 # verify`, and the reverse (interop_verify.js). Then `push` and `status`
 # against Node's own HTTP server on a Unix socket (interop_server.js).
 # Every acceptance has a refusal next to it that shows the check can fail.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# nftables default-deny (DESIGN.md "egress-guard nft") against the real
+# nftables default-deny (docs/design.md "nftables") against the real
 # kernel and the real `nft` CLI, in network namespaces this script creates
 # and always deletes. Needs root. One "PASS name" / "FAIL name" (or "SKIP
 # name") line per check; exits non-zero on any FAIL.

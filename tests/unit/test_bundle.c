@@ -1,4 +1,4 @@
-/* Signed policy bundles (DESIGN.md "Signed bundle"): signing (ctl/keys.c)
+/* Signed policy bundles (docs/design.md "Signed bundle"): signing (ctl/keys.c)
  * and verification (policy/bundle.c) round-trip; every refusal the format
  * promises, each named; the keyring's key hygiene; keygen's file modes;
  * and the push client's response parser (ctl/client.c). */
@@ -23,7 +23,7 @@
 #include "policy/policy.h"
 #include "util/file.h"
 
-/* DESIGN.md's canonical example. */
+/* docs/design.md's canonical example ("Policy"). */
 #define DESIGN_CANON "{\"allow\":[{\"host\":\"api.example.com\",\"port\":443}," \
     "{\"host\":\"example.org\",\"port\":80}],\"epoch\":7,\"mode\":\"allowlist\"," \
     "\"schema\":\"egress-guard.policy.v1\"}"

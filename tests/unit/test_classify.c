@@ -1,5 +1,5 @@
 /* Unit tests for resolver/classify: every row of
- * shared/reference/special-purpose-addresses.md at both edges and, where
+ * docs/design.md "Address classification" at both edges and, where
  * the neighbour is otherwise public, one address past each edge; the
  * operator rules and their order; NAT64; the strict CIDR parser. */
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Destination syntax (DESIGN.md "Destination syntax"): every hostile form
+/* Destination syntax (docs/design.md "Destination syntax"): every hostile form
  * has its own named test. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -218,7 +218,7 @@ test_refuses_hex_ipv4_0x7f(void **state)
 	REFUSE("127.0.0.0x1:80", "strict dotted quad");
 }
 
-/* DESIGN.md names all-digit last labels; a 0x-hex last label is read as a
+/* docs/design.md names all-digit last labels; a 0x-hex last label is read as a
  * number just the same (inet_aton, WHATWG URL), so it is refused too. */
 static void
 test_refuses_hex_integer_ipv4_0x7f000001(void **state)
@@ -707,7 +707,7 @@ test_format_refuses_small_buffer(void **state)
 	assert_int_equal(dest_format(&d, buf, 0), -1);
 }
 
-/* The name grammar written the plain way, as DESIGN.md states it: one
+/* The name grammar written the plain way, as docs/design.md states it: one
  * trailing dot may go, labels of 1-63 bytes of [A-Za-z0-9_-] between
  * single dots, at most 253 bytes, lower-cased; a last label that is a
  * number (all digits, or 0x and hex) makes the whole a strict dotted quad

@@ -1,4 +1,4 @@
-/* Policy model (DESIGN.md "Policy"): strict parsing, canonical bytes and
+/* Policy model (docs/design.md "Policy"): strict parsing, canonical bytes and
  * digest, profiles, the exact matcher, file loading. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,7 +36,7 @@
 #include "policy/dest.h"
 #include "policy/policy.h"
 
-/* DESIGN.md's canonical example and its digest, fixed once with
+/* docs/design.md's canonical example and its digest, fixed once with
  * printf '%s' "$bytes" | sha256sum: it pins the canonical bytes too. */
 #define DESIGN_CANON "{\"allow\":[{\"host\":\"api.example.com\",\"port\":443}," \
     "{\"host\":\"example.org\",\"port\":80}],\"epoch\":7,\"mode\":\"allowlist\"," \
