@@ -10,8 +10,10 @@ struct event_base;
 struct classify_cfg;
 struct ifaddr_watch;
 
-/* Reads the current addresses into cfg. Returns the number of addresses
- * found, or -1. */
+/* Reads the current addresses (and IPv4 broadcast addresses) into cfg.
+ * Returns the number of addresses found, or -1: then (getifaddrs failed,
+ * out of memory, more than 1024 addresses) cfg denies every address until
+ * a refresh succeeds; the watch retries every second. */
 int ifaddr_refresh(struct classify_cfg *cfg);
 
 /* Refreshes now and on every change. NULL with err on failure. */

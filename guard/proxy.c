@@ -74,6 +74,7 @@ struct proxy_conn {
 	struct timespec		 opened;	/* tunnel or exchange start */
 	struct timespec		 dns_start;
 	int			 sni_failed;
+	struct tlshello		 hello;		/* the SNI gate's walk */
 
 	/* Absolute-form HTTP: the upstream outlives one exchange only when
 	 * the next request is for the same (host, port, address). */
@@ -349,22 +350,24 @@ proxy_deny(struct proxy_conn *c, enum reason r, const char *detail)
 
 /* ---- tunnels (CONNECT, SOCKS5) ---- */
 
-/* The TLS SNI check: the first client bytes of a tunnel to a name, if
- * they are a ClientHello, must name that host. */
+/* The TLS SNI check on the client's first bytes: a TLS-shaped stream
+ * must open with one well-formed ClientHello naming the CONNECT host, or
+ * (a literal tunnel: RFC 6066 allows no address in SNI) naming nothing.
+ * Plain bytes pass. */
 static enum relay_gate
 sni_gate(void *arg, const unsigned char *b, size_t len)
 {
 	struct proxy_conn *c = arg;
-	char sni[DEST_HOST_MAX + 1];
 
-	switch (tlshello_sni(b, len, sni, sizeof(sni))) {
+	switch (tlshello_feed(&c->hello, b, len)) {
 	case TLSHELLO_MORE:
 		return RELAY_GATE_MORE;
 	case TLSHELLO_NOT_TLS:
 	case TLSHELLO_NO_SNI:
 		return RELAY_GATE_PASS;
 	case TLSHELLO_SNI:
-		if (strcmp(sni, c->dest.host) == 0)
+		if (c->dest.kind == DEST_NAME &&
+		    strcmp(c->hello.sni, c->dest.host) == 0)
 			return RELAY_GATE_PASS;
 		break;
 	default:
@@ -372,6 +375,17 @@ sni_gate(void *arg, const unsigned char *b, size_t len)
 	}
 	c->sni_failed = 1;
 	return RELAY_GATE_CLOSE;
+}
+
+/* Why the gate closed the tunnel, for the decision's detail. */
+static const char *
+sni_detail(const struct proxy_conn *c)
+{
+	if (c->hello.verdict != TLSHELLO_SNI)
+		return c->hello.why != NULL ? c->hello.why : "not a TLS ClientHello";
+	if (c->dest.kind != DEST_NAME)
+		return "TLS server name on an IP-literal tunnel";
+	return "TLS server name differs from the destination";
 }
 
 static void
@@ -383,7 +397,7 @@ relay_done(void *arg, const char *reason)
 	relay_stats(c->relay, &up, &down);
 	if (c->sni_failed) {
 		reason = "sni_mismatch";
-		log_decision(c, REASON_SNI_MISMATCH, "TLS server name differs from the destination");
+		log_decision(c, REASON_SNI_MISMATCH, sni_detail(c));
 	}
 	log_exchange_close(c, reason, up, down);
 	conn_free(c);
@@ -410,8 +424,16 @@ tunnel_open(struct proxy_conn *c, int ufd)
 	}
 	if (elen > 0 && (early = evbuffer_pullup(in, (ssize_t)elen)) == NULL)
 		elen = 0;	/* pullup failed: no memory, refused below */
-	if (c->g->cfg->sni_check && c->dest.kind == DEST_NAME)
+	/* Every tunnel, literal ones included: a name in their ClientHello
+	 * can only be another host's. */
+	if (c->g->cfg->sni_check) {
+		tlshello_init(&c->hello);
 		gate = sni_gate;
+	}
+#ifdef EG_MUTANT_LENIENT_SNI
+	if (c->dest.kind != DEST_NAME)
+		gate = NULL;
+#endif
 	if (evbuffer_get_length(in) != elen ||
 	    (c->relay = relay_new(c->g->base, bufferevent_getfd(c->cbev), ufd,
 	    greet, glen, early, elen, (int)c->g->cfg->idle_timeout, gate,

@@ -1,15 +1,17 @@
-/* SNI extraction from the first bytes a client sends in a tunnel, for the
- * SNI check (docs/design.md "SNI gate"). Pure: bytes in, name out; no
- * sockets, no logging, no allocation, no copy of the handshake. */
+/* The SNI gate's parser: the first bytes a client sends in a tunnel,
+ * judged before any of them reaches the upstream (docs/design.md "SNI
+ * gate"). Pure: bytes in, verdict out; no sockets, no logging, no
+ * allocation, no copy of the handshake. */
 #ifndef EG_TLSHELLO_H
 #define EG_TLSHELLO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "policy/dest.h"
 
-#define TLSHELLO_NOT_TLS	(-2)	/* not a TLS handshake record */
-#define TLSHELLO_MALFORMED	(-1)	/* TLS, but not a ClientHello we accept */
+#define TLSHELLO_NOT_TLS	(-2)	/* not TLS in any shape: plain bytes */
+#define TLSHELLO_MALFORMED	(-1)	/* TLS-shaped, but not a hello we accept */
 #define TLSHELLO_MORE		0	/* call again with more bytes */
 #define TLSHELLO_SNI		1	/* sni holds the host name */
 #define TLSHELLO_NO_SNI		2	/* complete ClientHello, no server_name */
@@ -18,23 +20,51 @@
 #define TLSHELLO_RECORD_MAX	16384	/* TLSPlaintext.length (RFC 8446 5.1) */
 #define TLSHELLO_SNI_SIZE	(DEST_HOST_MAX + 1)
 
-/* b holds the first len bytes of the client stream. Call again with the
- * whole, longer buffer after each read while TLSHELLO_MORE comes back;
- * the ClientHello may be split across TCP segments and across consecutive
- * handshake records (zero-length records refused). Once len reaches
- * TLSHELLO_INPUT_MAX the answer is never TLSHELLO_MORE, so a buffer of
- * that size always ends in a verdict. The verdict on a prefix is either
- * TLSHELLO_MORE or the verdict on the whole. Bytes after the ClientHello
+/* The state of one stream's walk; the caller owns it (tlshello_init). */
+struct tlshello {
+	size_t		 pos;		/* stream bytes taken so far */
+	size_t		 rec_left;	/* payload bytes left in this record */
+	size_t		 hs_have;	/* handshake bytes taken so far */
+	size_t		 hs_len;	/* the ClientHello body length, once known */
+	unsigned char	 hs_hdr[4];	/* msg_type and length */
+	int		 verdict;	/* TLSHELLO_MORE until decided */
+	const char	*why;		/* on MALFORMED: what was refused */
+	uint64_t	 examined;	/* bytes looked at, all calls together */
+	char		 sni[TLSHELLO_SNI_SIZE];	/* on TLSHELLO_SNI */
+};
+
+void tlshello_init(struct tlshello *t);
+
+/* b holds the first len bytes of the client stream: each call passes the
+ * same stream, longer (or as long), and only the bytes not seen before
+ * are looked at, so a stream costs time linear in its length however it
+ * is cut. Returns t->verdict; once it is not TLSHELLO_MORE it stays.
+ *
+ * The shapes (first byte): 0x16 must open a TLS handshake record stream
+ * carrying one ClientHello; 0x14, 0x15, 0x17, 0x18 (CCS, alert, data,
+ * heartbeat) and an SSLv2 CLIENT-HELLO (high bit set, third byte 1) are
+ * MALFORMED at once; anything else is NOT_TLS. Every record up to the end
+ * of the ClientHello must be a handshake record, version 3.0 to 3.4,
+ * length 1..TLSHELLO_RECORD_MAX, and the record carrying the hello's last
+ * byte must end with it (no second message behind it in that record).
+ * The hello may span records (bounded by TLSHELLO_INPUT_MAX); once len
+ * reaches that bound the answer is never MORE. The verdict on a prefix
+ * is either MORE or the verdict on the whole. Bytes after the ClientHello
  * are not read.
  *
- * On TLSHELLO_SNI, sni (snilen >= TLSHELLO_SNI_SIZE, else MALFORMED) holds
- * the one host_name, normalised by dest_parse_host: lower case, one
- * trailing dot removed, NUL-terminated. A name dest refuses, an IPv6
- * literal, several host_name entries or server_name extensions, and any
- * length reaching past its enclosing structure are MALFORMED. A strict
- * dotted quad (which RFC 6066 forbids but some clients send) is returned
- * as is: the SNI check compares it with the CONNECT host like a name.
- * sni is "" on every other result. */
+ * On TLSHELLO_SNI, t->sni holds the one host_name, normalised by
+ * dest_parse_host: lower case, one trailing dot removed. A name dest
+ * refuses, an IPv6 literal, several host_name entries or server_name
+ * extensions, an unknown name type, an encrypted_client_hello (or ESNI)
+ * extension, and any length reaching past its enclosing structure are
+ * MALFORMED (t->why says which). A strict dotted quad (which RFC 6066
+ * forbids but some clients send) is returned as is: the caller compares
+ * it with the CONNECT host like a name. t->sni is "" on every other
+ * result. */
+int tlshello_feed(struct tlshello *t, const unsigned char *b, size_t len);
+
+/* The one-shot form: tlshello_init and tlshello_feed on b[0 .. len), the
+ * name copied to sni (snilen >= TLSHELLO_SNI_SIZE, else MALFORMED). */
 int tlshello_sni(const unsigned char *b, size_t len, char *sni, size_t snilen);
 
 #endif

@@ -5,16 +5,22 @@
 
 MUTANT_FLAGS_no_classify = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_CLASSIFY
 MUTANT_FLAGS_no_recheck  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_RECHECK
+MUTANT_FLAGS_lenient_sni = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_LENIENT_SNI
+MUTANT_FLAGS_range_first = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_RANGE_FIRST
+# The range-first mutant is also the matrix's control guard for the
+# connect_time_public_address cases under --allow-range ::/0.
+RANGE_FIRST_BIN = $(BUILD)/mutant-range_first/egress-guard
 
-.PHONY: conformance conformance-mutants
+.PHONY: conformance conformance-mutants conformance-mutants-nft
 # The matrix, then a receipt for this exact build, signed by a local
 # attester key made for the purpose, and the grade it earns. The target
 # fails when the matrix does, and when no authentic receipt results (sign
 # refuses a binary that changed since the matrix ran; verify exits
 # non-zero on anything not authentic).
 CONF = $(BUILD)/conformance
-conformance: all
-	$(Q)BUILD=$(BUILD) bash tests/conformance/matrix.sh $(CONF); rc=$$?; \
+conformance: all $(RANGE_FIRST_BIN)
+	$(Q)BUILD=$(BUILD) EG_CONF_RANGE_FIRST_BIN=$(abspath $(RANGE_FIRST_BIN)) \
+	    bash tests/conformance/matrix.sh $(CONF); rc=$$?; \
 	mkdir -p $(CONF)/attesters && chmod 0700 $(CONF)/attesters; \
 	[ -f $(CONF)/attesters/local.pem ] || \
 	    $(BUILD)/egress-guardctl keygen --out $(CONF)/attesters/local.pem 2>/dev/null; \
@@ -31,7 +37,8 @@ $(BUILD)/mutant-%/egress-guard: FORCE
 # mutant-run MUTANT_BUILD FACT [ENV]: the matrix over FACT must fail it.
 define mutant-run
 	$(Q)out=$(BUILD)/conformance/mutant-$(2); mkdir -p $$out; \
-	if BUILD=$(1) EG_CONF_FACTS=$(2) $(3) bash tests/conformance/matrix.sh $$out \
+	if BUILD=$(1) EG_CONF_FACTS=$(2) EG_CONF_RANGE_FIRST_BIN=$(abspath $(RANGE_FIRST_BIN)) \
+	    $(3) bash tests/conformance/matrix.sh $$out \
 	    >$$out/matrix.log 2>&1; then \
 		echo "FAIL mutant $(4): the matrix stayed green"; exit 1; \
 	fi; \
@@ -41,7 +48,17 @@ define mutant-run
 	else echo "FAIL mutant $(4): no report or fact not false"; exit 1; fi
 endef
 
-conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutant-no_recheck/egress-guard
+conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutant-no_recheck/egress-guard \
+    $(BUILD)/mutant-lenient_sni/egress-guard $(RANGE_FIRST_BIN)
 	$(call mutant-run,$(BUILD)/mutant-no_classify,connect_time_public_address,,no_classify)
 	$(call mutant-run,$(BUILD)/mutant-no_recheck,redirect_recheck,,no_recheck)
+	$(call mutant-run,$(BUILD)/mutant-range_first,connect_time_public_address,,range_first)
 	$(call mutant-run,$(BUILD),default_deny,EG_CONF_SKIP_NFT=1,skip_nft)
+	$(call mutant-run,$(BUILD)/mutant-lenient_sni,exact_destination_match,,lenient_sni)
+
+# The table without the rules for loopback DNS/DNAT, ND scope and source
+# routing, uid exemption in the shared layout: dd-10..dd-15 must fail. A
+# whole default_deny run (about a minute on a busy machine), so not part of
+# conformance-mutants, which make test runs.
+conformance-mutants-nft: all
+	$(call mutant-run,$(BUILD),default_deny,EG_CONF_NFT_MUTANT=old_rules,nft_old_rules)

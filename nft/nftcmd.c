@@ -8,11 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/netfilter.h>
+
 #include <libnftnl/chain.h>
 #include <libnftnl/rule.h>
 #include <libnftnl/table.h>
 
 #include "nft/netns.h"
+#include "nft/nftcg.h"
 #include "nft/nftcmd.h"
 #include "nft/nftfmt.h"
 #include "nft/nftrules.h"
@@ -23,20 +26,29 @@
 #define EXIT_ERROR	2
 #define ERR_MAX		512
 #define DIFF_MAX	16384
+#define OTHER_CHAINS_MAX	256
+/* What the uid exemption rests on, said wherever it is in force. */
+#define UID_PRECONDITION "holds only while the workload has no " \
+	"CAP_SETUID/CAP_SETGID and runs with no_new_privs"
 
 static const char usage_text[] =
     "usage: egress-guard nft apply  --netns NAME|PATH|PID --guard IP:PORT"
-    " [--guard IP:PORT]... [--exempt-uid UID]\n"
-    "       egress-guard nft verify --netns NAME|PATH|PID --guard IP:PORT"
-    " [--guard IP:PORT]... [--exempt-uid UID]\n"
+    " [--guard IP:PORT]...\n"
+    "                              [--exempt-cgroup PATH | --exempt-cgroup-of PID]"
+    " [--exempt-uid UID]\n"
+    "       egress-guard nft verify (the same options as apply)\n"
     "       egress-guard nft show   --netns NAME|PATH|PID\n"
     "       egress-guard nft remove --netns NAME|PATH|PID\n"
     "  --netns   a name from `ip netns add` (/run/netns/NAME), a path to a\n"
     "            namespace file, or a process id (/proc/PID/ns/net)\n"
     "  --guard   the guard's listener, IPv4:PORT or [IPv6]:PORT (repeatable,\n"
     "            at most 64): the only TCP destination the workload keeps\n"
-    "  --exempt-uid  uid whose sockets may go anywhere (the guard's own user\n"
-    "            when it shares the workload's namespace)\n"
+    "  --exempt-cgroup PATH  cgroup v2 folder whose sockets may go anywhere\n"
+    "            (the guard's, when it shares the workload's namespace)\n"
+    "  --exempt-cgroup-of PID  the cgroup v2 folder process PID is in\n"
+    "  --exempt-uid  uid whose sockets may go anywhere; with a cgroup option,\n"
+    "            the fallback when cgroup v2 is unavailable. A uid exemption\n"
+    "            " UID_PRECONDITION "\n"
     "  --help    this text\n"
     "Installs table inet egress_guard in one atomic batch. Needs CAP_SYS_ADMIN\n"
     "(to enter the namespace) and CAP_NET_ADMIN in it. Exit status: 0 ok,\n"
@@ -48,6 +60,10 @@ struct opts {
 	struct nftrules_config	 cfg;
 	int			 guards;	/* --guard seen */
 	int			 uid;		/* --exempt-uid seen */
+	const char		*cg_path;	/* --exempt-cgroup */
+	const char		*cg_pid;	/* --exempt-cgroup-of */
+	char			 cg[NFTCG_PATH_MAX];	/* resolved folder */
+	char			 cg_why[ERR_MAX];	/* why no cgroup */
 };
 
 static void say(FILE *f, const char *verb, const char *fmt, ...)
@@ -111,6 +127,52 @@ optval(int argc, char **argv, int *i, const char *name, int *bad)
 	return argv[++*i];
 }
 
+/* The cgroup exemption replaces the uid where cgroup v2 can carry it; else
+ * the uid, if given, is the fallback (said on stderr with its
+ * precondition), and without one the command fails. */
+static int
+exempt_cgroup(struct opts *o)
+{
+	char err[ERR_MAX], sh[96];
+	uint64_t id;
+	uint32_t level;
+
+	if (o->cg_pid != NULL) {
+		if (nftcg_path_of_pid(o->cg_pid, o->cg, sizeof(o->cg), err,
+		    sizeof(err)) == -1)
+			goto unavailable;
+	} else {
+		snprintf(o->cg, sizeof(o->cg), "%s", o->cg_path);
+	}
+	if (nftcg_resolve_path(o->cg, &id, &level, err, sizeof(err)) == -1 ||
+	    nftrules_set_exempt_cgroup(&o->cfg, id, level, err,
+	    sizeof(err)) == -1)
+		goto unavailable;
+	o->cfg.has_exempt_uid = 0;
+	return 0;
+unavailable:
+	snprintf(o->cg_why, sizeof(o->cg_why), "%s", err);
+	if (!o->uid) {
+		say(stderr, o->verb, "cgroup exemption %s unavailable: %s (give "
+		    "--exempt-uid for the uid fallback)", shown(o->cg_pid != NULL ?
+		    o->cg_pid : o->cg_path, sh, sizeof(sh)), err);
+		return -1;
+	}
+	say(stderr, o->verb, "warning: cgroup exemption unavailable (%s); "
+	    "falling back to uid %u, which " UID_PRECONDITION, err,
+	    (unsigned int)o->cfg.exempt_uid);
+	return 0;
+}
+
+static int
+cg_once(const struct opts *o)
+{
+	if (o->cg_path == NULL && o->cg_pid == NULL)
+		return 0;
+	say(stderr, o->verb, "give one --exempt-cgroup or --exempt-cgroup-of");
+	return -1;
+}
+
 /* Returns -1 on bad usage (message printed), 1 for --help, 0 to go on. */
 static int
 parse(int argc, char **argv, struct opts *o)
@@ -150,6 +212,16 @@ parse(int argc, char **argv, struct opts *o)
 				    shown(v, sh, sizeof(sh)), err);
 				return -1;
 			}
+		} else if (ruleset && (v = optval(argc, argv, &i,
+		    "--exempt-cgroup", &bad)) != NULL) {
+			if (cg_once(o) == -1)
+				return -1;
+			o->cg_path = v;
+		} else if (ruleset && (v = optval(argc, argv, &i,
+		    "--exempt-cgroup-of", &bad)) != NULL) {
+			if (cg_once(o) == -1)
+				return -1;
+			o->cg_pid = v;
 		} else {
 			say(stderr, o->verb, bad ? "%s needs a value" :
 			    "unknown or misplaced argument %s",
@@ -165,6 +237,8 @@ parse(int argc, char **argv, struct opts *o)
 		say(stderr, o->verb, "at least one --guard is required");
 		return -1;
 	}
+	if (ruleset && (o->cg_path != NULL || o->cg_pid != NULL))
+		return exempt_cgroup(o);
 	return 0;
 }
 
@@ -258,9 +332,68 @@ describe(const struct opts *o, char *buf, size_t len)
 			break;
 		off += (size_t)n;
 	}
-	if (o->cfg.has_exempt_uid && off + 32 < len)
-		snprintf(buf + off, len - off, "; uid %u exempt",
-		    (unsigned int)o->cfg.exempt_uid);
+	if (o->cfg.has_exempt_cgroup && off + 32 < len)
+		snprintf(buf + off, len - off, "; exempt: cgroup %s (level %u, "
+		    "id %llu)", o->cg, (unsigned int)o->cfg.exempt_cgroup_level,
+		    (unsigned long long)o->cfg.exempt_cgroup_id);
+	else if (o->cfg.has_exempt_uid && off + 32 < len)
+		snprintf(buf + off, len - off, "; exempt: uid %u, which "
+		    UID_PRECONDITION, (unsigned int)o->cfg.exempt_uid);
+}
+
+/* Other base chains on the hooks this table uses see the same packets: an
+ * accept there does not undo our drop, but a queue verdict (NF_STOP from
+ * userspace) or a nat rewrite can, and their owner can delete this table
+ * anyway. Reported as warnings: Docker's own nat chains are normal. */
+static void
+warn_other_chains(const struct opts *o, struct nftsock *s)
+{
+	struct nftnl_chain_list *cl = NULL;
+	struct nftnl_chain_list_iter *it;
+	const struct nftnl_chain *c;
+	char err[ERR_MAX], text[512], tab[128];
+	const char *t, *fam;
+	uint32_t f, h;
+	int more, kerr, n = 0;
+
+	if (nftsock_read_base_chains(s, OTHER_CHAINS_MAX, &cl, &more, &kerr,
+	    err, sizeof(err)) == -1) {
+		say(stderr, o->verb, "warning: cannot list the other base "
+		    "chains: %s%s", err, kernel_hint(kerr));
+		return;
+	}
+	if ((it = nftnl_chain_list_iter_create(cl)) == NULL) {
+		nftnl_chain_list_free(cl);
+		say(stderr, o->verb, "warning: out of memory listing chains");
+		return;
+	}
+	while ((c = nftnl_chain_list_iter_next(it)) != NULL) {
+		f = nftnl_chain_get_u32(c, NFTNL_CHAIN_FAMILY);
+		h = nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM);
+		t = nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE);
+		fam = f == NFPROTO_INET ? "inet" : f == NFPROTO_IPV4 ? "ip" :
+		    f == NFPROTO_IPV6 ? "ip6" : NULL;
+		if (fam == NULL || t == NULL || (h != NF_INET_LOCAL_OUT &&
+		    h != NF_INET_LOCAL_IN && h != NF_INET_FORWARD))
+			continue;
+		if (f == NFPROTO_INET && strcmp(t, NFTRULES_TABLE) == 0)
+			continue;
+		nftfmt_safe(t, tab, sizeof(tab));
+		nftfmt_chain(c, text, sizeof(text));
+		say(stderr, o->verb, "warning: another base chain on the %s "
+		    "hook: table %s %s chain %s: it sees the same packets and "
+		    "can let through (queue verdicts) or rewrite what this "
+		    "table drops", nftfmt_hook(h), fam, tab, text);
+		n++;
+	}
+	nftnl_chain_list_iter_destroy(it);
+	if (more)
+		say(stderr, o->verb, "warning: more than %d base chains; "
+		    "only the first were checked", OTHER_CHAINS_MAX);
+	if (n == 0)
+		say(stdout, o->verb, "no other base chain on the input, output "
+		    "or forward hooks");
+	nftnl_chain_list_free(cl);
 }
 
 static int
@@ -309,6 +442,7 @@ cmd_apply(const struct opts *o)
 	describe(o, what, sizeof(what));
 	say(stdout, o->verb, "table inet %s in place in %s: guard %s",
 	    NFTRULES_TABLE, o->netns, what);
+	warn_other_chains(o, s);
 	rc = EXIT_OK;
 out:
 	nftsock_close(s);
@@ -321,11 +455,14 @@ static int
 cmd_verify(const struct opts *o)
 {
 	struct nftsock *s;
+	char what[1024];
 	int d;
 
 	if ((s = open_in(o)) == NULL)
 		return EXIT_ERROR;
 	d = check(o, s);
+	if (d != -1)
+		warn_other_chains(o, s);
 	nftsock_close(s);
 	if (d == -1)
 		return EXIT_ERROR;
@@ -334,8 +471,9 @@ cmd_verify(const struct opts *o)
 		    "installs", o->netns);
 		return EXIT_DIFFERS;
 	}
+	describe(o, what, sizeof(what));
 	say(stdout, o->verb, "ok: table inet %s in %s is exactly what apply "
-	    "installs", NFTRULES_TABLE, o->netns);
+	    "installs: guard %s", NFTRULES_TABLE, o->netns, what);
 	return EXIT_OK;
 }
 
@@ -356,6 +494,13 @@ show_chain(const struct nftnl_chain *c)
 		printf("\t\t#%-3u %s  # handle %llu\n", n++, line,
 		    (unsigned long long)nftnl_rule_get_u64(r,
 		    NFTNL_RULE_HANDLE));
+		if (strstr(line, "meta skuid ") == line)
+			printf("\t\t     # uid exemption: " UID_PRECONDITION
+			    "\n");
+		else if (strstr(line, "socket cgroupv2 ") == line)
+			printf("\t\t     # cgroup exemption: no uid change "
+			    "leaves it; holds while the workload cannot write "
+			    "the cgroup file system\n");
 	}
 	nftnl_rule_iter_destroy(it);
 }

@@ -22,6 +22,8 @@
 #define LOOPBACK_IFINDEX	1u
 #define ND_NEIGHBOR_SOLICIT	135
 #define ND_NEIGHBOR_ADVERT	136
+#define IPV4_OPT_LSRR		131
+#define IPV4_OPT_SSRR		137
 
 /* A bounded string builder that truncates and stays NUL-terminated. */
 struct sb {
@@ -83,6 +85,9 @@ struct rf {
 	struct sb			*s;
 	const struct nftnl_expr		*load;	/* reg 1 loaded, not yet used */
 	const struct nftnl_expr		*mask;	/* bitwise applied to it */
+	const struct nftnl_expr		*last;	/* load of the previous cmp */
+	int				 range;	/* that cmp opened a range */
+	size_t				 range_at;	/* where its ">= " is */
 	int				 nfproto;
 	int				 l4proto;
 	char				 dep[2][32];
@@ -224,6 +229,133 @@ cmpop(uint32_t op)
 	return "?? ";
 }
 
+/* ct direction, ct original proto-dst, ct status: the shapes nftrules
+ * builds. -1 when it is not one of them. */
+static int
+rf_ct(struct rf *f, const struct nftnl_expr *ld, uint32_t op,
+    const unsigned char *d, uint32_t dlen)
+{
+	uint32_t key = nftnl_expr_get_u32(ld, NFTNL_EXPR_CT_KEY), m = 0, x = 1;
+	const void *mp, *xp;
+	uint32_t mlen = 0, xlen = 0;
+	uint16_t port;
+
+	if (key == NFT_CT_DIRECTION && dlen == 1 && f->mask == NULL &&
+	    !nftnl_expr_is_set(ld, NFTNL_EXPR_CT_DIR)) {
+		rf_deps(f);
+		rf_word(f);
+		sb_add(f->s, "ct direction %s%s", cmpop(op),
+		    d[0] == 0 ? "original" : d[0] == 1 ? "reply" : "?");
+		return 0;
+	}
+	if (key == NFT_CT_PROTO_DST && dlen == 2 && f->mask == NULL &&
+	    nftnl_expr_is_set(ld, NFTNL_EXPR_CT_DIR)) {
+		memcpy(&port, d, 2);
+		rf_deps(f);
+		rf_word(f);
+		sb_add(f->s, "ct %s proto-dst %s%u",
+		    nftnl_expr_get_u8(ld, NFTNL_EXPR_CT_DIR) == 0 ? "original" :
+		    "reply", cmpop(op), (unsigned int)ntohs(port));
+		return 0;
+	}
+	if (key != NFT_CT_STATUS || dlen != 4 || f->mask == NULL ||
+	    op != NFT_CMP_NEQ || nftnl_expr_is_set(ld, NFTNL_EXPR_CT_DIR))
+		return -1;
+	mp = nftnl_expr_get(f->mask, NFTNL_EXPR_BITWISE_MASK, &mlen);
+	xp = nftnl_expr_get(f->mask, NFTNL_EXPR_BITWISE_XOR, &xlen);
+	if (mp == NULL || xp == NULL || mlen != 4 || xlen != 4)
+		return -1;
+	memcpy(&m, mp, 4);
+	memcpy(&x, xp, 4);
+	if (x != 0 || memcmp(d, "\0\0\0\0", 4) != 0)
+		return -1;
+	rf_deps(f);
+	rf_word(f);
+	if (m == IPS_DST_NAT)
+		sb_add(f->s, "ct status dnat");
+	else if (m == IPS_SRC_NAT)
+		sb_add(f->s, "ct status snat");
+	else
+		sb_add(f->s, "ct status & 0x%x != 0", m);
+	return 0;
+}
+
+/* exthdr ... exists, socket cgroupv2 level N ID. */
+static int
+rf_other(struct rf *f, const struct nftnl_expr *ld, const char *ln,
+    uint32_t op, const unsigned char *d, uint32_t dlen)
+{
+	uint32_t u32 = 0, type, xop;
+	uint64_t id;
+
+	if (f->mask != NULL || op != NFT_CMP_EQ)
+		return -1;
+	if (strcmp(ln, "socket") == 0) {
+		if (nftnl_expr_get_u32(ld, NFTNL_EXPR_SOCKET_KEY) !=
+		    NFT_SOCKET_CGROUPV2 || dlen != 8)
+			return -1;
+		memcpy(&id, d, 8);
+		rf_deps(f);
+		rf_word(f);
+		sb_add(f->s, "socket cgroupv2 level %u %llu",
+		    nftnl_expr_get_u32(ld, NFTNL_EXPR_SOCKET_LEVEL),
+		    (unsigned long long)id);
+		return 0;
+	}
+	if (dlen != 4 || !(nftnl_expr_get_u32(ld, NFTNL_EXPR_EXTHDR_FLAGS) &
+	    NFT_EXTHDR_F_PRESENT))
+		return -1;
+	memcpy(&u32, d, 4);
+	type = nftnl_expr_get_u8(ld, NFTNL_EXPR_EXTHDR_TYPE);
+	xop = nftnl_expr_get_u32(ld, NFTNL_EXPR_EXTHDR_OP);
+	if (xop == NFT_EXTHDR_OP_IPV6 && f->nfproto == NFPROTO_IPV6)
+		rf_drop_dep(f, 1);
+	if (xop == NFT_EXTHDR_OP_IPV4 && f->nfproto == NFPROTO_IPV4)
+		rf_drop_dep(f, 1);
+	rf_deps(f);
+	rf_word(f);
+	if (xop == NFT_EXTHDR_OP_IPV6 && type == IPPROTO_ROUTING)
+		sb_add(f->s, "exthdr rt");
+	else if (xop == NFT_EXTHDR_OP_IPV4 && type == IPV4_OPT_LSRR)
+		sb_add(f->s, "ip option lsrr");
+	else if (xop == NFT_EXTHDR_OP_IPV4 && type == IPV4_OPT_SSRR)
+		sb_add(f->s, "ip option ssrr");
+	else
+		sb_add(f->s, "exthdr op %u type %u", xop, type);
+	sb_add(f->s, " %s", u32 == 1 ? "exists" : u32 == 0 ? "missing" : "?");
+	return 0;
+}
+
+/* ip6 daddr PREFIX/LEN: a 16-byte load, a mask, a cmp. */
+static int
+rf_prefix(struct rf *f, const struct nftnl_expr *ld, uint32_t op,
+    const unsigned char *d, uint32_t dlen)
+{
+	uint32_t mlen = 0, i, bits = 0;
+	const unsigned char *m = nftnl_expr_get(f->mask,
+	    NFTNL_EXPR_BITWISE_MASK, &mlen);
+	char addr[INET6_ADDRSTRLEN];
+
+	if (m == NULL || mlen != 16 || dlen != 16 || op != NFT_CMP_EQ ||
+	    f->nfproto != NFPROTO_IPV6 ||
+	    nftnl_expr_get_u32(ld, NFTNL_EXPR_PAYLOAD_BASE) !=
+	    NFT_PAYLOAD_NETWORK_HEADER ||
+	    nftnl_expr_get_u32(ld, NFTNL_EXPR_PAYLOAD_OFFSET) != 24 ||
+	    nftnl_expr_get_u32(ld, NFTNL_EXPR_PAYLOAD_LEN) != 16)
+		return -1;
+	for (i = 0; i < 128; i++) {
+		if (!(m[i / 8] & (0x80 >> (i % 8))))
+			break;
+		bits++;
+	}
+	rf_drop_dep(f, 1);
+	rf_deps(f);
+	rf_word(f);
+	sb_add(f->s, "ip6 daddr %s/%u", inet_ntop(AF_INET6, d, addr,
+	    sizeof(addr)) ? addr : "?", bits);
+	return 0;
+}
+
 /* A cmp against what reg 1 holds. Returns 0 when rendered, -1 when the
  * shape is not one it knows (the caller falls back to raw notation). */
 static int
@@ -242,6 +374,8 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 		return -1;
 	if (dlen == 4)
 		memcpy(&u32, d, 4);
+	if (strcmp(ln, "ct") == 0 && rf_ct(f, ld, op, d, dlen) == 0)
+		return 0;
 	if (strcmp(ln, "ct") == 0) {
 		key = nftnl_expr_get_u32(ld, NFTNL_EXPR_CT_KEY);
 		if (key != NFT_CT_STATE || dlen != 4)
@@ -272,6 +406,10 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 		}
 		return 0;
 	}
+	if (strcmp(ln, "exthdr") == 0 || strcmp(ln, "socket") == 0)
+		return rf_other(f, ld, ln, op, d, dlen);
+	if (strcmp(ln, "payload") == 0 && f->mask != NULL)
+		return rf_prefix(f, ld, op, d, dlen);
 	if (f->mask != NULL)
 		return -1;
 	if (strcmp(ln, "meta") == 0) {
@@ -332,6 +470,23 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 		    (off == 8 || off == 24))
 			snprintf(name, sizeof(name), "ip6 %s",
 			    off == 8 ? "saddr" : "daddr");
+		else if (f->nfproto == NFPROTO_IPV6 && plen == 1 && off == 7) {
+			rf_drop_dep(f, 1);
+			rf_deps(f);
+			rf_word(f);
+			sb_add(f->s, "ip6 hoplimit %s%u", cmpop(op), d[0]);
+			return 0;
+		} else if (f->nfproto == NFPROTO_IPV6 && plen == 2 &&
+		    off == 24 && op == NFT_CMP_EQ) {
+			unsigned char a[16] = { d[0], d[1] };
+
+			rf_drop_dep(f, 1);
+			rf_deps(f);
+			rf_word(f);
+			sb_add(f->s, "ip6 daddr %s/16", inet_ntop(AF_INET6, a,
+			    addr, sizeof(addr)) ? addr : "?");
+			return 0;
+		}
 		if (name[0] != '\0') {
 			rf_drop_dep(f, 1);
 			rf_deps(f);
@@ -364,8 +519,28 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 			    f->nfproto == NFPROTO_IPV4))
 				rf_drop_dep(f, 1);
 			rf_deps(f);
+			/* A range is two cmps on one load: ">= LO" becomes
+			 * "LO-HI" when "<= HI" follows (unless truncated). */
+			if (f->range && op == NFT_CMP_LTE &&
+			    f->range_at + 3 <= f->s->off &&
+			    memcmp(f->s->buf + f->range_at, ">= ", 3) == 0) {
+				memmove(f->s->buf + f->range_at,
+				    f->s->buf + f->range_at + 3,
+				    f->s->off - f->range_at - 3 + 1);
+				f->s->off -= 3;
+				f->range = 0;
+				sb_add(f->s, "-%u", d[0]);
+				return 0;
+			}
+			f->range = 0;
 			rf_word(f);
-			sb_add(f->s, "%s type %s", nm, cmpop(op));
+			sb_add(f->s, "%s type ", nm);
+			if (op == NFT_CMP_GTE) {
+				f->range = 1;
+				f->range_at = f->s->off;
+				f->last = ld;
+			}
+			sb_add(f->s, "%s", cmpop(op));
 			if (f->l4proto == IPPROTO_ICMPV6 &&
 			    d[0] == ND_NEIGHBOR_SOLICIT)
 				sb_add(f->s, "nd-neighbor-solicit");
@@ -454,8 +629,16 @@ nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 		    nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_DREG) == NFT_REG_1) ||
 		    (strcmp(n, "ct") == 0 &&
 		    nftnl_expr_is_set(e, NFTNL_EXPR_CT_DREG) &&
-		    !nftnl_expr_is_set(e, NFTNL_EXPR_CT_DIR) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_CT_DREG) == NFT_REG_1))) {
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_CT_DREG) == NFT_REG_1) ||
+		    (strcmp(n, "exthdr") == 0 &&
+		    nftnl_expr_is_set(e, NFTNL_EXPR_EXTHDR_DREG) &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_DREG) ==
+		    NFT_REG_1) ||
+		    (strcmp(n, "socket") == 0 &&
+		    nftnl_expr_is_set(e, NFTNL_EXPR_SOCKET_DREG) &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_DREG) ==
+		    NFT_REG_1))) {
+			f.last = NULL;
 			f.load = e;
 			continue;
 		}
@@ -468,6 +651,9 @@ nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 			f.mask = e;
 			continue;
 		}
+		if (f.load == NULL && f.last != NULL && strcmp(n, "cmp") == 0)
+			f.load = f.last;	/* the other end of a range */
+		f.last = NULL;
 		if (f.load != NULL && strcmp(n, "cmp") == 0 &&
 		    rf_match(&f, e) == 0) {
 			f.load = f.mask = NULL;

@@ -12,6 +12,7 @@
 
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_conntrack_tuple_common.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 
@@ -30,8 +31,13 @@
 /* The kernel gives loopback this index in every network namespace, so the
  * rule can match the index (as `nft` does for `oif lo`) without a lookup. */
 #define LOOPBACK_IFINDEX	1u
-#define ND_NEIGHBOR_SOLICIT	135
-#define ND_NEIGHBOR_ADVERT	136
+/* Neighbour discovery: router solicitation .. redirect (RFC 4861). */
+#define ND_TYPE_FIRST		133
+#define ND_TYPE_LAST		137
+#define ND_HOP_LIMIT		255
+#define IPV4_OPT_LSRR		131
+#define IPV4_OPT_SSRR		137
+#define DNS_PORT		53
 #define CT_ESTABLISHED_RELATED \
 	(NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED))
 
@@ -174,6 +180,25 @@ nftrules_set_exempt_uid(struct nftrules_config *cfg, const char *text,
 }
 
 int
+nftrules_set_exempt_cgroup(struct nftrules_config *cfg, uint64_t id,
+    uint32_t level, char *err, size_t errlen)
+{
+	if (cfg == NULL || id == 0)
+		return fail(err, errlen, "bad exempt cgroup: no id");
+	if (level == 0)
+		return fail(err, errlen, "exempt cgroup refused: it is the root "
+		    "cgroup, which holds every process not placed elsewhere "
+		    "(the workload too)");
+	if (level > NFTRULES_CGROUP_LEVEL_MAX)
+		return fail(err, errlen, "exempt cgroup refused: deeper than "
+		    "%d levels", NFTRULES_CGROUP_LEVEL_MAX);
+	cfg->has_exempt_cgroup = 1;
+	cfg->exempt_cgroup_id = id;
+	cfg->exempt_cgroup_level = level;
+	return 0;
+}
+
+int
 nftrules_format_guard(const struct nftrules_guard *g, char *buf, size_t len)
 {
 	char a[INET6_ADDRSTRLEN];
@@ -247,23 +272,73 @@ x_ct(uint32_t key)
 	return e;
 }
 
-/* reg1 = reg1 & mask (a 4-byte host-order value, as ct state is). */
+/* ct KEY in the original direction: a tuple field (proto-dst). */
 static struct nftnl_expr *
-x_mask(uint32_t mask)
+x_ct_orig(uint32_t key)
+{
+	struct nftnl_expr *e = x_ct(key);
+
+	if (e != NULL)
+		nftnl_expr_set_u8(e, NFTNL_EXPR_CT_DIR, IP_CT_DIR_ORIGINAL);
+	return e;
+}
+
+/* reg1 = reg1 & mask, over len bytes of mask (at most 16). */
+static struct nftnl_expr *
+x_bitwise(const void *mask, uint32_t len)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("bitwise");
-	uint32_t zero = 0;
+	static const unsigned char zero[16];
 
 	if (e == NULL)
 		return NULL;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, sizeof(mask));
+	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, len);
 	nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_OP, NFT_BITWISE_BOOL);
-	if (nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, sizeof(mask)) < 0 ||
-	    nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, sizeof(zero)) < 0) {
+	if (nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, mask, len) < 0 ||
+	    nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, zero, len) < 0) {
 		nftnl_expr_free(e);
 		return NULL;
+	}
+	return e;
+}
+
+/* reg1 = reg1 & mask (a 4-byte host-order value, as ct state is). */
+static struct nftnl_expr *
+x_mask(uint32_t mask)
+{
+	return x_bitwise(&mask, sizeof(mask));
+}
+
+/* reg1 = 1 when the IPv6 extension header or IPv4 option TYPE is there. */
+static struct nftnl_expr *
+x_exthdr_present(uint32_t op, uint8_t type)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("exthdr");
+
+	if (e != NULL) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_DREG, NFT_REG_1);
+		nftnl_expr_set_u8(e, NFTNL_EXPR_EXTHDR_TYPE, type);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_OFFSET, 0);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_LEN, 1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_FLAGS,
+		    NFT_EXTHDR_F_PRESENT);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_EXTHDR_OP, op);
+	}
+	return e;
+}
+
+/* reg1 = the id of the socket's cgroup v2 ancestor at level. */
+static struct nftnl_expr *
+x_socket_cgroup(uint32_t level)
+{
+	struct nftnl_expr *e = nftnl_expr_alloc("socket");
+
+	if (e != NULL) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_SOCKET_KEY, NFT_SOCKET_CGROUPV2);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_SOCKET_DREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_SOCKET_LEVEL, level);
 	}
 	return e;
 }
@@ -275,15 +350,21 @@ x_counter(void)
 }
 
 static struct nftnl_expr *
-x_accept(void)
+x_verdict(uint32_t v)
 {
 	struct nftnl_expr *e = nftnl_expr_alloc("immediate");
 
 	if (e != NULL) {
 		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
-		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, NF_ACCEPT);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, v);
 	}
 	return e;
+}
+
+static struct nftnl_expr *
+x_accept(void)
+{
+	return x_verdict(NF_ACCEPT);
 }
 
 /* The kernel dumps a code only for the ICMP reject types. */
@@ -363,22 +444,93 @@ m_meta_u32(struct rb *b, uint32_t key, uint32_t v)
 	rb_add(b, x_cmp(NFT_CMP_EQ, &v, sizeof(v)));
 }
 
-/* icmpv6 type T accept: neighbour discovery, without which no IPv6 packet
- * reaches an on-link guard. It cannot leave the link, and a workload able
- * to forge it (CAP_NET_RAW) could bypass netfilter with packet sockets
- * anyway; the deployment must not grant that (docs/nft.md). */
+/* Neighbour discovery (ICMPv6 133-137) with hop limit 255 towards dest
+ * (len bytes compared after masking with mask; NULL mask: exact), accepted.
+ * The kernel sends ND itself, with no socket and so no uid or cgroup to
+ * exempt: without these no IPv6 packet reaches even an on-link neighbour.
+ * The destination keeps them on the link: a router never forwards to
+ * link-local or ff02::/16, and a guard address is a destination the table
+ * opens anyway. dest NULL: any destination (input: they are for us). */
 static int
-rule_nd(struct nftnl_chain *c, const char *chain, uint8_t type)
+rule_nd(struct nftnl_chain *c, const char *chain, const unsigned char *dest,
+    const unsigned char *mask, uint32_t len)
 {
+	uint8_t hop = ND_HOP_LIMIT, lo = ND_TYPE_FIRST, hi = ND_TYPE_LAST;
 	struct rb b;
 
 	rb_start(&b, chain);
 	m_meta_u8(&b, NFT_META_NFPROTO, NFPROTO_IPV6);
+	if (dest != NULL) {
+		rb_add(&b, x_payload(NFT_PAYLOAD_NETWORK_HEADER, 24,
+		    mask != NULL ? 16 : len));
+		if (mask != NULL)
+			rb_add(&b, x_bitwise(mask, 16));
+		rb_add(&b, x_cmp(NFT_CMP_EQ, dest, mask != NULL ? 16 : len));
+	}
+	rb_add(&b, x_payload(NFT_PAYLOAD_NETWORK_HEADER, 7, 1));
+	rb_add(&b, x_cmp(NFT_CMP_EQ, &hop, sizeof(hop)));
 	m_meta_u8(&b, NFT_META_L4PROTO, IPPROTO_ICMPV6);
 	rb_add(&b, x_payload(NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1));
-	rb_add(&b, x_cmp(NFT_CMP_EQ, &type, sizeof(type)));
+	rb_add(&b, x_cmp(NFT_CMP_GTE, &lo, sizeof(lo)));
+	rb_add(&b, x_cmp(NFT_CMP_LTE, &hi, sizeof(hi)));
 	rb_add(&b, x_accept());
 	return rb_finish(&b, c);
+}
+
+/* ip6 daddr fe80::/10, ff02::/16 and each IPv6 guard address. */
+static int
+rules_nd_out(struct nftnl_chain *c, const struct nftrules_config *cfg)
+{
+	static const unsigned char ll[16] = { 0xfe, 0x80 };
+	static const unsigned char llmask[16] = { 0xff, 0xc0 };
+	static const unsigned char mc[2] = { 0xff, 0x02 };
+	size_t i;
+
+	if (rule_nd(c, "output", ll, llmask, 16) == -1 ||
+	    rule_nd(c, "output", mc, NULL, sizeof(mc)) == -1)
+		return -1;
+	/* A neighbour soliciting from its global address (the guard host
+	 * answering the workload) is answered at that address. */
+	for (i = 0; i < cfg->nguards; i++)
+		if (cfg->guards[i].family == AF_INET6 &&
+		    (i == 0 || memcmp(cfg->guards[i].addr,
+		    cfg->guards[i - 1].addr, 16) != 0 ||
+		    cfg->guards[i - 1].family != AF_INET6) &&
+		    rule_nd(c, "output", cfg->guards[i].addr, NULL, 16) == -1)
+			return -1;
+	return 0;
+}
+
+/* Source routing: an IPv6 routing header (any type) or an IPv4 LSRR/SSRR
+ * option names a next hop other than the destination the rules checked,
+ * which a forwarding host then honours (seg6, accept_source_route). */
+static int
+rules_srcroute(struct nftnl_chain *c, const char *chain)
+{
+	static const struct {
+		uint8_t		nfproto;
+		uint32_t	op;
+		uint8_t		type;
+	} sr[] = {
+		{ NFPROTO_IPV6, NFT_EXTHDR_OP_IPV6, IPPROTO_ROUTING },
+		{ NFPROTO_IPV4, NFT_EXTHDR_OP_IPV4, IPV4_OPT_LSRR },
+		{ NFPROTO_IPV4, NFT_EXTHDR_OP_IPV4, IPV4_OPT_SSRR },
+	};
+	uint32_t one = 1;
+	struct rb b;
+	size_t i;
+
+	for (i = 0; i < sizeof(sr) / sizeof(sr[0]); i++) {
+		rb_start(&b, chain);
+		m_meta_u8(&b, NFT_META_NFPROTO, sr[i].nfproto);
+		rb_add(&b, x_exthdr_present(sr[i].op, sr[i].type));
+		rb_add(&b, x_cmp(NFT_CMP_EQ, &one, sizeof(one)));
+		rb_add(&b, x_counter());
+		rb_add(&b, x_verdict(NF_DROP));
+		if (rb_finish(&b, c) == -1)
+			return -1;
+	}
+	return 0;
 }
 
 /* ip daddr A tcp dport P counter accept (ip6 daddr for IPv6). */
@@ -413,22 +565,61 @@ rule_iface_lo(struct nftnl_chain *c, const char *chain, uint32_t key)
 	return rb_finish(&b, c);
 }
 
-/* Neighbour discovery is opened only when a guard is reached over IPv6. */
+/* The guard's own traffic in the shared layout: by cgroup where it can be
+ * (no uid change leaves a cgroup), else by uid. */
 static int
-rules_nd(struct nftnl_chain *c, const char *chain,
-    const struct nftrules_config *cfg)
+rule_exempt(struct nftnl_chain *c, const struct nftrules_config *cfg)
 {
-	size_t i;
+	struct rb b;
 
-	for (i = 0; i < cfg->nguards; i++)
-		if (cfg->guards[i].family == AF_INET6)
-			break;
-	if (i == cfg->nguards)
+	if (!cfg->has_exempt_cgroup && !cfg->has_exempt_uid)
 		return 0;
-	if (rule_nd(c, chain, ND_NEIGHBOR_SOLICIT) == -1 ||
-	    rule_nd(c, chain, ND_NEIGHBOR_ADVERT) == -1)
-		return -1;
-	return 0;
+	rb_start(&b, "output");
+	if (cfg->has_exempt_cgroup) {
+		rb_add(&b, x_socket_cgroup(cfg->exempt_cgroup_level));
+		rb_add(&b, x_cmp(NFT_CMP_EQ, &cfg->exempt_cgroup_id,
+		    sizeof(cfg->exempt_cgroup_id)));
+	} else {
+		m_meta_u32(&b, NFT_META_SKUID, cfg->exempt_uid);
+	}
+	rb_add(&b, x_counter());
+	rb_add(&b, x_accept());
+	return rb_finish(&b, c);
+}
+
+/* oif lo, in the original direction (replies of a resolver to the exempt
+ * guard pass), then either l4proto P with ct original proto-dst 53, or
+ * (P 0) ct status dnat. The filter hook runs after nat output, so the
+ * packet's own port is Docker's random one: the conntrack entry keeps the
+ * port the workload asked for. */
+static int
+rule_lo_dns(struct nftnl_chain *c, uint8_t l4)
+{
+	uint32_t dnat = IPS_DST_NAT, zero = 0;
+	uint16_t port = htons(DNS_PORT);
+	uint8_t orig = IP_CT_DIR_ORIGINAL;
+	struct rb b;
+
+	rb_start(&b, "output");
+	m_meta_u32(&b, NFT_META_OIF, LOOPBACK_IFINDEX);
+	rb_add(&b, x_ct(NFT_CT_DIRECTION));
+	rb_add(&b, x_cmp(NFT_CMP_EQ, &orig, sizeof(orig)));
+	if (l4 != 0) {
+		m_meta_u8(&b, NFT_META_L4PROTO, l4);
+		rb_add(&b, x_ct_orig(NFT_CT_PROTO_DST));
+		rb_add(&b, x_cmp(NFT_CMP_EQ, &port, sizeof(port)));
+	} else {
+		rb_add(&b, x_ct(NFT_CT_STATUS));
+		rb_add(&b, x_mask(dnat));
+		rb_add(&b, x_cmp(NFT_CMP_NEQ, &zero, sizeof(zero)));
+	}
+	rb_add(&b, x_counter());
+	if (l4 == IPPROTO_TCP)
+		rb_add(&b, x_reject(NFT_REJECT_TCP_RST, -1));
+	else
+		rb_add(&b, x_reject(NFT_REJECT_ICMPX_UNREACH,
+		    NFT_REJECT_ICMPX_ADMIN_PROHIBITED));
+	return rb_finish(&b, c);
 }
 
 static int
@@ -437,20 +628,19 @@ rule_output(struct nftnl_chain *c, const struct nftrules_config *cfg)
 	struct rb b;
 	size_t i;
 
-	if (rule_iface_lo(c, "output", NFT_META_OIF) == -1 ||
-	    rules_nd(c, "output", cfg) == -1)
+	/* Loopback is open, but not for DNS: a resolver on loopback (Docker
+	 * DNATs 127.0.0.11:53 to its embedded one) forwards queries out. Nor
+	 * for any other DNAT: a redirected loopback connection goes wherever
+	 * the nat rule sends it. */
+	if (rules_srcroute(c, "output") == -1 || rule_exempt(c, cfg) == -1 ||
+	    rule_lo_dns(c, IPPROTO_UDP) == -1 ||
+	    rule_lo_dns(c, IPPROTO_TCP) == -1 || rule_lo_dns(c, 0) == -1 ||
+	    rule_iface_lo(c, "output", NFT_META_OIF) == -1 ||
+	    rules_nd_out(c, cfg) == -1)
 		return -1;
 	for (i = 0; i < cfg->nguards; i++)
 		if (rule_guard(c, &cfg->guards[i]) == -1)
 			return -1;
-	if (cfg->has_exempt_uid) {
-		rb_start(&b, "output");
-		m_meta_u32(&b, NFT_META_SKUID, cfg->exempt_uid);
-		rb_add(&b, x_counter());
-		rb_add(&b, x_accept());
-		if (rb_finish(&b, c) == -1)
-			return -1;
-	}
 	/* Refused traffic fails at once instead of timing out: TCP gets a
 	 * reset, everything else an ICMP(v6) administratively prohibited. */
 	rb_start(&b, "output");
@@ -467,12 +657,13 @@ rule_output(struct nftnl_chain *c, const struct nftrules_config *cfg)
 }
 
 static int
-rule_input(struct nftnl_chain *c, const struct nftrules_config *cfg)
+rule_input(struct nftnl_chain *c)
 {
 	uint32_t zero = 0;
 	struct rb b;
 
-	if (rule_iface_lo(c, "input", NFT_META_IIF) == -1)
+	if (rules_srcroute(c, "input") == -1 ||
+	    rule_iface_lo(c, "input", NFT_META_IIF) == -1)
 		return -1;
 	rb_start(&b, "input");
 	rb_add(&b, x_ct(NFT_CT_STATE));
@@ -481,7 +672,7 @@ rule_input(struct nftnl_chain *c, const struct nftrules_config *cfg)
 	rb_add(&b, x_accept());
 	if (rb_finish(&b, c) == -1)
 		return -1;
-	return rules_nd(c, "input", cfg);
+	return rule_nd(c, "input", NULL, NULL, 0);
 }
 
 static struct nftnl_chain *
@@ -534,7 +725,7 @@ nftrules_expected(const struct nftrules_config *cfg, char *err, size_t errlen)
 		if (chains[i].hook == NF_INET_LOCAL_OUT)
 			rc = rule_output(c, cfg);
 		else if (chains[i].hook == NF_INET_LOCAL_IN)
-			rc = rule_input(c, cfg);
+			rc = rule_input(c);
 		if (rc == -1)
 			goto nomem;
 	}

@@ -13,9 +13,9 @@ struct nftnl_table;
 
 #define NFTRULES_TABLE		"egress_guard"
 #define NFTRULES_MAX_GUARDS	64
-/* Messages between batch begin and end: 3 table + 3 chain messages and at
- * most 1 + 2 + 64 + 1 + 2 output and 4 input rules. */
-#define NFTRULES_MAX_MSGS	96
+/* Messages between batch begin and end: 3 table + 3 chain messages, at
+ * most 3 + 1 + 3 + 1 + (2 + 64) + 64 + 2 output and 3 + 3 input rules. */
+#define NFTRULES_MAX_MSGS	160
 /* Room every message must find before it is written; ours stay under 1 KiB. */
 #define NFTRULES_MSG_MAX	2048
 /* A caller buffer of this size always holds the largest batch. */
@@ -35,7 +35,14 @@ struct nftrules_config {
 	size_t			nguards;
 	int			has_exempt_uid;
 	uint32_t		exempt_uid;
+	/* The cgroup v2 exemption (socket cgroupv2 level L ID); when set, the
+	 * uid is not used. */
+	int			has_exempt_cgroup;
+	uint64_t		exempt_cgroup_id;
+	uint32_t		exempt_cgroup_level;
 };
+
+#define NFTRULES_CGROUP_LEVEL_MAX	64
 
 /* Which object each sequence number of a built batch carries, so a kernel
  * error can be reported against the object it refused. Messages
@@ -61,6 +68,14 @@ int nftrules_add_guard(struct nftrules_config *cfg, const char *text,
  * a workload that runs as root in the shared namespace. */
 int nftrules_set_exempt_uid(struct nftrules_config *cfg, const char *text,
     char *err, size_t errlen);
+
+/* The cgroup whose sockets may go anywhere: its id (the inode number of
+ * its folder on the cgroup2 file system) and its depth below the root
+ * (1..NFTRULES_CGROUP_LEVEL_MAX). The root cgroup (level 0) is refused: it
+ * holds every process not placed elsewhere, the workload included. Once
+ * set, it replaces the uid exemption. */
+int nftrules_set_exempt_cgroup(struct nftrules_config *cfg, uint64_t id,
+    uint32_t level, char *err, size_t errlen);
 
 /* "10.0.0.1:3128" / "[fd00::1]:3128". Returns the length, or -1. */
 int nftrules_format_guard(const struct nftrules_guard *g, char *buf,

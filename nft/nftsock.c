@@ -572,3 +572,75 @@ nftsock_read_table(struct nftsock *s, const char *name,
 	return fail(err, errlen, "the ruleset kept changing while it was "
 	    "read (%d attempts)", READ_ATTEMPTS);
 }
+
+struct bases {
+	struct nftnl_chain_list	*list;
+	size_t			 n;
+	size_t			 max;
+	int			 more;
+};
+
+static int
+base_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct bases *b = data;
+	struct nftnl_chain *c;
+
+	if ((c = nftnl_chain_alloc()) == NULL)
+		return -1;
+	if (nftnl_chain_nlmsg_parse(nlh, c) < 0) {
+		nftnl_chain_free(c);
+		return -1;
+	}
+	if (!nftnl_chain_is_set(c, NFTNL_CHAIN_HOOKNUM)) {
+		nftnl_chain_free(c);
+		return 0;
+	}
+	if (b->n >= b->max) {
+		b->more = 1;
+		nftnl_chain_free(c);
+		return 0;
+	}
+	nftnl_chain_list_add_tail(c, b->list);
+	b->n++;
+	return 0;
+}
+
+int
+nftsock_read_base_chains(struct nftsock *s, size_t max,
+    struct nftnl_chain_list **chains, int *more, int *kerrno, char *err,
+    size_t errlen)
+{
+	struct bases b = { NULL, 0, max, 0 };
+	struct req rq = { NFT_MSG_NEWCHAIN, base_cb, &b, 0, 0 };
+	uint32_t qbuf[REQ_SIZE / 4];
+	struct nlmsghdr *q;
+	int attempt, rc = -1;
+
+	*chains = NULL;
+	*more = 0;
+	*kerrno = 0;
+	for (attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+		if ((b.list = nftnl_chain_list_alloc()) == NULL)
+			return fail(err, errlen, "out of memory");
+		b.n = 0;
+		b.more = 0;
+		rq.interrupted = 0;
+		rq.kerrno = 0;
+		memset(qbuf, 0, sizeof(qbuf));
+		q = nftnl_nlmsg_build_hdr((char *)qbuf, NFT_MSG_GETCHAIN,
+		    NFPROTO_UNSPEC, NLM_F_DUMP, nftsock_seq(s, 1));
+		rc = request(s, q, &rq, err, errlen);
+		*kerrno = rq.kerrno;
+		if (rc == 0 && !rq.interrupted) {
+			*chains = b.list;
+			*more = b.more;
+			return 0;
+		}
+		nftnl_chain_list_free(b.list);
+		if (rc == -1)
+			return -1;
+	}
+	return fail(err, errlen, "the ruleset kept changing while it was "
+	    "read (%d attempts)", READ_ATTEMPTS);
+}

@@ -48,4 +48,11 @@ int nftsock_read_table(struct nftsock *s, const char *name,
     struct nftnl_table **table, struct nftnl_chain_list **chains,
     int *kerrno, char *err, size_t errlen);
 
+/* Every base chain in the namespace, of every family and table (the
+ * rules are not read). Bounded: at most max chains, then *more is set.
+ * The caller frees *chains. Returns 0, or -1 (kerrno as above). */
+int nftsock_read_base_chains(struct nftsock *s, size_t max,
+    struct nftnl_chain_list **chains, int *more, int *kerrno, char *err,
+    size_t errlen);
+
 #endif

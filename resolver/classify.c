@@ -1,10 +1,26 @@
 /* Address classification. The tables below are
- * docs/design.md "Address classification" row for row; each row's
- * range text is the string reported in classify_result.range. Overlapping
- * rows (::/128 and ::1/128 inside ::/96, 255.255.255.255/32 inside
- * 240.0.0.0/4) are resolved by longest prefix, so the most specific name is
- * reported; every overlap is deny-inside-deny, so the verdict never depends
- * on it. */
+ * docs/design.md "Address classification" row for row (plus
+ * 0.0.0.0/32, the unspecified address inside 0.0.0.0/8); each row's range
+ * text is the string reported in classify_result.range. Overlapping rows
+ * (::/128 and ::1/128 inside ::/96, 255.255.255.255/32 inside 240.0.0.0/4)
+ * are resolved by longest prefix, so the most specific row decides.
+ *
+ * How --allow-range meets the table (issue 14, finding 3): a range used to
+ * be consulted before the table, so `--allow-range ::/0` opened
+ * ::ffff:127.0.0.1 and ::ffff:<own address> (the kernel connects to the
+ * IPv4 inside, which the range never named), :: and ::1. Now:
+ *   - ROW_NEVER rows are never a destination, whatever the ranges say:
+ *     unspecified, IPv4-mapped/-compatible/-translated (they embed an IPv4
+ *     address; that address must be asked for as IPv4), multicast and
+ *     limited broadcast (never a unicast TCP peer);
+ *   - the guard's own addresses are never a destination, in any spelling
+ *     that embeds them (see own_embedded);
+ *   - a ROW_DENY row (loopback included) is opened only by an allow-range
+ *     that lies inside that row: 127.0.0.0/8 or ::1/128 open loopback,
+ *     0.0.0.0/0 and ::/0 open nothing the table denies;
+ *   - 64:ff9b::/96 is judged by its embedded IPv4 address only (IPv6 ranges
+ *     do not open it), and through it loopback and "this network" never
+ *     open. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -14,6 +30,7 @@
 #include "resolver/classify.h"
 #include "util/ascii.h"
 #include "util/num.h"
+#include "util/mutant.h"
 
 #define CLASSIFY_MAX_RANGES	256	/* per --allow-range / --deny-range list */
 #define CLASSIFY_MAX_OWN	1024
@@ -25,8 +42,11 @@
 #define GLOBAL_UNICAST	"global unicast"
 #define OWN_ADDRESS	"own-address"
 #define OUTSIDE_2000_3	"outside 2000::/3 global unicast"
+#define OWN_UNKNOWN	"own addresses unknown"
 
-enum row_kind { ROW_DENY, ROW_ALLOW, ROW_NAT64 };
+/* ROW_DENY: opened only by an allow-range inside the row. ROW_NEVER: not
+ * opened by any range. */
+enum row_kind { ROW_DENY, ROW_NEVER, ROW_ALLOW, ROW_NAT64 };
 
 struct v4_row {
 	unsigned char	net[4];
@@ -48,6 +68,7 @@ struct v6_row {
 
 static const struct v4_row v4_table[] = {
 	V4(0, 0, 0, 0, 8, ROW_DENY, "0.0.0.0/8 This network"),
+	V4(0, 0, 0, 0, 32, ROW_NEVER, "0.0.0.0/32 Unspecified"),
 	V4(10, 0, 0, 0, 8, ROW_DENY, "10.0.0.0/8 Private-Use"),
 	V4(100, 64, 0, 0, 10, ROW_DENY,
 	    "100.64.0.0/10 Shared Address Space (CGNAT)"),
@@ -70,9 +91,9 @@ static const struct v4_row v4_table[] = {
 	    "198.51.100.0/24 Documentation (TEST-NET-2)"),
 	V4(203, 0, 113, 0, 24, ROW_DENY,
 	    "203.0.113.0/24 Documentation (TEST-NET-3)"),
-	V4(224, 0, 0, 0, 4, ROW_DENY, "224.0.0.0/4 Multicast"),
+	V4(224, 0, 0, 0, 4, ROW_NEVER, "224.0.0.0/4 Multicast"),
 	V4(240, 0, 0, 0, 4, ROW_DENY, "240.0.0.0/4 Reserved"),
-	V4(255, 255, 255, 255, 32, ROW_DENY,
+	V4(255, 255, 255, 255, 32, ROW_NEVER,
 	    "255.255.255.255/32 Limited Broadcast"),
 };
 
@@ -84,12 +105,12 @@ static const struct v4_row v4_own = {
 };
 
 static const struct v6_row v6_table[] = {
-	{ { 0 }, 128, ROW_DENY, "::/128 Unspecified" },
+	{ { 0 }, 128, ROW_NEVER, "::/128 Unspecified" },
 	{ { [15] = 1 }, 128, ROW_DENY, "::1/128 Loopback" },
-	{ { 0 }, 96, ROW_DENY, "::/96 IPv4-compatible (deprecated)" },
-	{ { [10] = 0xff, [11] = 0xff }, 96, ROW_DENY,
+	{ { 0 }, 96, ROW_NEVER, "::/96 IPv4-compatible (deprecated)" },
+	{ { [10] = 0xff, [11] = 0xff }, 96, ROW_NEVER,
 	    "::ffff:0:0/96 IPv4-mapped" },
-	{ { [8] = 0xff, [9] = 0xff }, 96, ROW_DENY,
+	{ { [8] = 0xff, [9] = 0xff }, 96, ROW_NEVER,
 	    "::ffff:0:0:0/96 IPv4-translated" },
 	{ { 0x00, 0x64, 0xff, 0x9b }, 96, ROW_NAT64, "64:ff9b::/96 NAT64" },
 	{ { 0x00, 0x64, 0xff, 0x9b, 0x00, 0x01 }, 48, ROW_DENY,
@@ -110,7 +131,7 @@ static const struct v6_row v6_table[] = {
 	{ { 0xfc }, 7, ROW_DENY, "fc00::/7 Unique-Local" },
 	{ { 0xfe, 0x80 }, 10, ROW_DENY, "fe80::/10 Link-Local Unicast" },
 	{ { 0xfe, 0xc0 }, 10, ROW_DENY, "fec0::/10 Site-Local (deprecated)" },
-	{ { 0xff }, 8, ROW_DENY, "ff00::/8 Multicast" },
+	{ { 0xff }, 8, ROW_NEVER, "ff00::/8 Multicast" },
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -143,6 +164,7 @@ struct classify_cfg {
 	struct classify_list	deny;
 	struct classify_own	*own;
 	size_t			nown;
+	int			own_unknown;	/* see classify_cfg_own_unknown */
 };
 
 /* One verdict with both texts, so a NAT64 caller can report the composed
@@ -495,7 +517,15 @@ classify_cfg_set_own(struct classify_cfg *cfg, const int *family,
 	free(cfg->own);
 	cfg->own = nown;
 	cfg->nown = keep;
+	cfg->own_unknown = 0;
 	return 0;
+}
+
+void
+classify_cfg_own_unknown(struct classify_cfg *cfg)
+{
+	if (cfg != NULL)
+		cfg->own_unknown = 1;
 }
 
 static void
@@ -507,52 +537,181 @@ verdict_set(struct verdict *v, int public, const char *name,
 	v->via_nat64 = via_nat64;
 }
 
-/* The operator rules, in order: own address, --deny-range, --allow-range.
- * Returns 1 and fills *v when one of them decides. */
 static int
-cfg_decides(const struct classify_cfg *cfg, int family,
+own_v4(const struct classify_cfg *cfg, const unsigned char *a4)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nown; i++)
+		if (cfg->own[i].family == AF_INET &&
+		    memcmp(cfg->own[i].addr, a4, 4) == 0)
+			return 1;
+	return 0;
+}
+
+/* 1 when a names one of the guard's own IPv4 addresses in an IPv6
+ * spelling that embeds it: mapped, compatible, translated, local-use NAT64
+ * 64:ff9b:1::/48 at every RFC 6052 position a /48../96 prefix can use,
+ * 6to4, Teredo (server, and the client obfuscated) and an ISATAP interface
+ * identifier under any prefix. (64:ff9b::/96 is judged as its embedded
+ * IPv4, own check included.) A false match only refuses an address whose
+ * embedded IPv4 happens to be ours. */
+static int
+own_embedded(const struct classify_cfg *cfg, const unsigned char *a)
+{
+	static const unsigned char wkp[4] = { 0x00, 0x64, 0xff, 0x9b };
+	static const unsigned char zero10[10];
+	unsigned char e[4];
+	size_t i;
+
+	if (memcmp(a, zero10, 10) == 0 &&
+	    ((a[10] == 0 && a[11] == 0) || (a[10] == 0xff && a[11] == 0xff)))
+		return own_v4(cfg, a + 12);	/* compatible, mapped */
+	if (memcmp(a, zero10, 8) == 0 && a[8] == 0xff && a[9] == 0xff &&
+	    a[10] == 0 && a[11] == 0)
+		return own_v4(cfg, a + 12);	/* translated */
+	if (memcmp(a, wkp, 4) == 0 && a[4] == 0 && a[5] == 1) {
+		/* 64:ff9b:1::/48: the /48, /56, /64 and /96 layouts (bits
+		 * 64-71 are the reserved "u" octet, skipped). */
+		const unsigned char l48[4] = { a[6], a[7], a[9], a[10] };
+		const unsigned char l56[4] = { a[7], a[9], a[10], a[11] };
+
+		if (own_v4(cfg, l48) || own_v4(cfg, l56) ||
+		    own_v4(cfg, a + 9) || own_v4(cfg, a + 12))
+			return 1;
+	}
+	if (a[0] == 0x20 && a[1] == 0x02 && own_v4(cfg, a + 2))
+		return 1;			/* 6to4 2002:V4ADDR::/48 */
+	if (a[0] == 0x20 && a[1] == 0x01 && a[2] == 0 && a[3] == 0) {
+		for (i = 0; i < 4; i++)
+			e[i] = (unsigned char)~a[12 + i];
+		if (own_v4(cfg, a + 4) || own_v4(cfg, e))
+			return 1;		/* Teredo server, client */
+	}
+	if ((a[8] & 0xfd) == 0 && a[9] == 0 && a[10] == 0x5e &&
+	    a[11] == 0xfe && own_v4(cfg, a + 12))
+		return 1;			/* ISATAP ::0:5efe:V4, ::200:5efe:V4 */
+	return 0;
+}
+
+static int
+own_addr(const struct classify_cfg *cfg, int family, const unsigned char *a)
+{
+	size_t i;
+
+	if (family == AF_INET)
+		return own_v4(cfg, a);
+	for (i = 0; i < cfg->nown; i++)
+		if (cfg->own[i].family == AF_INET6 &&
+		    memcmp(cfg->own[i].addr, a, 16) == 0)
+			return 1;
+	return own_embedded(cfg, a);
+}
+
+static const struct classify_entry *
+list_match(const struct classify_list *l, int family, const unsigned char *a)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i]->cidr.family == family &&
+		    prefix_match(a, l->v[i]->cidr.addr, l->v[i]->cidr.prefix))
+			return l->v[i];
+	return NULL;
+}
+
+/* The allow-range that opens a, or NULL. When a lies in a denied table
+ * row (net/prefix), only a range that lies inside that row opens it: a
+ * broader range never opens a special-purpose block by containing it. */
+static const struct classify_entry *
+allow_opening(const struct classify_cfg *cfg, int family,
+    const unsigned char *a, const unsigned char *net, int in_row,
+    unsigned int prefix)
+{
+	const struct classify_list *l = &cfg->allow;
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		const struct classify_cidr *c = &l->v[i]->cidr;
+
+		if (c->family != family || !prefix_match(a, c->addr, c->prefix))
+			continue;
+		if (in_row && (c->prefix < prefix ||
+		    !prefix_match(c->addr, net, prefix)))
+			continue;
+		return l->v[i];
+	}
+	return NULL;
+}
+
+/* The operator rules that run before the table: own address, then
+ * --deny-range. Returns 1 and fills *v when one of them decides. */
+static int
+cfg_refuses(const struct classify_cfg *cfg, int family,
     const unsigned char *a, struct verdict *v)
 {
-	size_t alen = family_len(family), i;
+	const struct classify_entry *e;
 
-	if (cfg == NULL)
-		return 0;
-	for (i = 0; i < cfg->nown; i++) {
-		if (cfg->own[i].family == family &&
-		    memcmp(cfg->own[i].addr, a, alen) == 0) {
-			verdict_set(v, 0, v4_own.name, v4_own.via_nat64);
-			return 1;
-		}
+	if (cfg->own_unknown) {
+		verdict_set(v, 0, OWN_UNKNOWN, NAT64_VIA OWN_UNKNOWN);
+		return 1;
 	}
-	for (i = 0; i < cfg->deny.n; i++) {
-		const struct classify_entry *e = cfg->deny.v[i];
-
-		if (e->cidr.family == family &&
-		    prefix_match(a, e->cidr.addr, e->cidr.prefix)) {
-			verdict_set(v, 0, e->name, e->via_nat64);
-			return 1;
-		}
+	if (own_addr(cfg, family, a)) {
+		verdict_set(v, 0, v4_own.name, v4_own.via_nat64);
+		return 1;
 	}
-	for (i = 0; i < cfg->allow.n; i++) {
-		const struct classify_entry *e = cfg->allow.v[i];
-
-		if (e->cidr.family == family &&
-		    prefix_match(a, e->cidr.addr, e->cidr.prefix)) {
-			verdict_set(v, 1, e->name, e->via_nat64);
-			return 1;
-		}
+	if ((e = list_match(&cfg->deny, family, a)) != NULL) {
+		verdict_set(v, 0, e->name, e->via_nat64);
+		return 1;
 	}
 	return 0;
 }
 
-static void
-classify_v4(const struct classify_cfg *cfg, const unsigned char *a,
-    struct verdict *v)
+#ifdef EG_MUTANT_RANGE_FIRST
+/* Test-only mutant (make conformance-mutants): the order before issue 14,
+ * own address (same family only) → deny-range → allow-range → table. The
+ * matrix must catch ::ffff:<own address> and ::ffff:127.0.0.1 under ::/0. */
+static int
+mutant_range_first(const struct classify_cfg *cfg, int family,
+    const unsigned char *a, struct verdict *v)
 {
-	const struct v4_row *best = NULL;
+	const struct classify_entry *e;
 	size_t i;
 
-	if (cfg_decides(cfg, AF_INET, a, v))
+	for (i = 0; i < cfg->nown; i++)
+		if (cfg->own[i].family == family && memcmp(cfg->own[i].addr, a,
+		    family_len(family)) == 0) {
+			verdict_set(v, 0, v4_own.name, v4_own.via_nat64);
+			return 1;
+		}
+	if ((e = list_match(&cfg->deny, family, a)) != NULL) {
+		verdict_set(v, 0, e->name, e->via_nat64);
+		return 1;
+	}
+	if ((e = list_match(&cfg->allow, family, a)) != NULL) {
+		verdict_set(v, 1, e->name, e->via_nat64);
+		return 1;
+	}
+	return 0;
+}
+#endif
+
+/* embedded: a reached through 64:ff9b::/96. The gateway, not this host,
+ * delivers it, so an allow-range for this host's loopback or "this
+ * network" must not open the translated spelling. */
+static void
+classify_v4(const struct classify_cfg *cfg, const unsigned char *a,
+    int embedded, struct verdict *v)
+{
+	const struct v4_row *best = NULL;
+	const struct classify_entry *e;
+	size_t i;
+
+#ifdef EG_MUTANT_RANGE_FIRST
+	if (cfg != NULL && mutant_range_first(cfg, AF_INET, a, v))
+		return;
+#endif
+	if (cfg != NULL && cfg_refuses(cfg, AF_INET, a, v))
 		return;
 	for (i = 0; i < NELEM(v4_table); i++) {
 		const struct v4_row *r = &v4_table[i];
@@ -563,6 +722,13 @@ classify_v4(const struct classify_cfg *cfg, const unsigned char *a,
 	}
 	if (best == NULL)
 		best = &v4_global;
+	if (best->kind == ROW_DENY && cfg != NULL &&
+	    !(embedded && (a[0] == 127 || a[0] == 0)) &&
+	    (e = allow_opening(cfg, AF_INET, a, best->net, 1,
+	    best->prefix)) != NULL) {
+		verdict_set(v, 1, e->name, e->via_nat64);
+		return;
+	}
 	verdict_set(v, best->kind == ROW_ALLOW, best->name, best->via_nat64);
 }
 
@@ -571,10 +737,15 @@ classify_v6(const struct classify_cfg *cfg, const unsigned char *a,
     struct verdict *v)
 {
 	const struct v6_row *best = NULL;
+	const struct classify_entry *e;
 	struct verdict sub;
 	size_t i;
 
-	if (cfg_decides(cfg, AF_INET6, a, v))
+#ifdef EG_MUTANT_RANGE_FIRST
+	if (cfg != NULL && mutant_range_first(cfg, AF_INET6, a, v))
+		return;
+#endif
+	if (cfg != NULL && cfg_refuses(cfg, AF_INET6, a, v))
 		return;
 	for (i = 0; i < NELEM(v6_table); i++) {
 		const struct v6_row *r = &v6_table[i];
@@ -587,14 +758,22 @@ classify_v6(const struct classify_cfg *cfg, const unsigned char *a,
 		switch (best->kind) {
 		case ROW_NAT64:
 			/* The gateway delivers to the embedded IPv4 address:
-			 * that address is the destination to judge. */
-			classify_v4(cfg, a + 12, &sub);
+			 * that address, under the IPv4 rules, is the
+			 * destination to judge; IPv6 ranges do not open it. */
+			classify_v4(cfg, a + 12, 1, &sub);
 			verdict_set(v, sub.public, sub.via_nat64, sub.via_nat64);
 			return;
 		case ROW_ALLOW:
 			verdict_set(v, 1, best->name, best->name);
 			return;
 		case ROW_DENY:
+			if (cfg != NULL && (e = allow_opening(cfg, AF_INET6, a,
+			    best->net, 1, best->prefix)) != NULL) {
+				verdict_set(v, 1, e->name, e->name);
+				return;
+			}
+			break;
+		case ROW_NEVER:
 			break;
 		}
 		verdict_set(v, 0, best->name, best->name);
@@ -603,6 +782,9 @@ classify_v6(const struct classify_cfg *cfg, const unsigned char *a,
 	/* 2000::/3: the top three bits are 001. */
 	if ((a[0] & 0xe0) == 0x20)
 		verdict_set(v, 1, GLOBAL_UNICAST, GLOBAL_UNICAST);
+	else if (cfg != NULL &&
+	    (e = allow_opening(cfg, AF_INET6, a, NULL, 0, 0)) != NULL)
+		verdict_set(v, 1, e->name, e->name);
 	else
 		verdict_set(v, 0, OUTSIDE_2000_3, OUTSIDE_2000_3);
 }
@@ -616,7 +798,7 @@ classify_addr(const struct classify_cfg *cfg, int family,
 	if (addr == NULL)
 		verdict_set(&v, 0, "no address", NULL);
 	else if (family == AF_INET)
-		classify_v4(cfg, addr, &v);
+		classify_v4(cfg, addr, 0, &v);
 	else if (family == AF_INET6)
 		classify_v6(cfg, addr, &v);
 	else

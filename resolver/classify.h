@@ -39,15 +39,33 @@ int classify_cfg_deny(struct classify_cfg *cfg, const struct classify_cidr *c);
 
 /* Replaces the set of the guard's own interface addresses. Loopback
  * addresses passed here are ignored (loopback is governed by the table and
- * --allow-range 127.0.0.0/8). family is AF_INET/AF_INET6 per entry. */
+ * --allow-range 127.0.0.0/8). family is AF_INET/AF_INET6 per entry. On
+ * error the old set stays in force. */
 int classify_cfg_set_own(struct classify_cfg *cfg, const int *family,
     const unsigned char (*addr)[16], size_t n);
 
+/* The own set could not be read (or was too large to hold): every address
+ * classifies non-public ("own addresses unknown") until the next
+ * successful classify_cfg_set_own. Fail closed. */
+void classify_cfg_own_unknown(struct classify_cfg *cfg);
+
 /* Classifies one address (family AF_INET: 4 bytes, AF_INET6: 16 bytes).
- * cfg may be NULL: the reference table alone. Order of rules: own address
- * → deny; --deny-range → deny; --allow-range → public; the reference table
- * (NAT64 64:ff9b::/96 classified by its embedded IPv4, recursively with the
- * same cfg); IPv6 outside 2000::/3 → deny; else public.
+ * cfg may be NULL: the reference table alone. Order of rules:
+ *   1. own address, in any spelling that embeds it (IPv4-mapped,
+ *      -compatible, -translated, NAT64 64:ff9b::/96 and 64:ff9b:1::/48,
+ *      6to4, Teredo, ISATAP) → deny;
+ *   2. --deny-range → deny;
+ *   3. the reference table, most specific row: a row that is never a
+ *      destination (unspecified, IPv4-mapped/-compatible/-translated,
+ *      multicast, limited broadcast) → deny whatever the ranges say; a
+ *      denied row → deny unless an --allow-range that lies INSIDE that row
+ *      contains the address (so ::/0 or 0.0.0.0/0 never open loopback or
+ *      any other special block; 127.0.0.0/8 and ::1/128 open loopback);
+ *      64:ff9b::/96 → its embedded IPv4 under these same rules (IPv6
+ *      ranges do not open it; loopback and 0.0.0.0/8 never open through
+ *      it);
+ *   4. IPv6 outside 2000::/3 → deny unless an --allow-range contains it;
+ *      else public.
  * Returns 1 public, 0 non-public; fills *res when res is not NULL. */
 int classify_addr(const struct classify_cfg *cfg, int family,
     const unsigned char *addr, struct classify_result *res);

@@ -13,6 +13,8 @@
 #include "resolver/resolver.h"
 
 #define RESOLVER_MAX_SOCKS 64
+/* The first c-ares with a query cache (on by default): 1.23.0. */
+#define RESOLVER_ARES_CACHE_VERSION 0x011700
 
 struct rsock {
 	ares_socket_t	 fd;
@@ -47,6 +49,17 @@ struct resolver_query {
 };
 
 static void resolver_reschedule(struct resolver *r);
+
+#ifndef ARES_OPT_QUERY_CACHE
+static int
+ares_run_version(void)
+{
+	int v = 0;
+
+	(void)ares_version(&v);
+	return v;
+}
+#endif
 
 static void
 sock_cb(evutil_socket_t fd, short what, void *arg)
@@ -153,6 +166,26 @@ resolver_new(struct event_base *base, const char *servers, int timeout_ms,
 	opts.ednspsz = 1232;
 	optmask = ARES_OPT_FLAGS | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES |
 	    ARES_OPT_SOCK_STATE_CB | ARES_OPT_EDNSPSZ;
+	/* No cache: every request is classified against a fresh answer (a
+	 * rebinding name must be asked again). c-ares 1.23 and later cache
+	 * answers by default; a max TTL of 0 turns that off. Debian 12's
+	 * 1.18 has no cache and no such option. */
+#ifdef ARES_OPT_QUERY_CACHE
+	opts.qcache_max_ttl = 0;
+	optmask |= ARES_OPT_QUERY_CACHE;
+#else
+	/* Built against headers without the option but run against a
+	 * library that has it (same soname): the cache would be on and
+	 * could not be turned off. Refuse to start rather than cache. */
+	if (ares_run_version() >= RESOLVER_ARES_CACHE_VERSION) {
+		snprintf(err, errlen, "c-ares %s caches answers and this build "
+		    "cannot turn that off (built against c-ares %s): rebuild "
+		    "against the installed headers", ares_version(NULL),
+		    ARES_VERSION_STR);
+		free(r);
+		return NULL;
+	}
+#endif
 	if ((rc = ares_init_options(&r->channel, &opts, optmask)) != ARES_SUCCESS) {
 		snprintf(err, errlen, "c-ares: %s", ares_strerror(rc));
 		free(r);

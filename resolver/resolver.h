@@ -1,6 +1,8 @@
 /* c-ares driven by the libevent loop: A and AAAA for one exact name, from
  * the guard's own resolvers only, never from /etc/hosts, search domains or
- * HOSTALIASES. No cache: every lookup asks the servers. */
+ * HOSTALIASES. No cache: every lookup asks the servers (c-ares 1.23+'s
+ * query cache is turned off; a build whose headers lack that option
+ * refuses to start on a library that has it). */
 #ifndef EG_RESOLVER_H
 #define EG_RESOLVER_H
 

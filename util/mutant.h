@@ -6,8 +6,12 @@
 #ifndef EG_MUTANT_H
 #define EG_MUTANT_H
 
-#if (defined(EG_MUTANT_NO_CLASSIFY) || defined(EG_MUTANT_NO_RECHECK)) && \
+#if (defined(EG_MUTANT_NO_CLASSIFY) || defined(EG_MUTANT_NO_RECHECK) || \
+    defined(EG_MUTANT_LENIENT_SNI)) && \
     !defined(EG_TEST_MUTANT_BUILD)
+#error "EG_MUTANT_* is for make conformance-mutants only"
+#endif
+#if defined(EG_MUTANT_RANGE_FIRST) && !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for make conformance-mutants only"
 #endif
 

@@ -15,6 +15,9 @@
 #
 # EG_CONF_FACTS="fact …" limits the run to some facts (mutant runs).
 # EG_CONF_SKIP_NFT=1 deploys without the nft step (a mutant of the deploy).
+# EG_CONF_NFT_MUTANT=old_rules deploys the table without the rules for
+# loopback DNS/DNAT, ND scope and source routing, and exempts the shared
+# layout's guard by uid (the table before issues 14.5 and 19.10-12).
 # Writes OUT_DIR/report.json and prints a summary table.
 
 . "$(dirname "$0")/../integration/lib.sh"
@@ -127,7 +130,23 @@ start_guard_ns D 3131 --user nobody --trust-key "$T/trust.pub.pem" --policy "$T/
     --dns 198.18.0.99 --dns-timeout 2 $PUB_RANGES
 
 NFT_GUARDS="--guard 10.77.0.1:3128 --guard 10.77.0.1:3129 --guard 10.77.0.1:3130 --guard 10.77.0.1:3131 --guard [fd77::1]:3128"
-nft_apply() { "$BIN" nft apply --netns "$WL" $NFT_GUARDS >/dev/null; }
+# The table before these fixes, for the old_rules mutant: the new rules
+# deleted by handle.
+old_rules() {	# NS
+	for h in $(ip netns exec "$1" nft -a list chain inet egress_guard output |
+	    grep -E 'proto-dst 53|ct status dnat|exthdr rt|ip option|hoplimit 255' |
+	    sed -n 's/.* # handle \([0-9]*\)$/\1/p'); do
+		ip netns exec "$1" nft delete rule inet egress_guard output handle "$h"
+	done
+	# ... and ND accepted to anywhere, as it was
+	ip netns exec "$1" nft insert rule inet egress_guard output \
+	    icmpv6 type '{ nd-neighbor-solicit, nd-neighbor-advert }' accept
+}
+nft_apply() {	# warnings (Docker's nat chain, below) kept for failures
+	"$BIN" nft apply --netns "$WL" $NFT_GUARDS >/dev/null 2>"$T/nftapply.err" ||
+	    { cat "$T/nftapply.err" >&2; return 1; }
+	if [ "${EG_CONF_NFT_MUTANT:-}" = old_rules ]; then old_rules "$WL"; fi
+}
 nft_remove() { "$BIN" nft remove --netns "$WL" >/dev/null; }
 if [ "${EG_CONF_SKIP_NFT:-0}" != 1 ]; then
 	nft_apply || { echo "conformance: nft apply failed"; exit 2; }
@@ -181,6 +200,57 @@ for s in 3323068682:80 0xc6.0x12.1.10:80 0306.022.01.012:80 198.18.266:80 \
 	    "allow" "$(rawvia 3128 'CONNECT 198.18.1.10:80 HTTP/1.1\r\n\r\n')"
 	n=$((n + 1))
 done
+# The SNI gate (issue 14): a tunnel's first flight, then whether the
+# upstream listener got any byte. fl PORT VIA TARGET FLIGHT; VIA is
+# connect or socks5, FLIGHT one of tlsdiff/flights.py's shapes.
+fl() {
+	clear_log pub
+	inwl python3 - "$1" "$2" "$3" "$4" "$TI/tlsdiff" <<'PY' >/dev/null 2>&1
+import socket, struct, sys, time
+port, via, target, kind = sys.argv[1:5]
+sys.path.insert(0, sys.argv[5])
+import flights as f
+host, tport = target.rsplit(":", 1)
+hello = lambda name: f.record(0x16, f.Client(name).hs)
+flight = {"alert-evil": f.record(0x15, b"\x01\x5a") + hello("evil.example.test"),
+          "version-0001-evil": f.record(0x16, f.Client("evil.example.test").hs, 0x0001),
+          "sslv2": f.sslv2_hello(), "plain": b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+          "evil": hello("evil.example.test"), "good": hello("api.example.test"),
+          "nosni": hello(None)}[kind]
+s = socket.create_connection(("10.77.0.1", int(port)), timeout=5)
+if via == "connect":
+    s.sendall(b"CONNECT %s HTTP/1.1\r\n\r\n" % target.encode())
+    b = b""
+    while b"\r\n\r\n" not in b:
+        b += s.recv(4096) or sys.exit(1)
+else:
+    s.sendall(b"\x05\x01\x00"); s.recv(2)
+    s.sendall(b"\x05\x01\x00\x01" + socket.inet_aton(host) + struct.pack(">H", int(tport)))
+    s.recv(10)
+s.sendall(flight)
+s.settimeout(1)
+try:
+    while s.recv(4096):
+        pass
+except OSError:
+    pass
+PY
+	sleep 0.3
+	if grep -q '^bytes' "$T/pub.log"; then echo reached; else echo untouched; fi
+	clear_log pub
+}
+# ID|VIA|TARGET|FLIGHT|CONTROL FLIGHT|PROBE: the upstream must get no byte
+# of the flight, and a byte of the control (a good hello, or plain bytes).
+while IFS='|' read -r id v tg fx cx what; do
+	record "$id" $F "$what" untouched "$(fl 3128 "$v" "$tg" "$fx")" \
+	    reached "$(fl 3128 "$v" "$tg" "$cx")"
+done <<'C'
+edm-20|connect|api.example.test:80|alert-evil|good|tunnel opens with an alert record, then a ClientHello naming another host
+edm-21|connect|api.example.test:80|version-0001-evil|good|ClientHello naming another host in a record of version 00 01
+edm-22|connect|api.example.test:80|sslv2|plain|SSLv2-style hello as the tunnel's first bytes
+edm-23|connect|198.18.1.10:80|evil|nosni|CONNECT to an admitted IP literal, ClientHello naming a host
+edm-24|socks5|198.18.1.10:80|evil|nosni|SOCKS5 ATYP IPv4 to an admitted literal, ClientHello naming a host
+C
 fi
 
 # --------------------------------------------- connect_time_public_address
@@ -200,7 +270,6 @@ ctpa ctpa-02 mixed.example.test priv "admitted name with mixed public and privat
 ctpa ctpa-03 metadata.example.test meta "admitted name resolving to the cloud metadata address"
 ctpa ctpa-04 cgnat.example.test cgnat "admitted name resolving to CGNAT metadata 100.100.100.200"
 ctpa ctpa-05 10.99.0.5 priv "admitted private IP literal with a live listener"
-ctpa ctpa-06 mapped.example.test pub "IPv4-mapped AAAA of a public address"
 o=$(via 3128 http://nat64.example.test/ -p)
 k=$(via 3129 http://nat64.example.test/ -p)
 case "$k" in deny\ non_public_address) ;; *) k="not non_public_address";; esac
@@ -214,6 +283,63 @@ k1=$(via 3129 http://rebind.example.test/ -p); k2=$(via 3129 http://rebind.examp
 k="$k1, then $k2 $(seen priv)"
 record ctpa-08 $F "answer flips public→private between queries, TTL 0" \
     "allow, then deny non_public_address untouched" "$o" "allow, then allow reached" "$k"
+
+# Issue 14 finding 3: guard E is opened as widely as an operator can
+# (--allow-range ::/0 and 0.0.0.0/0); listeners bound ONLY on the guard
+# host (its own address 198.18.0.1, its loopback 127.0.0.1 and ::1) must
+# see nothing in any spelling. Control F: the same flags on a guard built
+# with EG_MUTANT_RANGE_FIRST (allow-ranges consulted before the table, the
+# own check within one family: the bug as reported); it reaches each one.
+# Their own resolver (198.18.0.54) serves the names these cases need.
+RF_BIN=${EG_CONF_RANGE_FIRST_BIN:-$TOP/${BUILD:-build}/mutant-range_first/egress-guard}
+ip -n "$IN" addr add 198.18.0.54/32 dev lo
+cat >"$T/zone-rf.json" <<'Z'
+{
+ "ownmapped.example.test": {"AAAA": ["::ffff:198.18.0.1"]},
+ "mapped.example.test": {"AAAA": ["::ffff:198.18.1.10"]}
+}
+Z
+start_bg "$IN" "$T/dnsd-rf.out" python3 "$TI/dnsd.py" --listen 198.18.0.54 \
+    --zone "$T/zone-rf.json" --log "$T/queries-rf.log" --ready "$T/dnsd-rf.ready"
+wait_file "$T/dnsd-rf.ready" || { echo "conformance: dns server failed"; exit 2; }
+for l in "own 198.18.0.1:18082" "lo 127.0.0.1:18083" "lo6 [::1]:18083"; do
+	set -- $l
+	start_bg "$GD" "$T/$1.out" python3 "$TI/listener.py" --listen "$2" \
+	    --log "$T/$1.log" --ready "$T/$1.ready" --name "$1"
+	wait_file "$T/$1.ready" || { echo "conformance: listener $1 failed"; exit 2; }
+done
+WIDE="--user nobody --trust-key $T/trust.pub.pem --policy $T/open.bundle --dns 198.18.0.54
+    --dns-timeout 2 --connect-timeout 2 --allow-range ::/0 --allow-range 0.0.0.0/0 $PUB_RANGES"
+start_guard_ns E 3132 $WIDE
+if [ -x "$RF_BIN" ]; then BIN=$RF_BIN start_guard_ns F 3133 $WIDE; fi
+NFT_GUARDS="$NFT_GUARDS --guard 10.77.0.1:3132 --guard 10.77.0.1:3133"
+if [ "${EG_CONF_SKIP_NFT:-0}" != 1 ]; then
+	nft_apply || { echo "conformance: nft apply failed"; exit 2; }
+fi
+wide() {	# PORT TARGET LISTENER → "allow reached" | "deny REASON untouched" | …
+	clear_log "$3"
+	o=$(rawvia "$1" "CONNECT $2 HTTP/1.1\r\n\r\n" --then "GET / HTTP/1.0\r\n\r\n")
+	sleep 0.2
+	echo "$o $(seen "$3")"
+	clear_log "$3"
+}
+n=20
+for c in "[::ffff:c612:1]:18082 own IPv4-mapped own address, --allow-range ::/0" \
+    "[::ffff:7f00:1]:18083 lo IPv4-mapped loopback, --allow-range ::/0" \
+    "ownmapped.example.test:18082 own admitted name whose AAAA is ::ffff:<own address>" \
+    "0.0.0.0:18083 lo unspecified 0.0.0.0, --allow-range 0.0.0.0/0" \
+    "127.0.0.1:18083 lo IPv4 loopback, --allow-range 0.0.0.0/0" \
+    "[::1]:18083 lo6 IPv6 loopback, --allow-range ::/0" \
+    "[::]:18083 lo6 unspecified ::, --allow-range ::/0" \
+    "mapped.example.test:80 pub IPv4-mapped AAAA of a public address"; do
+	set -- $c
+	tgt=$1 lis=$2; shift 2
+	o=$(wide 3132 "$tgt" "$lis")
+	if [ -x "$RF_BIN" ]; then k=$(wide 3133 "$tgt" "$lis"); else k="no control guard ($RF_BIN)"; fi
+	record "ctpa-$n" $F "CONNECT $tgt: $*" "deny non_public_address untouched" "$o" \
+	    "allow reached" "$k"
+	n=$((n + 1))
+done
 fi
 
 # ------------------------------------------------------- redirect_recheck
@@ -359,10 +485,55 @@ direct_v6() {
 	echo "$r $(seen pub6)"
 	clear_log pub6
 }
-o1=$(direct_tcp); o2=$(direct_udp); o3=$(direct_icmp); o4=$(direct_v6)
+# dd-10..: Docker's embedded resolver, neighbour discovery, source routing
+# (separate layout), then the shared layout's exemption. Stand-ins: the
+# nat rules Docker installs and a resolver on 127.0.0.11; counters in the
+# guard host's and the internet's prerouting stand for sniffers.
+PROBE=$TI/nftprobe.py
+printf '%s\n' 'table ip nat {' ' chain DOCKER_OUTPUT {' \
+    '  ip daddr 127.0.0.11 tcp dport 53 dnat to 127.0.0.11:40053' \
+    '  ip daddr 127.0.0.11 udp dport 53 dnat to 127.0.0.11:40054' ' }' \
+    ' chain OUTPUT {' '  type nat hook output priority -100; policy accept;' \
+    '  ip daddr 127.0.0.11 jump DOCKER_OUTPUT' ' }' '}' >"$T/dockernat.nft"
+inwl nft -f "$T/dockernat.nft"
+start_bg "$WL" "$T/dockerdns.out" /usr/bin/python3 "$PROBE" dns-serve "$T/dockerdns.log" "$T/dockerdns.ready"
+printf '%s\n' 'table inet egconf_probe {' ' chain pre {' \
+    '  type filter hook prerouting priority -300; policy accept;' \
+    '  exthdr rt exists counter' '  ip option lsrr exists counter' \
+    '  ip6 daddr 2001:2::/32 icmpv6 type 133-137 counter' ' }' '}' >"$T/probe.nft"
+ingd nft -f "$T/probe.nft"
+inin nft -f "$T/probe.nft"
+wait_file "$T/dockerdns.ready" 50
+counters() {	# "RT LSRR ND": packets counted at the guard host (routing
+		# header, LSRR) and at the internet (ND to a public address)
+	g=$(ingd nft list table inet egconf_probe | sed -n 's/.*counter packets \([0-9]*\) .*/\1/p')
+	i=$(inin nft list table inet egconf_probe | sed -n 's/.*counter packets \([0-9]*\) .*/\1/p')
+	echo $g | cut -d' ' -f1-2 | tr '\n' ' '
+	echo $i | cut -d' ' -f3
+}
+moved() { [ "$1" = "$2" ] && echo untouched || echo reached; }
+# One process for the four probes: Docker's resolver, ND off the link, an
+# unprivileged routing header and an LSRR option aimed at the guard's port.
+dd_sep() {
+	: >"$T/dockerdns.log"
+	set -- $(counters)
+	r=$(inwl /usr/bin/python3 "$PROBE" dns-query -- nd 2001:2:0:1::10 -- \
+	    as 12345 rthdr 2001:2:0:1::10 3128 fd77::1 -- lsrr 198.18.1.10 3128 10.77.0.1)
+	sleep 0.1
+	set -- "$@" $(counters)
+	echo "$r $([ -s "$T/dockerdns.log" ] && echo reached || echo untouched)|$(moved "$3" "$6")|$(moved "$1" "$4")|$(moved "$2" "$5")"
+}
+DD_T0=$(date +%s%N)
+o1=$(direct_tcp); o2=$(direct_udp); o3=$(direct_icmp); o4=$(direct_v6); o=$(dd_sep)
 if [ "${EG_CONF_SKIP_NFT:-0}" != 1 ]; then nft_remove; fi
-k1=$(direct_tcp); k2=$(direct_udp); k3=$(direct_icmp); k4=$(direct_v6)
+k1=$(direct_tcp); k2=$(direct_udp); k3=$(direct_icmp); k4=$(direct_v6); k=$(dd_sep)
 if [ "${EG_CONF_SKIP_NFT:-0}" != 1 ]; then nft_apply; fi
+IFS='|' read -r o10 o11 o12 o13 <<EOF
+$o
+EOF
+IFS='|' read -r k10 k11 k12 k13 <<EOF
+$k
+EOF
 record dd-01 $F "workload ignores the proxy: direct TCP to a live public listener" \
     "blocked untouched" "$o1" "reached reached" "$k1"
 record dd-02 $F "workload ignores the proxy: UDP DNS to an outside server" blocked "$o2" answered "$k2"
@@ -372,6 +543,75 @@ o=$(via 3130 http://api.example.test/ -p); k=$(via 3128 http://api.example.test/
 record dd-05 $F "guard with no policy" "deny no_policy" "$o" allow "$k"
 o=$(via 3131 http://api.example.test/ -p); k=$(via 3128 http://api.example.test/ -p)
 record dd-06 $F "guard whose resolver is unreachable" "deny dns_timeout" "$o" allow "$k"
+
+record dd-10 $F "workload queries Docker's embedded resolver (127.0.0.11:53, DNATed on loopback), UDP and TCP" \
+    "udp refused tcp refused untouched" "$o10" "udp answered tcp connected reached" "$k10"
+record dd-11 $F "root workload sends an ND solicitation carrying data to a public address, hop limit 255" \
+    untouched "$o11" reached "$k11"
+record dd-12 $F "unprivileged workload: TCP to the guard's port with an IPv6 routing header (next segment: the guard)" \
+    untouched "$o12" reached "$k12"
+record dd-13 $F "workload with CAP_NET_RAW: TCP via the guard's port with an IPv4 LSRR option" \
+    untouched "$o13" reached "$k13"
+
+# Shared layout: SH holds the guard (exempt) and the workload. The guard
+# is exempt by cgroup v2 where the machine has it; the controls exempt by
+# uid, which root with CAP_SETUID walks through.
+SH=egs-$$
+CGM=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } break } }' /proc/self/mountinfo)
+CG=""
+[ -n "$CGM" ] && mkdir "$CGM/egconf-$$" 2>/dev/null && CG=$CGM/egconf-$$
+trap 'cleanup; ip netns del "$SH" 2>/dev/null; [ -n "$CG" ] && rmdir "$CG" 2>/dev/null' EXIT INT TERM
+ip netns add "$SH"
+ip -n "$SH" link set lo up
+ip link add sh0-$$ netns "$SH" type veth peer name is0-$$ netns "$IN"
+ip -n "$SH" addr add 10.78.0.2/24 dev sh0-$$
+ip -n "$IN" addr add 10.78.0.1/24 dev is0-$$
+ip -n "$SH" link set sh0-$$ up
+ip -n "$IN" link set is0-$$ up
+ip -n "$SH" route add default via 10.78.0.1
+insh() { ip netns exec "$SH" "$@"; }
+insh nft -f "$T/dockernat.nft"
+start_bg "$SH" "$T/dockerdns-sh.out" /usr/bin/python3 "$PROBE" dns-serve "$T/dockerdns-sh.log" "$T/dockerdns-sh.ready"
+wait_file "$T/dockerdns-sh.ready" 50
+SHG="--netns $SH --guard 127.0.0.1:3128"
+sh_apply() {	# cgroup|uid
+	[ "${EG_CONF_SKIP_NFT:-0}" = 1 ] && return
+	if [ "$1" = cgroup ] && [ -n "$CG" ] && [ "${EG_CONF_NFT_MUTANT:-}" != old_rules ]; then
+		"$BIN" nft apply $SHG --exempt-cgroup "$CG" >/dev/null 2>&1
+	else
+		"$BIN" nft apply $SHG --exempt-uid 65534 >/dev/null 2>&1
+	fi
+	[ "${EG_CONF_NFT_MUTANT:-}" = old_rules ] && old_rules "$SH"
+}
+sh_tcp() {	# PREFIX...: direct TCP from SH to the public listener
+	clear_log pub
+	insh "$@" curl -sS --noproxy '*' --max-time 3 -o /dev/null http://198.18.1.10/ 2>/dev/null &&
+	    r=reached || r=blocked
+	echo "$r $(seen pub)"
+	clear_log pub
+}
+sh_dns() {
+	: >"$T/dockerdns-sh.log"
+	r=$(insh /usr/bin/python3 "$PROBE" dns-query)
+	echo "$r $([ -s "$T/dockerdns-sh.log" ] && echo reached || echo untouched)"
+}
+SETUID="setpriv --reuid=65534 --regid=65534 --clear-groups"
+KEPT="setpriv --reuid=12345 --regid=12345 --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all $SETUID"
+sh_apply cgroup
+o14=$(sh_dns)
+o15=$(sh_tcp $SETUID)
+sh_apply uid
+k15=$(sh_tcp $SETUID)
+o16=$(sh_tcp $KEPT)
+[ "${EG_CONF_SKIP_NFT:-0}" != 1 ] && "$BIN" nft remove --netns "$SH" >/dev/null
+k14=$(sh_dns)
+record dd-14 $F "shared layout: workload queries Docker's embedded resolver (the guard exempt beside it)" \
+    "udp refused tcp refused untouched" "$o14" "udp answered tcp connected reached" "$k14"
+record dd-15 $F "shared layout, guard exempt by cgroup${CG:+ }${CG:-: NO cgroup v2, uid fallback}: root workload becomes the guard's uid (setpriv --reuid) and connects out (control: the uid exemption, precondition broken)" \
+    "blocked untouched" "$o15" "reached reached" "$k15"
+record dd-16 $F "shared layout, uid exemption with its precondition kept (no CAP_SETUID/CAP_SETGID, no_new_privs): workload tries to become the guard's uid (control: root with CAP_SETUID)" \
+    "blocked untouched" "$o16" "reached reached" "$k15"
+echo "(dd-10..16: $(( ($(date +%s%N) - DD_T0) / 1000000 )) ms)"
 fi
 
 # ------------------------------------------------------------------ report

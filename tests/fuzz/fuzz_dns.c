@@ -14,9 +14,12 @@
  *    IPv4-mapped and unique-local/link-local IPv6 blocks and everything
  *    outside 2000::/3 (but NAT64) are never public with the table alone;
  *    64:ff9b::/96 classifies as its embedded IPv4;
- *  - with the cfg, rules apply in classify.h's order: own address, then
- *    --deny-range, then --allow-range, then the table (NAT64 recursing
- *    with the same cfg). */
+ *  - with the cfg, rules apply in classify.h's order: own address (also
+ *    inside an ISATAP identifier), --deny-range, the never-a-destination
+ *    rows (unspecified, mapped, compatible, translated, multicast,
+ *    broadcast) whatever the ranges, NAT64 recursing with the same cfg,
+ *    then an --allow-range (each lies inside its table row), then the
+ *    table. */
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <string.h>
@@ -141,6 +144,36 @@ is_own(int family, const unsigned char *a)
 	return 0;
 }
 
+/* Never a destination, whatever the ranges say (issue 14): unspecified,
+ * IPv4-compatible/-mapped/-translated, multicast, limited broadcast. */
+static int
+never(int family, const unsigned char *a)
+{
+	static const unsigned char v6_loop[16] = { [15] = 1 };
+	static const unsigned char z[10];
+
+	if (family == AF_INET)
+		return (a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == 0) ||
+		    (a[0] & 0xf0) == 0xe0 ||
+		    (a[0] == 255 && a[1] == 255 && a[2] == 255 && a[3] == 255);
+	if (memcmp(a, z, 10) == 0 && ((a[10] == 0 && a[11] == 0 &&
+	    memcmp(a, v6_loop, 16) != 0) || (a[10] == 0xff && a[11] == 0xff)))
+		return 1;
+	if (memcmp(a, z, 8) == 0 && a[8] == 0xff && a[9] == 0xff &&
+	    a[10] == 0 && a[11] == 0)
+		return 1;
+	return a[0] == 0xff;
+}
+
+/* An own IPv4 address in an ISATAP interface identifier: the one
+ * embedding the cfg's ranges (fd00::/8, 2001:2::/48) can carry. */
+static int
+own_in_isatap(int family, const unsigned char *a)
+{
+	return family == AF_INET6 && (a[8] & 0xfd) == 0 && a[9] == 0 &&
+	    a[10] == 0x5e && a[11] == 0xfe && is_own(AF_INET, a + 12);
+}
+
 static int
 classify_checked(const struct classify_cfg *c, int family, const unsigned char *a)
 {
@@ -164,14 +197,13 @@ classify_all(int family, const unsigned char *a)
 		FUZZ_CHECK(bare == classify_checked(NULL, AF_INET, a + 12));
 
 	with = classify_checked(cfg, family, a);
-	if (is_own(family, a))
+	if (is_own(family, a) || in_list(family, a, deny_c, 3) ||
+	    never(family, a) || own_in_isatap(family, a))
 		want = 0;
-	else if (in_list(family, a, deny_c, 3))
-		want = 0;
-	else if (in_list(family, a, allow_c, 4))
-		want = 1;
 	else if (family == AF_INET6 && is_nat64(a))
 		want = classify_checked(cfg, AF_INET, a + 12);
+	else if (in_list(family, a, allow_c, 4))
+		want = 1;	/* every cfg range lies inside its table row */
 	else
 		want = bare;
 	FUZZ_CHECK(with == want);

@@ -6,6 +6,9 @@
  *  - a final verdict does not change when bytes are appended (bytes after
  *    the ClientHello are not read);
  *  - at TLSHELLO_INPUT_MAX bytes the answer is never "need more";
+ *  - tlshello_feed over growing prefixes (cut by the data itself) ends
+ *    where the one-shot call does, and looks at each byte a bounded
+ *    number of times (the parse is incremental);
  *  - a name returned is in dest_parse_host's normal form and not an IPv6
  *    literal; sni is "" on every other result. */
 #include <string.h>
@@ -57,6 +60,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(p == TLSHELLO_MORE || p == v);
 		if (p == TLSHELLO_SNI)
 			FUZZ_CHECK(strcmp(s2, sni) == 0);
+	}
+
+	{
+		struct tlshello t;
+		size_t len = 0, step = size > 0 ? (size_t)data[0] % 7 + 1 : 1;
+
+		tlshello_init(&t);
+		p = TLSHELLO_MORE;
+		while (p == TLSHELLO_MORE && len < size) {
+			len = len + step < size ? len + step : size;
+			p = tlshello_feed(&t, data, len);
+		}
+		if (size == 0)
+			p = tlshello_feed(&t, data, 0);
+		FUZZ_CHECK(p == v && strcmp(t.sni, sni) == 0);
+		FUZZ_CHECK(t.examined <= 2 * (uint64_t)size + 16);
 	}
 
 	if (v != TLSHELLO_MORE) {

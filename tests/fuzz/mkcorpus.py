@@ -182,6 +182,17 @@ def tlshello():
             b"\x01\x00" + struct.pack(">H", len(exts)) + exts)
     hs = b"\x01" + struct.pack(">I", len(body))[1:] + body
     write("fuzz_tlshello", "two_sni", b"\x16\x03\x01" + struct.pack(">H", len(hs)) + hs)
+    # Issue 14's shapes: a leading alert, an odd record version, a hello
+    # in one-byte records, an ECH extension.
+    write("fuzz_tlshello", "leading_alert", b"\x15\x03\x01\x00\x02\x01\x5a" + ch)
+    write("fuzz_tlshello", "record_version_0001", ch[:1] + b"\x00\x01" + ch[3:])
+    write("fuzz_tlshello", "one_byte_records", b"".join(
+        ch[:3] + b"\x00\x01" + ch[i:i + 1] for i in range(5, len(ch))))
+    ech = struct.pack(">HH", 0xfe0d, 4) + b"\x00\x00\x01\x00"
+    body2 = (b"\x03\x03" + b"\x00" * 32 + b"\x00" + b"\x00\x02\x13\x01" +
+             b"\x01\x00" + struct.pack(">H", len(ext1) + len(ech)) + ext1 + ech)
+    hs2 = b"\x01" + struct.pack(">I", len(body2))[1:] + body2
+    write("fuzz_tlshello", "ech", b"\x16\x03\x01" + struct.pack(">H", len(hs2)) + hs2)
 
 
 def policy():

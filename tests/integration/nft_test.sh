@@ -11,11 +11,19 @@
 #     |
 #   internet egnft-in-$$ 198.18.1.10, 2001:2::10 (pretend-public listeners)
 # Layout (b), shared namespace (a sidecar with --network container:...):
-#   egnft-sh-$$ 10.202.0.2 -> internet; the guard on 127.0.0.1:3128 runs as
-#   uid 65534 and is exempt by uid; everyone else only reaches loopback.
+#   egnft-sh-$$ 10.202.0.2, fd00:202::2 -> internet; the guard on
+#   127.0.0.1:3128 runs as uid 65534, exempt by uid, then by cgroup v2;
+#   everyone else only reaches loopback (DNS and DNAT on it excepted).
+#
+# Docker's embedded resolver is stood in for in both: a resolver on
+# 127.0.0.11:40054/udp and :40053/tcp and the nat rules Docker installs
+# (table ip nat, OUTPUT -> DOCKER_OUTPUT, DNAT of 127.0.0.11:53).
+# In (b) the guard is exempt by cgroup v2 (egnft-$$ under the cgroup2 mount)
+# where this machine has one, and by uid in the checks that show the uid's
+# precondition.
 #
 # Every check that shows something blocked has a control that shows the
-# same thing getting through before `apply` (or for the exempt uid).
+# same thing getting through before `apply` (or for the exempt guard).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top" || exit 1
@@ -54,6 +62,7 @@ cleanup() {
 	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
 	for ns in $WL $GD $IN $SH; do ip netns del "$ns" 2>/dev/null; done
+	[ -n "${CG:-}" ] && [ -d "$CG" ] && rmdir "$CG" 2>/dev/null
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -89,8 +98,18 @@ start() { # ns cmd...: in the background, PID kept for cleanup
 	PIDS="$PIDS $!"
 }
 
-# $AS, when set, is a command prefix (setpriv ...) for eg and try_curl.
+# $AS, when set, is a command prefix (setpriv ...) for eg and try_curl;
+# $PRE one run before `ip netns exec` (in_cg: it remounts /sys, where the
+# cgroup file system is).
 AS=""
+PRE=""
+
+# The cgroup2 mount (root "/"), and egnft-$$ under it for the exempt guard.
+CG2=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } break } }' /proc/self/mountinfo)
+CG=""
+in_cg() { # cmd...: runs cmd in the exempt cgroup
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
+}
 
 eg() { # egress-guard nft ...: sets RC, OUT (stdout), ERR (stderr)
 	$AS "$BIN" nft "$@" >"$T/out" 2>"$T/err"
@@ -119,7 +138,7 @@ try_curl() { # ns curl-args...: sets CRC, CMS, COUT
 	ns=$1
 	shift
 	t0=$(now_ms)
-	COUT=$(ip netns exec "$ns" $AS curl -sS --max-time 5 "$@" 2>&1)
+	COUT=$($PRE ip netns exec "$ns" $AS curl -sS --max-time 5 "$@" 2>&1)
 	CRC=$?
 	CMS=$(( $(now_ms) - t0 ))
 }
@@ -274,8 +293,40 @@ setup() {
 	ip -n "$IN" -6 route add fd00:200::/64 via fd00:201::1 || return 1
 
 	ip -n "$SH" addr add 10.202.0.2/24 dev sh0 &&
+	ip -n "$SH" -6 addr add fd00:202::2/64 dev sh0 nodad &&
 	ip -n "$SH" link set sh0 up &&
-	ip -n "$SH" route add default via 10.202.0.1 || return 1
+	ip -n "$SH" route add default via 10.202.0.1 &&
+	ip -n "$SH" -6 route add default via fd00:202::1 &&
+	ip -n "$IN" -6 addr add fd00:202::1/64 dev is0 nodad || return 1
+	# What reaches the guard host and the internet, counted: packets
+	# with a routing header or LSRR, and ND sent off the link.
+	printf '%s\n' 'table inet egnft_probe {' ' chain pre {' \
+	    '  type filter hook prerouting priority -300; policy accept;' \
+	    '  exthdr rt exists counter' '  ip option lsrr exists counter' \
+	    ' }' '}' | nsx "$GD" nft -f - || return 1
+	printf '%s\n' 'table inet egnft_probe {' ' chain pre {' \
+	    '  type filter hook prerouting priority -300; policy accept;' \
+	    '  ip6 daddr 2001:2::/32 icmpv6 type 133-137 counter' \
+	    ' }' '}' | nsx "$IN" nft -f - || return 1
+}
+
+# probe_count ns N: packets counted by the Nth counter of egnft_probe
+probe_count() {
+	nsx "$1" nft list table inet egnft_probe 2>/dev/null |
+	    sed -n 's/.*counter packets \([0-9]*\) .*/\1/p' | sed -n "${2}p"
+}
+
+# Docker's embedded resolver, stood in for: the nat rules it installs in the
+# container's namespace, and a resolver on 127.0.0.11 that logs each query.
+docker_dns() { # ns
+	printf '%s\n' 'table ip nat {' ' chain DOCKER_OUTPUT {' \
+	    '  ip daddr 127.0.0.11 tcp dport 53 dnat to 127.0.0.11:40053' \
+	    '  ip daddr 127.0.0.11 udp dport 53 dnat to 127.0.0.11:40054' \
+	    ' }' ' chain OUTPUT {' \
+	    '  type nat hook output priority -100; policy accept;' \
+	    '  ip daddr 127.0.0.11 counter jump DOCKER_OUTPUT' ' }' '}' |
+	    nsx "$1" nft -f - || return 1
+	start "$1" "$PY" "$PROBE" dns-serve "$T/dns-$1.log" "$T/dns-$1.ready"
 }
 
 listen() { # ns addr:port name
@@ -295,6 +346,15 @@ for _ in range(1 << 20):
     log.flush()
 EOF
 
+PROBE=$top/tests/integration/nftprobe.py
+
+# dns_query ns [prefix...]: "udp answered|refused tcp connected|refused"
+dns_query() {
+	ns=$1
+	shift
+	$PRE ip netns exec "$ns" "$@" "$PY" "$PROBE" dns-query
+}
+
 if ! setup; then
 	fail nft_topology "could not build the namespaces"
 	exit 1
@@ -304,7 +364,11 @@ listen "$IN" "[$PUB6]:80" pub6
 listen "$GD" "10.200.0.1:8080" gdother
 listen "$GD" "[fd00:200::1]:3128" gd6
 start "$IN" "$PY" "$T/udprecv.py" $PUB4 53 "$T/udp.log" "$T/udp.ready"
-for f in pub4 pub6 gdother gd6 udp; do
+if ! docker_dns "$WL" || ! docker_dns "$SH"; then
+	fail nft_topology "the Docker resolver stand-in"
+	exit 1
+fi
+for f in pub4 pub6 gdother gd6 udp "dns-$WL" "dns-$SH"; do
 	if ! wait_file "$T/$f.ready"; then
 		fail nft_topology "listener $f did not start"
 		cat "$T/background.log"
@@ -332,6 +396,47 @@ if icmp_echo "$WL" $PUB4; then
 else
 	fail control_icmp_before_apply "no echo reply"
 fi
+
+# Docker's resolver answers the workload through the DNAT (and would
+# forward the query out).
+r=$(dns_query "$WL")
+if [ "$r" = "udp answered tcp connected" ] && [ "$(lines "$T/dns-$WL.log")" = 2 ]; then
+	pass control_docker_dns_reached_before_apply
+else
+	fail control_docker_dns_reached_before_apply "$r; resolver log: $(cat "$T/dns-$WL.log")"
+fi
+: >"$T/dns-$WL.log"
+
+# A root workload's raw socket sends a neighbour solicitation carrying
+# data to a public address (hop limit 255): the internet sees it.
+nd_offlink() { nsx "$1" "$PY" "$PROBE" nd "$2"; }	# ns dst
+n=$(probe_count "$IN" 1)
+nd_offlink "$WL" $PUB6
+sleep 0.2
+if [ "$(probe_count "$IN" 1)" -gt "$n" ]; then pass control_nd_to_public_address_leaves_before_apply
+else fail control_nd_to_public_address_leaves_before_apply "the internet counted none"; fi
+
+# TCP to the guard's port carrying an IPv6 routing header (a segment
+# routing header naming the guard) or an IPv4 LSRR option: the rule for the
+# guard's address would accept it, and a host with seg6_enabled or
+# accept_source_route forwards it on. IPv6: sent by an unprivileged user;
+# IPv4 source routes need CAP_NET_RAW, which Docker grants by default.
+srcroute() { # ns 6|4: to the pretend internet's port 3128, next hop the guard
+	if [ "$2" = 6 ]; then
+		nsx "$1" setpriv --reuid=12345 --regid=12345 --clear-groups \
+		    "$PY" "$PROBE" rthdr $PUB6 3128 fd00:200::1 2>&1
+	else
+		nsx "$1" "$PY" "$PROBE" lsrr $PUB4 3128 10.200.0.1 2>&1
+	fi
+}
+for v in 6 4; do
+	k=$([ $v = 6 ] && echo 1 || echo 2)
+	n=$(probe_count "$GD" $k)
+	o=$(srcroute "$WL" $v)
+	sleep 0.2
+	if [ "$(probe_count "$GD" $k)" -gt "$n" ]; then pass "control_source_routed_ipv${v}_leaves_before_apply"
+	else fail "control_source_routed_ipv${v}_leaves_before_apply" "the guard host counted none $o"; fi
+done
 
 # ---- bad input: exit 2, a clear message, no table --------------------------
 
@@ -370,7 +475,14 @@ has nft_cli_lists_table "$listing" "table inet egress_guard" \
     "hook forward priority filter; policy drop;" 'oif "lo" accept' \
     "ip daddr 10.200.0.1 tcp dport 3128" "ip6 daddr fd00:200::1 tcp dport 3128" \
     "reject with tcp reset" "reject with icmpx admin-prohibited" \
-    "ct state established,related accept"
+    "ct state established,related accept" "exthdr rt exists" \
+    "ip option lsrr exists" "ip option ssrr exists" \
+    'oif "lo" ct direction original meta l4proto udp ct original proto-dst 53' \
+    'oif "lo" ct direction original meta l4proto tcp ct original proto-dst 53' \
+    'oif "lo" ct direction original ct status dnat' \
+    "ip6 daddr fe80::/10 ip6 hoplimit 255 icmpv6 type 133-137 accept" \
+    "ip6 daddr ff02::/16 ip6 hoplimit 255 icmpv6 type 133-137 accept" \
+    "ip6 daddr fd00:200::1 ip6 hoplimit 255 icmpv6 type 133-137 accept"
 
 eg verify $APPLY
 if [ $RC -eq 0 ]; then pass verify_after_apply
@@ -387,6 +499,40 @@ if [ "$(lines "$T/udp.log")" = "$n" ]; then pass udp_dns_blocked
 else fail udp_dns_blocked "the receiver got a datagram"; fi
 if icmp_echo "$WL" $PUB4; then fail icmp_blocked "echo reply came back"
 else pass icmp_blocked; fi
+
+# 14.5: no DNS query reaches Docker's resolver, DNAT or not.
+r=$(dns_query "$WL")
+if [ "$r" = "udp refused tcp refused" ] && [ "$(lines "$T/dns-$WL.log")" = 0 ]; then
+	pass docker_dns_dnat_refused_listener_sees_nothing
+else
+	fail docker_dns_dnat_refused_listener_sees_nothing "$r; resolver log: $(cat "$T/dns-$WL.log")"
+fi
+
+# 19.11: ND leaves only on the link.
+n=$(probe_count "$IN" 1)
+nd_offlink "$WL" $PUB6
+sleep 0.2
+if [ "$(probe_count "$IN" 1)" = "$n" ]; then pass nd_to_public_address_dropped
+else fail nd_to_public_address_dropped "the internet counted an ND packet"; fi
+
+# 19.12: source-routed packets to the guard's own port are dropped.
+for v in 6 4; do
+	k=$([ $v = 6 ] && echo 1 || echo 2)
+	n=$(probe_count "$GD" $k)
+	srcroute "$WL" $v >/dev/null
+	sleep 0.2
+	if [ "$(probe_count "$GD" $k)" = "$n" ]; then pass "source_routed_ipv${v}_to_guard_port_dropped"
+	else fail "source_routed_ipv${v}_to_guard_port_dropped" "the guard host counted one"; fi
+done
+
+# 19.13: ICMPv6 echo is refused at once (admin-prohibited), not dropped.
+t0=$(now_ms)
+r=$(nsx "$WL" ping -6 -c1 -W3 $PUB6 2>&1)
+ms=$(( $(now_ms) - t0 ))
+case $r in
+*"Administratively prohibited"*) pass icmpv6_echo_refused_at_once; echo "  refused in $ms ms" ;;
+*) fail icmpv6_echo_refused_at_once "no admin-prohibited error ($ms ms): $r" ;;
+esac
 
 # The IPv6 guard address is reachable on its port: the ip6 rule and the
 # neighbour discovery it needs both work.
@@ -425,7 +571,7 @@ else
 fi
 
 eg show --netns "$WL"
-resets=$(printf '%s\n' "$OUT" | sed -n 's/.*counter packets \([0-9]*\) bytes [0-9]* reject with tcp reset.*/\1/p')
+resets=$(printf '%s\n' "$OUT" | sed -n 's/.*meta l4proto tcp counter packets \([0-9]*\) bytes [0-9]* reject with tcp reset.*/\1/p')
 if [ $RC -eq 0 ] && [ "${resets:-0}" -gt 0 ]; then
 	pass show_prints_rules_and_counters
 else
@@ -521,6 +667,28 @@ eg verify $APPLY
 if [ $RC -eq 0 ]; then pass verify_after_repairs
 else fail verify_after_repairs "exit $RC: $ERR"; fi
 
+# 19.14: verify names every other base chain on our hooks (here Docker's
+# nat OUTPUT and a filter chain someone added, which could as well hold a
+# queue rule whose userspace answers NF_STOP), and says so when none is.
+printf '%s\n' 'table inet egnft_other {' ' chain out {' \
+    '  type filter hook output priority -10; policy accept;' \
+    '  meta l4proto udp accept' ' }' '}' | nsx "$WL" nft -f -
+eg verify $APPLY
+if [ $RC -eq 0 ]; then
+	has verify_reports_other_base_chains "$ERR" \
+	    "warning: another base chain on the output hook: table inet egnft_other chain out { type filter hook output priority -10;" \
+	    "table ip nat chain OUTPUT { type nat hook output priority -100;"
+else
+	fail verify_reports_other_base_chains "exit $RC: $ERR"
+fi
+nsx "$WL" nft delete table inet egnft_other
+nsx "$WL" nft delete table ip nat
+eg verify $APPLY
+case $ERR in
+*"another base chain"*) fail verify_quiet_without_other_chains "$ERR" ;;
+*) has verify_quiet_without_other_chains "$OUT" "no other base chain" ;;
+esac
+
 # ---- remove --------------------------------------------------------------------
 
 eg remove --netns "$WL"
@@ -534,16 +702,18 @@ eg verify $APPLY
 if [ $RC -eq 1 ]; then has verify_detects_missing_table "$ERR" "missing"
 else fail verify_detects_missing_table "exit $RC: $ERR"; fi
 
-# ---- (b) shared namespace: the guard's uid is exempt -------------------------
+# ---- (b) shared namespace: the guard is exempt by uid ------------------------
 
 expect_reach control_shared_root_before_apply "$T/pub4.log" "$SH" http://$PUB4/
 SHARED="--netns $SH --guard 127.0.0.1:3128 --exempt-uid $NOBODY"
 eg apply $SHARED
-if [ $RC -eq 0 ]; then pass apply_shared_namespace
-else fail apply_shared_namespace "exit $RC: $ERR"; fi
+if [ $RC -eq 0 ]; then has apply_shared_namespace_states_uid_precondition "$OUT" \
+    "exempt: uid 65534, which holds only while the workload has no CAP_SETUID/CAP_SETGID and runs with no_new_privs"
+else fail apply_shared_namespace_states_uid_precondition "exit $RC: $ERR"; fi
 eg verify $SHARED
-if [ $RC -eq 0 ]; then pass verify_shared_namespace
-else fail verify_shared_namespace "exit $RC: $ERR"; fi
+if [ $RC -eq 0 ]; then has verify_shared_namespace_states_uid_precondition "$OUT" \
+    "CAP_SETUID/CAP_SETGID" "no_new_privs"
+else fail verify_shared_namespace_states_uid_precondition "exit $RC: $ERR"; fi
 # The same namespace named by a process in it and by its file's path.
 start "$SH" sleep 60
 sleeper=${PIDS##* }
@@ -558,29 +728,154 @@ eg verify --netns "$sleeper" --guard 127.0.0.1:3128 --exempt-uid $NOBODY
 rc=$RC
 eg show --netns "/run/netns/$SH"
 if [ $rc -eq 0 ] && [ $RC -eq 0 ]; then
-	has netns_by_pid_and_path "$OUT" "meta skuid 65534 counter packets"
+	has netns_by_pid_and_path "$OUT" "meta skuid 65534 counter packets" \
+	    "# uid exemption: holds only while the workload has no CAP_SETUID/CAP_SETGID"
 else
 	fail netns_by_pid_and_path "verify by pid $rc, show by path $RC: $ERR"
 fi
 
 AS="setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups"
 expect_reach exempt_uid_reaches_outside "$T/pub4.log" "$SH" http://$PUB4/
+# 19.13: the exempt guard's IPv6 works (the kernel's own neighbour
+# solicitations carry no uid); negative control: without the ND rules it
+# times out.
+expect_reach exempt_uid_reaches_outside_over_ipv6 "$T/pub6.log" "$SH" -g "http://[$PUB6]/"
+r=$(nsx "$SH" $AS ping -6 -c1 -W3 $PUB6 2>&1)
+case $r in
+*"bytes from"*) pass exempt_uid_icmpv6_echo_answered ;;
+*) fail exempt_uid_icmpv6_echo_answered "$r" ;;
+esac
+t0=$(now_ms)
+r=$(nsx "$SH" ping -6 -c1 -W3 $PUB6 2>&1)
+ms=$(( $(now_ms) - t0 ))
+case $r in
+*"Administratively prohibited"*) pass shared_workload_icmpv6_echo_refused_at_once; echo "  refused in $ms ms" ;;
+*) fail shared_workload_icmpv6_echo_refused_at_once "($ms ms) $r" ;;
+esac
+for h in $(nsx "$SH" nft -a list chain inet egress_guard output |
+    sed -n 's/.*icmpv6 type 133-137 accept # handle \([0-9]*\)/\1/p'); do
+	nsx "$SH" nft delete rule inet egress_guard output handle "$h"
+done
+nsx "$SH" ip neigh flush all
+before=$(lines "$T/pub6.log")
+try_curl "$SH" --max-time 2 -g "http://[$PUB6]/"
+if [ $CRC -ne 0 ] && [ "$(lines "$T/pub6.log")" = "$before" ]; then
+	pass control_exempt_ipv6_fails_without_nd_rules
+else
+	fail control_exempt_ipv6_fails_without_nd_rules "curl rc $CRC"
+fi
 AS=""
+eg apply $SHARED >/dev/null
 expect_blocked root_blocked_in_shared_namespace "$T/pub4.log" "$SH" http://$PUB4/
 AS="setpriv --reuid=12345 --regid=12345 --clear-groups"
 expect_blocked other_uid_blocked_in_shared_namespace "$T/pub4.log" "$SH" \
     http://$PUB4/
+# 19.10: the uid exemption's precondition. Kept (no CAP_SETUID, no_new_privs):
+# becoming the exempt uid fails. Broken (root, Docker's default caps): it
+# walks through, which is why the cgroup exemption is preferred.
+AS="setpriv --reuid=12345 --regid=12345 --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all setpriv --reuid=$NOBODY"
+expect_blocked uid_exemption_precondition_kept_setuid_refused "$T/pub4.log" "$SH" http://$PUB4/
+AS="setpriv --reuid=$NOBODY"
+expect_reach uid_exemption_precondition_broken_root_setuid_walks_through \
+    "$T/pub4.log" "$SH" http://$PUB4/
 AS=""
+r=$(nsx "$SH" "$PY" "$PROBE" fsuid $NOBODY $PUB4 80)
+if [ "$r" = reached ]; then pass uid_exemption_precondition_broken_root_setfsuid_walks_through
+else fail uid_exemption_precondition_broken_root_setfsuid_walks_through "$r"; fi
+
+# 14.5 in the shared layout: the exempt guard may resolve through Docker's
+# resolver (its answers come back); the workload's queries never arrive.
+: >"$T/dns-$SH.log"
+r=$(dns_query "$SH" setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
+if [ "$r" = "udp answered tcp connected" ]; then pass exempt_uid_resolves_through_docker_dns
+else fail exempt_uid_resolves_through_docker_dns "$r"; fi
+: >"$T/dns-$SH.log"
+r=$(dns_query "$SH")
+if [ "$r" = "udp refused tcp refused" ] && [ "$(lines "$T/dns-$SH.log")" = 0 ]; then
+	pass shared_workload_docker_dns_refused_listener_sees_nothing
+else
+	fail shared_workload_docker_dns_refused_listener_sees_nothing "$r; $(cat "$T/dns-$SH.log")"
+fi
+
+# ---- (b) shared namespace: the guard is exempt by cgroup v2 -----------------
+
+# Without cgroup v2 for it, the cgroup option falls back to the uid and
+# says so; without a uid to fall back to, it refuses.
+eg apply --netns "$SH" --guard 127.0.0.1:3128 --exempt-cgroup "$T" --exempt-uid $NOBODY
+if [ $RC -eq 0 ]; then has cgroup_unavailable_falls_back_to_uid_and_says_so "$ERR" \
+    "warning: cgroup exemption unavailable" "not on a cgroup2 file system" \
+    "falling back to uid 65534, which holds only while the workload has no CAP_SETUID/CAP_SETGID"
+else fail cgroup_unavailable_falls_back_to_uid_and_says_so "exit $RC: $ERR"; fi
+eg apply --netns "$WL" --guard 127.0.0.1:3128 --exempt-cgroup "$T"
+expect_refused cgroup_unavailable_without_uid_refused "cgroup exemption" "unavailable"
+
+if [ -n "$CG2" ] && mkdir "$CG2/egnft-$$" 2>/dev/null; then
+	CG=$CG2/egnft-$$
+fi
+if [ -z "$CG" ]; then
+	skip cgroup_exemption "no writable cgroup2 mount on this machine (cgroup v1 only?)"
+else
+	start "$SH" sleep 120
+	cgpid=${PIDS##* }
+	echo "$cgpid" >"$CG/cgroup.procs"
+	eg apply $SHARED --exempt-cgroup-of "$cgpid"
+	if [ $RC -eq 0 ]; then has apply_exempts_by_cgroup_of_pid "$OUT" "exempt: cgroup $CG (level"
+	else fail apply_exempts_by_cgroup_of_pid "exit $RC: $ERR"; fi
+	listing=$(nsenter --net="/run/netns/$SH" nft list chain inet egress_guard output 2>&1)
+	case $listing in
+	*"meta skuid"*) fail nft_cli_lists_cgroup_rule "a uid rule is left: $listing" ;;
+	*) has nft_cli_lists_cgroup_rule "$listing" "socket cgroupv2 level" ;;
+	esac
+	eg verify --netns "$SH" --guard 127.0.0.1:3128 --exempt-cgroup "$CG"
+	if [ $RC -eq 0 ]; then pass verify_cgroup_exemption
+	else fail verify_cgroup_exemption "exit $RC: $ERR"; fi
+	eg verify --netns "$SH" --guard 127.0.0.1:3128 --exempt-uid $NOBODY
+	if [ $RC -eq 1 ]; then pass verify_notices_uid_in_place_of_cgroup
+	else fail verify_notices_uid_in_place_of_cgroup "exit $RC: $ERR"; fi
+
+	PRE=in_cg
+	expect_reach cgroup_exempt_guard_reaches_outside "$T/pub4.log" "$SH" http://$PUB4/
+	expect_reach cgroup_exempt_guard_reaches_outside_over_ipv6 "$T/pub6.log" "$SH" -g "http://[$PUB6]/"
+	r=$(dns_query "$SH")
+	if [ "$r" = "udp answered tcp connected" ]; then pass cgroup_exempt_guard_resolves_through_docker_dns
+	else fail cgroup_exempt_guard_resolves_through_docker_dns "$r"; fi
+	PRE=""
+	# No uid change leaves the cgroup: root becoming the guard's uid (the
+	# escape above) is refused now, over TCP and UDP.
+	AS="setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups"
+	expect_blocked cgroup_exemption_holds_against_setuid_to_guard_uid "$T/pub4.log" "$SH" http://$PUB4/
+	AS=""
+	before=$(lines "$T/pub4.log")
+	r=$(nsx "$SH" "$PY" "$PROBE" fsuid $NOBODY $PUB4 80)
+	sleep 0.2
+	if [ "$r" = blocked ] && [ "$(lines "$T/pub4.log")" = "$before" ]; then
+		pass cgroup_exemption_holds_against_setfsuid_around_socket
+	else
+		fail cgroup_exemption_holds_against_setfsuid_around_socket "$r"
+	fi
+	: >"$T/dns-$SH.log"
+	r=$(dns_query "$SH" setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
+	if [ "$r" = "udp refused tcp refused" ] && [ "$(lines "$T/dns-$SH.log")" = 0 ]; then
+		pass cgroup_exemption_holds_dns_for_guard_uid_outside_cgroup
+	else
+		fail cgroup_exemption_holds_dns_for_guard_uid_outside_cgroup "$r"
+	fi
+fi
 
 if [ $GUARD_BUILT = 0 ]; then
 	skip shared_proxy_path "guard not built yet"
 else
 	mkdir -p "$T/sh"
 	chown $NOBODY:$NOBODY "$T/sh"
-	start "$SH" setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
+	# In the exempt cgroup when there is one (the table says so), else by
+	# uid.
+	[ -n "$CG" ] && PRE=in_cg
+	$PRE ip netns exec "$SH" setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
 	    "$BIN" run --listen 127.0.0.1:3128 --policy "$T/policy.json" \
 	    --allow-range 198.18.0.0/15 --dns 10.202.0.1 \
-	    --control "$T/sh/control.sock"
+	    --control "$T/sh/control.sock" >>"$T/background.log" 2>&1 &
+	PIDS="$PIDS $!"
+	PRE=""
 	if ! wait_listen "$SH" 3128; then
 		fail shared_proxy_path "the guard did not start listening"
 		tail -n 5 "$T/background.log"

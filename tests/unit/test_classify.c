@@ -119,7 +119,8 @@ static void
 test_ipv4_this_network_edges(void **state)
 {
 	static const struct probe p[] = {
-		{ "0.0.0.0", DENY, "0.0.0.0/8 This network" },
+		{ "0.0.0.0", DENY, "0.0.0.0/32 Unspecified" },
+		{ "0.0.0.1", DENY, "0.0.0.0/8 This network" },
 		{ "0.255.255.255", DENY, "0.0.0.0/8 This network" },
 		{ "1.0.0.0", PUB, "global unicast" },
 	};
@@ -416,7 +417,7 @@ test_nat64_edges(void **state)
 	static const struct probe p[] = {
 		{ "64:ff9a:ffff:ffff:ffff:ffff:ffff:ffff", DENY,
 		    "outside 2000::/3 global unicast" },
-		{ "64:ff9b::", DENY, VIA "0.0.0.0/8 This network" },
+		{ "64:ff9b::", DENY, VIA "0.0.0.0/32 Unspecified" },
 		{ "64:ff9b::ffff:ffff", DENY,
 		    VIA "255.255.255.255/32 Limited Broadcast" },
 		{ "64:ff9b::1:0:0", DENY, "outside 2000::/3 global unicast" },
@@ -611,6 +612,245 @@ test_cloud_metadata_addresses_refused(void **state)
 	/* The lab opening used by the test topologies changes none of it. */
 	allow(cfg, "198.18.0.0/15");
 	CHECK(cfg, p);
+	classify_cfg_free(cfg);
+}
+
+/* ---- issue 14, finding 3: ranges never open hostile spellings --------- */
+
+/* One case: the --allow-range set, then the probes under it. Every table
+ * shares the own set below: the guard's own IPv4 192.0.2.2 (c000:202,
+ * the address of the report), another own IPv4 198.18.0.1 and an own
+ * IPv6 2001:db8:1::2. */
+struct range_case {
+	const char	*ranges[8];
+	struct probe	 probes[24];
+};
+
+static const char *const hostile_own[] = { "192.0.2.2", "198.18.0.1",
+    "2001:db8:1::2", "127.0.0.1", "::1" };
+
+static void
+check_range_cases(const struct range_case *rc, size_t n)
+{
+	size_t i, j, np;
+
+	for (i = 0; i < n; i++) {
+		struct classify_cfg *cfg = classify_cfg_new();
+
+		assert_non_null(cfg);
+		set_own(cfg, hostile_own, NELEM(hostile_own));
+		for (j = 0; j < NELEM(rc[i].ranges) && rc[i].ranges[j]; j++)
+			allow(cfg, rc[i].ranges[j]);
+		for (np = 0; np < NELEM(rc[i].probes) &&
+		    rc[i].probes[np].addr != NULL; np++)
+			;
+		check_probes(cfg, rc[i].probes, np);
+		classify_cfg_free(cfg);
+	}
+}
+
+#define OWN	"own-address"
+#define MAPPED	"::ffff:0:0/96 IPv4-mapped"
+#define COMPAT	"::/96 IPv4-compatible (deprecated)"
+
+/* The report: --allow-range ::/0 (and 0.0.0.0/0) opened
+ * [::ffff:c000:202] (own), [::ffff:7f00:1] (loopback), :: , ::1, 0.0.0.0.
+ * Controls in the same table: what the broad ranges legitimately open. */
+static void
+test_broad_ranges_never_open_own_mapped_loopback_unspecified(void **state)
+{
+	static const struct range_case rc[] = {
+	    { { "::/0", "0.0.0.0/0" }, {
+		{ "::ffff:c000:202", DENY, OWN },
+		{ "::ffff:192.0.2.3", DENY, MAPPED },
+		{ "::ffff:7f00:1", DENY, MAPPED },
+		{ "::ffff:8.8.8.8", DENY, MAPPED },
+		{ "::ffff:0.0.0.0", DENY, MAPPED },
+		{ "::c000:202", DENY, OWN },
+		{ "::127.0.0.1", DENY, COMPAT },
+		{ "::8.8.8.8", DENY, COMPAT },
+		{ "::ffff:0:192.0.2.2", DENY, OWN },
+		{ "::ffff:0:127.0.0.1", DENY,
+		    "::ffff:0:0:0/96 IPv4-translated" },
+		{ "::", DENY, "::/128 Unspecified" },
+		{ "::1", DENY, "::1/128 Loopback" },
+		{ "0.0.0.0", DENY, "0.0.0.0/32 Unspecified" },
+		{ "0.1.2.3", DENY, "0.0.0.0/8 This network" },
+		{ "127.0.0.1", DENY, "127.0.0.0/8 Loopback" },
+		{ "192.0.2.2", DENY, OWN },
+		{ "198.18.0.1", DENY, OWN },
+		{ "2001:db8:1::2", DENY, OWN },
+		{ "10.0.0.1", DENY, "10.0.0.0/8 Private-Use" },
+		{ "fe80::1", DENY, "fe80::/10 Link-Local Unicast" },
+		{ "fd00::1", DENY, "fc00::/7 Unique-Local" },
+		/* controls: the ranges are in force */
+		{ "4000::1", PUB, "allow-range ::/0" },
+		{ "2a00:1::1", PUB, "global unicast" },
+		{ "8.8.8.8", PUB, "global unicast" },
+	    } },
+	};
+	(void)state;
+	check_range_cases(rc, NELEM(rc));
+}
+
+/* Naming the embedding block itself opens nothing: the kernel connects
+ * to the IPv4 address inside, which only an IPv4 range could name. */
+static void
+test_explicit_mapped_compatible_ranges_open_nothing(void **state)
+{
+	static const struct range_case rc[] = {
+	    { { "::ffff:0:0/96", "::/96", "::ffff:0:0:0/96", "::/128",
+		"198.18.0.0/15" }, {
+		{ "::ffff:198.18.1.10", DENY, MAPPED },
+		{ "::ffff:8.8.8.8", DENY, MAPPED },
+		{ "::198.18.1.10", DENY, COMPAT },
+		{ "::ffff:0:198.18.1.10", DENY,
+		    "::ffff:0:0:0/96 IPv4-translated" },
+		{ "::", DENY, "::/128 Unspecified" },
+		/* control: the IPv4 spelling under the IPv4 range */
+		{ "198.18.1.10", PUB, "allow-range 198.18.0.0/15" },
+	    } },
+	};
+	(void)state;
+	check_range_cases(rc, NELEM(rc));
+}
+
+/* Loopback opens only for a range inside it, never through a wider one,
+ * a mapped or a NAT64 spelling. */
+static void
+test_loopback_opens_only_for_range_inside_loopback(void **state)
+{
+	static const struct range_case rc[] = {
+	    { { "0.0.0.0/0", "64.0.0.0/2", "::/0", "::/127", "::/96" }, {
+		{ "127.0.0.1", DENY, "127.0.0.0/8 Loopback" },
+		{ "127.255.255.254", DENY, "127.0.0.0/8 Loopback" },
+		{ "::1", DENY, "::1/128 Loopback" },
+	    } },
+	    { { "127.0.0.0/8", "::1/128" }, {
+		{ "127.0.0.1", PUB, "allow-range 127.0.0.0/8" },
+		{ "127.9.9.9", PUB, "allow-range 127.0.0.0/8" },
+		{ "::1", PUB, "allow-range ::1/128" },
+		{ "::ffff:127.0.0.1", DENY, MAPPED },
+		{ "::127.0.0.1", DENY, COMPAT },
+		{ "64:ff9b::127.0.0.1", DENY, VIA "127.0.0.0/8 Loopback" },
+		{ "0.0.0.0", DENY, "0.0.0.0/32 Unspecified" },
+		{ "::", DENY, "::/128 Unspecified" },
+	    } },
+	    { { "127.0.0.1/32" }, {
+		{ "127.0.0.1", PUB, "allow-range 127.0.0.1/32" },
+		{ "127.0.0.2", DENY, "127.0.0.0/8 Loopback" },
+	    } },
+	};
+	(void)state;
+	check_range_cases(rc, NELEM(rc));
+}
+
+/* Every special block needs a range inside it; a range inside a wider
+ * block does not open a narrower block nested in it. Unspecified,
+ * multicast and limited broadcast open for no range at all. */
+static void
+test_broad_range_does_not_open_nested_special_blocks(void **state)
+{
+	static const struct range_case rc[] = {
+	    { { "0.0.0.0/1", "128.0.0.0/1", "8000::/1" }, {
+		{ "10.1.2.3", DENY, "10.0.0.0/8 Private-Use" },
+		{ "169.254.169.254", DENY, "169.254.0.0/16 Link Local" },
+		{ "100.100.100.200", DENY,
+		    "100.64.0.0/10 Shared Address Space (CGNAT)" },
+		{ "198.18.1.10", DENY, "198.18.0.0/15 Benchmarking" },
+		{ "fd00:ec2::254", DENY, "fc00::/7 Unique-Local" },
+		{ "ff02::1", DENY, "ff00::/8 Multicast" },
+	    } },
+	    { { "2001::/23", "240.0.0.0/4", "224.0.0.0/4", "ff00::/8",
+		"255.255.255.255/32", "0.0.0.0/8" }, {
+		{ "2001:db8::1", DENY, "2001:db8::/32 Documentation" },
+		{ "2001:2::1", PUB, "allow-range 2001::/23" },
+		{ "255.255.255.255", DENY,
+		    "255.255.255.255/32 Limited Broadcast" },
+		{ "240.0.0.1", PUB, "allow-range 240.0.0.0/4" },
+		{ "224.0.0.1", DENY, "224.0.0.0/4 Multicast" },
+		{ "239.255.255.250", DENY, "224.0.0.0/4 Multicast" },
+		{ "ff02::1", DENY, "ff00::/8 Multicast" },
+		{ "0.0.0.0", DENY, "0.0.0.0/32 Unspecified" },
+		{ "0.0.0.1", PUB, "allow-range 0.0.0.0/8" },
+	    } },
+	    { { "fe80::/10", "fd00::/8" }, {
+		{ "fe80::1", PUB, "allow-range fe80::/10" },
+		{ "fd00::1", PUB, "allow-range fd00::/8" },
+		{ "fc00::1", DENY, "fc00::/7 Unique-Local" },
+	    } },
+	};
+	(void)state;
+	check_range_cases(rc, NELEM(rc));
+}
+
+/* The own IPv4 address embedded in every IPv6 spelling the table covers,
+ * each under a range that lies inside its block (so only the own check
+ * can refuse it), each with a neighbour that the same range opens. */
+static void
+test_own_address_refused_in_every_embedding(void **state)
+{
+	static const struct range_case rc[] = {
+	    { { "64:ff9b:1::/48", "2002::/16", "2001::/32", "192.0.2.0/24",
+		"198.18.0.0/15" }, {
+		/* NAT64 well-known prefix */
+		{ "64:ff9b::c000:202", DENY, VIA OWN },
+		{ "64:ff9b::c000:203", PUB, VIA "allow-range 192.0.2.0/24" },
+		{ "64:ff9b::198.18.0.1", DENY, VIA OWN },
+		/* 64:ff9b:1::/48, RFC 6052 layouts /48, /56, /64, /96 */
+		{ "64:ff9b:1:c000:2:200::", DENY, OWN },
+		{ "64:ff9b:1:c000:2:300::", PUB, "allow-range 64:ff9b:1::/48" },
+		{ "64:ff9b:1:c0:0:202::", DENY, OWN },
+		{ "64:ff9b:1:0:c0:2:200:0", DENY, OWN },
+		{ "64:ff9b:1::c000:202", DENY, OWN },
+		{ "64:ff9b:1::c000:203", PUB, "allow-range 64:ff9b:1::/48" },
+		/* 6to4 */
+		{ "2002:c000:202::1", DENY, OWN },
+		{ "2002:c612:1::1", DENY, OWN },
+		{ "2002:c000:203::1", PUB, "allow-range 2002::/16" },
+		/* Teredo: server, then client (obfuscated ~192.0.2.2) */
+		{ "2001:0:c000:202::1", DENY, OWN },
+		{ "2001:0:4136:e378:8000:63bf:3fff:fdfd", DENY, OWN },
+		{ "2001:0:4136:e378:8000:63bf:3fff:fdfc", PUB,
+		    "allow-range 2001::/32" },
+		/* ISATAP interface identifiers under a global prefix */
+		{ "2a00:1::5efe:c000:202", DENY, OWN },
+		{ "2a00:1::200:5efe:c000:202", DENY, OWN },
+		{ "2a00:1::5efe:c000:203", PUB, "global unicast" },
+		/* the plain spellings */
+		{ "192.0.2.2", DENY, OWN },
+		{ "192.0.2.3", PUB, "allow-range 192.0.2.0/24" },
+	    } },
+	    /* an own IPv6 address inside an allow-range */
+	    { { "2001:db8::/32", "::/0" }, {
+		{ "2001:db8:1::2", DENY, OWN },
+		{ "2001:db8:1::3", PUB, "allow-range 2001:db8::/32" },
+	    } },
+	};
+	(void)state;
+	check_range_cases(rc, NELEM(rc));
+}
+
+/* No own set yet (the interfaces could not be read): fail closed. */
+static void
+test_unknown_own_set_refuses_everything(void **state)
+{
+	static const struct probe closed[] = {
+		{ "8.8.8.8", DENY, "own addresses unknown" },
+		{ "2a00:1::1", DENY, "own addresses unknown" },
+		{ "64:ff9b::8.8.8.8", DENY, "own addresses unknown" },
+	};
+	static const struct probe open[] = {
+		{ "8.8.8.8", PUB, "global unicast" },
+	};
+	struct classify_cfg *cfg = classify_cfg_new();
+
+	(void)state;
+	assert_non_null(cfg);
+	classify_cfg_own_unknown(cfg);
+	CHECK(cfg, closed);
+	assert_int_equal(classify_cfg_set_own(cfg, NULL, NULL, 0), 0);
+	CHECK(cfg, open);
 	classify_cfg_free(cfg);
 }
 
@@ -1253,6 +1493,12 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ipv4_this_network_edges),
+		cmocka_unit_test(test_broad_ranges_never_open_own_mapped_loopback_unspecified),
+		cmocka_unit_test(test_explicit_mapped_compatible_ranges_open_nothing),
+		cmocka_unit_test(test_loopback_opens_only_for_range_inside_loopback),
+		cmocka_unit_test(test_broad_range_does_not_open_nested_special_blocks),
+		cmocka_unit_test(test_own_address_refused_in_every_embedding),
+		cmocka_unit_test(test_unknown_own_set_refuses_everything),
 		cmocka_unit_test(test_ipv4_private_use_edges),
 		cmocka_unit_test(test_ipv4_shared_address_space_edges),
 		cmocka_unit_test(test_ipv4_loopback_edges),

@@ -24,9 +24,26 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/table.h>
 
+#include "nft/nftcg.h"
 #include "nft/nftrules.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #define SEQ	1000u
+
+/* The output chain's layout without an exemption: three source-routing
+ * drops, three loopback DNS/DNAT refusals, loopback, two ND rules (plus one
+ * per IPv6 guard), the guards, two rejects. An exemption comes right after
+ * the source-routing drops. */
+#define OUT_SRCROUTE	0
+#define OUT_LO_DNS_UDP	3
+#define OUT_LO_DNS_TCP	4
+#define OUT_LO_DNAT	5
+#define OUT_LO		6
+#define OUT_ND_LL	7
+#define OUT_ND_MC	8
+#define OUT_FIXED	9	/* rules before the per-guard ones */
 
 /* Everything a test needs: the batch and its parsed-back objects. */
 struct fx {
@@ -340,11 +357,248 @@ test_output_accepts_loopback_first(void **state)
 	(void)state;
 	add_guard(f, "10.200.0.1:3128");
 	build(f);
-	assert_int_equal(exprs(rule(f, "output", 0), e), 3);
+	assert_int_equal(exprs(rule(f, "output", OUT_LO), e), 3);
 	expect_meta(e[0], NFT_META_OIF);
 	expect_cmp(e[1], NFT_CMP_EQ, &lo, 4);
 	expect_verdict(e[2], NF_ACCEPT);
 	fx_free(f);
+}
+
+static void
+expect_ct(const struct nftnl_expr *e, uint32_t key, int dir)
+{
+	expect_name(e, "ct");
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_CT_KEY), key);
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_CT_DREG), NFT_REG_1);
+	assert_int_equal(nftnl_expr_is_set(e, NFTNL_EXPR_CT_DIR), dir >= 0);
+	if (dir >= 0)
+		assert_int_equal(nftnl_expr_get_u8(e, NFTNL_EXPR_CT_DIR), dir);
+}
+
+/* Docker DNATs 127.0.0.11:53 to its resolver on a random port, before the
+ * filter hook: the refusal matches the conntrack original destination
+ * port, in the original direction only (replies to the exempt guard pass),
+ * ahead of the loopback accept. */
+static void
+test_loopback_dns_refused_by_conntrack_original_port(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	uint32_t lo = 1;
+	uint8_t orig = 0, udp = IPPROTO_UDP, tcp = IPPROTO_TCP;
+	uint16_t dns = htons(53);
+	uint32_t p;
+
+	(void)state;
+	add_guard(f, "127.0.0.1:3128");
+	build(f);
+	for (p = OUT_LO_DNS_UDP; p <= OUT_LO_DNS_TCP; p++) {
+		assert_int_equal(exprs(rule(f, "output", p), e), 10);
+		expect_meta(e[0], NFT_META_OIF);
+		expect_cmp(e[1], NFT_CMP_EQ, &lo, 4);
+		expect_ct(e[2], NFT_CT_DIRECTION, -1);
+		expect_cmp(e[3], NFT_CMP_EQ, &orig, 1);
+		expect_meta(e[4], NFT_META_L4PROTO);
+		expect_cmp(e[5], NFT_CMP_EQ, p == OUT_LO_DNS_UDP ? &udp : &tcp,
+		    1);
+		expect_ct(e[6], NFT_CT_PROTO_DST, 0);
+		expect_cmp(e[7], NFT_CMP_EQ, &dns, 2);
+		expect_name(e[8], "counter");
+		expect_name(e[9], "reject");
+		assert_int_equal(nftnl_expr_get_u32(e[9],
+		    NFTNL_EXPR_REJECT_TYPE), p == OUT_LO_DNS_UDP ?
+		    NFT_REJECT_ICMPX_UNREACH : NFT_REJECT_TCP_RST);
+	}
+	assert_true(OUT_LO_DNS_UDP < OUT_LO && OUT_LO_DNS_TCP < OUT_LO);
+	fx_free(f);
+}
+
+static void
+test_loopback_dnat_of_any_kind_refused(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	uint32_t lo = 1, zero = 0, mask = 0, got = 0;
+	uint8_t orig = 0;
+	const void *m;
+
+	(void)state;
+	add_guard(f, "127.0.0.1:3128");
+	build(f);
+	assert_int_equal(exprs(rule(f, "output", OUT_LO_DNAT), e), 9);
+	expect_meta(e[0], NFT_META_OIF);
+	expect_cmp(e[1], NFT_CMP_EQ, &lo, 4);
+	expect_ct(e[2], NFT_CT_DIRECTION, -1);
+	expect_cmp(e[3], NFT_CMP_EQ, &orig, 1);
+	expect_ct(e[4], NFT_CT_STATUS, -1);
+	expect_name(e[5], "bitwise");
+	m = nftnl_expr_get(e[5], NFTNL_EXPR_BITWISE_MASK, &got);
+	assert_int_equal(got, 4);
+	memcpy(&mask, m, 4);
+	assert_int_equal(mask, 0x20);	/* IPS_DST_NAT */
+	expect_cmp(e[6], NFT_CMP_NEQ, &zero, 4);
+	expect_name(e[7], "counter");
+	expect_name(e[8], "reject");
+	fx_free(f);
+}
+
+static void
+expect_exthdr(const struct nftnl_expr *e, uint32_t op, uint8_t type)
+{
+	expect_name(e, "exthdr");
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_OP), op);
+	assert_int_equal(nftnl_expr_get_u8(e, NFTNL_EXPR_EXTHDR_TYPE), type);
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_FLAGS),
+	    NFT_EXTHDR_F_PRESENT);
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_DREG),
+	    NFT_REG_1);
+}
+
+/* Routing headers (any type) and IPv4 LSRR/SSRR are dropped first, in
+ * output and input, before any accept (the exempt guard's too). */
+static void
+test_source_routed_packets_dropped_before_any_accept(void **state)
+{
+	static const char *const chains[] = { "output", "input" };
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	uint8_t v4 = NFPROTO_IPV4, v6 = NFPROTO_IPV6;
+	uint32_t one = 1;
+	size_t i;
+
+	(void)state;
+	add_guard(f, "127.0.0.1:3128");
+	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	    sizeof(f->err)), 0);
+	build(f);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(exprs(rule(f, chains[i], 0), e), 6);
+		expect_cmp(e[1], NFT_CMP_EQ, &v6, 1);
+		expect_exthdr(e[2], NFT_EXTHDR_OP_IPV6, IPPROTO_ROUTING);
+		expect_cmp(e[3], NFT_CMP_EQ, &one, 4);
+		expect_verdict(e[5], NF_DROP);
+		assert_int_equal(exprs(rule(f, chains[i], 1), e), 6);
+		expect_cmp(e[1], NFT_CMP_EQ, &v4, 1);
+		expect_exthdr(e[2], NFT_EXTHDR_OP_IPV4, 131);	/* LSRR */
+		expect_verdict(e[5], NF_DROP);
+		assert_int_equal(exprs(rule(f, chains[i], 2), e), 6);
+		expect_exthdr(e[2], NFT_EXTHDR_OP_IPV4, 137);	/* SSRR */
+		expect_verdict(e[5], NF_DROP);
+	}
+	fx_free(f);
+}
+
+/* ND only with hop limit 255, types 133-137, towards fe80::/10, ff02::/16
+ * or an IPv6 guard; always present (the kernel's own solicitations carry
+ * no socket, so no exemption covers them). */
+static void
+test_nd_only_on_link_with_hop_limit_255(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	uint8_t v6 = NFPROTO_IPV6, hop = 255, lo = 133, hi = 137;
+	uint8_t icmp6 = IPPROTO_ICMPV6, ll[16] = { 0xfe, 0x80 };
+	uint8_t llmask[16] = { 0xff, 0xc0 }, mc[2] = { 0xff, 0x02 };
+	uint8_t g[16];
+	uint32_t got = 0;
+
+	(void)state;
+	assert_int_equal(inet_pton(AF_INET6, "fd00:200::1", g), 1);
+	add_guard(f, "127.0.0.1:3128");
+	build(f);
+	assert_int_equal(exprs(rule(f, "output", OUT_ND_LL), e), 13);
+	expect_cmp(e[1], NFT_CMP_EQ, &v6, 1);
+	expect_payload(e[2], NFT_PAYLOAD_NETWORK_HEADER, 24, 16);
+	expect_name(e[3], "bitwise");
+	assert_memory_equal(nftnl_expr_get(e[3], NFTNL_EXPR_BITWISE_MASK,
+	    &got), llmask, 16);
+	expect_cmp(e[4], NFT_CMP_EQ, ll, 16);
+	expect_payload(e[5], NFT_PAYLOAD_NETWORK_HEADER, 7, 1);
+	expect_cmp(e[6], NFT_CMP_EQ, &hop, 1);
+	expect_cmp(e[8], NFT_CMP_EQ, &icmp6, 1);
+	expect_payload(e[9], NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1);
+	expect_cmp(e[10], NFT_CMP_GTE, &lo, 1);
+	expect_cmp(e[11], NFT_CMP_LTE, &hi, 1);
+	expect_verdict(e[12], NF_ACCEPT);
+	assert_int_equal(exprs(rule(f, "output", OUT_ND_MC), e), 12);
+	expect_payload(e[2], NFT_PAYLOAD_NETWORK_HEADER, 24, 2);
+	expect_cmp(e[3], NFT_CMP_EQ, mc, 2);
+	expect_cmp(e[5], NFT_CMP_EQ, &hop, 1);
+	/* IPv4-only guard: nothing else takes ND anywhere. */
+	assert_int_equal(nrules(f, "output"), OUT_FIXED + 1 + 2);
+	assert_int_equal(exprs(rule(f, "input", 5), e), 10);
+	expect_payload(e[2], NFT_PAYLOAD_NETWORK_HEADER, 7, 1);
+	expect_cmp(e[3], NFT_CMP_EQ, &hop, 1);
+	expect_cmp(e[7], NFT_CMP_GTE, &lo, 1);
+	fx_free(f);
+	/* An IPv6 guard adds exactly one, towards its own address. */
+	f = fx_new();
+	add_guard(f, "[fd00:200::1]:3128");
+	add_guard(f, "[fd00:200::1]:3129");
+	build(f);
+	assert_int_equal(nrules(f, "output"), OUT_FIXED + 1 + 2 + 2);
+	assert_int_equal(exprs(rule(f, "output", OUT_FIXED), e), 12);
+	expect_payload(e[2], NFT_PAYLOAD_NETWORK_HEADER, 24, 16);
+	expect_cmp(e[3], NFT_CMP_EQ, g, 16);
+	expect_cmp(e[5], NFT_CMP_EQ, &hop, 1);
+	fx_free(f);
+}
+
+/* The cgroup exemption replaces the uid one: no uid change leaves it. */
+static void
+test_exempt_cgroup_rule_matches_socket_cgroupv2(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	uint64_t id = 0x123456789aULL;
+	size_t n;
+
+	(void)state;
+	add_guard(f, "127.0.0.1:3128");
+	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	    sizeof(f->err)), 0);
+	assert_int_equal(nftrules_set_exempt_cgroup(&f->cfg, id, 2, f->err,
+	    sizeof(f->err)), 0);
+	build(f);
+	assert_int_equal(exprs(rule(f, "output", 3), e), 4);
+	expect_name(e[0], "socket");
+	assert_int_equal(nftnl_expr_get_u32(e[0], NFTNL_EXPR_SOCKET_KEY),
+	    NFT_SOCKET_CGROUPV2);
+	assert_int_equal(nftnl_expr_get_u32(e[0], NFTNL_EXPR_SOCKET_LEVEL), 2);
+	expect_cmp(e[1], NFT_CMP_EQ, &id, 8);
+	expect_name(e[2], "counter");
+	expect_verdict(e[3], NF_ACCEPT);
+	/* one exemption, and no skuid rule anywhere */
+	n = nrules(f, "output");
+	assert_int_equal(n, OUT_FIXED + 1 + 1 + 2);
+	while (n-- > 0) {
+		size_t k = exprs(rule(f, "output", (uint32_t)n), e);
+
+		if (k > 0 && strcmp(nftnl_expr_get_str(e[0], NFTNL_EXPR_NAME),
+		    "meta") == 0)
+			assert_int_not_equal(nftnl_expr_get_u32(e[0],
+			    NFTNL_EXPR_META_KEY), NFT_META_SKUID);
+	}
+	assert_int_equal(compare(f), 0);
+	fx_free(f);
+}
+
+static void
+test_refuses_root_cgroup_exemption(void **state)
+{
+	struct nftrules_config cfg;
+	char err[256];
+
+	(void)state;
+	nftrules_config_init(&cfg);
+	assert_int_equal(nftrules_set_exempt_cgroup(&cfg, 1, 0, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "root cgroup"));
+	assert_int_equal(nftrules_set_exempt_cgroup(&cfg, 0, 1, err,
+	    sizeof(err)), -1);
+	assert_int_equal(nftrules_set_exempt_cgroup(&cfg, 7,
+	    NFTRULES_CGROUP_LEVEL_MAX + 1, err, sizeof(err)), -1);
+	assert_int_equal(cfg.has_exempt_cgroup, 0);
 }
 
 static void
@@ -359,9 +613,9 @@ test_ipv4_guard_rule_matches_daddr_and_dport(void **state)
 	(void)state;
 	add_guard(f, "10.200.0.1:3128");
 	build(f);
-	/* oif lo, guard, tcp reset, icmpx: no ND rules for IPv4 only. */
-	assert_int_equal(nrules(f, "output"), 4);
-	assert_int_equal(exprs(rule(f, "output", 1), e), 10);
+	/* the fixed rules, the guard, tcp reset, icmpx */
+	assert_int_equal(nrules(f, "output"), OUT_FIXED + 3);
+	assert_int_equal(exprs(rule(f, "output", OUT_FIXED), e), 10);
 	expect_meta(e[0], NFT_META_NFPROTO);
 	expect_cmp(e[1], NFT_CMP_EQ, &v4, 1);
 	expect_payload(e[2], NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
@@ -380,17 +634,17 @@ test_ipv6_guard_rule_matches_ip6_daddr_and_dport(void **state)
 {
 	struct fx *f = fx_new();
 	struct nftnl_expr *e[16];
-	uint8_t v6 = NFPROTO_IPV6, tcp = IPPROTO_TCP, icmp6 = IPPROTO_ICMPV6;
-	uint8_t addr[16], ns = 135, na = 136;
+	uint8_t v6 = NFPROTO_IPV6, tcp = IPPROTO_TCP;
+	uint8_t addr[16];
 	uint16_t port = htons(8443);
 
 	(void)state;
 	assert_int_equal(inet_pton(AF_INET6, "fd00:200::1", addr), 1);
 	add_guard(f, "[fd00:200::1]:8443");
 	build(f);
-	/* oif lo, ND solicit, ND advert, guard, tcp reset, icmpx. */
-	assert_int_equal(nrules(f, "output"), 6);
-	assert_int_equal(exprs(rule(f, "output", 3), e), 10);
+	/* the fixed rules, ND to the guard, the guard, tcp reset, icmpx */
+	assert_int_equal(nrules(f, "output"), OUT_FIXED + 4);
+	assert_int_equal(exprs(rule(f, "output", OUT_FIXED + 1), e), 10);
 	expect_meta(e[0], NFT_META_NFPROTO);
 	expect_cmp(e[1], NFT_CMP_EQ, &v6, 1);
 	expect_payload(e[2], NFT_PAYLOAD_NETWORK_HEADER, 24, 16);
@@ -401,16 +655,7 @@ test_ipv6_guard_rule_matches_ip6_daddr_and_dport(void **state)
 	expect_cmp(e[7], NFT_CMP_EQ, &port, 2);
 	expect_name(e[8], "counter");
 	expect_verdict(e[9], NF_ACCEPT);
-	/* Neighbour discovery both ways, or no IPv6 packet reaches the
-	 * guard on the link. */
-	assert_int_equal(exprs(rule(f, "output", 1), e), 7);
-	expect_cmp(e[1], NFT_CMP_EQ, &v6, 1);
-	expect_cmp(e[3], NFT_CMP_EQ, &icmp6, 1);
-	expect_payload(e[4], NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1);
-	expect_cmp(e[5], NFT_CMP_EQ, &ns, 1);
-	assert_int_equal(exprs(rule(f, "output", 2), e), 7);
-	expect_cmp(e[5], NFT_CMP_EQ, &na, 1);
-	assert_int_equal(nrules(f, "input"), 4);
+	assert_int_equal(nrules(f, "input"), 6);
 	fx_free(f);
 }
 
@@ -456,9 +701,9 @@ test_exempt_uid_rule_matches_skuid(void **state)
 	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
 	    sizeof(f->err)), 0);
 	build(f);
-	/* After the guards, before the rejects. */
-	assert_int_equal(nrules(f, "output"), 5);
-	assert_int_equal(exprs(rule(f, "output", 2), e), 4);
+	/* After the source-routing drops, before the loopback refusals. */
+	assert_int_equal(nrules(f, "output"), OUT_FIXED + 1 + 1 + 2);
+	assert_int_equal(exprs(rule(f, "output", 3), e), 4);
 	expect_meta(e[0], NFT_META_SKUID);
 	expect_cmp(e[1], NFT_CMP_EQ, &uid, 4);
 	expect_name(e[2], "counter");
@@ -477,11 +722,12 @@ test_input_accepts_loopback_and_established_only(void **state)
 	(void)state;
 	add_guard(f, "10.200.0.1:3128");
 	build(f);
-	assert_int_equal(nrules(f, "input"), 2);
-	assert_int_equal(exprs(rule(f, "input", 0), e), 3);
+	/* source-routing drops, loopback, replies, ND */
+	assert_int_equal(nrules(f, "input"), 6);
+	assert_int_equal(exprs(rule(f, "input", 3), e), 3);
 	expect_meta(e[0], NFT_META_IIF);
 	expect_cmp(e[1], NFT_CMP_EQ, &lo, 4);
-	assert_int_equal(exprs(rule(f, "input", 1), e), 4);
+	assert_int_equal(exprs(rule(f, "input", 4), e), 4);
 	expect_name(e[0], "ct");
 	assert_int_equal(nftnl_expr_get_u32(e[0], NFTNL_EXPR_CT_KEY),
 	    NFT_CT_STATE);
@@ -526,9 +772,12 @@ test_batch_names_each_message(void **state)
 	assert_string_equal(nftrules_batch_what(&f->b, SEQ), "the batch as a whole");
 	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 4), "chain output");
 	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 7),
-	    "output rule #1 (oif \"lo\" accept)");
-	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 8),
-	    "output rule #2 (ip daddr 10.200.0.1 tcp dport 3128 counter accept)");
+	    "output rule #1 (exthdr rt exists counter drop)");
+	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 7 + OUT_LO_DNAT),
+	    "output rule #6 (oif \"lo\" ct direction original ct status dnat "
+	    "counter reject with icmpx admin-prohibited)");
+	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 7 + OUT_FIXED),
+	    "output rule #10 (ip daddr 10.200.0.1 tcp dport 3128 counter accept)");
 	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 500),
 	    "unknown message");
 	fx_free(f);
@@ -554,7 +803,7 @@ test_largest_batch_fits_the_documented_buffer(void **state)
 	build(f);
 	assert_true(f->b.len <= NFTRULES_BATCH_MAX);
 	assert_true(f->b.nmsgs <= NFTRULES_MAX_MSGS);
-	assert_int_equal(nrules(f, "output"), 1 + 2 + 64 + 1 + 2);
+	assert_int_equal(nrules(f, "output"), OUT_FIXED + 1 + 32 + 64 + 2);
 	assert_int_equal(compare(f), 0);
 	fx_free(f);
 }
@@ -949,7 +1198,7 @@ test_compare_names_a_changed_guard_address(void **state)
 	    sizeof(f->err)), 0);
 	assert_int_equal(nftrules_compare(&other, f->table, f->chains, f->diff,
 	    sizeof(f->diff), f->err, sizeof(f->err)), 1);
-	assert_non_null(strstr(f->diff, "output: rule #4 is (ip daddr "
+	assert_non_null(strstr(f->diff, "output: rule #12 is (ip daddr "
 	    "10.200.0.1 tcp dport 3128 counter accept), expected (ip daddr "
 	    "10.200.0.9 tcp dport 3128 counter accept)"));
 	fx_free(f);
@@ -959,7 +1208,7 @@ static void
 test_compare_names_a_missing_rule(void **state)
 {
 	struct fx *f = built();
-	struct nftnl_rule *r = rule(f, "output", 5);	/* meta skuid */
+	struct nftnl_rule *r = rule(f, "output", 3);	/* meta skuid */
 
 	(void)state;
 	nftnl_chain_rule_del(r);
@@ -1014,6 +1263,64 @@ test_compare_notices_a_changed_reject_code(void **state)
 	fx_free(f);
 }
 
+/* The cgroup lookups refuse what the kernel could not match as meant. */
+static void
+test_cgroup_path_refuses_what_is_not_a_cgroup2_folder(void **state)
+{
+	char err[256];
+	uint64_t id = 0;
+	uint32_t level = 0;
+
+	(void)state;
+	assert_int_equal(nftcg_resolve_path("/tmp", &id, &level, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "not on a cgroup2 file system"));
+	assert_int_equal(nftcg_resolve_path("relative/x", &id, &level, err,
+	    sizeof(err)), -1);
+	assert_int_equal(nftcg_resolve_path("/nonexistent-egnft", &id, &level,
+	    err, sizeof(err)), -1);
+	assert_int_equal(nftcg_resolve_path("/etc/hostname", &id, &level, err,
+	    sizeof(err)), -1);
+}
+
+static void
+test_cgroup_of_pid_refuses_bad_pids(void **state)
+{
+	char err[256], path[NFTCG_PATH_MAX];
+
+	(void)state;
+	assert_int_equal(nftcg_path_of_pid("0", path, sizeof(path), err,
+	    sizeof(err)), -1);
+	assert_int_equal(nftcg_path_of_pid("12a", path, sizeof(path), err,
+	    sizeof(err)), -1);
+	assert_int_equal(nftcg_path_of_pid("99999999", path, sizeof(path), err,
+	    sizeof(err)), -1);
+	assert_int_equal(nftcg_path_of_pid(NULL, path, sizeof(path), err,
+	    sizeof(err)), -1);
+}
+
+/* Where cgroup2 is mounted: this process's folder resolves to its inode
+ * number (the id the kernel matches). */
+static void
+test_cgroup_of_own_pid_resolves_to_its_inode(void **state)
+{
+	char err[256], path[NFTCG_PATH_MAX], pid[32];
+	struct stat st;
+	uint64_t id = 0;
+	uint32_t level = 0;
+
+	(void)state;
+	snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+	if (nftcg_path_of_pid(pid, path, sizeof(path), err, sizeof(err)) == -1) {
+		print_message("no cgroup2 here (%s): skipped\n", err);
+		skip();
+	}
+	assert_int_equal(stat(path, &st), 0);
+	if (nftcg_resolve_path(path, &id, &level, err, sizeof(err)) == -1)
+		fail_msg("%s: %s", path, err);
+	assert_true(id == (uint64_t)st.st_ino);
+}
+
 int
 main(void)
 {
@@ -1021,6 +1328,15 @@ main(void)
 		cmocka_unit_test(test_batch_is_one_transaction_replacing_the_table),
 		cmocka_unit_test(test_chains_are_base_chains_with_policy_drop),
 		cmocka_unit_test(test_output_accepts_loopback_first),
+		cmocka_unit_test(test_loopback_dns_refused_by_conntrack_original_port),
+		cmocka_unit_test(test_loopback_dnat_of_any_kind_refused),
+		cmocka_unit_test(test_source_routed_packets_dropped_before_any_accept),
+		cmocka_unit_test(test_nd_only_on_link_with_hop_limit_255),
+		cmocka_unit_test(test_exempt_cgroup_rule_matches_socket_cgroupv2),
+		cmocka_unit_test(test_refuses_root_cgroup_exemption),
+		cmocka_unit_test(test_cgroup_path_refuses_what_is_not_a_cgroup2_folder),
+		cmocka_unit_test(test_cgroup_of_pid_refuses_bad_pids),
+		cmocka_unit_test(test_cgroup_of_own_pid_resolves_to_its_inode),
 		cmocka_unit_test(test_ipv4_guard_rule_matches_daddr_and_dport),
 		cmocka_unit_test(test_ipv6_guard_rule_matches_ip6_daddr_and_dport),
 		cmocka_unit_test(test_reject_rules_reset_tcp_and_prohibit_the_rest),

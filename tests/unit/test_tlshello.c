@@ -429,30 +429,235 @@ test_not_tls_plain_http(void **state)
 }
 
 static void
-test_not_tls_sslv2_style_first_byte_0x80(void **state)
-{
-	const unsigned char v2[] = { 0x80, 0x2e, 0x01, 0x00, 0x02, 0x00, 0x15 };
-	char sni[TLSHELLO_SNI_SIZE];
-
-	(void)state;
-	assert_int_equal(verdict(v2, sizeof(v2), sni), TLSHELLO_NOT_TLS);
-}
-
-static void
-test_not_tls_record_version_major_not_3(void **state)
+test_not_tls_first_byte_outside_tls_shapes(void **state)
 {
 	unsigned char b[sizeof(openssl_tls13_hello)];
 	char sni[TLSHELLO_SNI_SIZE];
+	unsigned int v;
 
 	(void)state;
 	memcpy(b, openssl_tls13_hello, sizeof(b));
-	b[1] = 0x02;
+	for (v = 0; v < 0x80; v++) {
+		if (v >= 0x14 && v <= 0x18)
+			continue;
+		b[0] = (unsigned char)v;
+		assert_int_equal(verdict(b, sizeof(b), sni), TLSHELLO_NOT_TLS);
+	}
+	/* High bit set but no SSLv2 CLIENT-HELLO behind it. */
+	b[0] = 0x80;
+	b[2] = 0x02;
 	assert_int_equal(verdict(b, sizeof(b), sni), TLSHELLO_NOT_TLS);
-	b[1] = 0x04;
-	assert_int_equal(verdict(b, sizeof(b), sni), TLSHELLO_NOT_TLS);
-	b[0] = 0x17;	/* application data first: not a handshake */
-	b[1] = 0x03;
-	assert_int_equal(verdict(b, sizeof(b), sni), TLSHELLO_NOT_TLS);
+	assert_int_equal(sni_of(b, 2, sni), TLSHELLO_MORE);
+}
+
+static void
+test_refuses_sslv2_client_hello(void **state)
+{
+	/* An SSLv2-compatible CLIENT-HELLO as OpenSSL and GnuTLS take it:
+	 * two-byte header with the high bit, msg_type 1, version 3.1. */
+	const unsigned char v2[] = { 0x80, 0x2e, 0x01, 0x03, 0x01, 0x00, 0x15,
+	    0x00, 0x00, 0x00, 0x10 };
+	unsigned char b[sizeof(v2)];
+	char sni[TLSHELLO_SNI_SIZE];
+	unsigned int v;
+
+	(void)state;
+	assert_int_equal(verdict(v2, sizeof(v2), sni), TLSHELLO_MALFORMED);
+	memcpy(b, v2, sizeof(b));
+	for (v = 0x80; v < 0x100; v++) {
+		b[0] = (unsigned char)v;
+		assert_int_equal(verdict(b, sizeof(b), sni), TLSHELLO_MALFORMED);
+	}
+}
+
+static void
+test_refuses_record_version_major_not_3(void **state)
+{
+	unsigned char b[sizeof(openssl_tls13_hello)];
+	char sni[TLSHELLO_SNI_SIZE];
+	const unsigned char odd[][2] = { { 0x00, 0x01 }, { 0x02, 0x00 },
+	    { 0x04, 0x01 }, { 0x0f, 0xff }, { 0x03, 0x05 }, { 0x03, 0xff },
+	    { 0xfe, 0xfd } };
+	size_t i;
+
+	(void)state;
+	memcpy(b, openssl_tls13_hello, sizeof(b));
+	for (i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+		b[1] = odd[i][0];
+		b[2] = odd[i][1];
+		assert_int_equal(verdict(b, sizeof(b), sni), TLSHELLO_MALFORMED);
+	}
+	/* 3.0 .. 3.4 are the record versions a hello may carry. */
+	for (i = 0; i <= 4; i++) {
+		b[1] = 3;
+		b[2] = (unsigned char)i;
+		assert_int_equal(verdict(b, sizeof(b), sni), TLSHELLO_SNI);
+		assert_string_equal(sni, "api.example.test");
+	}
+}
+
+/* Go's record layer skips a leading warning alert and then serves the
+ * ClientHello behind it: every non-handshake record type in front of the
+ * hello must close the tunnel, not pass as "not TLS". */
+static void
+test_refuses_alert_ccs_data_heartbeat_before_client_hello(void **state)
+{
+	const unsigned char lead[][7] = {
+		{ 0x15, 0x03, 0x01, 0x00, 0x02, 0x01, 0x5a },	/* alert */
+		{ 0x14, 0x03, 0x01, 0x00, 0x01, 0x01, 0x00 },	/* CCS */
+		{ 0x17, 0x03, 0x03, 0x00, 0x01, 0x00, 0x00 },	/* data */
+		{ 0x18, 0x03, 0x03, 0x00, 0x01, 0x01, 0x00 },	/* heartbeat */
+	};
+	const size_t llen[] = { 7, 6, 6, 6 };
+	unsigned char b[sizeof(openssl_tls13_hello) + 7];
+	char sni[TLSHELLO_SNI_SIZE];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		memcpy(b, lead[i], llen[i]);
+		memcpy(b + llen[i], openssl_tls13_hello, sizeof(openssl_tls13_hello));
+		assert_int_equal(verdict(b, llen[i] + sizeof(openssl_tls13_hello),
+		    sni), TLSHELLO_MALFORMED);
+		/* Refused on the first byte, before waiting for more. */
+		assert_int_equal(sni_of(b, 1, sni), TLSHELLO_MALFORMED);
+	}
+}
+
+static void
+test_refuses_continuation_record_with_odd_version(void **state)
+{
+	const unsigned char *m = openssl_tls13_hello + 5;
+	size_t n = sizeof(openssl_tls13_hello) - 5, len, cut = 100;
+	char sni[TLSHELLO_SNI_SIZE];
+
+	(void)state;
+	len = wrap_cuts(m, n, &cut, 1);
+	rec[5 + cut + 1] = 0x00;
+	rec[5 + cut + 2] = 0x01;
+	assert_int_equal(verdict(rec, len, sni), TLSHELLO_MALFORMED);
+	len = wrap_cuts(m, n, &cut, 1);
+	rec[5 + cut + 2] = 0x07;
+	assert_int_equal(verdict(rec, len, sni), TLSHELLO_MALFORMED);
+}
+
+/* Two ClientHellos in one record: the server may act on the second. */
+static void
+test_refuses_second_message_in_the_hello_record(void **state)
+{
+	unsigned char b[2 * sizeof(openssl_tls13_hello)];
+	const size_t n = sizeof(openssl_tls13_hello) - 5;
+	char sni[TLSHELLO_SNI_SIZE];
+	size_t len;
+
+	(void)state;
+	memcpy(b, openssl_tls13_hello, sizeof(openssl_tls13_hello));
+	memcpy(b + sizeof(openssl_tls13_hello), openssl_tls13_hello + 5, n);
+	len = sizeof(openssl_tls13_hello) + n;
+	b[3] = (unsigned char)((2 * n) >> 8);
+	b[4] = (unsigned char)(2 * n);
+	assert_int_equal(verdict(b, len, sni), TLSHELLO_MALFORMED);
+	/* Decided as soon as the first hello ends, before the second. */
+	assert_int_equal(sni_of(b, sizeof(openssl_tls13_hello), sni),
+	    TLSHELLO_MALFORMED);
+	/* One trailing byte of anything is refused the same way. */
+	memcpy(b, openssl_tls13_hello, sizeof(openssl_tls13_hello));
+	b[4] = (unsigned char)(b[4] + 1);
+	b[sizeof(openssl_tls13_hello)] = 0x00;
+	assert_int_equal(verdict(b, sizeof(openssl_tls13_hello) + 1, sni),
+	    TLSHELLO_MALFORMED);
+}
+
+static void
+test_refuses_encrypted_client_hello_extension(void **state)
+{
+	char sni[TLSHELLO_SNI_SIZE];
+
+	(void)state;
+	/* A GREASE ECH looks exactly like this: outer name, then 0xfe0d. */
+	extn = 0;
+	EXT_SNI("api.example.test");
+	ext_other(0xfe0d, 40);
+	build_hello(1);
+	assert_int_equal(built_verdict(sni), TLSHELLO_MALFORMED);
+	extn = 0;
+	ext_other(0xfe0d, 40);
+	build_hello(1);
+	assert_int_equal(built_verdict(sni), TLSHELLO_MALFORMED);
+	extn = 0;
+	ext_other(0xffce, 40);	/* ESNI, the older draft */
+	EXT_SNI("api.example.test");
+	build_hello(1);
+	assert_int_equal(built_verdict(sni), TLSHELLO_MALFORMED);
+	/* Control: the neighbouring code points are ordinary extensions. */
+	extn = 0;
+	EXT_SNI("api.example.test");
+	ext_other(0xfe0c, 40);
+	ext_other(0xfe0e, 40);
+	build_hello(1);
+	assert_int_equal(built_verdict(sni), TLSHELLO_SNI);
+}
+
+/* The parse is incremental: ten thousand one-byte records fed six bytes
+ * at a time are looked at a small constant number of times each (the
+ * stateless walk this replaced re-read the whole stream on every call:
+ * about 300 million bytes here). */
+static void
+test_bytes_examined_linear_in_one_byte_records(void **state)
+{
+	struct tlshello t;
+	size_t n, len, calls = 0;
+	int rc = TLSHELLO_MORE;
+
+	(void)state;
+	extn = 0;
+	EXT_SNI("api.example.test");
+	ext_other(0x0015, 10000 - 81 - 25 - 4);	/* to a 10,000-byte message */
+	build_hello(1);
+	assert_int_equal(msgn, 10000);
+	n = wrap_frag(msg, msgn, 1);
+	assert_int_equal(n, 60000);
+	tlshello_init(&t);
+	for (len = 6; len <= n && rc == TLSHELLO_MORE; len += 6) {
+		rc = tlshello_feed(&t, rec, len);
+		calls++;
+		assert_true(t.examined <= 2 * len + 16);
+	}
+	assert_int_equal(rc, TLSHELLO_SNI);
+	assert_string_equal(t.sni, "api.example.test");
+	assert_int_equal(calls, 10000);
+	assert_true(t.examined <= 2 * n);
+	/* And the same for a stream cut at every byte. */
+	tlshello_init(&t);
+	for (len = 1; len <= n; len++)
+		rc = tlshello_feed(&t, rec, len);
+	assert_int_equal(rc, TLSHELLO_SNI);
+	assert_true(t.examined <= 2 * n);
+}
+
+static void
+test_feed_equals_one_shot_at_every_cut(void **state)
+{
+	struct tlshello t;
+	char sni[TLSHELLO_SNI_SIZE];
+	size_t len, step;
+	int rc, whole;
+
+	(void)state;
+	whole = sni_of(openssl_tls13_hello, sizeof(openssl_tls13_hello), sni);
+	for (step = 1; step < 40; step++) {
+		tlshello_init(&t);
+		rc = TLSHELLO_MORE;
+		for (len = 0; rc == TLSHELLO_MORE; len += step) {
+			if (len > sizeof(openssl_tls13_hello))
+				len = sizeof(openssl_tls13_hello);
+			rc = tlshello_feed(&t, openssl_tls13_hello, len);
+		}
+		assert_int_equal(rc, whole);
+		assert_string_equal(t.sni, sni);
+		/* A final verdict stays. */
+		assert_int_equal(tlshello_feed(&t, openssl_tls13_hello, 5), whole);
+	}
 }
 
 static void
@@ -1042,8 +1247,15 @@ main(void)
 		cmocka_unit_test(test_refuses_zero_length_record),
 		cmocka_unit_test(test_refuses_non_handshake_record_inside_hello),
 		cmocka_unit_test(test_not_tls_plain_http),
-		cmocka_unit_test(test_not_tls_sslv2_style_first_byte_0x80),
-		cmocka_unit_test(test_not_tls_record_version_major_not_3),
+		cmocka_unit_test(test_not_tls_first_byte_outside_tls_shapes),
+		cmocka_unit_test(test_refuses_sslv2_client_hello),
+		cmocka_unit_test(test_refuses_record_version_major_not_3),
+		cmocka_unit_test(test_refuses_alert_ccs_data_heartbeat_before_client_hello),
+		cmocka_unit_test(test_refuses_continuation_record_with_odd_version),
+		cmocka_unit_test(test_refuses_second_message_in_the_hello_record),
+		cmocka_unit_test(test_refuses_encrypted_client_hello_extension),
+		cmocka_unit_test(test_bytes_examined_linear_in_one_byte_records),
+		cmocka_unit_test(test_feed_equals_one_shot_at_every_cut),
 		cmocka_unit_test(test_empty_input_needs_more),
 		cmocka_unit_test(test_real_openssl_hello_without_sni),
 		cmocka_unit_test(test_server_name_retyped_unknown_is_no_sni),

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# Address classification against a live guard (issue 14, findings 3 and 7).
+#
+# Finding 3: with --allow-range ::/0 and 0.0.0.0/0 (an operator "opening
+# everything"), no spelling reaches the guard host's own address or its
+# loopback: IPv4-mapped, IPv4-compatible, unspecified, an admitted name
+# whose AAAA is ::ffff:<own address>, through CONNECT, absolute-form GET
+# and SOCKS5 ATYP IPv6; an address added to the guard host after start is
+# refused at once. Live listeners bound ONLY on the guard host's own
+# address and on its loopback show nothing got through. Controls: the same
+# listeners are live (a guard allowed 127.0.0.0/8 reaches the loopback one;
+# the address added later is reached while it lives on another host).
+#
+# Finding 7: no DNS cache. Two back-to-back requests for one name must
+# cost two A queries at the test's DNS server (long TTL, so any cache
+# would hold); one request costs exactly one (the count is not inflated).
+. "$(dirname "$0")/lib.sh"
+
+[ -x "$BIN" ] || { echo "FAIL build: $BIN missing"; exit 1; }
+topo_up || { echo "FAIL topology"; exit 1; }
+
+cat >"$T/zone.json" <<'Z'
+{
+ "own.example.test": {"AAAA": ["::ffff:198.18.0.1"], "ttl": 3600},
+ "ownv6.example.test": {"AAAA": ["2001:2::1"], "ttl": 3600},
+ "pub.example.test": {"A": ["198.18.1.10"], "ttl": 3600},
+ "twice.example.test": {"A": ["198.18.1.10"], "ttl": 3600},
+ "once.example.test": {"A": ["198.18.1.10"], "ttl": 3600}
+}
+Z
+cat >"$T/open.json" <<'P'
+{"allow":[],"epoch":1,"mode":"unrestricted","schema":"egress-guard.policy.v1"}
+P
+start_dns "$T/zone.json" || { echo "FAIL dns server"; exit 1; }
+start_listener pub 198.18.1.10:80
+# Bound only on the guard host: its own address and its loopback.
+start_bg "$GD" "$T/own.out" python3 "$TI/listener.py" --listen 198.18.0.1:18082 \
+    --log "$T/own.log" --ready "$T/own.ready" --name own
+wait_file "$T/own.ready" || { echo "FAIL own listener"; exit 1; }
+start_bg "$GD" "$T/own6.out" python3 "$TI/listener.py" --listen '[2001:2::1]:18082' \
+    --log "$T/own6.log" --ready "$T/own6.ready" --name own6
+wait_file "$T/own6.ready" || { echo "FAIL own6 listener"; exit 1; }
+start_bg "$GD" "$T/lo.out" python3 "$TI/listener.py" --listen 127.0.0.1:18083 \
+    --log "$T/lo.log" --ready "$T/lo.ready" --name lo
+wait_file "$T/lo.ready" || { echo "FAIL loopback listener"; exit 1; }
+
+COMMON="--dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2 --policy $T/open.json"
+# A: everything "opened". L: loopback opened the only way it opens.
+start_guard A 3128 $COMMON --allow-range ::/0 --allow-range 0.0.0.0/0 \
+    --allow-range 198.18.0.0/15 --allow-range ::ffff:0:0/96 || exit 1
+start_guard L 3129 $COMMON --allow-range 127.0.0.0/8 || exit 1
+
+# connect_denied ID TARGET LISTENER: CONNECT TARGET through A is refused as
+# non_public_address and LISTENER saw nothing.
+connect_denied() {
+	: >"$T/$3.log"
+	out=$(raw 3128 "CONNECT $2 HTTP/1.1\r\n\r\n")
+	case "$out" in *status=403*reason=non_public_address*) log_empty "$3"; r=$?;; *) r=1;; esac
+	check "$1" $r "$out"
+}
+connect_denied hostile_mapped_own_address_under_v6_wildcard '[::ffff:c612:1]:18082' own
+connect_denied hostile_compatible_own_address '[::c612:1]:18082' own
+connect_denied hostile_translated_own_address '[::ffff:0:c612:1]:18082' own
+connect_denied hostile_6to4_own_address '[2002:c612:1::1]:18082' own
+connect_denied hostile_own_address_plain_v4 '198.18.0.1:18082' own
+connect_denied hostile_own_ipv6_address_under_v6_wildcard '[2001:2::1]:18082' own6
+connect_denied hostile_mapped_loopback '[::ffff:7f00:1]:18083' lo
+connect_denied hostile_compatible_loopback '[::7f00:1]:18083' lo
+connect_denied hostile_v6_loopback_under_v6_wildcard '[::1]:18083' lo
+connect_denied hostile_v4_loopback_under_v4_wildcard '127.0.0.1:18083' lo
+connect_denied hostile_unspecified_v4_under_v4_wildcard '0.0.0.0:18083' lo
+connect_denied hostile_unspecified_v6_under_v6_wildcard '[::]:18083' lo
+connect_denied hostile_admitted_name_aaaa_mapped_own_address 'own.example.test:18082' own
+connect_denied hostile_admitted_name_aaaa_own_ipv6_address 'ownv6.example.test:18082' own6
+
+# The same spellings on the other two paths into the classifier.
+: >"$T/own.log"
+out=$(raw 3128 "GET http://[::ffff:c612:1]:18082/ HTTP/1.1\r\nHost: [::ffff:c612:1]:18082\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) log_empty own; r=$?;; *) r=1;; esac
+check hostile_absolute_form_get_mapped_own_address $r "$out"
+: >"$T/lo.log"
+out=$(inwl curl -sS --max-time 10 --socks5 10.77.0.1:3128 -o /dev/null -w '%{http_code}' \
+    'http://[::ffff:7f00:1]:18083/' 2>&1; echo " rc=$?")
+case "$out" in *rc=97*) log_empty lo && tail -n1 "$T/A.log" | grep -q '"reason":"non_public_address"'; r=$?;; *) r=1;; esac
+check hostile_socks5_atyp_ipv6_mapped_loopback $r "$out $(tail -n1 "$T/A.log")"
+: >"$T/own.log"
+out=$(inwl curl -sS --max-time 10 --socks5 10.77.0.1:3128 -o /dev/null -w '%{http_code}' \
+    'http://[::ffff:c612:1]:18082/' 2>&1; echo " rc=$?")
+case "$out" in *rc=97*) log_empty own && tail -n1 "$T/A.log" | grep -q '"reason":"non_public_address"'; r=$?;; *) r=1;; esac
+check hostile_socks5_atyp_ipv6_mapped_own_address $r "$out $(tail -n1 "$T/A.log")"
+
+# Neighbours of the class: a zone id is never parsed, link-local stays
+# closed under ::/0, and loopback does not open through NAT64 even on the
+# guard whose 127.0.0.0/8 opens it directly.
+out=$(raw 3128 "CONNECT [fe80::1%25gi0-$$]:18083 HTTP/1.1\r\n\r\n")
+case "$out" in *status=400*reason=bad_request*) r=0;; *) r=1;; esac
+check hostile_link_local_with_zone_id_refused $r "$out"
+out=$(raw 3128 "CONNECT [fe80::1]:18083 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) r=0;; *) r=1;; esac
+check hostile_link_local_under_v6_wildcard $r "$out"
+out=$(raw 3129 "CONNECT [64:ff9b::7f00:1]:18083 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) r=0;; *) r=1;; esac
+check hostile_nat64_loopback_with_loopback_range $r "$out"
+out=$(raw 3128 "CONNECT [ff02::1]:18083 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) r=0;; *) r=1;; esac
+check hostile_multicast_under_v6_wildcard $r "$out"
+out=$(raw 3128 "CONNECT 255.255.255.255:18083 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) r=0;; *) r=1;; esac
+check hostile_limited_broadcast_under_v4_wildcard $r "$out"
+
+# Controls: the ranges are in force, and the listeners are live.
+out=$(raw 3128 "CONNECT 198.18.1.10:80 HTTP/1.1\r\n\r\n")
+case "$out" in *status=200*) r=0;; *) r=1;; esac
+check control_public_under_range_admitted $r "$out"
+: >"$T/lo.log"
+out=$(raw 3129 "CONNECT 127.0.0.1:18083 HTTP/1.1\r\n\r\n" --then "GET / HTTP/1.0\r\n\r\n")
+sleep 0.3
+case "$out" in *status=200*) [ -s "$T/lo.log" ]; r=$?;; *) r=1;; esac
+check control_loopback_reached_with_range_inside_loopback $r "$out"
+: >"$T/lo.log"
+out=$(raw 3129 "CONNECT [::ffff:7f00:1]:18083 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) log_empty lo; r=$?;; *) r=1;; esac
+check hostile_mapped_loopback_with_range_inside_loopback $r "$out"
+: >"$T/own.log"
+out=$(ingd curl -sS --max-time 5 -o /dev/null -w '%{http_code}' http://198.18.0.1:18082/ 2>&1)
+case "$out" in 200) [ -s "$T/own.log" ]; r=$?;; *) r=1;; esac
+check control_own_address_listener_live $r "$out"
+
+# An address that arrives on the guard host after start. Control first:
+# while 198.18.0.77 lives on the internet host, A reaches it.
+ip -n "$IN" addr add 198.18.0.77/32 dev lo
+start_listener late 198.18.0.77:18084
+out=$(raw 3128 "CONNECT 198.18.0.77:18084 HTTP/1.1\r\n\r\n" --then "GET / HTTP/1.0\r\n\r\n")
+sleep 0.3
+case "$out" in *status=200*) [ -s "$T/late.log" ]; r=$?;; *) r=1;; esac
+check control_address_reached_while_on_another_host $r "$out"
+ip -n "$GD" addr add 198.18.0.77/32 dev gi0-$$
+sleep 0.5
+: >"$T/late.log"
+connect_denied hostile_address_added_to_guard_host_after_start '198.18.0.77:18084' late
+connect_denied hostile_address_added_after_start_mapped '[::ffff:c612:4d]:18084' late
+ip -n "$GD" addr del 198.18.0.77/32 dev gi0-$$
+sleep 0.5
+out=$(raw 3128 "CONNECT 198.18.0.77:18084 HTTP/1.1\r\n\r\n")
+case "$out" in *status=200*) r=0;; *) r=1;; esac
+check control_address_removed_from_guard_host_reached_again $r "$out"
+
+# More own addresses than the guard holds (1024): the set cannot be read
+# whole, so every address is refused ("own addresses unknown") until it
+# can; a truncated set would have left the addresses past the cap open.
+# The last one carries a listener.
+for i in $(seq 0 1099); do
+	echo "addr add 198.19.$((i / 250)).$((i % 250 + 1))/32 dev many0"
+done >"$T/many.batch"
+ip -n "$GD" link add many0 type veth peer name many1 && ip -n "$GD" link set many0 up &&
+    ip -n "$GD" -batch "$T/many.batch"
+start_bg "$GD" "$T/many.out" python3 "$TI/listener.py" --listen 198.19.4.100:18085 \
+    --log "$T/many.log" --ready "$T/many.ready" --name many
+wait_file "$T/many.ready" || { echo "FAIL many listener"; exit 1; }
+sleep 1
+connect_denied hostile_own_address_past_the_cap_refused '198.19.4.100:18085' many
+out=$(raw 3128 "CONNECT 198.18.1.10:80 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*reason=non_public_address*) r=0;; *) r=1;; esac
+check hostile_own_set_too_large_refuses_everything $r "$out"
+ip -n "$GD" link del many0
+sleep 1
+out=$(raw 3128 "CONNECT 198.18.1.10:80 HTTP/1.1\r\n\r\n")
+case "$out" in *status=200*) r=0;; *) r=1;; esac
+check control_own_set_readable_again_admits $r "$out"
+
+# Finding 7: no DNS cache (the A queries the DNS server saw per name).
+a_queries() { grep -c "^$1 A " "$T/queries.log" 2>/dev/null; }
+for _ in 1 2; do raw 3128 "CONNECT twice.example.test:80 HTTP/1.1\r\n\r\n" >/dev/null; done
+raw 3128 "CONNECT once.example.test:80 HTTP/1.1\r\n\r\n" >/dev/null
+sleep 0.2
+n2=$(a_queries twice.example.test); n1=$(a_queries once.example.test)
+[ "$n2" = 2 ]; check hostile_two_requests_same_name_two_dns_queries $? "saw $n2"
+# The count's control: a single request is exactly one query, so two
+# would have been one under a cache (checked red with a caching build).
+[ "$n1" = 1 ]; check control_one_request_one_dns_query $? "saw $n1"
+
+finish

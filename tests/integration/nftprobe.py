@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Probes for the nftables fence (nft_test.sh, the conformance matrix).
+
+  nftprobe.py dns-serve LOG READY   Docker's embedded resolver, stood in
+      for: UDP on 127.0.0.11:40054 (answered), TCP on 127.0.0.11:40053; one
+      log line per query. Runs at most 600 s.
+  nftprobe.py dns-query             queries 127.0.0.11:53 over UDP and TCP;
+      prints "udp answered|refused tcp connected|refused".
+  nftprobe.py nd DST                a neighbour solicitation carrying data,
+      hop limit 255, from a raw socket to DST (needs CAP_NET_RAW).
+  nftprobe.py rthdr DST PORT VIA    TCP connect to DST with an IPv6 segment
+      routing header whose next segment is VIA (unprivileged): the packet
+      leaves addressed to VIA, port PORT.
+  nftprobe.py lsrr DST PORT VIA     the same with an IPv4 LSRR option
+      (needs CAP_NET_RAW).
+  nftprobe.py fsuid UID DST PORT    setfsuid(UID) around socket(), then a
+      TCP connect to DST (needs CAP_SETUID); prints "reached" or "blocked".
+Several probes in one process (each process start costs on a loaded
+machine): separate them with "--". "as UID PROBE..." runs one probe as UID
+(no groups, in a child process).
+Every wait is bounded; send errors are ignored (the counters tell).
+"""
+import os
+import select
+import socket
+import struct
+import sys
+import time
+
+QUERY = bytes.fromhex("123401000001000000000000076578616d706c6503636f6d0000010001")
+
+
+def dns_serve(log_path, ready):
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    u.bind(("127.0.0.11", 40054))
+    t = socket.socket()
+    t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    t.bind(("127.0.0.11", 40053))
+    t.listen(8)
+    log = open(log_path, "a")
+    open(ready, "w").write("ready\n")
+    end = time.time() + 600
+    while time.time() < end:
+        r, _, _ = select.select([u, t], [], [], 1)
+        for s in r:
+            if s is u:
+                d, peer = u.recvfrom(4096)
+                log.write("udp query from %s:%d\n" % peer)
+                u.sendto(d[:2] + b"\x81\x80" + d[4:], peer)
+            else:
+                c, peer = t.accept()
+                log.write("tcp connection from %s:%d\n" % peer)
+                c.close()
+            log.flush()
+
+
+def dns_query():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(1)
+    try:
+        s.sendto(QUERY, ("127.0.0.11", 53))
+        s.recv(512)
+        u = "answered"
+    except OSError:
+        u = "refused"
+    t = socket.socket()
+    t.settimeout(1)
+    try:
+        t.connect(("127.0.0.11", 53))
+        c = "connected"
+    except OSError:
+        c = "refused"
+    print("udp %s tcp %s" % (u, c))
+
+
+def connect(s, dst):
+    s.settimeout(0.5)
+    try:
+        s.connect(dst)
+    except OSError:
+        pass
+
+
+def probe(argv):
+    cmd = argv[0]
+    if cmd == "as":
+        pid = os.fork()
+        if pid == 0:
+            uid = int(argv[1])
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            probe(argv[2:])
+            sys.stdout.flush()
+            os._exit(0)
+        os.waitpid(pid, 0)
+    elif cmd == "dns-serve":
+        dns_serve(argv[1], argv[2])
+    elif cmd == "dns-query":
+        dns_query()
+    elif cmd == "nd":
+        s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_UNICAST_HOPS, 255)
+        tgt = socket.inet_pton(socket.AF_INET6, argv[1])
+        try:
+            s.sendto(bytes([135, 0, 0, 0, 0, 0, 0, 0]) + tgt + b"exfiltrated-data",
+                     (argv[1], 0))
+        except OSError:
+            pass
+    elif cmd == "rthdr":
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        # type 4 (segment routing), two segments, segments left 1: the
+        # kernel puts DST in segment 0 and sends to segment 1
+        srh = struct.pack("!BBBBBBH", 0, 4, 4, 1, 1, 0, 0) + \
+            socket.inet_pton(socket.AF_INET6, argv[1]) + \
+            socket.inet_pton(socket.AF_INET6, argv[3])
+        s.setsockopt(socket.IPPROTO_IPV6, 57, srh)  # IPV6_RTHDR
+        connect(s, (argv[1], int(argv[2])))
+    elif cmd == "lsrr":
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # NOP, then LSRR (length 7, pointer 4) through VIA
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS,
+                     bytes([1, 131, 7, 4]) + socket.inet_aton(argv[3]))
+        connect(s, (argv[1], int(argv[2])))
+    elif cmd == "fsuid":
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.setfsuid(int(argv[1]))
+        s = socket.socket()		# owned by the fsuid
+        libc.setfsuid(0)
+        s.settimeout(2)
+        try:
+            s.connect((argv[2], int(argv[3])))
+            print("reached")
+        except OSError:
+            print("blocked")
+    else:
+        sys.exit("unknown probe " + cmd)
+
+
+def main():
+    cur = []
+    for a in sys.argv[1:] + ["--"]:
+        if a == "--":
+            if cur:
+                probe(cur)
+            cur = []
+        else:
+            cur.append(a)
+
+
+if __name__ == "__main__":
+    main()
