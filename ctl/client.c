@@ -24,7 +24,7 @@
 
 #include "ctl/cli.h"
 #include "ctl/client.h"
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 #include "policy/bundlepeek.h"
 #include "policy/policy.h"
 #include "util/ascii.h"

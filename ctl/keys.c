@@ -21,7 +21,7 @@
 
 #include "ctl/cli.h"
 #include "ctl/keys.h"
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 #include "policy/policy.h"
 #include "util/errbuf.h"
 #include "util/file.h"

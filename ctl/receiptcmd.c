@@ -1,5 +1,5 @@
 /* egress-guardctl receipt sign|verify and admit: the CLI over
- * policy/receipt.h, and the receipt signer (plane side only).
+ * conform/receipt.h, and the receipt signer (plane side only).
  *
  * The helpers above the subcommands are library-like (errors into a
  * buffer); only the cmd_ functions print. Exit codes: docs/receipts.md
@@ -21,9 +21,9 @@
 #include "ctl/cli.h"
 #include "ctl/keys.h"
 #include "ctl/receiptcmd.h"
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 #include "policy/policy.h"
-#include "policy/receipt.h"
+#include "conform/receipt.h"
 #include "util/errbuf.h"
 #include "util/file.h"
 

@@ -1,4 +1,4 @@
-/* policy/bundle: bundle_verify against a fixed keyring.
+/* plane/bundle: bundle_verify against a fixed keyring.
  *
  * The key is the fixed fuzz key (tests/fuzz/fuzzkey.h), so that the
  * checked-in seed bundles, signed with it by tests/fuzz/mkcorpus.py,
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "ctl/keys.h"
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/fuzz/fuzzkey.h"
 

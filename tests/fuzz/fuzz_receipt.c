@@ -1,4 +1,4 @@
-/* policy/receipt: receipt_report_parse and receipt_verify against a fixed
+/* conform/receipt: receipt_report_parse and receipt_verify against a fixed
  * attester keyring.
  *
  * The attester key is the fixed fuzz key (tests/fuzz/fuzzkey.h), so the
@@ -23,8 +23,8 @@
 #include <string.h>
 
 #include "ctl/receiptcmd.h"
-#include "policy/bundle.h"
-#include "policy/receipt.h"
+#include "plane/bundle.h"
+#include "conform/receipt.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/fuzz/fuzzkey.h"
 

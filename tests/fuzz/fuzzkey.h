@@ -13,7 +13,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 #include "tests/fuzz/fuzz.h"
 
 #define FUZZ_SEED	"egress-guard fuzz key, public!!!"	/* 32 bytes */

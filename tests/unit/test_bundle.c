@@ -1,5 +1,5 @@
 /* Signed policy bundles (docs/design.md "Signed bundle"): signing (ctl/keys.c)
- * and verification (policy/bundle.c) round-trip; every refusal the format
+ * and verification (plane/bundle.c) round-trip; every refusal the format
  * promises, each named; the keyring's key hygiene; keygen's file modes;
  * and the push client's response parser (ctl/client.c). */
 #include <stdarg.h>
@@ -19,7 +19,7 @@
 
 #include "ctl/client.h"
 #include "ctl/keys.h"
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 #include "policy/policy.h"
 #include "util/file.h"
 

@@ -1,4 +1,4 @@
-/* Conformance receipts and grades (policy/receipt.c, ctl/receiptcmd.c):
+/* Conformance receipts and grades (conform/receipt.c, ctl/receiptcmd.c):
  * pinned canonical bytes and an independently made signature; the round
  * trip to security_boundary; and every way a receipt must fall short of
  * it, each named: tampered bytes, a foreign binary, an untrusted signer,
@@ -19,8 +19,8 @@
 #include <openssl/pem.h>
 
 #include "ctl/receiptcmd.h"
-#include "policy/bundle.h"
-#include "policy/receipt.h"
+#include "plane/bundle.h"
+#include "conform/receipt.h"
 
 /* SHA-256 of the empty string: the "binary" of the pinned receipt. */
 #define SHA_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

@@ -25,7 +25,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 #include "util/bigbuf.h"
 #include "util/errbuf.h"
 #include "util/file.h"

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 
 #define RECEIPT_SCHEMA		"egress-guard.conformance.v1"
 #define RECEIPT_REPORT_SCHEMA	"egress-guard.conformance-report.v1"

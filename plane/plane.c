@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "guard/config.h"
-#include "guard/plane.h"
-#include "policy/bundle.h"
+#include "plane/plane.h"
+#include "plane/bundle.h"
 #include "policy/bundlepeek.h"
 #include "policy/policy.h"
 #include "util/errbuf.h"

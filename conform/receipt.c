@@ -25,7 +25,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 
-#include "policy/receipt.h"
+#include "conform/receipt.h"
 #include "util/ascii.h"
 #include "util/errbuf.h"
 #include "util/jsonstrict.h"

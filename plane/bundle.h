@@ -38,7 +38,7 @@ size_t bundle_keyring_count(const struct bundle_keyring *kr);
 
 /* The trusted key whose key id is the BUNDLE_KEY_ID_LEN hex chars at
  * key_id, or NULL. Owned by the keyring: never freed by the caller. Lets
- * other signed formats (conformance receipts, policy/receipt.h) share this
+ * other signed formats (conformance receipts, conform/receipt.h) share this
  * trust store and its key hygiene. */
 EVP_PKEY *bundle_keyring_find(const struct bundle_keyring *kr,
     const char *key_id);
