@@ -25,7 +25,7 @@
 #include "ctl/cli.h"
 #include "ctl/client.h"
 #include "plane/bundle.h"
-#include "policy/bundlepeek.h"
+#include "plane/bundlepeek.h"
 #include "policy/policy.h"
 #include "util/ascii.h"
 #include "util/file.h"

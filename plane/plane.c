@@ -13,7 +13,7 @@
 #include "guard/config.h"
 #include "plane/plane.h"
 #include "plane/bundle.h"
-#include "policy/bundlepeek.h"
+#include "plane/bundlepeek.h"
 #include "policy/policy.h"
 #include "util/errbuf.h"
 #include "util/file.h"
