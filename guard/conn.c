@@ -17,7 +17,7 @@
 #include "guard/log.h"
 #include "guard/metrics.h"
 #include "guard/relay.h"
-#include "guard/socks5.h"
+#include "proto/socks5.h"
 
 void
 conn_tunnel_release(struct tunnel *t)

@@ -13,11 +13,11 @@
 
 #include <event2/util.h>
 
-#include "guard/chunked.h"
+#include "proto/chunked.h"
 #include "guard/decide.h"
 #include "guard/dial.h"
-#include "guard/http.h"
-#include "guard/tlshello.h"
+#include "proto/http.h"
+#include "proto/tlshello.h"
 #include "policy/policy.h"
 #include "resolver/resolver.h"
 

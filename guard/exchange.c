@@ -15,12 +15,12 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "guard/chunked.h"
+#include "proto/chunked.h"
 #include "guard/config.h"
 #include "guard/conn.h"
 #include "guard/dial.h"
 #include "guard/exchange.h"
-#include "guard/http.h"
+#include "proto/http.h"
 #include "guard/relay.h"
 
 #define PROXY_HIGH_WATER	RELAY_HIGH_WATER

@@ -11,8 +11,8 @@
 #include "guard/config.h"
 #include "guard/conn.h"
 #include "guard/relay.h"
-#include "guard/socks5.h"
-#include "guard/tlshello.h"
+#include "proto/socks5.h"
+#include "proto/tlshello.h"
 #include "guard/tunnel.h"
 #include "util/mutant.h"
 
