@@ -891,6 +891,19 @@ test_hostile_gate_more_then_eof_closes(void **state)
 	}
 }
 
+/* A relay behind a releasing gate that holds its last `keep` bytes; the
+ * client sends n bytes (then its FIN when shut), the upstream expects
+ * the n - keep released (and the FIN). */
+static void
+releasing_rig(struct rig *g, size_t keep, size_t n, int shut)
+{
+	gate_rig(g, INT_MAX, RELAY_GATE_MORE, 0);
+	g->c.releasing = 1;
+	g->c.keep = keep;
+	end_send(&g->cl, n, shut);
+	end_recv(&g->up, n - keep, shut);
+}
+
 /* A gate that releases what it has judged and holds the rest (the SNI
  * gate's watch after a hello): released bytes reach the upstream while
  * the gate still watches, held ones never do once it closes; each call
@@ -903,11 +916,7 @@ test_hostile_gate_release_then_close_held_bytes_never_sent(void **state)
 	struct rig g;
 
 	(void)state;
-	gate_rig(&g, INT_MAX, RELAY_GATE_MORE, 0);
-	g.c.releasing = 1;
-	g.c.keep = 10;
-	end_send(&g.cl, 300, 0);
-	end_recv(&g.up, 290, 0);
+	releasing_rig(&g, 10, 300, 0);
 	assert_true(run_until(&g, gate_caught_up, 1000));
 	assert_true(run_until(&g, settled, 1000));
 	spin(g.base, 50);
@@ -935,11 +944,7 @@ test_gate_released_all_then_eof_passes_eof(void **state)
 	struct rig g;
 
 	(void)state;
-	gate_rig(&g, INT_MAX, RELAY_GATE_MORE, 0);
-	g.c.releasing = 1;
-	g.c.keep = 0;
-	end_send(&g.cl, 5000, 1);
-	end_recv(&g.up, 5000, 1);
+	releasing_rig(&g, 0, 5000, 1);
 	assert_true(run_until(&g, settled, 1000));
 	assert_received(&g.up, 5000);
 	assert_true(g.up.rx_eof);
