@@ -101,8 +101,9 @@ test: all $(UNIT_BINS)
 	$(Q)BUILD=$(BUILD) sh tests/run $(UNIT_BINS)
 
 run: all
+	@mkdir -p -m 0700 $(BUILD)/state
 	$(BUILD)/egress-guard run --listen 127.0.0.1:3128 --policy examples/policy.json \
-	    --control $(BUILD)/control.sock
+	    --control $(BUILD)/control.sock --state-dir $(BUILD)/state
 
 check:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability \

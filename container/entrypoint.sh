@@ -12,6 +12,14 @@
 #   entrypoint.sh init
 #       step 1 only, then exit 0: the init container of a pod, or a one-shot
 #       service, when the guard itself runs elsewhere or unprivileged.
+#   entrypoint.sh hold
+#       the namespace holder of compose layout (a): step 1 in this
+#       container's own namespace, then a marker file EG_HOLD_MARK (the
+#       holder's health check), then `sleep infinity` as EG_HOLD_USER with
+#       no capabilities (setpriv). Every start of the holder, a restart by
+#       the daemon included, applies the table to the new namespace before
+#       anything can be marked healthy; a failed step exits 2 and nothing
+#       is held.
 #   entrypoint.sh nft|check|version ...   runs egress-guard with those words
 #   entrypoint.sh COMMAND ...             runs COMMAND (a shell, egress-guardctl)
 #
@@ -46,6 +54,10 @@
 #   EG_LOG_FILE      log file (empty: stderr)
 #   EG_ARGS          further `egress-guard run` flags, split on spaces (empty)
 #   EG_DRY_RUN       1: print the commands instead of running them (0)
+#   EG_HOLD_MARK     `hold`: the file written once the table is in place
+#                    (/run/egress-guard/fenced; put it on a tmpfs, so that a
+#                    restart starts without it)
+#   EG_HOLD_USER     `hold`: uid:gid the holder sleeps as (65534:65534)
 #
 # Exit status 2, with one line saying what is missing, for: no binary, no
 # trust key and no policy, a missing key or policy file, an unknown
@@ -85,6 +97,8 @@ EG_USER=${EG_USER-egress-guard}
 : "${EG_LOG_FILE:=}"
 : "${EG_ARGS:=}"
 : "${EG_DRY_RUN:=0}"
+: "${EG_HOLD_MARK:=/run/egress-guard/fenced}"
+: "${EG_HOLD_USER:=65534:65534}"
 
 # No globbing anywhere: list items and paths are taken literally.
 set -f
@@ -173,6 +187,7 @@ mode=run
 case "${1:-}" in
 run) shift ;;
 init) mode=init; shift ;;
+hold) mode=hold; shift ;;
 nft | check | version)
 	find_bin
 	exec "$BIN" "$@"
@@ -200,6 +215,26 @@ if [ "$mode" = init ]; then
 	[ "$EG_NFT" = apply ] || die "init with EG_NFT=skip has nothing to do"
 	nft_step
 	exit 0
+fi
+if [ "$mode" = hold ]; then
+	# A holder without its table would hand every joining workload an
+	# unfenced namespace: no skip here.
+	[ "$EG_NFT" = apply ] || die "hold needs EG_NFT=apply: the namespace it" \
+	    "holds would have no default-deny"
+	[ -z "$EG_NETNS" ] || die "hold applies the table to its own namespace:" \
+	    "EG_NETNS must be empty"
+	hu=${EG_HOLD_USER%%:*} hg=${EG_HOLD_USER#*:}
+	{ is_uint "$hu" && is_uint "$hg" && [ "$hu" != 0 ] && [ "$hg" != 0 ]; } ||
+	    die "EG_HOLD_USER=$EG_HOLD_USER: expected uid:gid, neither 0"
+	nft_step
+	set -- setpriv --reuid="$hu" --regid="$hg" --clear-groups \
+	    --no-new-privs sleep infinity
+	if [ "$EG_DRY_RUN" = 1 ]; then
+		show "$@"
+		exit 0
+	fi
+	: >"$EG_HOLD_MARK" || die "EG_HOLD_MARK=$EG_HOLD_MARK: cannot write it"
+	exec "$@"
 fi
 
 # Everything the guard needs is checked before the nft step changes

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -21,16 +20,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "ctl/cli.h"
 #include "ctl/client.h"
 #include "policy/bundle.h"
+#include "policy/bundlepeek.h"
+#include "policy/policy.h"
 #include "util/ascii.h"
+#include "util/file.h"
 #include "util/num.h"
 #include "util/errbuf.h"
 
 #define PROG		"egress-guardctl"
-#define EXIT_FAIL	1
-#define EXIT_USAGE	2
 
 #define DEADLINE_S	(3 * CTLCLIENT_TIMEOUT_S)	/* the whole exchange */
 #define CHUNK_LINE_MAX	256	/* chunk-size line with extensions */
@@ -287,43 +289,11 @@ send_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* Sends len bytes of fd from its start: sendfile, so a bundle of
- * megabytes is never copied into this process. */
-static int
-send_file(int sock, int fd, size_t len)
-{
-	off_t off = 0;
-	ssize_t w;
-
-	while ((size_t)off < len) {
-		w = sendfile(sock, fd, &off, len - (size_t)off);
-		if (w == -1 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			if (w == 0)
-				errno = EIO;	/* the file shrank meanwhile */
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* A request body: body_len bytes in memory, or of the file fd when fd is
- * not -1. */
+/* A request body: len bytes in memory. */
 struct body {
 	const char	*mem;
-	int		 fd;
 	size_t		 len;
 };
-
-static int
-send_body(int sock, const struct body *b)
-{
-	if (b->len == 0)
-		return 0;
-	return b->fd != -1 ? send_file(sock, b->fd, b->len) :
-	    send_all(sock, b->mem, b->len);
-}
 
 static const char *
 io_error(void)
@@ -333,10 +303,35 @@ io_error(void)
 	return strerror(errno);
 }
 
+/* Whoever answers on the socket must be root, this process's own user,
+ * or the uid the operator named: in a folder another user can rename in,
+ * their socket could stand at the path. SO_PEERCRED gives the uid that
+ * created the listening socket, which the kernel vouches for. */
+static int
+check_peer(int fd, const char *sock_path, long guard_uid, char *err,
+    size_t errlen)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1) {
+		errbuf_set(err, errlen, "%s: cannot tell who answers: %s", sock_path,
+		    strerror(errno));
+		return -1;
+	}
+	if (cred.uid == 0 || cred.uid == geteuid() ||
+	    (guard_uid >= 0 && (long)cred.uid == guard_uid))
+		return 0;
+	errbuf_set(err, errlen, "%s: answered by uid %u, which is neither root, "
+	    "this user (uid %u) nor --guard-uid: not the guard; refusing its answer",
+	    sock_path, (unsigned)cred.uid, (unsigned)geteuid());
+	return -1;
+}
+
 static int
 request(const char *sock_path, const char *method, const char *target,
-    const struct body *body, struct ctlclient_response *r, char *err,
-    size_t errlen)
+    const struct body *body, long guard_uid, struct ctlclient_response *r,
+    char *err, size_t errlen)
 {
 	struct timeval tv = { .tv_sec = CTLCLIENT_TIMEOUT_S, .tv_usec = 0 };
 	struct sockaddr_un sa;
@@ -347,7 +342,7 @@ request(const char *sock_path, const char *method, const char *target,
 	int fd = -1, n, pr, rc = -1;
 
 	if (sock_path == NULL || method == NULL || target == NULL ||
-	    r == NULL || (body->mem == NULL && body->fd == -1 && body_len > 0)) {
+	    r == NULL || (body->mem == NULL && body_len > 0)) {
 		errbuf_set(err, errlen, "bad request arguments");
 		return -1;
 	}
@@ -390,7 +385,11 @@ request(const char *sock_path, const char *method, const char *target,
 		errbuf_set(err, errlen, "%s: connect: %s", sock_path, io_error());
 		goto out;
 	}
-	if (send_all(fd, head, (size_t)n) == -1 || send_body(fd, body) == -1) {
+	/* Before a byte of the bundle goes out. */
+	if (check_peer(fd, sock_path, guard_uid, err, errlen) == -1)
+		goto out;
+	if (send_all(fd, head, (size_t)n) == -1 ||
+	    (body_len > 0 && send_all(fd, body->mem, body_len) == -1)) {
 		errbuf_set(err, errlen, "%s: send: %s", sock_path, io_error());
 		goto out;
 	}
@@ -442,73 +441,89 @@ out:
 }
 
 int
-ctlclient_request(const char *sock_path, const char *method,
+ctlclient_request(const char *sock_path, long guard_uid, const char *method,
     const char *target, const char *body, size_t body_len,
     struct ctlclient_response *r, char *err, size_t errlen)
 {
-	struct body b = { body, -1, body_len };
+	struct body b = { body, body_len };
 
-	return request(sock_path, method, target, &b, r, err, errlen);
+	return request(sock_path, method, target, &b, guard_uid, r, err, errlen);
 }
 
+/* The answer to a push of the bundle whose digest is want: 200 must name
+ * exactly that digest. Anything else answering 200 never saw this bundle
+ * (or installed another): the push did not happen as asked. */
 int
-ctlclient_request_file(const char *sock_path, const char *method,
-    const char *target, const char *path, size_t max,
-    struct ctlclient_response *r, char *err, size_t errlen)
+ctlclient_check_pushed(const struct ctlclient_response *r, const char *want,
+    char *err, size_t errlen)
 {
-	struct body b = { NULL, -1, 0 };
-	struct stat st;
+	json_t *root, *d;
 	int rc = -1;
 
-	/* O_NONBLOCK so a FIFO in place of the file cannot hang the open;
-	 * it is then refused as not regular. */
-	if (path == NULL ||
-	    (b.fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) == -1) {
-		errbuf_set(err, errlen, "%s: %s", path != NULL ? path : "",
-		    path != NULL ? strerror(errno) : "no path");
+	if ((root = json_loadb(r->body, r->body_len, 0, NULL)) == NULL) {
+		errbuf_set(err, errlen, "the answer is not JSON");
 		return -1;
 	}
-	if (fstat(b.fd, &st) == -1) {
-		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
-	} else if (!S_ISREG(st.st_mode)) {
-		errbuf_set(err, errlen, "%s: not a regular file", path);
-	} else if (st.st_size < 0 || (unsigned long long)st.st_size > max) {
-		errbuf_set(err, errlen, "%s: larger than %zu bytes", path, max);
-	} else {
-		b.len = (size_t)st.st_size;
-		rc = request(sock_path, method, target, &b, r, err, errlen);
-	}
-	close(b.fd);
+	d = json_object_get(root, "digest");
+	if (!json_is_string(d))
+		errbuf_set(err, errlen, "the answer names no digest");
+	else if (strcmp(json_string_value(d), want) != 0)
+		errbuf_set(err, errlen, "the answer's digest %.80s is not the pushed "
+		    "bundle's %s", json_string_value(d), want);
+	else
+		rc = 0;
+	json_decref(root);
 	return rc;
 }
 
 /* ---- subcommands: the CLI layer, which prints. ---- */
 
-/* Parses [POSITIONAL] --control PATH; want_pos says whether the one
- * positional argument is expected. Returns 0 or an exit status. */
+/* The value of --NAME VALUE or --NAME=VALUE at argv[*i] into *val
+ * (advancing *i); 0 when argv[*i] is not that option, -1 when it has no
+ * value. */
+static int
+opt_value(int argc, char **argv, int *i, const char *name, const char **val)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+
+	if (strncmp(a, name, n) != 0 || (a[n] != '\0' && a[n] != '='))
+		return 0;
+	if (a[n] == '=')
+		*val = a + n + 1;
+	else if (*i + 1 < argc)
+		*val = argv[++*i];
+	else
+		*val = "";
+	return (*val)[0] == '\0' ? -1 : 1;
+}
+
+/* Parses [POSITIONAL] --control PATH [--guard-uid N]; want_pos says
+ * whether the one positional argument is expected. *guard_uid comes
+ * from --guard-uid, else EG_GUARD_UID, else -1 (root and this user
+ * only). Returns 0 or an exit status. */
 static int
 parse_args(int argc, char **argv, const char *usage, int want_pos,
-    const char **pos, const char **control)
+    const char **pos, const char **control, long *guard_uid)
 {
-	const char *cmd = argv[0], *a;
-	size_t n = strlen("--control");
-	int i, opts = 1;
+	const char *cmd = argv[0], *a, *uid = getenv("EG_GUARD_UID");
+	long long v;
+	int i, opts = 1, rc;
 
 	for (i = 1; i < argc; i++) {
 		a = argv[i];
 		if (opts && strcmp(a, "--") == 0) {
 			opts = 0;
-		} else if (opts && strncmp(a, "--control", n) == 0 &&
-		    (a[n] == '\0' || a[n] == '=')) {
-			if (a[n] == '=')
-				*control = a + n + 1;
-			else if (i + 1 < argc)
-				*control = argv[++i];
-			else
-				*control = "";
-			if ((*control)[0] == '\0')
+		} else if (opts && (rc = opt_value(argc, argv, &i, "--control",
+		    control)) != 0) {
+			if (rc == -1)
 				return cli_usage_error(cmd, usage,
 				    "--control needs a socket path", NULL);
+		} else if (opts && (rc = opt_value(argc, argv, &i, "--guard-uid",
+		    &uid)) != 0) {
+			if (rc == -1)
+				return cli_usage_error(cmd, usage,
+				    "--guard-uid needs a uid", NULL);
 		} else if (opts && a[0] == '-' && a[1] != '\0') {
 			return cli_usage_error(cmd, usage, "unknown option", a);
 		} else if (!want_pos || *pos != NULL) {
@@ -521,6 +536,13 @@ parse_args(int argc, char **argv, const char *usage, int want_pos,
 		return cli_usage_error(cmd, usage, "missing BUNDLE", NULL);
 	if (*control == NULL)
 		return cli_usage_error(cmd, usage, "missing --control", NULL);
+	*guard_uid = -1;
+	if (uid != NULL && uid[0] != '\0') {
+		if (num_parse(uid, 0, 4294967294LL, &v) == -1)
+			return cli_usage_error(cmd, usage, "--guard-uid (or "
+			    "EG_GUARD_UID) must be a uid", uid);
+		*guard_uid = (long)v;
+	}
 	return 0;
 }
 
@@ -542,22 +564,42 @@ ctlclient_cmd_push(int argc, char **argv)
 {
 	const char *path = NULL, *control = NULL;
 	struct ctlclient_response r = { 0, NULL, 0 };
-	char err[1024];
+	struct policy *p = NULL;
+	char err[1024], why[512], digest[POLICY_DIGEST_LEN + 1] = "", *buf = NULL;
+	size_t len = 0;
+	long guard_uid;
 	int rc;
 
 	if ((rc = parse_args(argc, argv, CTLCLIENT_PUSH_USAGE, 1, &path,
-	    &control)) != 0)
+	    &control, &guard_uid)) != 0)
 		return rc;
-	rc = EXIT_USAGE;
+	rc = CLI_EXIT_USAGE;
 	/* The guard refuses more than BUNDLE_MAX_BYTES anyway: say so here
 	 * rather than send it. */
-	if (ctlclient_request_file(control, "PUT", "/v1/policy", path,
-	    BUNDLE_MAX_BYTES, &r, err, sizeof(err)) == -1) {
+	if ((buf = file_read(path, BUNDLE_MAX_BYTES, 0, &len, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: push: %s\n", PROG, err);
 		goto out;
 	}
+	/* The digest the guard must answer with. Bytes that hold no bundle
+	 * are still sent (the guard says why it refuses them), but no
+	 * success can be believed for them. */
+	if ((p = bundlepeek_policy(buf, len, NULL, why, sizeof(why))) != NULL)
+		snprintf(digest, sizeof(digest), "%s", policy_digest(p));
+	policy_free(p);
+	if (ctlclient_request(control, guard_uid, "PUT", "/v1/policy", buf, len, &r,
+	    err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: push: %s\n", PROG, err);
+		goto out;
+	}
+	if (r.status == 200 && (digest[0] == '\0' ||
+	    ctlclient_check_pushed(&r, digest, why, sizeof(why)) == -1)) {
+		fprintf(stderr, "%s: push: %s: %s answered 200 but %s: the push is "
+		    "not confirmed\n", PROG, path, control, digest[0] == '\0' ?
+		    "the file holds no bundle to compare with" : why);
+		goto out;
+	}
 	if (print_body(&r) == -1) {
-		rc = EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	if (r.status == 200) {
@@ -565,12 +607,13 @@ ctlclient_cmd_push(int argc, char **argv)
 	} else if (r.status == 403 || r.status == 409) {
 		fprintf(stderr, "%s: push: %s: refused by %s (HTTP %d)\n",
 		    PROG, path, control, r.status);
-		rc = EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 	} else {
 		fprintf(stderr, "%s: push: %s: %s answered HTTP %d\n", PROG,
 		    path, control, r.status);
 	}
 out:
+	free(buf);
 	free(r.body);
 	return rc;
 }
@@ -581,19 +624,20 @@ ctlclient_cmd_status(int argc, char **argv)
 	const char *pos = NULL, *control = NULL;
 	struct ctlclient_response r = { 0, NULL, 0 };
 	char err[1024];
+	long guard_uid;
 	int rc;
 
 	if ((rc = parse_args(argc, argv, CTLCLIENT_STATUS_USAGE, 0, &pos,
-	    &control)) != 0)
+	    &control, &guard_uid)) != 0)
 		return rc;
-	rc = EXIT_USAGE;
-	if (ctlclient_request(control, "GET", "/v1/status", NULL, 0, &r, err,
-	    sizeof(err)) == -1) {
+	rc = CLI_EXIT_USAGE;
+	if (ctlclient_request(control, guard_uid, "GET", "/v1/status", NULL, 0, &r,
+	    err, sizeof(err)) == -1) {
 		fprintf(stderr, "%s: status: %s\n", PROG, err);
 		goto out;
 	}
 	if (print_body(&r) == -1) {
-		rc = EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	if (r.status == 200)

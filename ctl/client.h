@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#define CTLCLIENT_PUSH_USAGE	"BUNDLE --control PATH"
-#define CTLCLIENT_STATUS_USAGE	"--control PATH"
+#define CTLCLIENT_PUSH_USAGE	"BUNDLE --control PATH [--guard-uid N]"
+#define CTLCLIENT_STATUS_USAGE	"--control PATH [--guard-uid N]"
 
 #define CTLCLIENT_HEAD_MAX	(16u * 1024)	/* response status line + headers */
 #define CTLCLIENT_BODY_MAX	(1u << 20)	/* response body */
@@ -28,21 +28,22 @@ int ctlclient_parse_response(const char *buf, size_t len, int eof,
 
 /* Sends one request over the AF_UNIX stream socket at sock_path and reads
  * the answer (body may be NULL when body_len is 0; it is then sent without
- * Content-Type). Returns 0 with r filled, or -1 with err naming the path. */
-int ctlclient_request(const char *sock_path, const char *method,
+ * Content-Type). The socket must be served by root, by this process's
+ * user or by guard_uid (-1: none), by SO_PEERCRED, before anything is
+ * sent. Returns 0 with r filled, or -1 with err naming the path. */
+int ctlclient_request(const char *sock_path, long guard_uid, const char *method,
     const char *target, const char *body, size_t body_len,
     struct ctlclient_response *r, char *err, size_t errlen);
 
-/* The same with the file at path as the body (a regular file of at most
- * max bytes), sent with sendfile: a bundle of megabytes never passes
- * through this process. err starts with the path or the socket path. */
-int ctlclient_request_file(const char *sock_path, const char *method,
-    const char *target, const char *path, size_t max,
-    struct ctlclient_response *r, char *err, size_t errlen);
+/* 0 when the JSON answer r to a push names exactly the digest want
+ * ("sha256:…"), else -1 with err. Pure. */
+int ctlclient_check_pushed(const struct ctlclient_response *r, const char *want,
+    char *err, size_t errlen);
 
 /* push BUNDLE --control PATH: PUT /v1/policy. Prints the answer's body;
- * exit 0 on 200, 1 on 403 or 409 (refused), 2 otherwise or when the guard
- * cannot be reached. status --control PATH: GET /v1/status; exit 0 on
+ * exit 0 on a 200 that names the pushed bundle's digest, 1 on 403 or 409
+ * (refused), 2 otherwise: the guard cannot be reached, the socket is
+ * served by another uid, or a 200 names another digest. status --control PATH: GET /v1/status; exit 0 on
  * 200, 2 otherwise. argv[0] is the subcommand name. */
 int ctlclient_cmd_push(int argc, char **argv);
 int ctlclient_cmd_status(int argc, char **argv);

@@ -9,7 +9,7 @@ enum {
 	OPT_LISTEN = 256, OPT_CONTROL, OPT_POLICY, OPT_TRUST_KEY, OPT_STATE_DIR,
 	OPT_DNS, OPT_ALLOW, OPT_DENY, OPT_SNI, OPT_USER, OPT_LOG_FORMAT,
 	OPT_LOG_FILE, OPT_MAX_CONNS, OPT_HDR_TO, OPT_IDLE_TO, OPT_CONN_TO,
-	OPT_DNS_TO, OPT_GRACE, OPT_HELP
+	OPT_DNS_TO, OPT_GRACE, OPT_NO_STATE, OPT_HELP
 };
 
 static const struct option run_opts[] = {
@@ -18,6 +18,7 @@ static const struct option run_opts[] = {
 	{ "policy",		required_argument, NULL, OPT_POLICY },
 	{ "trust-key",		required_argument, NULL, OPT_TRUST_KEY },
 	{ "state-dir",		required_argument, NULL, OPT_STATE_DIR },
+	{ "no-state",		no_argument,       NULL, OPT_NO_STATE },
 	{ "dns",		required_argument, NULL, OPT_DNS },
 	{ "allow-range",	required_argument, NULL, OPT_ALLOW },
 	{ "deny-range",		required_argument, NULL, OPT_DENY },
@@ -40,9 +41,10 @@ config_usage(const char *prog)
 {
 	fprintf(stderr,
 	    "usage: %s run [--listen ADDR:PORT]... [--control PATH] [--policy FILE]\n"
-	    "       [--trust-key PUBKEY.pem]... [--state-dir DIR] [--dns IP[:PORT]]...\n"
-	    "       [--allow-range CIDR]... [--deny-range CIDR]... [--sni-check enforce|off]\n"
-	    "       [--user NAME] [--log-format json|text] [--log-file FILE] [--max-conns N]\n"
+	    "       [--trust-key PUBKEY.pem]... [--state-dir DIR | --no-state]\n"
+	    "       [--dns IP[:PORT]]... [--allow-range CIDR]... [--deny-range CIDR]...\n"
+	    "       [--sni-check enforce|off] [--user NAME] [--log-format json|text]\n"
+	    "       [--log-file FILE] [--max-conns N]\n"
 	    "       [--header-timeout S] [--idle-timeout S] [--connect-timeout S]\n"
 	    "       [--dns-timeout S] [--grace S]\n"
 	    "   or: %s check HOST:PORT --policy FILE [--dns IP[:PORT]]... [--allow-range CIDR]...\n"
@@ -62,15 +64,23 @@ config_run_help(FILE *f)
 	    "  --listen ADDR:PORT     listener, IPv4:PORT or [IPv6]:PORT; repeatable,\n"
 	    "                         at most 16 (default 127.0.0.1:3128)\n"
 	    "  --control PATH         control socket, mode 0600, created before any\n"
-	    "                         privilege drop (default /run/egress-guard/control.sock)\n"
+	    "                         privilege drop (default /run/egress-guard/control.sock);\n"
+	    "                         its folder and those above must be writable by no one\n"
+	    "                         but root or the guard's user\n"
 	    "  --policy FILE          signed bundle (checked against --trust-key) or an\n"
 	    "                         operator's unsigned compiled policy; SIGHUP reloads it\n"
 	    "                         (default: none, every request denied until a push)\n"
 	    "  --trust-key PUB.pem    Ed25519 public key accepted for bundles and pushes;\n"
 	    "                         repeatable, at most 16\n"
-	    "  --state-dir DIR        keeps the last accepted bundle and resumes from it;\n"
-	    "                         must be writable by the user the guard runs as (with\n"
-	    "                         --user, a root-owned DIR is handed to that user, 0700)\n"
+	    "  --state-dir DIR        keeps the last accepted bundle and resumes from it,\n"
+	    "                         never below its epoch (default /var/lib/egress-guard,\n"
+	    "                         created 0700 when absent). DIR, bundle.json and every\n"
+	    "                         folder above must be owned by root or the guard's\n"
+	    "                         user and writable by no one else (a folder above may\n"
+	    "                         be if sticky); a link is refused. With --user, a\n"
+	    "                         root-owned DIR is handed to that user, 0700\n"
+	    "  --no-state             keep no state: a restart forgets the epoch floor\n"
+	    "                         (warned at start, shown in /v1/status)\n"
 	    "  --dns IP[:PORT]        the guard's own resolver; repeatable, at most 8\n"
 	    "                         (default: the nameservers of /etc/resolv.conf)\n"
 	    "  --allow-range CIDR     count a range as public (lab networks); repeatable\n"
@@ -80,7 +90,9 @@ config_run_help(FILE *f)
 	    "                         (or, to an IP literal, no host) (default enforce)\n"
 	    "  --user NAME            after binding, become NAME: no supplementary groups,\n"
 	    "                         no capabilities, no_new_privs (root only; running as\n"
-	    "                         root without it logs a warning)\n"
+	    "                         root without it logs a warning); a NAME with uid 0,\n"
+	    "                         or with group 0 as its primary or a supplementary\n"
+	    "                         group, is refused\n"
 	    "  --log-format json|text decision log format (default json)\n"
 	    "  --log-file FILE        log there instead of stderr\n"
 	    "  --max-conns N          concurrent client connections; beyond, 503\n"
@@ -101,9 +113,17 @@ config_add_dns(struct config *c, const char *arg, char *err, size_t errlen)
 {
 	struct dest d;
 	char with_port[DEST_HOST_MAX + 16], entry[64];
-	size_t len = strlen(arg), used = strlen(c->dns_csv);
+	size_t len = strlen(arg), used = strlen(c->dns_csv), n = used > 0, i;
 	int rc;
 
+	/* The bound is a count of servers: the buffer alone would take
+	 * dozens of short IPv4 entries. */
+	for (i = 0; i < used; i++)
+		n += c->dns_csv[i] == ',';
+	if (n >= CONFIG_MAX_DNS) {
+		snprintf(err, errlen, "--dns: too many servers (at most %d)", CONFIG_MAX_DNS);
+		return -1;
+	}
 	/* Accept IP, IP:PORT, [IP6], [IP6]:PORT; the port defaults to 53. */
 	if (len > 0 && arg[len - 1] == ']')
 		rc = snprintf(with_port, sizeof(with_port), "%s:53", arg);
@@ -170,6 +190,8 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 
 	memset(c, 0, sizeof(*c));
 	c->control_path = "/run/egress-guard/control.sock";
+	c->state_dir = CONFIG_STATE_DIR;
+	c->state_default = 1;
 	c->sni_check = 1;
 	c->log_format = LOG_JSON;
 	c->max_conns = 4096;
@@ -200,7 +222,23 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			break;
 		case OPT_CONTROL:	c->control_path = optarg; break;
 		case OPT_POLICY:	c->policy_path = optarg; break;
-		case OPT_STATE_DIR:	c->state_dir = optarg; break;
+		case OPT_STATE_DIR:
+			if (c->state_dir == NULL || optarg[0] == '\0') {
+				snprintf(err, errlen, "--state-dir: expected a folder (or "
+				    "--no-state, not both)");
+				return -1;
+			}
+			c->state_dir = optarg;
+			c->state_default = 0;
+			break;
+		case OPT_NO_STATE:
+			if (!c->state_default) {
+				snprintf(err, errlen, "--no-state and --state-dir: choose one");
+				return -1;
+			}
+			c->state_dir = NULL;
+			c->state_default = 0;
+			break;
 		case OPT_USER:		c->user = optarg; break;
 		case OPT_LOG_FILE:	c->log_file = optarg; break;
 		case OPT_TRUST_KEY:

@@ -14,13 +14,17 @@
 #define CONFIG_MAX_DNS		8
 #define CONFIG_MAX_RANGES	256
 #define CONFIG_MAX_KEYS		16
+/* Where the epoch floor lives unless --state-dir names another folder or
+ * --no-state opts out; created 0700 when absent. */
+#define CONFIG_STATE_DIR	"/var/lib/egress-guard"
 
 struct config {
 	struct dest	 listen[CONFIG_MAX_LISTEN];
 	size_t		 nlisten;
 	const char	*policy_path;
 	const char	*control_path;
-	const char	*state_dir;
+	const char	*state_dir;	/* NULL only with --no-state */
+	int		 state_default;	/* state_dir is CONFIG_STATE_DIR, not a flag's */
 	const char	*trust_keys[CONFIG_MAX_KEYS];
 	size_t		 ntrust_keys;
 	char		 dns_csv[CONFIG_MAX_DNS * 56];	/* c-ares "ip:port,…"; "" = resolv.conf */

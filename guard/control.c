@@ -28,6 +28,7 @@
 #include "resolver/resolver.h"
 #include "util/bigbuf.h"
 #include "util/num.h"
+#include "util/safepath.h"
 
 /* Pushes that may wait behind the one being checked. Each holds its whole
  * body (up to CONTROL_MAX_BODY), so this also bounds their memory. */
@@ -96,6 +97,10 @@ struct control {
 	struct push	 waiting[CONTROL_MAX_WAITING];	/* a ring, oldest first */
 	size_t		 first;
 	size_t		 nwaiting;
+	/* Connections refused over CONTROL_MAX_CONNS: logged at most once
+	 * a second, with how many since the last line. */
+	unsigned long long refused;
+	time_t		 refused_logged;
 };
 
 static long
@@ -491,6 +496,22 @@ status_json(struct control *c, struct evbuffer *b)
 	 * sees a guard left running as root without reading its log. */
 	evbuffer_add_printf(b, ",\"uid\":%u,\"running_as_root\":%s",
 	    (unsigned)geteuid(), geteuid() == 0 ? "true" : "false");
+	/* No state folder means no epoch floor across a restart: shown, not
+	 * only warned at start. */
+	evbuffer_add_printf(b, ",\"state_dir\":");
+	if (plane_state_dir(g->plane) != NULL)
+		json_str(b, plane_state_dir(g->plane));
+	else
+		evbuffer_add_printf(b, "null");
+	evbuffer_add_printf(b, ",\"epoch_floor\":");
+	if (plane_floor_epoch(g->plane) >= 0)
+		evbuffer_add_printf(b, "%lld", plane_floor_epoch(g->plane));
+	else
+		evbuffer_add_printf(b, "null");
+	if (plane_floor_note(g->plane)[0] != '\0') {
+		evbuffer_add_printf(b, ",\"floor_note\":");
+		json_str(b, plane_floor_note(g->plane));
+	}
 	evbuffer_add_printf(b, ",\"policy\":");
 	policy_json(b, g->policy);
 	evbuffer_add_printf(b, "}\n");
@@ -792,6 +813,47 @@ conn_new(struct control *c, int fd)
 		conn_close(k);
 }
 
+/* Over the connection bound: a fixed 503 with its reason, written if
+ * the socket takes it now (it is empty: it is new), then closed. What the
+ * caller sent already is read first (bounded), so the close does not turn
+ * into a reset that discards the answer. Logged at most once a second,
+ * with the count since the last line: a runaway client cannot flood the
+ * log. */
+static void
+refuse_over_bound(struct control *c, int fd)
+{
+	char body[128], resp[512], junk[4096];
+	time_t now = time(NULL);
+	int n, i;
+
+	n = snprintf(body, sizeof(body), "{\"error\":\"too_many_connections\","
+	    "\"message\":\"%d control connections are open: try again\"}\n",
+	    CONTROL_MAX_CONNS);
+	n = snprintf(resp, sizeof(resp), "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Type: application/json\r\nContent-Length: %d\r\n"
+	    "Retry-After: 1\r\nConnection: close\r\n\r\n%s", n, body);
+	if (n > 0 && (size_t)n < sizeof(resp))
+		(void)send(fd, resp, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)shutdown(fd, SHUT_WR);
+	for (i = 0; i < 4 && read(fd, junk, sizeof(junk)) > 0; i++)
+		;
+	c->refused++;
+	if (now != c->refused_logged) {
+		struct log_rec r;
+
+		log_rec_begin(&r, c->g->log, "control_refused");
+		log_rec_int(&r, "peer_uid", peer_uid(fd));
+		log_rec_int(&r, "status", 503);
+		log_rec_str(&r, "result", "too_many_connections");
+		log_rec_int(&r, "refused", (long long)c->refused);
+		log_rec_int(&r, "max_conns", CONTROL_MAX_CONNS);
+		log_emit(c->g->log, &r);
+		c->refused = 0;
+		c->refused_logged = now;
+	}
+	close(fd);
+}
+
 static void
 accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -824,12 +886,8 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 			}
 			return;
 		}
-		/* Over the bound: closed unread, and not logged. Every caller
-		 * is root (the socket is 0600), the plane sees the close at
-		 * once, and a line per refusal would turn a runaway client
-		 * into a log flood. */
 		if (c->nconns >= CONTROL_MAX_CONNS) {
-			close(fd);
+			refuse_over_bound(c, fd);
 			continue;
 		}
 		conn_new(c, fd);
@@ -865,27 +923,41 @@ claim_path(const char *path, char *err, size_t errlen)
 	return unlink(path);
 }
 
-/* The default path lives in /run/egress-guard, which may not exist yet. */
+/* The default path lives in /run/egress-guard, which may not exist yet.
+ * The folder, and every folder above it, must be one nobody but root or
+ * owner can write (util/safepath.h): whoever can rename in it can put
+ * their own socket in the guard's place, and the plane would push to
+ * them. */
 static int
-make_parent(const char *path, char *err, size_t errlen)
+make_parent(const char *path, uid_t owner, char *err, size_t errlen)
 {
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], why[512];
 	char *slash;
+	int fd;
 
 	snprintf(dir, sizeof(dir), "%s", path);
-	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
-		return 0;
-	*slash = '\0';
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
 		snprintf(err, errlen, "--control %s: cannot create %s: %s", path, dir,
 		    strerror(errno));
 		return -1;
 	}
+	if ((fd = safepath_open_dir(dir, owner, why, sizeof(why))) == -1) {
+		snprintf(err, errlen, "--control %s: unsafe folder: %s", path, why);
+		return -1;
+	}
+	close(fd);
 	return 0;
 }
 
 struct control *
-control_new(struct guard *g, const char *path, char *err, size_t errlen)
+control_new(struct guard *g, const char *path, uid_t owner, char *err,
+    size_t errlen)
 {
 	struct control *c;
 	struct sockaddr_un sun;
@@ -912,7 +984,7 @@ control_new(struct guard *g, const char *path, char *err, size_t errlen)
 		    path, strerror(errno));
 		goto fail;
 	}
-	if (make_parent(path, err, errlen) == -1)
+	if (make_parent(path, owner, err, errlen) == -1)
 		goto fail;
 	if (claim_path(path, err, errlen) == -1) {
 		if (err[0] == '\0')
@@ -924,7 +996,8 @@ control_new(struct guard *g, const char *path, char *err, size_t errlen)
 	memcpy(sun.sun_path, path, strlen(path));
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	/* Created 0600 from the first instant: no window where another user
-	 * could connect. */
+	 * could connect, and no chmod by path after it (which would follow
+	 * whatever stood at the path by then). */
 	old = umask(0177);
 	if (fd == -1 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		umask(old);
@@ -934,7 +1007,7 @@ control_new(struct guard *g, const char *path, char *err, size_t errlen)
 	umask(old);
 	c->listen_fd = fd;
 	fd = -1;
-	if (chmod(path, 0600) == -1 || listen(c->listen_fd, 16) == -1) {
+	if (listen(c->listen_fd, 16) == -1) {
 		snprintf(err, errlen, "--control %s: %s", path, strerror(errno));
 		goto fail;
 	}

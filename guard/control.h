@@ -6,6 +6,7 @@
 #define EG_CONTROL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "policy/bundle.h"
 
@@ -14,10 +15,11 @@ struct control;
 
 #define CONTROL_MAX_BODY BUNDLE_MAX_BYTES	/* a body is one bundle */
 
-/* Binds path (refusing to steal a live socket) and serves it on g's loop.
- * NULL with err on failure. */
-struct control *control_new(struct guard *g, const char *path, char *err,
-    size_t errlen);
+/* Binds path (refusing to steal a live socket, and a folder that anyone
+ * but root or owner could write) and serves it on g's loop. NULL with err
+ * on failure. */
+struct control *control_new(struct guard *g, const char *path, uid_t owner,
+    char *err, size_t errlen);
 /* Finishes the push being checked, if any (waiting for its thread), then
  * answers the ones still waiting 503 and closes the socket. */
 void control_free(struct control *c);

@@ -161,91 +161,80 @@ fail:
 	return -1;
 }
 
-/* The file plane.c keeps the last accepted bundle in. */
-#define STATE_BUNDLE	"bundle.json"
+/* The --user to become, looked up before anything starts: the state
+ * folder may belong to it. */
+struct user {
+	uid_t	 uid;
+	gid_t	 gid;
+	char	 name[256];
+};
 
-/* Before the drop, as root: the state folder must belong to the user the
- * guard becomes, or pushes accepted after the drop could not be stored and
- * a restart would lose them. A root-owned folder (made by an image or a
- * package) is handed over, closed to everyone else (0700), with the bundle
- * a root-run start may just have stored in it. A folder owned by a third
- * user is an operator's mistake, not ours to take over. */
+/* Most groups a user is looked up in; more is refused, not truncated. */
+#define GUARD_MAX_GROUPS	1024
+
+/* A user with uid 0 or group 0 (primary, or supplementary as initgroups
+ * would set them) is refused: group 0 owns or can write files root
+ * trusts, and a dropped guard must hold neither. */
 static int
-prepare_state_dir(const char *dir, const struct passwd *pw, char *err,
-    size_t errlen)
+lookup_user(const char *name, struct user *u, char *err, size_t errlen)
 {
-	struct stat st, fst;
-	int fd, rc = -1;
-
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    fstat(fd, &st) == -1) {
-		snprintf(err, errlen, "--state-dir %s: %s", dir, strerror(errno));
-		goto out;
-	}
-	if (st.st_uid == pw->pw_uid) {
-		rc = 0;
-		goto out;
-	}
-	if (st.st_uid != 0) {
-		snprintf(err, errlen, "--state-dir %s: owned by uid %u, neither root "
-		    "nor --user %s (uid %u): chown it to %s", dir, (unsigned)st.st_uid,
-		    pw->pw_name, (unsigned)pw->pw_uid, pw->pw_name);
-		goto out;
-	}
-	/* Only inside a folder root owned until now can nobody have planted
-	 * a link to some other file under the bundle's name. */
-	if (fstatat(fd, STATE_BUNDLE, &fst, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(fst.st_mode) && fst.st_nlink == 1 &&
-	    fchownat(fd, STATE_BUNDLE, pw->pw_uid, pw->pw_gid,
-	    AT_SYMLINK_NOFOLLOW) == -1) {
-		snprintf(err, errlen, "--state-dir %s: cannot hand %s to %s: %s", dir,
-		    STATE_BUNDLE, pw->pw_name, strerror(errno));
-		goto out;
-	}
-	/* Mode first: once the folder is NAME's, root may change it only
-	 * with CAP_FOWNER, which a container need not grant. */
-	if (fchmod(fd, 0700) == -1 || fchown(fd, pw->pw_uid, pw->pw_gid) == -1) {
-		snprintf(err, errlen, "--state-dir %s: cannot hand it to %s: %s", dir,
-		    pw->pw_name, strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	if (fd != -1)
-		close(fd);
-	return rc;
-}
-
-/* After binding: become NAME, with no supplementary groups, no
- * capabilities (a setuid away from root clears them) and no way back.
- * Every step is checked: a guard that cannot drop does not run. */
-static int
-drop_privileges(const char *user, const char *state_dir, char *err, size_t errlen)
-{
+	static gid_t groups[GUARD_MAX_GROUPS];
 	struct passwd *pw;
+	int n = GUARD_MAX_GROUPS, i;
 
-	if ((pw = getpwnam(user)) == NULL) {
-		snprintf(err, errlen, "--user %s: no such user", user);
+	if ((pw = getpwnam(name)) == NULL) {
+		snprintf(err, errlen, "--user %s: no such user", name);
 		return -1;
 	}
 	if (pw->pw_uid == 0) {
-		snprintf(err, errlen, "--user %s: refusing to run as uid 0", user);
+		snprintf(err, errlen, "--user %s: refusing to run as uid 0", name);
 		return -1;
 	}
-	if (state_dir != NULL && geteuid() == 0 &&
-	    prepare_state_dir(state_dir, pw, err, errlen) == -1)
+	if (pw->pw_gid == 0) {
+		snprintf(err, errlen, "--user %s: refusing a user whose primary group "
+		    "is 0", name);
 		return -1;
-	if (setgroups(0, NULL) == -1 || setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) == -1 ||
-	    setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) == -1) {
-		snprintf(err, errlen, "--user %s: %s", user, strerror(errno));
+	}
+	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) == -1) {
+		snprintf(err, errlen, "--user %s: more than %d groups", name,
+		    GUARD_MAX_GROUPS);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (groups[i] == 0) {
+			snprintf(err, errlen, "--user %s: refusing a user in group 0 "
+			    "(a supplementary group)", name);
+			return -1;
+		}
+	}
+	u->uid = pw->pw_uid;
+	u->gid = pw->pw_gid;
+	snprintf(u->name, sizeof(u->name), "%s", pw->pw_name);
+	return 0;
+}
+
+/* After binding: become u, with no supplementary groups, no
+ * capabilities (a setuid away from root clears them) and no way back.
+ * Every step is checked: a guard that cannot drop does not run. Before
+ * it, as root, the state folder is handed to u (plane_hand_over). */
+static int
+drop_privileges(const struct user *u, struct plane *pl, char *err, size_t errlen)
+{
+	if (geteuid() == 0 && plane_hand_over(pl, u->uid, u->gid, u->name, err,
+	    errlen) == -1)
+		return -1;
+	if (setgroups(0, NULL) == -1 || setresgid(u->gid, u->gid, u->gid) == -1 ||
+	    setresuid(u->uid, u->uid, u->uid) == -1) {
+		snprintf(err, errlen, "--user %s: %s", u->name, strerror(errno));
 		return -1;
 	}
 	if (setuid(0) != -1) {
-		snprintf(err, errlen, "--user %s: could regain root", user);
+		snprintf(err, errlen, "--user %s: could regain root", u->name);
 		return -1;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
-		snprintf(err, errlen, "--user %s: no_new_privs: %s", user, strerror(errno));
+		snprintf(err, errlen, "--user %s: no_new_privs: %s", u->name,
+		    strerror(errno));
 		return -1;
 	}
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -401,6 +390,7 @@ guard_run_main(int argc, char **argv)
 {
 	static struct config cfg;	/* large; lives for the whole run */
 	struct guard g;
+	struct user user;
 	char err[1024], warn[1024];
 	size_t i;
 	int rc = 2;
@@ -423,7 +413,12 @@ guard_run_main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	g.started = time(NULL);
-	if ((g.plane = plane_new(&cfg, err, sizeof(err))) == NULL ||
+	if (cfg.user != NULL && lookup_user(cfg.user, &user, err, sizeof(err)) == -1) {
+		fprintf(stderr, "egress-guard: %s\n", err);
+		goto out;
+	}
+	if ((g.plane = plane_new(&cfg, cfg.user != NULL ? user.uid : geteuid(), err,
+	    sizeof(err))) == NULL ||
 	    plane_start(g.plane, &g.policy, warn, sizeof(warn), err, sizeof(err)) == -1) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
@@ -457,7 +452,8 @@ guard_run_main(int argc, char **argv)
 	/* The control socket is bound before the privilege drop, so it stays
 	 * root's: the dropped guard cannot be reached through it by anyone
 	 * but the plane. */
-	if ((g.control = control_new(&g, cfg.control_path, err, sizeof(err))) == NULL) {
+	if ((g.control = control_new(&g, cfg.control_path, cfg.user != NULL ?
+	    user.uid : geteuid(), err, sizeof(err))) == NULL) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
 	}
@@ -473,16 +469,14 @@ guard_run_main(int argc, char **argv)
 		goto out;
 	}
 	if (cfg.user != NULL &&
-	    drop_privileges(cfg.user, cfg.state_dir, err, sizeof(err)) == -1) {
+	    drop_privileges(&user, g.plane, err, sizeof(err)) == -1) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
 	}
 	/* Checked as the user the guard now is: a push it cannot store would
 	 * fail only later, in front of the plane. */
-	if (cfg.state_dir != NULL && access(cfg.state_dir, W_OK | X_OK) == -1) {
-		fprintf(stderr, "egress-guard: --state-dir %s: not writable by uid %u: "
-		    "%s (make it that user's, mode 0700)\n", cfg.state_dir,
-		    (unsigned)getuid(), strerror(errno));
+	if (plane_state_writable(g.plane, err, sizeof(err)) == -1) {
+		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
 	}
 	log_start(&g);
@@ -490,6 +484,11 @@ guard_run_main(int argc, char **argv)
 		log_msg(g.log, "warning", "running as root: use --user");
 	if (warn[0] != '\0')
 		log_msg(g.log, "warning", warn);
+	if (cfg.state_dir == NULL)
+		log_msg(g.log, "warning", "--no-state: no epoch floor is kept; a restart "
+		    "accepts any epoch again (rollback)");
+	if (plane_floor_note(g.plane)[0] != '\0')
+		log_msg(g.log, "warning", plane_floor_note(g.plane));
 	guard_log_policy(&g, "policy");
 	if (event_base_dispatch(g.base) == -1) {
 		log_msg(g.log, "error", "event loop failed");

@@ -13,8 +13,11 @@
 #include "guard/config.h"
 #include "guard/plane.h"
 #include "policy/bundle.h"
+#include "policy/bundlepeek.h"
 #include "policy/policy.h"
+#include "util/errbuf.h"
 #include "util/file.h"
+#include "util/safepath.h"
 #include "util/thread.h"
 
 #define PLANE_STATE_FILE	"bundle.json"
@@ -25,11 +28,19 @@
 struct floor {
 	long long	 epoch;		/* -1: no policy accepted yet */
 	char		 digest[POLICY_DIGEST_LEN + 1];
+	/* 0: read from a stored bundle whose key is no longer trusted. It
+	 * holds the epoch, but its policy is not active, so the same epoch
+	 * and digest signed by a trusted key is news, not "unchanged". */
+	int		 active;
 };
 
 struct plane {
 	struct bundle_keyring	*kr;
-	const char		*state_dir;
+	const char		*state_dir;	/* NULL: --no-state */
+	int			 state_default;	/* may be created */
+	int			 state_fd;	/* the folder, opened once; -1 */
+	uid_t			 owner;		/* may own it besides root */
+	char			 floor_note[512];	/* why there is no active policy */
 	const char		*policy_path;
 	struct floor		 floor;
 	char			 signer[BUNDLE_KEY_ID_LEN + 1];
@@ -43,7 +54,8 @@ struct plane {
  * the thread shares nothing mutable with the loop. */
 struct plane_check {
 	const struct bundle_keyring *kr;
-	const char	*state_dir;
+	const char	*state_dir;	/* for messages */
+	int		 state_fd;	/* -1: nothing to store */
 	const char	*origin;	/* the --policy path, or NULL: pushed */
 	struct floor	 floor;
 	char		*buf;		/* the bytes, owned by the check */
@@ -96,7 +108,7 @@ plane_verdict_status(enum plane_verdict v)
 }
 
 struct plane *
-plane_new(const struct config *cfg, char *err, size_t errlen)
+plane_new(const struct config *cfg, uid_t owner, char *err, size_t errlen)
 {
 	struct plane *pl;
 	size_t i;
@@ -108,9 +120,26 @@ plane_new(const struct config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	pl->state_dir = cfg->state_dir;
+	pl->state_default = cfg->state_default;
+	pl->state_fd = -1;
+	pl->owner = owner;
 	pl->policy_path = cfg->policy_path;
 	pl->floor.epoch = -1;
 	for (i = 0; i < cfg->ntrust_keys; i++) {
+		char why[512];
+		int fd;
+
+		/* Whoever can write a trust key can sign any policy: the key
+		 * file and its folders get the state folder's rules. Once
+		 * they pass, no one else can change the file before it is
+		 * read. */
+		if ((fd = safepath_open_path(cfg->trust_keys[i], owner, why,
+		    sizeof(why))) == -1) {
+			snprintf(err, errlen, "--trust-key: %s", why);
+			plane_free(pl);
+			return NULL;
+		}
+		close(fd);
 		if (bundle_keyring_add_file(pl->kr, cfg->trust_keys[i], err, errlen) == -1) {
 			plane_free(pl);
 			return NULL;
@@ -125,6 +154,8 @@ plane_free(struct plane *pl)
 	if (pl == NULL)
 		return;
 	bundle_keyring_free(pl->kr);
+	if (pl->state_fd != -1)
+		close(pl->state_fd);
 	free(pl);
 }
 
@@ -147,6 +178,8 @@ plane_installed(struct plane *pl, const struct policy *p)
 		return;
 	pl->floor.epoch = policy_epoch(p);
 	snprintf(pl->floor.digest, sizeof(pl->floor.digest), "%s", policy_digest(p));
+	pl->floor.active = 1;
+	pl->floor_note[0] = '\0';
 	memcpy(pl->signer, pl->pending_signer, sizeof(pl->signer));
 }
 
@@ -162,7 +195,7 @@ epoch_rule(const struct floor *f, const struct policy *p, char *err, size_t errl
 	}
 	if (policy_epoch(p) == f->epoch) {
 		if (strcmp(policy_digest(p), f->digest) == 0)
-			return PLANE_SAME;
+			return f->active ? PLANE_SAME : PLANE_OK;
 		snprintf(err, errlen, "epoch %lld is already active with another digest",
 		    f->epoch);
 		return PLANE_EPOCH_CONFLICT;
@@ -188,24 +221,22 @@ verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 
 /* Writes the bundle so that a crash at any instant leaves either the old
  * file or the new one whole: temp file, fsync, rename, fsync the folder.
- * Runs on a check's thread: errors by strerror_r, never the shared
- * strerror buffer. */
+ * All of it relative to the folder's descriptor, opened once at start:
+ * a link put in the folder's place later changes nothing. Runs on a
+ * check's thread: errors by strerror_r, never the shared strerror
+ * buffer. */
 static int
-store(const char *state_dir, const char *buf, size_t len, char *err, size_t errlen)
+store(int dfd, const char *state_dir, const char *buf, size_t len, char *err,
+    size_t errlen)
 {
-	char tmp[4096], dst[4096], why[128];
-	int fd = -1, dfd = -1, rc = -1;
+	char why[128];
+	int fd = -1, rc = -1;
 	size_t off = 0;
 
-	if (state_dir == NULL)
+	if (dfd == -1)
 		return 0;
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", state_dir, PLANE_STATE_TMP) >=
-	    sizeof(tmp) || (size_t)snprintf(dst, sizeof(dst), "%s/%s", state_dir,
-	    PLANE_STATE_FILE) >= sizeof(dst)) {
-		snprintf(err, errlen, "--state-dir path too long");
-		return -1;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = openat(dfd, PLANE_STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	    O_NOFOLLOW, 0600);
 	if (fd == -1)
 		goto fail;
 	while (off < len) {
@@ -221,9 +252,7 @@ store(const char *state_dir, const char *buf, size_t len, char *err, size_t errl
 		goto fail;
 	}
 	fd = -1;
-	if (rename(tmp, dst) == -1)
-		goto fail;
-	if ((dfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	if (renameat(dfd, PLANE_STATE_TMP, dfd, PLANE_STATE_FILE) == -1 ||
 	    fsync(dfd) == -1)
 		goto fail;
 	rc = 0;
@@ -231,12 +260,10 @@ store(const char *state_dir, const char *buf, size_t len, char *err, size_t errl
 fail:
 	snprintf(err, errlen, "%s: cannot store the bundle: %s", state_dir,
 	    strerror_r(errno, why, sizeof(why)));
-	(void)unlink(tmp);
+	(void)unlinkat(dfd, PLANE_STATE_TMP, 0);
 out:
 	if (fd != -1)
 		close(fd);
-	if (dfd != -1)
-		close(dfd);
 	return rc;
 }
 
@@ -278,7 +305,8 @@ check_work(struct plane_check *c)
 	if (check_parse(c, bundle) == PLANE_OK)
 		c->v = epoch_rule(&c->floor, c->p, c->err, sizeof(c->err));
 	if (c->v == PLANE_OK && bundle &&
-	    store(c->state_dir, c->buf, c->len, c->err, sizeof(c->err)) == -1)
+	    store(c->state_fd, c->state_dir, c->buf, c->len, c->err,
+	    sizeof(c->err)) == -1)
 		c->v = PLANE_STORE_FAILED;
 	if (c->v != PLANE_OK) {
 		policy_free(c->p);
@@ -308,6 +336,7 @@ check_new(const struct plane *pl, const char *origin)
 		return NULL;
 	c->kr = pl->kr;
 	c->state_dir = pl->state_dir;
+	c->state_fd = pl->state_fd;
 	c->origin = origin;
 	c->floor = pl->floor;
 	c->notify_fd = -1;
@@ -406,8 +435,9 @@ enum plane_verdict
 plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 {
 	struct plane_check *c;
-	char *buf;
+	char *buf, why[512];
 	size_t len = 0;
+	int fd;
 
 	*out = NULL;
 	if (pl->policy_path == NULL) {
@@ -418,7 +448,16 @@ plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 		snprintf(err, errlen, "a pushed bundle is being checked");
 		return PLANE_BUSY;
 	}
-	if ((buf = file_read(pl->policy_path, POLICY_MAX_BYTES, 0, &len, err, errlen)) == NULL)
+	/* An unsigned compiled policy is taken on the file's word: the file
+	 * and its folders get the state folder's rules. */
+	if ((fd = safepath_open_path(pl->policy_path, pl->owner, why,
+	    sizeof(why))) == -1) {
+		snprintf(err, errlen, "--policy: %s", why);
+		return PLANE_MALFORMED;
+	}
+	buf = file_read_fd(fd, pl->policy_path, POLICY_MAX_BYTES, 0, &len, err, errlen);
+	close(fd);
+	if (buf == NULL)
 		return PLANE_MALFORMED;
 	if ((c = check_new(pl, pl->policy_path)) == NULL) {
 		free(buf);
@@ -431,49 +470,106 @@ plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 	return check_end(pl, c, out, err, errlen);
 }
 
+/* The state folder, opened once: the default one is made 0700 when it
+ * is not there yet (a first start); a named one must exist, since a typo
+ * would otherwise start a new, empty floor. */
+static int
+open_state(struct plane *pl, char *err, size_t errlen)
+{
+	char why[512];
+
+	if (pl->state_default && mkdir(pl->state_dir, 0700) == -1 && errno != EEXIST) {
+		snprintf(err, errlen, "--state-dir %s (the default): cannot create it: "
+		    "%s (name another with --state-dir, or --no-state)", pl->state_dir,
+		    strerror(errno));
+		return -1;
+	}
+	if ((pl->state_fd = safepath_open_dir(pl->state_dir, pl->owner, why,
+	    sizeof(why))) == -1) {
+		snprintf(err, errlen, "--state-dir: %s", why);
+		return -1;
+	}
+	return 0;
+}
+
+/* A stored bundle whose key is not trusted any more (the keys were
+ * rotated): its signature cannot be checked, so its policy is not run,
+ * but its epoch is still the last one accepted, and stays the floor
+ * until a bundle signed by a trusted key raises it. */
+static int
+floor_only(struct plane *pl, const char *path, const char *buf, size_t len,
+    const char *why, char *err, size_t errlen)
+{
+	struct policy *p;
+	char perr[512], kid[BUNDLE_KEY_ID_LEN + 1];
+
+	if ((p = bundlepeek_policy(buf, len, kid, perr, sizeof(perr))) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, perr);
+		return -1;
+	}
+	pl->floor.epoch = policy_epoch(p);
+	snprintf(pl->floor.digest, sizeof(pl->floor.digest), "%s", policy_digest(p));
+	pl->floor.active = 0;
+	errbuf_set(pl->floor_note, sizeof(pl->floor_note), "%s: %s: every request is "
+	    "denied until a bundle signed by a trusted key arrives; its epoch %lld "
+	    "stays the floor", path, why, policy_epoch(p));
+	policy_free(p);
+	return 0;
+}
+
+/* The stored bundle, if any, checked like the folder (owner, mode, one
+ * link, no link) and verified: the active policy, or only the floor when
+ * its key is no longer trusted. */
+static int
+load_state(struct plane *pl, struct policy **state, char *err, size_t errlen)
+{
+	enum plane_verdict v;
+	char path[4096], why[512];
+	char *buf;
+	size_t len = 0;
+	int fd, rc = -1;
+
+	snprintf(path, sizeof(path), "%s/%s", pl->state_dir, PLANE_STATE_FILE);
+	fd = safepath_open_file(pl->state_fd, pl->state_dir, PLANE_STATE_FILE,
+	    pl->owner, err, errlen);
+	/* Only "no such file" means no state: any other error must not
+	 * silently drop the epoch floor. */
+	if (fd == -2)
+		return 0;
+	if (fd == -1)
+		return -1;
+	buf = file_read_fd(fd, path, BUNDLE_MAX_BYTES, 0, &len, err, errlen);
+	close(fd);
+	if (buf == NULL)
+		return -1;
+	v = verify(pl->kr, buf, len, state, pl->pending_signer, why, sizeof(why));
+	if (v == PLANE_OK) {
+		plane_installed(pl, *state);
+		rc = 0;
+	} else if (v == PLANE_UNKNOWN_KEY) {
+		rc = floor_only(pl, path, buf, len, why, err, errlen);
+	} else {
+		/* Tampered or broken: an error, not a reason to forget the
+		 * floor. */
+		snprintf(err, errlen, "%s: %s", path, why);
+	}
+	free(buf);
+	return rc;
+}
+
 int
 plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
     char *err, size_t errlen)
 {
 	struct policy *state = NULL, *file = NULL;
 	enum plane_verdict v;
-	char path[4096], why[512];
-	char *buf;
-	size_t len = 0;
+	char why[512];
 
 	*out = NULL;
 	warn[0] = '\0';
-	if (pl->state_dir != NULL) {
-		struct stat st;
-		int present;
-
-		if (stat(pl->state_dir, &st) == -1 || !S_ISDIR(st.st_mode)) {
-			snprintf(err, errlen, "--state-dir %s: not a directory", pl->state_dir);
-			return -1;
-		}
-		snprintf(path, sizeof(path), "%s/%s", pl->state_dir, PLANE_STATE_FILE);
-		/* Only "no such file" means no state: any other error must
-		 * not silently drop the epoch floor. */
-		present = lstat(path, &st) == 0;
-		if (!present && errno != ENOENT) {
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			return -1;
-		}
-		if (present) {
-			if ((buf = file_read(path, BUNDLE_MAX_BYTES, 0, &len, err, errlen)) == NULL)
-				return -1;
-			/* A state file that no longer verifies is an error, not
-			 * a reason to forget the floor. */
-			v = verify(pl->kr, buf, len, &state, pl->pending_signer, why,
-			    sizeof(why));
-			free(buf);
-			if (v != PLANE_OK) {
-				snprintf(err, errlen, "%s: %s", path, why);
-				return -1;
-			}
-			plane_installed(pl, state);
-		}
-	}
+	if (pl->state_dir != NULL && (open_state(pl, err, errlen) == -1 ||
+	    load_state(pl, &state, err, errlen) == -1))
+		return -1;
 	if (pl->policy_path != NULL) {
 		v = plane_reload(pl, &file, why, sizeof(why));
 		if (v == PLANE_OK) {
@@ -482,10 +578,10 @@ plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
 			plane_installed(pl, state);
 		} else if (v == PLANE_SAME) {
 			/* already active from the state folder */
-		} else if (state != NULL && (v == PLANE_STALE_EPOCH ||
+		} else if (pl->floor.epoch >= 0 && (v == PLANE_STALE_EPOCH ||
 		    v == PLANE_EPOCH_CONFLICT)) {
 			snprintf(warn, warnlen, "--policy %s ignored: %s (keeping the "
-			    "bundle in --state-dir)", pl->policy_path, why);
+			    "floor of the bundle in --state-dir)", pl->policy_path, why);
 		} else {
 			snprintf(err, errlen, "%s", why);
 			policy_free(state);
@@ -494,4 +590,74 @@ plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
 	}
 	*out = state;
 	return 0;
+}
+
+int
+plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
+    char *err, size_t errlen)
+{
+	struct stat st, fst;
+
+	if (pl->state_fd == -1)
+		return 0;
+	if (fstat(pl->state_fd, &st) == -1) {
+		snprintf(err, errlen, "--state-dir %s: %s", pl->state_dir, strerror(errno));
+		return -1;
+	}
+	if (st.st_uid == uid)
+		return 0;
+	if (st.st_uid != 0) {
+		snprintf(err, errlen, "--state-dir %s: owned by uid %u, neither root "
+		    "nor --user %s (uid %u): chown it to %s", pl->state_dir,
+		    (unsigned)st.st_uid, name, (unsigned)uid, name);
+		return -1;
+	}
+	/* The bundle was checked at start (root's or uid's, one link, no
+	 * link), in a folder only root could change until now. */
+	if (fstatat(pl->state_fd, PLANE_STATE_FILE, &fst, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(fst.st_mode) && fst.st_nlink == 1 &&
+	    fchownat(pl->state_fd, PLANE_STATE_FILE, uid, gid,
+	    AT_SYMLINK_NOFOLLOW) == -1) {
+		snprintf(err, errlen, "--state-dir %s: cannot hand %s to %s: %s",
+		    pl->state_dir, PLANE_STATE_FILE, name, strerror(errno));
+		return -1;
+	}
+	/* Mode first: once the folder is NAME's, root may change it only
+	 * with CAP_FOWNER, which a container need not grant. Both through
+	 * the descriptor: the folder opened at start, never a link. */
+	if (fchmod(pl->state_fd, 0700) == -1 || fchown(pl->state_fd, uid, gid) == -1) {
+		snprintf(err, errlen, "--state-dir %s: cannot hand it to %s: %s",
+		    pl->state_dir, name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+plane_state_writable(const struct plane *pl, char *err, size_t errlen)
+{
+	if (pl->state_fd == -1 || faccessat(pl->state_fd, ".", W_OK | X_OK, 0) == 0)
+		return 0;
+	snprintf(err, errlen, "--state-dir %s: not writable by uid %u: %s (make it "
+	    "that user's, mode 0700)", pl->state_dir, (unsigned)getuid(),
+	    strerror(errno));
+	return -1;
+}
+
+const char *
+plane_state_dir(const struct plane *pl)
+{
+	return pl->state_dir;
+}
+
+long long
+plane_floor_epoch(const struct plane *pl)
+{
+	return pl->floor.epoch;
+}
+
+const char *
+plane_floor_note(const struct plane *pl)
+{
+	return pl->floor_note;
 }

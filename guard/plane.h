@@ -11,6 +11,7 @@
 #define EG_PLANE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct config;
 struct policy;
@@ -33,15 +34,22 @@ enum plane_verdict {
 const char *plane_verdict_name(enum plane_verdict v);	/* "stale_epoch", … */
 int plane_verdict_status(enum plane_verdict v);		/* HTTP status */
 
-/* Loads --trust-key files. NULL with err on a bad key file. */
-struct plane *plane_new(const struct config *cfg, char *err, size_t errlen);
+/* Loads --trust-key files. owner is the uid the guard runs as (after any
+ * --user): the state folder and its bundle may be root's or owner's,
+ * no one else's. NULL with err on a bad key file. */
+struct plane *plane_new(const struct config *cfg, uid_t owner, char *err,
+    size_t errlen);
 /* Call only with no check in flight (plane_check_finish joins it). */
 void plane_free(struct plane *pl);
 
-/* Start-up: reads --state-dir's bundle (if any) and --policy (if any) and
- * picks the policy to run, never below the persisted floor. *out is NULL
- * when there is none. Returns 0, or -1 with err (exit 2). Warnings (a
- * stale --policy ignored) go to warn. */
+/* Start-up: opens --state-dir (creating the default one 0700), refuses a
+ * folder, a bundle.json or a folder above that someone other than root or
+ * the owner could change (util/safepath.h), reads the bundle (if any) and
+ * --policy (if any) and picks the policy to run, never below the persisted
+ * floor. A stored bundle signed by a key no longer trusted keeps its epoch
+ * as the floor with no policy active (plane_floor_note says why). *out is
+ * NULL when there is none. Returns 0, or -1 with err (exit 2). Warnings
+ * (a stale --policy ignored) go to warn. */
 int plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
     char *err, size_t errlen);
 
@@ -81,5 +89,19 @@ void plane_installed(struct plane *pl, const struct policy *p);
  * the active policy ("" for an unsigned operator file). */
 size_t plane_trusted_keys(const struct plane *pl);
 const char *plane_signer(const struct plane *pl);
+
+/* Before a --user drop, as root: a root-owned state folder (and its
+ * bundle) becomes uid's, 0700, through the descriptor opened at start.
+ * A folder of a third uid is refused. 0 or -1 with err. */
+int plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
+    char *err, size_t errlen);
+/* After the drop: whether the guard can still store there. */
+int plane_state_writable(const struct plane *pl, char *err, size_t errlen);
+
+/* For status: the state folder (NULL: --no-state), the epoch floor (-1:
+ * none), and why no policy runs although there is a floor ("" if not). */
+const char *plane_state_dir(const struct plane *pl);
+long long plane_floor_epoch(const struct plane *pl);
+const char *plane_floor_note(const struct plane *pl);
 
 #endif

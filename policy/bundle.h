@@ -56,6 +56,11 @@ unsigned char *bundle_b64_decode(const char *s, size_t len, size_t *outlen);
 struct policy *bundle_verify(const struct bundle_keyring *kr, const char *buf,
     size_t len, char *key_id, enum bundle_error *why, char *err, size_t errlen);
 
+/* 1 when an envelope (bundle or receipt, JSON text) holds a JSON escape.
+ * Their keys and values never need one, and each field has one accepted
+ * spelling, so such an envelope is malformed. */
+int bundle_envelope_escaped(const char *buf, size_t len);
+
 /* Whether the bytes of a file are a signed bundle rather than a compiled
  * policy, by their "schema", without reading the policy inside: a bundle
  * as egress-guardctl writes it, or a compiled policy in canonical form,

@@ -15,13 +15,10 @@ char *
 file_read(const char *path, size_t max, size_t reserve, size_t *lenp,
     char *err, size_t errlen)
 {
-	struct stat st;
-	char *buf = NULL, *nb;
-	size_t len = 0, cap;
-	ssize_t r;
+	char *buf;
 	int fd;
 
-	if (path == NULL || lenp == NULL || max > SIZE_MAX / 2 - reserve) {
+	if (path == NULL) {
 		errbuf_set(err, errlen, "no path");
 		return NULL;
 	}
@@ -29,6 +26,24 @@ file_read(const char *path, size_t max, size_t reserve, size_t *lenp,
 	 * it is then refused as not regular. */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) == -1) {
 		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	buf = file_read_fd(fd, path, max, reserve, lenp, err, errlen);
+	close(fd);
+	return buf;
+}
+
+char *
+file_read_fd(int fd, const char *path, size_t max, size_t reserve, size_t *lenp,
+    char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf = NULL, *nb;
+	size_t len = 0, cap;
+	ssize_t r;
+
+	if (path == NULL || lenp == NULL || max > SIZE_MAX / 2 - reserve) {
+		errbuf_set(err, errlen, "no path");
 		return NULL;
 	}
 	if (fstat(fd, &st) == -1) {
@@ -80,11 +95,9 @@ file_read(const char *path, size_t max, size_t reserve, size_t *lenp,
 		goto bad;
 	}
 	buf[reserve + len] = '\0';
-	close(fd);
 	*lenp = len;
 	return buf;
 bad:
 	free(buf);
-	close(fd);
 	return NULL;
 }

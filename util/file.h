@@ -14,4 +14,9 @@
 char *file_read(const char *path, size_t max, size_t reserve, size_t *lenp,
     char *err, size_t errlen);
 
+/* The same from fd, already open (and left open): path only names it in
+ * messages. */
+char *file_read_fd(int fd, const char *path, size_t max, size_t reserve,
+    size_t *lenp, char *err, size_t errlen);
+
 #endif

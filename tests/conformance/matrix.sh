@@ -41,6 +41,12 @@ record() {
 
 # ---------------------------------------------------------------- topology
 [ -x "$BIN" ] && [ -x "$CTL" ] || { echo "conformance: build the binaries first"; exit 2; }
+# The binary under test, hashed before any guard starts: the report says
+# which bytes ran, and receipt sign refuses a binary that differs. A run
+# that fails early leaves no older report behind to be signed.
+rm -f "$OUT/report.json"
+BIN_SHA256=$(sha256sum <"$BIN" | cut -d' ' -f1)
+[ ${#BIN_SHA256} -eq 64 ] || { echo "conformance: cannot hash $BIN"; exit 2; }
 topo_up || { echo "conformance: topology failed"; exit 2; }
 # The workload HAS a route out through the guard's namespace: only the nft
 # table stands between it and the internet, so default_deny is observable.
@@ -104,6 +110,8 @@ bundle open 10 unrestricted
 PUB_RANGES="--allow-range 198.18.0.0/15 --allow-range 2001:2::/48"
 start_guard_ns() {	# NAME PORT ARGS...: like lib's start_guard, own control path
 	name=$1 port=$2; shift 2
+	# Only A keeps a floor (its own folder); never the host's default.
+	case " $* " in *" --state-dir "*) ;; *) set -- "$@" --no-state;; esac
 	start_bg "$GD" "$T/$name.out" "$BIN" run --listen "10.77.0.1:$port" \
 	    --log-file "$T/$name.log" --control "$T/run/$name.sock" "$@"
 	eval "PID_$name=$LASTPID"
@@ -389,6 +397,47 @@ k="$(rc 3129) $(seen priv)"
 clear_log priv
 record rr-04 $F "reconnect after the upstream closed: fresh resolution, now private" \
     "200 403 untouched" "$o" "200 200 reached" "$k"
+kab() {	# NS ADDR:PORT: three requests on one connection to the admitted literal
+	ip netns exec "$1" python3 - "$2" <<'PY'
+import socket, sys
+host, _, port = sys.argv[1].rpartition(":")
+s = socket.create_connection((host, int(port)), timeout=10)
+buf = b""
+def ask(method, path, body=b""):
+    global buf
+    s.sendall(b"%s http://198.18.1.10%s HTTP/1.1\r\nHost: 198.18.1.10\r\n"
+              b"Proxy-Authorization: Basic c2VjcmV0\r\nContent-Length: %d\r\n\r\n%s"
+              % (method, path, len(body), body))
+    while b"\r\n\r\n" not in buf:
+        x = s.recv(65536)
+        if not x:
+            return "closed", b""
+        buf += x
+    head, _, buf = buf.partition(b"\r\n\r\n")
+    n = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+    while n and len(buf) < n[0]:
+        x = s.recv(65536)
+        if not x:
+            break
+        buf += x
+    body, buf = buf[:n[0] if n else 0], buf[n[0] if n else 0:]
+    return head.split(b" ")[1].decode(), body
+try:
+    body = bytes(range(48, 112)) * 4
+    r = [ask(b"GET", b"/"), ask(b"POST", b"/echo", body), ask(b"POST", b"/headers", b"hello")]
+    seen = b"".join(x[1] for x in r).lower()
+    print(" ".join(x[0] for x in r),
+          "body-exact" if r[1][1] == body else "body-wrong",
+          "proxy-auth-leaked" if b"proxy-authorization" in seen or b"c2vjcmv0" in seen
+          else "no-proxy-auth")
+except OSError as e:
+    print("error", type(e).__name__)
+PY
+}
+o=$(kab "$WL" 10.77.0.1:3128)
+k=$(kab "$GD" 198.18.1.10:80)
+record rr-10 $F "kept-alive 2nd/3rd request to an admitted IP literal: exact body, no Proxy-Authorization" \
+    "200 200 200 body-exact no-proxy-auth" "$o" "200 200 200 body-exact proxy-auth-leaked" "$k"
 fi
 
 # --------------------------------------------------- authority_separation
@@ -618,9 +667,17 @@ echo "(dd-10..16: $(( ($(date +%s%N) - DD_T0) / 1000000 )) ms)"
 fi
 
 # ------------------------------------------------------------------ report
-python3 - "$RES" "$OUT/report.json" "$BIN" "$FACTS" <<'PY'
-import datetime, json, sys
+python3 - "$RES" "$OUT/report.json" "$BIN" "$FACTS" "$BIN_SHA256" <<'PY'
+import datetime, hashlib, json, sys
 res, out, binary, facts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+started_sha256 = sys.argv[5]
+# The binary changed under the run: the guards it started may have run
+# either version, so nothing here certifies one of them.
+now_sha256 = hashlib.sha256(open(binary, "rb").read()).hexdigest()
+if now_sha256 != started_sha256:
+    print("conformance: %s changed during the run (sha256 %s at start, %s now); no report"
+          % (binary, started_sha256, now_sha256))
+    sys.exit(2)
 cases = []
 for line in open(res):
     cid, fact, probe, exp, obs, cexp, cobs = line.rstrip("\n").split("\t")
@@ -630,7 +687,7 @@ for line in open(res):
 verdicts = {f: bool([c for c in cases if c["fact"] == f]) and
             all(c["verdict"] == "pass" for c in cases if c["fact"] == f) for f in facts}
 report = {"schema": "egress-guard.conformance-report.v1", "provider": "egress-guard",
-          "guard_binary": binary, "version": "0.1.0",
+          "guard_binary": binary, "guard_sha256": started_sha256, "version": "0.1.0",
           "ran_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
           "facts": verdicts, "cases": cases}
 json.dump(report, open(out, "w"), indent=1, sort_keys=True)

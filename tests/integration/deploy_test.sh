@@ -115,6 +115,10 @@ print("IMG_ARGS=(%s)" % " ".join(shlex.quote(a) for a in args))
 last = [r for r in runs if "apt-get install" in r][-1]
 pk = re.split(r"apt-get install[^\n&]*?--no-install-recommends", last)[1].split("&&")[0].split()
 print("IMG_PKGS=(%s)" % " ".join(shlex.quote(p) for p in pk))
+# Files the build stage installs under /out, which one COPY --from takes
+# to the same path without /out.
+m = re.search(r"install -m 0755 container/entrypoint\.sh /out(/\S+)", " ".join(runs))
+print("IMG_EP_INSTALL=%s" % shlex.quote(m.group(1) if m else ""))
 ua = [r for r in runs if "useradd" in r]
 m = re.search(r"useradd[^&]*--uid (\d+)[^&]* ([a-z_][a-z0-9_-]*)\s*(?:\\\\|&&|$)", ua[-1] if ua else "")
 print("IMG_USER=%s IMG_UID=%s" % (m.group(2), m.group(1)) if m else "IMG_USER= IMG_UID=")
@@ -123,6 +127,12 @@ if ! . "$T/dockerfile.sh"; then
 	fail dockerfile_parsed "$(cat "$T/dockerfile.sh")"
 	finish; exit 1
 fi
+
+# Offline with both builders: a `# syntax=` line makes BuildKit fetch a
+# frontend image from a registry; the legacy builder refuses COPY --chmod
+# (and the other BuildKit-only flags).
+! grep -nE '^#[[:space:]]*syntax=|^(COPY|ADD|RUN)[[:space:]].*--(chmod|chown|link|mount)' "$C/Dockerfile"
+check dockerfile_builds_offline_with_legacy_builder_and_buildkit $?
 
 [ "${#IMG_FROMS[@]}" -eq 2 ] && [ "${IMG_FROMS[0]}" = "debian:12 AS build" ] &&
     [ "${IMG_FROMS[1]}" = "debian:12-slim" ]
@@ -163,10 +173,10 @@ ROOTFS=$T/image
 bindir="" epsrc=""
 for c in "${IMG_COPIES[@]}"; do
 	case "$c" in
-	*"/egress-guard "*"/egress-guardctl "*) bindir=${c##* } ;;
-	*container/entrypoint.sh*) epsrc=${c##* } ;;
+	"--from=build /out/usr/local/bin/ /usr/local/bin/") bindir=/usr/local/bin ;;
 	esac
 done
+case "$IMG_EP_INSTALL" in "$bindir"/*) epsrc=$IMG_EP_INSTALL ;; esac
 mkdir -p "$ROOTFS$bindir"
 cp "$BIN" "$CTL" "$ROOTFS$bindir/"
 cp "$C/entrypoint.sh" "$ROOTFS$epsrc"
@@ -293,6 +303,11 @@ err policy_file_missing "EG_POLICY=$T/none.json: no such file" "EG_POLICY=$T/non
 err unknown_user "EG_USER=no-such-user-$$: no such user" "EG_USER=no-such-user-$$"
 err bad_nft_mode "EG_NFT=maybe: expected apply or skip" EG_NFT=maybe
 err bad_exempt_uid "EG_EXEMPT_UID=x1: expected a uid" EG_EXEMPT_UID=x1
+# The compose holder (`hold`) never holds an unfenced namespace.
+err hold_refuses_eg_nft_skip "hold needs EG_NFT=apply" EG_NETNS= EG_NFT=skip -- hold
+err hold_refuses_another_namespace "hold applies the table to its own namespace" -- hold
+err hold_refuses_root_hold_user "EG_HOLD_USER=0:0: expected uid:gid" EG_NETNS= EG_HOLD_USER=0:0 -- hold
+err hold_nft_step_failure_holds_nothing "nft apply failed" EG_NETNS= EG_GUARD_ADDR=0.0.0.0:3128 -- hold
 err nft_apply_as_non_root "EG_NFT=apply needs root" \
     setpriv --reuid=65534 --regid=65534 --clear-groups --
 # A failed nft step starts nothing (here: a guard address the rules refuse).
@@ -392,7 +407,7 @@ out=$(ingd "$BIN" run --listen 10.77.0.1:3132 --control "$T/st3.sock" --trust-ke
 check state_dir_of_third_user_refused $? "rc=$rc $out"
 # Unprivileged from the start (systemd DynamicUser, runAsUser) with a
 # folder it cannot write: a clear refusal at start, not a 500 at push time.
-mkdir -m 0755 "$T/st4"; mkdir -m 0777 "$T/st4c"
+mkdir -m 0755 "$T/st4"; mkdir -m 0700 "$T/st4c"; chown 65534 "$T/st4c"
 out=$(ingd setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" run --listen \
     10.77.0.1:3133 --control "$T/st4c/x.sock" --trust-key "$T/keys/a.pub.pem" --state-dir "$T/st4" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "state-dir $T/st4: not writable by uid 65534" <<<"$out"
@@ -437,15 +452,18 @@ want(n["sandbox"].get("internal") is True, "sandbox network not internal")
 want(not n["egress"] or not n["egress"].get("internal"), "egress network internal")
 want(list(s["sandbox-net"]["networks"]) == ["sandbox"], "holder not on sandbox only")
 want(w.get("network_mode") == "service:sandbox-net" and "networks" not in w, "workload namespace")
-want(w["depends_on"]["nft-init"]["condition"] == "service_completed_successfully", "workload starts before nft-init")
+want(w["depends_on"]["sandbox-net"]["condition"] == "service_healthy", "workload starts before the holder fenced its namespace")
+want("nft-init" not in s, "a one-shot nft service does not re-run when the holder restarts")
 g = s["guard"]
 want(set(g["networks"]) == {"sandbox", "egress"}, "guard networks")
 ip = g["networks"]["sandbox"]["ipv4_address"]
 want(g["environment"]["EG_LISTEN"] == ip + ":3128", "guard listens beyond the sandbox address")
-i = s["nft-init"]
-want(i["network_mode"] == "service:sandbox-net", "nft-init namespace")
-want(set(i["cap_add"]) <= {"NET_ADMIN", "SYS_ADMIN"} and i["cap_drop"] == ["ALL"], "nft-init caps")
-want(i["environment"]["EG_GUARD_ADDR"] == ip + ":3128", "nft-init guard address")
+i = s["sandbox-net"]
+want(i["command"] == ["hold"] and i.get("restart") == "unless-stopped", "holder does not fence at every start")
+want(set(i["cap_add"]) <= {"NET_ADMIN", "SETUID", "SETGID"} and i["cap_drop"] == ["ALL"], "holder caps")
+want(i["environment"]["EG_GUARD_ADDR"] == ip + ":3128", "holder guard address")
+want(i["environment"].get("EG_NETNS", "") == "" and i["environment"]["EG_EXEMPT_UID"] == "none", "holder exempts someone")
+want(i["healthcheck"]["test"] == ["CMD", "test", "-e", i["environment"]["EG_HOLD_MARK"]] and i["environment"]["EG_HOLD_MARK"].startswith(tuple(t + "/" for t in i["tmpfs"])), "holder health is not the mark on a tmpfs")
 want(w["environment"]["HTTPS_PROXY"] == "http://%s:3128" % ip, "workload proxy")
 want(s["runner"].get("network_mode") == "none", "runner on a network")
 '
@@ -454,6 +472,7 @@ want(w.get("network_mode") == "service:guard", "workload not in the guard namesp
 g = s["guard"]["environment"]
 want(g.get("EG_NFT", "apply") == "apply" and g.get("EG_NETNS", "") == "" and g.get("EG_EXEMPT_UID", "auto") == "auto", "guard nft step")
 want(w["depends_on"]["guard"]["condition"] == "service_healthy", "workload starts before the rules")
+want(g.get("EG_DNS", "").startswith("${EG_DNS:?"), "guard resolver not explicit (Docker 127.0.0.11)")
 '
 yaml_check k8s_pod_structure "$C/k8s/pod.yaml" '
 kinds = [d["kind"] for d in docs]
@@ -638,7 +657,7 @@ if command -v systemd-analyze >/dev/null; then
 	# Every system call the guard makes while serving is inside the unit's
 	# filter (@system-service minus @privileged and @resources).
 	if command -v strace >/dev/null; then
-		mkdir -m 0777 "$T/sc"
+		mkdir -m 0700 "$T/sc"; chown 65534 "$T/sc"
 		start_bg "$GD" "$T/sc.out" setpriv --reuid=65534 --regid=65534 --clear-groups \
 		    strace -f -qq -o "$T/sc/trace" "$BIN" run --listen 10.77.0.1:3134 \
 		    --control "$T/sc/control.sock" --state-dir "$T/sc" --trust-key "$T/keys/a.pub.pem" \

@@ -333,7 +333,7 @@ check ipv6_listener_serves $? "$out"
 
 # ---- out of descriptors: accept pauses instead of spinning, then recovers.
 start_bg "$GD" "$T/F.out" bash -c "ulimit -n 32; exec $BIN run --listen 10.77.0.1:3133 \
-    --log-file $T/F.log --control $T/F.sock --policy $T/policy.json $COMMON --allow-range 198.18.0.0/15"
+    --log-file $T/F.log --control $T/F.sock --no-state --policy $T/policy.json $COMMON --allow-range 198.18.0.0/15"
 FPID=$LASTPID
 wait_file "$T/F.log"; sleep 0.3
 fd0=$(ls /proc/$FPID/fd | wc -l)

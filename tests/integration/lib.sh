@@ -124,6 +124,12 @@ start_guard() {
 	# Ready once THIS start logged its policy line: a restarted guard
 	# appends to the log of the one before.
 	n0=$(cat "$T/$name.log" 2>/dev/null | grep -c '"event":"policy"')
+	# No --state-dir: --no-state, never the host's /var/lib/egress-guard
+	# (tests that keep a floor name their own folder).
+	# EG_DEFAULT_STATE=1: neither (the default folder, under a wrapper
+	# that puts a folder of the test's over /var/lib).
+	case " $* " in *" --state-dir "*|*" --no-state "*) ;;
+	*) [ -n "${EG_DEFAULT_STATE:-}" ] || set -- "$@" --no-state;; esac
 	# EG_WRAP: a command the guard runs under, e.g. valgrind (make valgrind).
 	# shellcheck disable=SC2086
 	start_bg "$GD" "$T/$name.out" ${EG_WRAP:-} "$BIN" run --listen "10.77.0.1:$port" \

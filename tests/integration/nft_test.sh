@@ -553,7 +553,7 @@ else
 	chmod 644 "$T/policy.json"
 	start "$GD" "$BIN" run --listen 10.200.0.1:3128 --policy "$T/policy.json" \
 	    --allow-range 198.18.0.0/15 --dns 10.201.0.2 \
-	    --control "$T/gd-control.sock"
+	    --control "$T/gd-control.sock" --no-state
 	if ! wait_listen "$GD" 3128; then
 		fail proxy_path "the guard did not start listening"
 		tail -n 5 "$T/background.log"
@@ -873,7 +873,7 @@ else
 	$PRE ip netns exec "$SH" setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
 	    "$BIN" run --listen 127.0.0.1:3128 --policy "$T/policy.json" \
 	    --allow-range 198.18.0.0/15 --dns 10.202.0.1 \
-	    --control "$T/sh/control.sock" >>"$T/background.log" 2>&1 &
+	    --control "$T/sh/control.sock" --no-state >>"$T/background.log" 2>&1 &
 	PIDS="$PIDS $!"
 	PRE=""
 	if ! wait_listen "$SH" 3128; then

@@ -352,7 +352,7 @@ e=$(active_epoch | cut -d' ' -f1)
 [ "$e" = 21 ] && grep -q '"event":"reload_refused".*stale_epoch' "$T/P.log"
 check hostile_sighup_with_stale_bundle_refused $? "$e"
 kill -TERM "$PID_P"; wait "$PID_P" 2>/dev/null
-ingd "$BIN" run --listen 10.77.0.1:3199 --control "$T/Q.sock" --policy "$T/b9.json" \
+ingd "$BIN" run --listen 10.77.0.1:3199 --control "$T/Q.sock" --no-state --policy "$T/b9.json" \
     --trust-key "$T/keys/other.pub.pem" >"$T/Q.out" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -qi "key" "$T/Q.out"
@@ -369,9 +369,10 @@ cat >"$T/ctlraw.py" <<'PY'
 #   hangup  sends TEXT then FILE and closes without reading
 #   stall   sends TEXT, prints "t=SECONDS closed=0|1" once the guard closes
 #           (15 s at most)
-#   conns   holds 64 idle connections, then prints what a 65th got at once,
-#           how many of the 64 were still open, and (after closing 4) what a
-#           GET /v1/health on another one got
+#   conns   holds 64 idle connections, then prints what a 65th got at once
+#           (its status line and error), how many of the 64 were still
+#           open, and (after closing 4) what a GET /v1/health on another
+#           one got; 20 more refused ones in between (the log's bound)
 import select, socket, sys, time
 sock, mode = sys.argv[1], sys.argv[2]
 text = sys.argv[3].encode("latin-1").decode("unicode_escape").encode("latin-1") if len(sys.argv) > 3 else b""
@@ -420,9 +421,15 @@ elif mode == "stall":
 elif mode == "conns":
     held = [conn() for _ in range(64)]
     time.sleep(0.3)
-    s = conn()
-    r, _, _ = select.select([s], [], [], 1)
-    first = "closed" if r and s.recv(10) == b"" else "open"
+    def refused():
+        s = conn()
+        got = read_all(s)
+        head, _, body = got.partition(b"\r\n\r\n")
+        err = body.split(b'"')[3].decode() if body.count(b'"') >= 4 else "-"
+        return "%s/%s" % (head.partition(b"\r\n")[0].decode() or "closed", err)
+    first = refused()
+    for _ in range(20):
+        refused()
     r, _, _ = select.select(held, [], [], 0)
     still = 64 - len(r)
     for h in held[:4]:
@@ -512,8 +519,218 @@ case "$out" in *closed=1*) t=${out#t=}; t=${t%% *}
     awk -v t="$t" 'BEGIN { exit !(t >= 9 && t < 12.5) }'; r=$?;; *) r=1;; esac
 check hostile_control_body_stalled_midway_closed_after_10s $r "$out"
 out=$(ctlraw conns)
-[ "$out" = "65th=closed open=64 health=HTTP/1.1 200 OK" ]
-check hostile_65th_control_connection_closed_at_once_others_served $? "$out"
+n=$(grep -c '"event":"control_refused".*"result":"too_many_connections"' "$T/H.log")
+[ "$out" = "65th=HTTP/1.1 503 Service Unavailable/too_many_connections open=64 health=HTTP/1.1 200 OK" ] &&
+    [ "$n" -ge 1 ] && [ "$n" -le 3 ]
+check hostile_65th_control_connection_answered_503_logged_bounded_others_served $? "$out log_lines=$n"
 kill -TERM "$PID_H"; wait "$PID_H" 2>/dev/null
+
+# ---- issue 19: the plane's files
+# run_refused NAME ARGS...: a start that must fail (exit 2) before it
+# serves; its stderr in $T/NAME.err.
+run_once() {
+	local name=$1; shift
+	ingd timeout 10 "$BIN" run --listen 10.77.0.1:3198 --control "$T/$name.sock" \
+	    --trust-key "$T/trusted.pub.pem" --dns 198.18.0.53 "$@" >"$T/$name.err" 2>&1
+}
+# A start that passed the check stands there: stop it at once.
+run_ok() {
+	local name=$1; shift
+	start_guard "$name" 3197 --trust-key "$T/trusted.pub.pem" --dns 198.18.0.53 \
+	    --allow-range 198.18.0.0/15 "$@" >"$T/$name.err" 2>&1 || return 1
+	kill -TERM "$(eval echo "\$PID_$name")"; wait "$(eval echo "\$PID_$name")" 2>/dev/null
+	return 0
+}
+status_of() {	# status_of SOCK EXPR: Python over the /v1/status object o
+	ingd curl -sS --max-time 5 --unix-socket "$1" http://localhost/v1/status |
+	    python3 -c 'import json,sys; o=json.load(sys.stdin); print(*eval(sys.argv[1]))' "$2"
+}
+
+# 1. No --state-dir: the default folder, /var/lib/egress-guard, keeps the
+# floor across a restart. The guard runs in a mount namespace of its own
+# with a folder of this test's over /var/lib: the host's is not touched.
+mkdir -p "$T/varlib"
+cat >"$T/varlib.sh" <<'SH'
+#!/bin/sh
+mount --bind "$(dirname "$0")/varlib" /var/lib && exec "$@"
+SH
+chmod 0755 "$T/varlib.sh"
+policy 5 api.example.test:80; sign 5
+policy 3 api.example.test:80 keep.example.test:7; sign 3
+dstart() {
+	EG_DEFAULT_STATE=1 EG_WRAP="unshare -m --propagation private $T/varlib.sh ${EG_WRAP:-}" \
+	    start_guard D 3134 --trust-key "$T/trusted.pub.pem" --dns 198.18.0.53 \
+	    --allow-range 198.18.0.0/15 --user nobody "$@"
+}
+dpush() { "$CTL" push "$1" --control "$T/D.sock"; }
+dstart || exit 1
+o5=$(dpush "$T/b5.json" 2>&1)
+kill -TERM "$PID_D"; wait "$PID_D" 2>/dev/null
+m=$(stat -c '%U %a' "$T/varlib/egress-guard" 2>&1)
+dstart || exit 1
+sd=$(status_of "$T/D.sock" 'o["state_dir"], o["epoch_floor"]')
+out3=$(dpush "$T/b3.json" 2>&1); rc=$?
+case "$o5$out3" in *'"epoch":5'*stale_epoch*) [ $rc -eq 1 ] && [ "$m" = "nobody 700" ] &&
+    [ "$sd" = "/var/lib/egress-guard 5" ] && cmp -s "$T/varlib/egress-guard/bundle.json" "$T/b5.json"; r=$?;;
+    *) r=1;; esac
+check hostile_rollback_after_restart_refused_with_default_state_dir $r "$m / $sd / $o5 / $out3"
+kill -TERM "$PID_D"; wait "$PID_D" 2>/dev/null
+# Negative control: --no-state, the same sequence is accepted, the start
+# warns and /v1/status says there is no state folder.
+dstart --no-state || exit 1
+dpush "$T/b5.json" >/dev/null 2>&1
+kill -TERM "$PID_D"; wait "$PID_D" 2>/dev/null
+dstart --no-state || exit 1
+out3=$(dpush "$T/b3.json" 2>&1)
+sd=$(status_of "$T/D.sock" 'o["state_dir"], o["epoch_floor"]')
+case "$out3" in *'"epoch":3'*) [ "$sd" = "None 3" ] &&
+    grep -q '"event":"warning".*--no-state: no epoch floor' "$T/D.log"; r=$?;; *) r=1;; esac
+check control_no_state_opt_out_reopens_rollback_and_says_so $r "$sd / $out3"
+kill -TERM "$PID_D"; wait "$PID_D" 2>/dev/null
+
+# 2. The state folder and bundle.json must be changeable by root and the
+# guard's user only (sshd StrictModes).
+mkdir -p "$T/st777"; chmod 0777 "$T/st777"
+run_once st777 --state-dir "$T/st777" --user nobody; rc=$?
+[ $rc -eq 2 ] && grep -q "st777: writable by anyone" "$T/st777.err" && [ "$(stat -c %U "$T/st777")" = root ]
+check hostile_state_dir_0777_refused_at_start $? "rc=$rc $(cat "$T/st777.err")"
+chmod 0700 "$T/st777"
+run_ok st700 --state-dir "$T/st777" --user nobody
+check control_same_state_dir_0700_accepted $? "$(cat "$T/st700.err")"
+# Another user's bundle.json (the older, wider, validly signed bundle
+# the review planted) is refused, not run.
+mkdir -p "$T/stforeign"
+cp "$T/b10.json" "$T/stforeign/bundle.json"
+chown 12345 "$T/stforeign/bundle.json"
+run_once stforeign --state-dir "$T/stforeign"; rc=$?
+[ $rc -eq 2 ] && grep -q "bundle.json: owned by uid 12345" "$T/stforeign.err"
+check hostile_bundle_json_of_another_uid_refused $? "rc=$rc $(cat "$T/stforeign.err")"
+chown root "$T/stforeign/bundle.json"
+run_ok stforeignok --state-dir "$T/stforeign"
+check control_same_bundle_json_root_owned_accepted $? "$(cat "$T/stforeignok.err")"
+
+# 3. A link planted as --state-dir: refused, and its target (root's) is
+# left root's, not handed to nobody.
+mkdir -m 0755 "$T/rootonly"
+ln -s "$T/rootonly" "$T/stlink"
+run_once stlink --state-dir "$T/stlink" --user nobody; rc=$?
+m=$(stat -c '%U %a' "$T/rootonly")
+[ $rc -eq 2 ] && grep -q "is a symbolic link" "$T/stlink.err" && [ "$m" = "root 755" ]
+check hostile_symlinked_state_dir_refused_target_not_chowned $? "rc=$rc $m $(cat "$T/stlink.err")"
+
+# 4. The control socket's folder: one anyone can write (even sticky) is
+# refused; the client trusts only root, its own user or --guard-uid, and
+# only an answer naming the digest of the bundle it pushed.
+for mode in 0777 1777; do
+	mkdir -p "$T/sock$mode"; chmod "$mode" "$T/sock$mode"
+	ingd timeout 10 "$BIN" run --listen 10.77.0.1:3198 --control "$T/sock$mode/c.sock" \
+	    --no-state --dns 198.18.0.53 >"$T/sock$mode.err" 2>&1; rc=$?
+	[ $rc -eq 2 ] && grep -q "unsafe folder.*writable by anyone" "$T/sock$mode.err" &&
+	    [ ! -e "$T/sock$mode/c.sock" ]
+	check "hostile_control_socket_folder_${mode}_refused" $? "rc=$rc $(cat "$T/sock$mode.err")"
+done
+cat >"$T/fake.py" <<'PY'
+# fake.py SOCK DIGEST: a made-up guard that answers every request 200
+# with epoch 99 and DIGEST, up to 8 times.
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1]); s.listen(8)
+open(sys.argv[1] + ".ready", "w").close()
+for _ in range(8):
+    c, _ = s.accept()
+    c.settimeout(5)
+    buf = b""
+    try:
+        while b"\r\n\r\n" not in buf:
+            d = c.recv(65536)
+            if not d:
+                raise OSError("closed")
+            buf += d
+        head, _, body = buf.partition(b"\r\n\r\n")
+        n = 0
+        for l in head.split(b"\r\n"):
+            if l.lower().startswith(b"content-length:"):
+                n = int(l.split(b":")[1])
+        while len(body) < n:
+            d = c.recv(65536)
+            if not d:
+                raise OSError("closed")
+            body += d
+    except OSError:
+        c.close()
+        continue
+    b = ('{"epoch":99,"digest":"%s","revoked":0}\n' % sys.argv[2]).encode()
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(b) + b)
+    c.close()
+PY
+fake() {	# fake NAME UID DIGEST: a fake guard as UID at $T/NAME/c.sock
+	mkdir -p "$T/$1"; chown "$2" "$T/$1"
+	# /usr/bin/python3: root's PATH may lead to a python only root can run.
+	start_bg "$GD" "$T/$1.out" setpriv --reuid="$2" --regid="$2" --clear-groups \
+	    /usr/bin/python3 "$T/fake.py" "$T/$1/c.sock" "$3"
+	wait_file "$T/$1/c.sock.ready" 50
+}
+d16=$(python3 - "$T/b16.json" <<'PY'
+import base64, hashlib, json, sys
+print("sha256:" + hashlib.sha256(base64.b64decode(json.load(open(sys.argv[1]))["policy"])).hexdigest())
+PY
+)
+fake fakenobody 65534 "sha256:$(printf '0%.0s' $(seq 64))"
+out=$("$CTL" push "$T/b16.json" --control "$T/fakenobody/c.sock" 2>&1); rc=$?
+case "$out" in *"answered by uid 65534"*) [ $rc -eq 2 ]; r=$?;; *) r=1;; esac
+check hostile_fake_guard_of_another_uid_refused_by_push $r "rc=$rc $out"
+out=$("$CTL" status --control "$T/fakenobody/c.sock" 2>&1); rc=$?
+case "$out" in *"answered by uid 65534"*) [ $rc -eq 2 ]; r=$?;; *) r=1;; esac
+check hostile_fake_guard_of_another_uid_refused_by_status $r "rc=$rc $out"
+out=$(EG_GUARD_UID=65534 "$CTL" push "$T/b16.json" --control "$T/fakenobody/c.sock" 2>&1); rc=$?
+case "$out" in *"is not the pushed bundle's $d16"*) [ $rc -eq 2 ]; r=$?;; *) r=1;; esac
+check hostile_made_up_epoch_and_digest_refused_even_from_a_named_uid $r "rc=$rc $out"
+# Control: the same fake, named and answering the right digest, is
+# believed: the checks above are what failed the push.
+fake fakeright 65534 "$d16"
+out=$("$CTL" push "$T/b16.json" --control "$T/fakeright/c.sock" --guard-uid 65534 2>&1); rc=$?
+case "$out" in *'"epoch":99'*) [ $rc -eq 0 ]; r=$?;; *) r=1;; esac
+check control_named_uid_with_the_pushed_digest_accepted $r "rc=$rc $out"
+
+# 5. Key rotation: the stored bundle's key is no longer trusted. The
+# guard starts, denies everything, keeps the floor, says why; a bundle
+# of the new key below the floor is refused, above it installed.
+mkdir -p "$T/strot"
+start_guard R 3135 --trust-key "$T/trusted.pub.pem" --state-dir "$T/strot" \
+    --dns 198.18.0.53 --allow-range 198.18.0.0/15 || exit 1
+"$CTL" push "$T/b16.json" --control "$T/R.sock" >/dev/null 2>&1
+kill -TERM "$PID_R"; wait "$PID_R" 2>/dev/null
+start_guard R 3135 --trust-key "$T/keys/other.pub.pem" --state-dir "$T/strot" \
+    --dns 198.18.0.53 --allow-range 198.18.0.0/15
+r=$?
+out=$(curl_proxy 3135 http://api.example.test/)
+fl=$(status_of "$T/R.sock" 'o["epoch_floor"], o["policy"]["loaded"]')
+case "$out" in *code=403*reason=no_policy*) [ $r -eq 0 ] && [ "$fl" = "16 False" ] &&
+    grep -q '"event":"warning".*is not trusted.*every request is denied.*epoch 16 stays the floor' "$T/R.log";
+    r=$?;; *) r=1;; esac
+check rotated_key_restart_denies_keeps_floor_16_and_logs_why $r "$fl / $out"
+policy 7 api.example.test:80; sign 7 "$T/keys/other.pem"
+policy 17 api.example.test:80; sign 17 "$T/keys/other.pem"
+out=$("$CTL" push "$T/b7.json" --control "$T/R.sock" 2>&1)
+out17=$("$CTL" push "$T/b17.json" --control "$T/R.sock" 2>&1)
+c=$(curl_proxy 3135 http://api.example.test/)
+case "$out/$out17/$c" in *stale_epoch*'"epoch":17'*code=200*) r=0;; *) r=1;; esac
+check rotated_key_new_bundle_below_floor_refused_above_installed $r "$out / $out17 / $c"
+kill -TERM "$PID_R"; wait "$PID_R" 2>/dev/null
+
+# 6. --user with group 0, primary or supplementary: refused. Two users
+# made for this test, removed on exit.
+U0=egg0-$$; US=egs0-$$
+useradd -M -N -g 0 -s /usr/sbin/nologin "$U0" && useradd -M -N -G root -s /usr/sbin/nologin "$US" ||
+    { echo "FAIL useradd"; exit 1; }
+trap 'userdel "$U0" 2>/dev/null; userdel "$US" 2>/dev/null; cleanup' EXIT INT TERM
+for u in "$U0" "$US"; do
+	run_once "user$u" --no-state --user "$u"; rc=$?
+	grep -q "refusing a user.*group.*0\|group 0" "$T/user$u.err" && [ $rc -eq 2 ]
+	check "hostile_user_with_group_0_refused_${u%-*}" $? "rc=$rc $(cat "$T/user$u.err")"
+done
+userdel "$US"; useradd -M -N -s /usr/sbin/nologin "$US"
+run_ok "userok" --no-state --user "$US"
+check control_same_user_without_group_0_accepted $? "$(cat "$T/userok.err")"
 
 finish

@@ -69,7 +69,11 @@ setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/tmp/eg-plane-test-XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	snprintf(f->state, sizeof(f->state), "%s/state", f->dir);
-	snprintf(f->pub, sizeof(f->pub), "%s/k.pub.pem", f->dir);
+	/* Keys in a folder of their own: a key's folder may not be
+	 * writable by others even if sticky, f->dir will be. */
+	snprintf(f->pub, sizeof(f->pub), "%s/keys", f->dir);
+	assert_int_equal(mkdir(f->pub, 0755), 0);
+	snprintf(f->pub, sizeof(f->pub), "%s/keys/k.pub.pem", f->dir);
 	snprintf(f->policy_file, sizeof(f->policy_file), "%s/live.json", f->dir);
 	assert_int_equal(mkdir(f->state, 0700), 0);
 	f->key = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
@@ -83,8 +87,28 @@ setup(void **state)
 	f->cfg.policy_path = f->policy_file;
 	f->cfg.trust_keys[0] = f->pub;
 	f->cfg.ntrust_keys = 1;
-	f->pl = plane_new(&f->cfg, err, sizeof(err));
-	assert_non_null(f->pl);
+	/* An operator's unsigned policy at epoch 0 to start from: the state
+	 * folder is opened (plane_start), and nothing is stored yet. */
+	{
+		const char prof[] = "{\"network_policy\":\"none\"}";
+		struct policy *p0 = policy_compile_profile(prof, sizeof(prof) - 1, 0,
+		    err, sizeof(err));
+		const char *canon;
+		size_t clen;
+		char warn[256];
+
+		assert_non_null(p0);
+		canon = policy_canonical(p0, &clen);
+		write_file(f->policy_file, canon, clen);
+		policy_free(p0);
+		f->pl = plane_new(&f->cfg, geteuid(), err, sizeof(err));
+		assert_non_null(f->pl);
+		p0 = NULL;
+		assert_int_equal(plane_start(f->pl, &p0, warn, sizeof(warn), err,
+		    sizeof(err)), 0);
+		assert_non_null(p0);
+		policy_free(p0);
+	}
 	assert_int_equal(pipe(f->pipe), 0);
 	*state = f;
 	return 0;
@@ -105,6 +129,8 @@ teardown(void **state)
 	(void)unlink(path);
 	(void)rmdir(f->state);
 	(void)unlink(f->pub);
+	snprintf(path, sizeof(path), "%s/keys", f->dir);
+	(void)rmdir(path);
 	(void)unlink(f->policy_file);
 	(void)rmdir(f->dir);
 	free(f);
@@ -375,16 +401,267 @@ static void
 test_store_failure_refused_nothing_changes(void **state)
 {
 	struct fixture *f = *state;
-	char *b1 = bundle(f->key, 1, "a.example");
+	char *b1 = bundle(f->key, 1, "a.example"), tmp[160];
 
-	assert_int_equal(rmdir(f->state), 0);
+	/* A folder where the temporary copy goes: it cannot be opened for
+	 * writing (root or not). */
+	snprintf(tmp, sizeof(tmp), "%s/.bundle.json.tmp", f->state);
+	assert_int_equal(mkdir(tmp, 0700), 0);
 	assert_int_equal(push(f, b1), PLANE_STORE_FAILED);
 	assert_int_equal(plane_verdict_status(PLANE_STORE_FAILED), 500);
-	assert_int_equal(mkdir(f->state, 0700), 0);
+	assert_int_equal(rmdir(tmp), 0);
 	/* Not installed: the same bundle is new, not "unchanged". */
 	assert_int_equal(push(f, b1), PLANE_OK);
 	assert_state_is(f, b1);
 	free(b1);
+}
+
+/* A new plane on the fixture's folder as a restart would make it, with
+ * no --policy and pub as the one trusted key. Returns plane_start's
+ * result; *pl and *out are the caller's to free. */
+static int
+restart(struct fixture *f, const char *pub, struct plane **pl,
+    struct policy **out, char *err, size_t errlen)
+{
+	struct config cfg;
+	char warn[256];
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.state_dir = f->state;
+	cfg.trust_keys[0] = pub;
+	cfg.ntrust_keys = 1;
+	*out = NULL;
+	/* NULL (plane_free takes it) when a key file is refused. */
+	if ((*pl = plane_new(&cfg, geteuid(), err, errlen)) == NULL)
+		return -1;
+	return plane_start(*pl, out, warn, sizeof(warn), err, errlen);
+}
+
+static void
+test_restart_keeps_the_floor_stale_epoch_refused(void **state)
+{
+	struct fixture *f = *state;
+	char *b5 = bundle(f->key, 5, "a.example"), *b1 = bundle(f->key, 1, "b.example");
+	struct plane *pl;
+	struct policy *p;
+	char err[512];
+
+	assert_int_equal(push(f, b5), PLANE_OK);
+	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), 0);
+	assert_non_null(p);
+	assert_int_equal(policy_epoch(p), 5);
+	assert_int_equal(plane_floor_epoch(pl), 5);
+	policy_free(p);
+	plane_free(f->pl);
+	f->pl = pl;
+	assert_int_equal(push(f, b1), PLANE_STALE_EPOCH);
+	free(b5);
+	free(b1);
+}
+
+/* StrictModes for the state folder: a folder others can write is
+ * refused at start; the same folder at 0700 (the negative control) and
+ * 0755 is accepted. */
+static void
+test_hostile_state_dir_writable_by_others_refused(void **state)
+{
+	struct fixture *f = *state;
+	static const mode_t bad[] = { 0777, 0770, 0702, 01777 };
+	struct plane *pl;
+	struct policy *p;
+	char err[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(chmod(f->state, bad[i]), 0);
+		assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "writable by"));
+		plane_free(pl);
+	}
+	assert_int_equal(chmod(f->state, 0700), 0);
+	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), 0);
+	plane_free(pl);
+	assert_int_equal(chmod(f->state, 0755), 0);
+	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), 0);
+	plane_free(pl);
+}
+
+/* A folder above it: writable by others only with the sticky bit (as
+ * /tmp). */
+static void
+test_hostile_folder_above_writable_by_others_refused_unless_sticky(void **state)
+{
+	struct fixture *f = *state;
+	struct plane *pl;
+	struct policy *p;
+	char err[512];
+
+	assert_int_equal(chmod(f->dir, 0777), 0);
+	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), -1);
+	/* The key file's folder or the state folder's parent: either way
+	 * f->dir is named. */
+	assert_non_null(strstr(err, f->dir));
+	assert_non_null(strstr(err, "writable by anyone"));
+	plane_free(pl);
+	assert_int_equal(chmod(f->dir, 01777), 0);
+	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), 0);
+	plane_free(pl);
+	assert_int_equal(chmod(f->dir, 0700), 0);
+}
+
+static void
+test_hostile_bundle_json_others_could_change_refused(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle(f->key, 1, "a.example"), path[160], alias[160];
+	struct plane *pl;
+	struct policy *p;
+	char err[512];
+
+	assert_int_equal(push(f, b1), PLANE_OK);
+	snprintf(path, sizeof(path), "%s/bundle.json", f->state);
+	snprintf(alias, sizeof(alias), "%s/alias.json", f->dir);
+	assert_int_equal(chmod(path, 0620), 0);
+	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "writable by its group"));
+	plane_free(pl);
+	assert_int_equal(chmod(path, 0600), 0);
+	/* A second name for it, elsewhere: whoever holds that one can
+	 * change it. */
+	assert_int_equal(link(path, alias), 0);
+	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "one link"));
+	plane_free(pl);
+	assert_int_equal(unlink(alias), 0);
+	if (geteuid() == 0) {
+		assert_int_equal(chown(path, 65534, 65534), 0);
+		assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "owned by uid 65534"));
+		plane_free(pl);
+		assert_int_equal(chown(path, 0, 0), 0);
+	}
+	/* Negative control: the same file, 0600 and ours, is accepted. */
+	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), 0);
+	assert_non_null(p);
+	policy_free(p);
+	plane_free(pl);
+	free(b1);
+}
+
+static void
+test_hostile_state_dir_owned_by_another_uid_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct plane *pl;
+	struct policy *p;
+	char err[512];
+
+	if (geteuid() != 0)
+		skip();
+	assert_int_equal(chown(f->state, 65534, 65534), 0);
+	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "owned by uid 65534"));
+	plane_free(pl);
+	assert_int_equal(chown(f->state, 0, 0), 0);
+}
+
+/* A link in the folder's place is refused, not followed; a link in a
+ * bundle.json's place too. */
+static void
+test_hostile_symlinked_state_dir_and_bundle_refused(void **state)
+{
+	struct fixture *f = *state;
+	char real[160], path[160];
+	struct plane *pl;
+	struct policy *p;
+	char err[512];
+
+	snprintf(real, sizeof(real), "%s/real", f->dir);
+	assert_int_equal(rename(f->state, real), 0);
+	assert_int_equal(symlink(real, f->state), 0);
+	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "symbolic link"));
+	plane_free(pl);
+	assert_int_equal(unlink(f->state), 0);
+	assert_int_equal(rename(real, f->state), 0);
+	snprintf(path, sizeof(path), "%s/bundle.json", f->state);
+	assert_int_equal(symlink(f->pub, path), 0);
+	assert_int_equal(restart(f, f->pub, &pl, &p, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "symbolic link"));
+	plane_free(pl);
+	assert_int_equal(unlink(path), 0);
+}
+
+/* Key rotation: the stored bundle's key is no longer trusted. The guard
+ * starts, runs no policy, and keeps the stored epoch as the floor; the
+ * same policy signed by the new key is installed (not "unchanged"). */
+static void
+test_rotated_key_keeps_floor_denies_until_trusted_bundle(void **state)
+{
+	struct fixture *f = *state;
+	char *b5 = bundle(f->key, 5, "a.example"), *n3 = bundle(f->other, 3, "b.example");
+	char *n5 = bundle(f->other, 5, "a.example"), *n5x = bundle(f->other, 5, "c.example");
+	char newpub[160], err[512];
+	struct plane *pl;
+	struct policy *p;
+	FILE *fp;
+
+	assert_int_equal(push(f, b5), PLANE_OK);
+	snprintf(newpub, sizeof(newpub), "%s/keys/new.pub.pem", f->dir);
+	assert_non_null(fp = fopen(newpub, "w"));
+	assert_int_equal(PEM_write_PUBKEY(fp, f->other), 1);
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(restart(f, newpub, &pl, &p, err, sizeof(err)), 0);
+	assert_null(p);
+	assert_int_equal(plane_floor_epoch(pl), 5);
+	assert_non_null(strstr(plane_floor_note(pl), "is not trusted"));
+	plane_free(f->pl);
+	f->pl = pl;
+	assert_int_equal(push(f, n3), PLANE_STALE_EPOCH);
+	assert_int_equal(push(f, n5x), PLANE_EPOCH_CONFLICT);
+	assert_int_equal(push(f, b5), PLANE_UNKNOWN_KEY);
+	assert_int_equal(push(f, n5), PLANE_OK);
+	assert_string_equal(plane_floor_note(f->pl), "");
+	assert_state_is(f, n5);
+	assert_int_equal(unlink(newpub), 0);
+	free(b5);
+	free(n3);
+	free(n5);
+	free(n5x);
+}
+
+/* An unsigned --policy file is taken on its word: one that others could
+ * write is refused at SIGHUP (and at start), the same file 0644 is not. */
+static void
+test_hostile_policy_file_writable_by_others_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct policy *p = NULL;
+	char err[512];
+
+	assert_int_equal(chmod(f->policy_file, 0646), 0);
+	assert_int_equal(plane_reload(f->pl, &p, err, sizeof(err)), PLANE_MALFORMED);
+	assert_null(p);
+	assert_non_null(strstr(err, "writable by anyone"));
+	assert_int_equal(chmod(f->policy_file, 0644), 0);
+	assert_int_equal(plane_reload(f->pl, &p, err, sizeof(err)), PLANE_SAME);
+}
+
+/* Whoever can write a trust key can sign any policy. */
+static void
+test_hostile_trust_key_writable_by_others_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct plane *pl;
+	char err[512];
+
+	assert_int_equal(chmod(f->pub, 0664), 0);
+	assert_null(pl = plane_new(&f->cfg, geteuid(), err, sizeof(err)));
+	assert_non_null(strstr(err, "writable by its group"));
+	/* Control: the same key file 0644. */
+	assert_int_equal(chmod(f->pub, 0644), 0);
+	assert_non_null(pl = plane_new(&f->cfg, geteuid(), err, sizeof(err)));
+	plane_free(pl);
 }
 
 static void
@@ -424,6 +701,31 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store_failure_refused_nothing_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_restart_keeps_the_floor_stale_epoch_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_state_dir_writable_by_others_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_folder_above_writable_by_others_refused_unless_sticky,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_bundle_json_others_could_change_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_state_dir_owned_by_another_uid_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_symlinked_state_dir_and_bundle_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_rotated_key_keeps_floor_denies_until_trusted_bundle, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_policy_file_writable_by_others_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_trust_key_writable_by_others_refused, setup,
+		    teardown),
 		cmocka_unit_test(test_unavailable_is_a_503),
 	};
 

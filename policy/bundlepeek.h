@@ -1,0 +1,20 @@
+/* What a bundle says, without trusting it: the policy inside an envelope
+ * whose signature is not (or cannot be) checked. For two uses only: the
+ * guard keeps a stored bundle's epoch as its floor when the key that
+ * signed it is no longer trusted (key rotation), and egress-guardctl
+ * compares the digest the guard answers with the one it pushed. Never a
+ * policy to enforce. */
+#ifndef EG_BUNDLEPEEK_H
+#define EG_BUNDLEPEEK_H
+
+#include <stddef.h>
+
+#include "policy/bundle.h"
+
+/* The policy inside the bundle JSON at buf (schema checked, signature
+ * not), and its key id (BUNDLE_KEY_ID_LEN + 1 bytes) when key_id is not
+ * NULL. NULL with err when the bytes are no bundle. */
+struct policy *bundlepeek_policy(const char *buf, size_t len, char *key_id,
+    char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,606 @@
+#!/bin/bash
+# The sidecar under a real Docker engine (dockerd 20.10, Debian 12's
+# docker.io; docker-compose 1.29): builds container/Dockerfile as a user
+# does, then runs compose layout (a) (container/compose.yaml) and layout (b)
+# (container/compose.shared.yaml) and checks, for each, what the workload
+# can and cannot reach, the plane's push, the guard's privileges, health,
+# stop and restart.
+#
+# Two daemons, one after the other, on one data root under $T:
+#   build: on the host's network (apt-get in the build needs Debian's
+#          mirror, as on the host), with no firewall, no bridge, no
+#          forwarding: it changes nothing on the host;
+#   run:   `nsenter --net=` into a namespace made here (not `ip netns exec`,
+#          which remounts /sys and hides the cgroups), with Docker's own
+#          firewall (internal networks only isolate with it) and --dns at
+#          the test's DNS server, so a query that escapes through Docker's
+#          embedded resolver lands where the test sees it.
+# Every network is `internal`. The pretend internet is one container at
+# 198.18.0.10: dnsd.py on :53 (the daemon's --dns: a query there came through
+# Docker's resolver or straight from a container) and on :5353 (the guard's
+# explicit EG_DNS), listener.py HTTP :80 and TLS :443.
+# The host's links, nft ruleset and iptables are compared before and after.
+# Base image: mmdebstrap --variant=minbase bookworm, imported as debian:12
+# and debian:12-slim; the images built are kept (docker save) in
+# $EG_DOCKER_CACHE (default /var/cache/egress-guard/docker-test, outside the
+# clone so that a fresh clone on the same machine reuses it, like apt's own
+# cache), with the base tarball, to make re-runs faster: the build re-runs
+# with --cache-from. Delete that folder for a cold run (about 13 minutes
+# here, most of it Debian's mirror; tests/run gives this test 30).
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# A folder of our own (lib.sh's cleanup removes whatever $T names at exit).
+rmdir "$T" && T=$(mktemp -d /tmp/egdocker.XXXXXX) || exit 1
+
+T0=$(date +%s)
+NS=egdk-$$
+DK=$T/d
+SOCK=$DK/docker.sock
+CACHE=${EG_DOCKER_CACHE:-/var/cache/egress-guard/docker-test}
+IMG=egress-guard:0.1.0
+TOOLS=egress-guard-test-tools:1
+INET=198.18.0.10
+export DOCKER_HOST=unix://$SOCK
+DPID=""
+mkdir -p "$DK" "$CACHE"
+
+# ----------------------------------------------------------------- daemon
+dk() { timeout 120 docker "$@"; }
+host_snapshot() {
+	ip -br link | awk '{print $1, $2}' | sort
+	echo ---
+	nft list ruleset 2>&1 | sed -E 's/counter packets [0-9]+ bytes [0-9]+//'
+	echo ---
+	for c in iptables-save ip6tables-save; do
+		command -v "$c" >/dev/null && "$c" 2>&1 | grep -v '^#' | sed -E 's/\[[0-9]+:[0-9]+\]//'
+	done
+}
+dockerd_start() {	# dockerd_start build|run: sets DPID, or WHY and fails
+	rm -f "$DK/dockerd.pid"
+	args=(--data-root "$DK/data" --exec-root "$DK/x" --pidfile "$DK/dockerd.pid"
+	    -H "unix://$SOCK" --bridge=none --userland-proxy=false --dns "$INET"
+	    --log-level warn)
+	if [ "$1" = build ]; then
+		dockerd "${args[@]}" --iptables=false --ip-forward=false --ip-masq=false \
+		    >>"$DK/dockerd.log" 2>&1 &
+	else
+		nsenter "--net=/run/netns/$NS" dockerd "${args[@]}" >>"$DK/dockerd.log" 2>&1 &
+	fi
+	DPID=$!
+	for _ in $(seq 120); do
+		timeout 5 docker version >/dev/null 2>&1 && return 0
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.5
+	done
+	WHY="dockerd ($1) did not start: $(tail -n 5 "$DK/dockerd.log" | tr '\n' ' ')"
+	return 1
+}
+dockerd_stop() {
+	[ -n "$DPID" ] || return 0
+	if kill -0 "$DPID" 2>/dev/null; then
+		ids=$(timeout 30 docker ps -aq 2>/dev/null)
+		[ -z "$ids" ] || timeout 60 docker rm -f -v $ids >/dev/null 2>&1
+		timeout 30 docker network prune -f >/dev/null 2>&1
+		timeout 30 docker volume prune -f >/dev/null 2>&1
+		kill "$DPID" 2>/dev/null
+		for _ in $(seq 300); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$DPID" 2>/dev/null
+	fi
+	# Its containerd, by the pid file in our exec root.
+	cp=$(cat "$DK/x/containerd/containerd.pid" 2>/dev/null)
+	if [ -n "$cp" ] && kill -0 "$cp" 2>/dev/null; then
+		kill "$cp"; sleep 1; kill -9 "$cp" 2>/dev/null
+	fi
+	DPID=""
+}
+unmount_ours() {	# whatever the daemons left mounted under $DK, deepest first
+	awk -v d="$DK" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r |
+	    while read -r m; do umount -l "$m" 2>/dev/null; done
+}
+docker_cleanup() {
+	dockerd_stop
+	unmount_ours
+	ip netns del "$NS" 2>/dev/null
+	[ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$DK"
+}
+trap 'docker_cleanup; cleanup' EXIT
+trap 'exit 1' INT TERM	# through the EXIT trap
+bail() { fail "$1" "$2"; echo "# docker log:"; tail -n 20 "$DK/dockerd.log"; finish; exit 1; }
+
+host_snapshot >"$T/host.before"
+
+# ---------------------------------------------------------------- build
+base="$CACHE/debian12-minbase.tar"
+if ! [ -s "$base" ]; then
+	t=$(date +%s)
+	mmdebstrap --quiet --variant=minbase bookworm "$CACHE/base.tmp.tar" >"$T/mmdebstrap.log" 2>&1 &&
+	    mv "$CACHE/base.tmp.tar" "$base" ||
+	    bail docker_base_image "mmdebstrap failed: $(tail -n 3 "$T/mmdebstrap.log" | tr '\n' ' ')"
+	echo "# base: mmdebstrap minbase bookworm in $(($(date +%s) - t)) s"
+fi
+dockerd_start build || bail dockerd_build_starts "$WHY"
+if [ -s "$CACHE/images.tar" ] && dk load -i "$CACHE/images.tar" >/dev/null 2>&1; then
+	:
+else
+	dk import "$base" debian:12 >/dev/null && dk tag debian:12 debian:12-slim ||
+	    bail docker_base_image "docker import failed"
+fi
+before=$(dk images -q --no-trunc | sort | tr '\n' ' ')
+
+# The test's own tools (curl, python3 for dnsd.py/listener.py): workload
+# and pretend internet. Built beside the guard's image: both mostly wait
+# for Debian's mirror.
+t=$(date +%s)
+printf '%s\n' 'FROM debian:12-slim' \
+    'RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends curl python3 openssl && apt-get clean && rm -rf /var/lib/apt/lists/*' |
+    timeout 600 docker build -q --network host --cache-from "$TOOLS" -t "$TOOLS" - >"$T/tools.log" 2>&1 &
+TOOLS_PID=$!
+
+# The image, exactly as the README says, with the legacy builder (dockerd
+# 20.10's default). The build stage is tagged for --cache-from.
+REV=$(git -C "$TOP" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+cd "$TOP" || exit 1
+build() {
+	DOCKER_BUILDKIT=0 timeout 900 docker build --network host -f container/Dockerfile \
+	    --build-arg VERSION=0.1.0 --build-arg "REVISION=$REV" \
+	    --cache-from egress-guard-build:cache --cache-from "$IMG" "$@" . >>"$T/build.log" 2>&1
+}
+build --target build -t egress-guard-build:cache && build -t "$IMG"
+check docker_image_builds_offline_with_legacy_builder $? "$(tail -n 8 "$T/build.log" | tr '\n' ' ')"
+wait "$TOOLS_PID" || bail docker_tools_image "$(tail -n 5 "$T/tools.log" | tr '\n' ' ')"
+cd - >/dev/null || exit 1
+echo "# build: $(($(date +%s) - t)) s"
+size=$(dk image inspect -f '{{.Size}}' "$IMG" 2>/dev/null)
+bsize=$(dk image inspect -f '{{.Size}}' debian:12-slim 2>/dev/null)
+gsize=$(dk run --rm --entrypoint sh "$IMG" -c 'cat /usr/local/bin/egress-guard* | wc -c' 2>/dev/null)
+echo "# image $IMG: ${size:-?} bytes; base debian:12-slim ${bsize:-?}; guard files (egress-guard, egress-guardctl, entrypoint) ${gsize:-?}"
+DIGEST=$(dk image inspect -f '{{.Id}}' "$IMG" 2>/dev/null)
+echo "# image id $DIGEST"
+dk run --rm --entrypoint sh "$IMG" -c \
+    'egress-guard --version && egress-guardctl --version && id egress-guard' >"$T/ver" 2>&1
+grep -q "uid=10001(egress-guard)" "$T/ver"
+check docker_image_runs_guard_and_has_user_10001 $? "$(tr '\n' ' ' <"$T/ver")"
+after=$(dk images -q --no-trunc | sort | tr '\n' ' ')
+if [ "$before" != "$after" ] || ! [ -s "$CACHE/images.tar" ]; then
+	dk save debian:12 debian:12-slim "$TOOLS" egress-guard-build:cache "$IMG" \
+	    -o "$CACHE/images.tmp.tar" && mv "$CACHE/images.tmp.tar" "$CACHE/images.tar"
+fi
+dockerd_stop
+
+# ---------------------------------------------------------------- run
+ip netns add "$NS" && ip -n "$NS" link set lo up || bail docker_netns "ip netns add $NS failed"
+dockerd_start run || bail dockerd_run_starts_in_own_namespace "$WHY"
+pass dockerd_run_starts_in_own_namespace
+
+# Keys and bundles, as the plane makes them.
+mkdir -p "$T/keys" "$T/bundles" "$T/inet"
+"$CTL" keygen --out "$T/plane.pem" >/dev/null 2>&1 && cp "$T/plane.pub.pem" "$T/keys/runner.pub.pem"
+bundle() {	# bundle NAME EPOCH HOST:PORT...
+	n=$1 e=$2; shift 2
+	python3 -c 'import json,sys; print(json.dumps({"network_policy":"allowlist","allowed_hosts":sys.argv[1:]}))' \
+	    "$@" >"$T/prof.json" &&
+	    "$CTL" compile "$T/prof.json" --epoch "$e" >"$T/pol.json" &&
+	    "$CTL" sign "$T/pol.json" --key "$T/plane.pem" >"$T/bundles/$n.json"
+}
+bundle current 1 api.example.test:80 api.example.test:443
+bundle wider 2 api.example.test:80 api.example.test:443 keep.example.test:80
+bundle narrow 3 api.example.test:80
+chmod -R a+rX "$T/keys" "$T/bundles"
+
+# The pretend internet's files.
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=api.example.test \
+    -addext subjectAltName=DNS:api.example.test -keyout "$T/inet/key.pem" \
+    -out "$T/inet/cert.pem" >/dev/null 2>&1
+cat >"$T/inet/zone.json" <<'Z'
+{"api.example.test": {"A": ["198.18.0.10"]}, "other.example.test": {"A": ["198.18.0.10"]},
+ "keep.example.test": {"A": ["198.18.0.10"]}}
+Z
+cat >"$T/inet/run.sh" <<EOF
+cd /inet
+python3 /t/dnsd.py --listen $INET:53 --zone zone.json --log dns53.log &
+python3 /t/dnsd.py --listen $INET:5353 --zone zone.json --log dns5353.log &
+python3 /t/listener.py --listen $INET:80 --log http.log --name inet &
+python3 /t/listener.py --listen $INET:443 --tls --cert cert.pem --key key.pem --log https.log --name inet &
+wait
+EOF
+chmod -R a+rwX "$T/inet"
+# The image's own health check, run every second instead of every 15 s
+# (the test waits for it after every start).
+FAST_HEALTH="    healthcheck:
+      interval: 1s"
+INET_SVC="
+  internet:
+    image: $TOOLS
+    command: [sh, /inet/run.sh]
+    volumes: ['$TI:/t:ro', '$T/inet:/inet']
+    init: true"
+
+# ------------------------------------------------------------ helpers
+LAYOUT=""
+PLANE_USER=0:0	# compose: the socket is root's (the guard drops after it)
+dc() { timeout 240 docker-compose --ansi never -p "$PROJ" --project-directory "$DIR" \
+    -f "$DIR/$CFILE" -f "$DIR/override.yaml" "$@"; }
+declare -A CID	# container ids by project/service: docker-compose is slow to ask
+cid() {
+	k=$PROJ/$1
+	if [ -z "${CID[$k]:-}" ]; then
+		if [ "$LAYOUT" = p ]; then
+			CID[$k]=$(dk inspect -f '{{.Id}}' "${PROJ}_$1" 2>/dev/null)
+		else
+			CID[$k]=$(dc ps -q "$1" 2>/dev/null | head -n1)
+		fi
+	fi
+	echo "${CID[$k]}"
+}
+remember() {	# remember SERVICE...: their ids, in this shell (not a $(...))
+	for sv in "$@"; do
+		CID[$PROJ/$sv]=""
+		CID[$PROJ/$sv]=$(cid "$sv")
+	done
+}
+in_wl() { dk exec -i "$(cid workload)" "$@"; }
+probe() { in_wl python3 - --timeout 2 "$@" <"$TI/docker_probe.py" 2>&1 | tail -n1; }
+# via URL: "code=NNN reason=R" from the workload, through its proxy variables.
+via() {
+	in_wl curl -sS -v --max-time 10 -k -o /dev/null -w 'code=%{http_code}' "$1" 2>"$T/via.err"
+	r=$(sed -n 's/^< X-Egress-Guard-Reason: \([a-z_]*\).*/\1/p' "$T/via.err" | tr -d '\r' | head -n1)
+	echo " reason=${r:--}"
+}
+plane() {	# plane CMD...: egress-guardctl in a container with the control volume only
+	dk run --rm --network none --user "$PLANE_USER" --cap-drop ALL --security-opt no-new-privileges:true \
+	    --read-only -v "${PROJ}_control:/run/egress-guard:nocopy" -v "$T/bundles:/bundles:ro" \
+	    "$IMG" egress-guardctl "$@" --control /run/egress-guard/control.sock 2>&1
+}
+epoch() {	# the epoch in `status` (a few tries: a container start can be slow)
+	for _ in 1 2 3; do
+		st=$(plane status)
+		e=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["policy"]["epoch"])' <<<"$st" 2>/dev/null) &&
+		    [ -n "$e" ] && { echo "$e"; return 0; }
+		sleep 1
+	done
+	echo "?(${st:0:160})"
+}
+health() { dk inspect -f '{{if .State.Health}}{{.State.Health.Status}}{{end}}' "$1" 2>/dev/null; }
+wait_health() {	# wait_health CID: healthy within 60 s
+	for _ in $(seq 120); do
+		[ "$(health "$1")" = healthy ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+dns_seen() { cat "$T/inet/dns53.log" "$T/inet/dns5353.log" 2>/dev/null | grep -c "$1"; }
+
+# no_route L GUARD_IP NAME: the workload with its proxy variables unset
+# reaches nothing. The probes run at once, each a check of its own. NAME is
+# one Docker's resolver answers itself (a container's).
+no_route() {
+	L=$1 gip=$2 dname=$3
+	out=$(in_wl env -u HTTP_PROXY -u HTTPS_PROXY -u http_proxy -u https_proxy \
+	    curl -sS --max-time 5 -o /dev/null -w '%{http_code}' "http://$INET/" 2>&1)
+	case "$out" in *000*|*"Failed"*|*"timed out"*|*"Couldn't"*) r=0;; *) r=1;; esac
+	check "${L}_workload_without_proxy_curl_to_internet_fails" $r "$out"
+	# Docker's embedded resolver (UDP and TCP) included.
+	specs=("tcp $INET 80" "tcp $INET 443" "tcp $gip 22" "tcp $gip 9"
+	    "udp_dns $INET 53 escape-$L-udp.example.test"
+	    "udp_dns $INET 5353 escape-$L-udp2.example.test"
+	    "tcp_dns $INET 53 escape-$L-tcp.example.test"
+	    "udp_dns 127.0.0.11 53 escape-$L-e1.example.test"
+	    "tcp_dns 127.0.0.11 53 escape-$L-e2.example.test"
+	    "udp_dns 127.0.0.11 53 $dname")
+	[ "$L" = a ] && specs+=("tcp 172.30.0.9 8080")
+	args=()
+	for sp in "${specs[@]}"; do args+=($sp +); done
+	mapfile -t res < <(in_wl python3 - --timeout 2 "${args[@]}" <"$TI/docker_probe.py" 2>&1)
+	for i in "${!specs[@]}"; do
+		set -- ${specs[$i]}
+		case "$2" in
+		127.0.0.11)
+			n="${L}_workload_${1}_via_docker_127_0_0_11_fails"
+			[ "${4:-}" = "$dname" ] && n="${L}_workload_container_name_via_docker_127_0_0_11_fails" ;;
+		172.30.0.9) n=a_workload_direct_tcp_to_other_container_on_sandbox_has_no_route ;;
+		*) n="${L}_workload_direct_${1}_${3}_${2//./_}_has_no_route" ;;
+		esac
+		case "${res[$i]:-}" in *" blocked "*) r=0;; *) r=1;; esac
+		check "$n" $r "${res[$i]:-no result}"
+	done
+	# The name service as the workload's libc uses it (127.0.0.11).
+	out=$(in_wl timeout 10 getent hosts "escape-$L-e3.example.test" 2>&1; echo "rc=$?")
+	case "$out" in *rc=0*) r=1;; *) r=0;; esac
+	check "${L}_workload_getent_via_docker_127_0_0_11_fails" $r "$out"
+	sleep 1
+	n=$(dns_seen "escape-$L-")
+	[ "$n" -eq 0 ]
+	check "${L}_test_dns_server_sees_no_query_from_workload" $? "$n queries: $(cat "$T"/inet/dns*.log | grep "escape-$L-" | tr '\n' ' ')"
+}
+
+# guard_checks L: privileges, control socket, push, revoke, health, stop,
+# restart (epoch floor).
+guard_checks() {
+	L=$1
+	g=$(cid guard)
+	pid=$(dk inspect -f '{{.State.Pid}}' "$g")
+	st=$(awk '/^(Uid|Gid|CapEff|CapPrm|NoNewPrivs):/ {printf "%s %s ", $1, $2}' "/proc/$pid/status" 2>&1)
+	case "$st" in "Uid: 10001 Gid: 10001 CapPrm: 0000000000000000 CapEff: 0000000000000000 NoNewPrivs: 1 ") r=0;; *) r=1;; esac
+	check "${L}_guard_uid_10001_no_caps_no_new_privs_on_host_proc" $r "pid $pid: $st"
+	[ "$(health "$g")" = healthy ]
+	check "${L}_guard_healthcheck_healthy" $? "$(health "$g")"
+
+	out=$(in_wl sh -c 'ls -la /run/egress-guard 2>&1; find / -xdev -type s 2>/dev/null')
+	case "$out" in *control.sock*) r=1;; *) r=0;; esac
+	check "${L}_control_socket_absent_from_workload_filesystem" $r "$out"
+
+	e1=$(epoch)
+	out=$(plane push /bundles/wider.json)
+	e2=$(epoch)
+	[ "$e1" = 1 ] && [ "$e2" = 2 ]
+	check "${L}_plane_container_pushes_signed_bundle_epoch_in_status" $? "before=$e1 after=$e2 push: $out"
+	out=$(via http://keep.example.test/)
+	case "$out" in *code=200*) r=0;; *) r=1;; esac
+	check "${L}_pushed_policy_admits_new_name" $r "$out"
+
+	# A live tunnel to a name the narrowing push removes is closed.
+	in_wl python3 - --timeout 5 tunnel "$GIP" 3128 api.example.test 443 20 \
+	    <"$TI/docker_probe.py" >"$T/tunnel.out" 2>&1 &
+	tp=$!
+	for _ in $(seq 50); do grep -q 'tunnel' "$T/tunnel.out" && break; sleep 0.1; done
+	out=$(plane push /bundles/narrow.json)
+	wait "$tp"
+	tun=$(tr '\n' ' ' <"$T/tunnel.out")
+	dk logs "$g" >"$T/guard-$L.log" 2>&1
+	case "$tun" in "tunnel open tunnel closed"*) grep -q revoked "$T/guard-$L.log"; r=$?;; *) r=1;; esac
+	check "${L}_narrowing_push_closes_live_tunnel_revoked" $r "$tun / push: $out"
+
+	# Restart: the state volume keeps epoch 3 and its floor.
+	dk restart "$g" >/dev/null
+	wait_health "$g"
+	e=$(epoch)
+	out=$(plane push /bundles/wider.json)
+	case "$out" in *'"epoch":2'*|*'"epoch": 2'*) r=1;; *) r=0;; esac
+	[ "$e" = 3 ] && [ "$r" = 0 ]
+	check "${L}_restart_keeps_epoch_floor_from_state_volume" $? "epoch after restart=$e; older push: $out"
+
+	# A stop is quick and clean (SIGTERM; Docker's grace period is 10 s).
+	t=$(date +%s%N)
+	dk stop "$g" >/dev/null
+	ms=$((($(date +%s%N) - t) / 1000000))
+	rc=$(dk inspect -f '{{.State.ExitCode}}' "$g")
+	[ "$rc" = 0 ] && [ "$ms" -lt 5000 ]
+	check "${L}_docker_stop_exits_0_within_grace" $? "exit=$rc in ${ms} ms"
+	dk start "$g" >/dev/null && wait_health "$g"
+}
+
+# ------------------------------------------------- layout (a), compose.yaml
+echo "# layout (a) at $(($(date +%s) - T0)) s"
+LAYOUT=a PROJ=egda$$ DIR=$T/a CFILE=compose.yaml GIP=172.30.0.2
+mkdir -p "$DIR"
+cp "$TOP/container/compose.yaml" "$DIR/"
+cp -r "$T/keys" "$T/bundles" "$DIR/"
+cat >"$DIR/override.yaml" <<EOF
+# The test's additions: every network internal, the pretend internet on
+# egress, a bystander on sandbox, the test's resolver for the guard.
+networks:
+  egress:
+    internal: true
+    ipam:
+      config:
+        - subnet: 198.18.0.0/24
+services:
+  guard:
+    environment:
+      EG_DNS: "$INET:5353"
+      EG_ALLOW_RANGES: 198.18.0.0/15
+$FAST_HEALTH
+$INET_SVC
+    networks:
+      egress:
+        ipv4_address: $INET
+  bystander:
+    image: $TOOLS
+    command: [python3, /t/listener.py, --listen, "0.0.0.0:8080", --log, /inet/bystander.log]
+    volumes: ['$TI:/t:ro', '$T/inet:/inet']
+    networks:
+      sandbox:
+        ipv4_address: 172.30.0.9
+EOF
+export WORKLOAD_IMAGE=$TOOLS
+t=$(date +%s)
+dc up -d >"$T/up-a.log" 2>&1
+check a_compose_up_with_docker_compose_1_29 $? "$(tail -n 5 "$T/up-a.log" | tr '\n' ' ')"
+echo "# layout (a) up in $(($(date +%s) - t)) s"
+remember workload guard sandbox-net runner
+dk inspect -f '{{.State.ExitCode}}' "$(cid runner)" >"$T/runner.rc" 2>&1
+[ "$(cat "$T/runner.rc")" = 0 ]
+check a_runner_service_pushed_current_bundle $? "$(cat "$T/runner.rc") $(dc logs runner 2>&1 | tail -n 2 | tr '\n' ' ')"
+
+if [ -n "$(cid workload)" ]; then
+	out=$(in_wl sh -c 'id -u; grep CapEff /proc/self/status; echo $HTTPS_PROXY')
+	case "$(echo $out)" in "1000 CapEff: 0000000000000000 http://172.30.0.2:3128") r=0;; *) r=1;; esac
+	check a_workload_uid_1000_no_caps_proxy_set $r "$out"
+	out=$(via http://api.example.test/)
+	case "$out" in *code=200*) r=0;; *) r=1;; esac
+	check a_workload_reaches_admitted_name_through_guard $r "$out"
+	out=$(via https://api.example.test/)
+	case "$out" in *code=200*) r=0;; *) r=1;; esac
+	check a_workload_reaches_admitted_name_over_tls_tunnel $r "$out"
+	out=$(via http://other.example.test/)
+	case "$out" in *code=403*reason=not_allowlisted*) r=0;; *) r=1;; esac
+	check a_workload_denied_name_403_with_reason $r "$out"
+	no_route a "$GIP" guard
+
+	# 19.15: the holder restarts (unless-stopped) into a new namespace and
+	# fences it itself. Negative control first: with the holder's table
+	# removed (from the host), the same probe reaches the bystander.
+	h=$(cid sandbox-net)
+	hp=$(dk inspect -f '{{.State.Pid}}' "$h")
+	st=$(awk '/^(Uid|CapEff):/ {printf "%s %s ", $1, $2}' "/proc/$hp/status" 2>&1)
+	case "$st" in "Uid: 65534 CapEff: 0000000000000000 ") r=0;; *) r=1;; esac
+	check a_holder_sleeps_as_65534_without_caps $r "$st"
+	egress_nft() { nsenter "--net=/proc/$1/ns/net" nft list table inet egress_guard >/dev/null 2>&1; }
+	nsenter "--net=/proc/$hp/ns/net" nft delete table inet egress_guard
+	out=$(probe tcp 172.30.0.9 8080)
+	case "$out" in *" ok "*) r=0;; *) r=1;; esac
+	check a_control_holder_namespace_without_table_reaches_bystander $r "$out"
+	dk restart "$h" >/dev/null
+	wait_health "$h"
+	check a_restarted_holder_turns_healthy $? "$(health "$h")"
+	hp2=$(dk inspect -f '{{.State.Pid}}' "$h")
+	dk restart -t 1 "$(cid workload)" >/dev/null
+	wp=$(dk inspect -f '{{.State.Pid}}' "$(cid workload)")
+	[ "$(readlink "/proc/$wp/ns/net")" = "$(readlink "/proc/$hp2/ns/net")" ] && egress_nft "$wp"
+	check a_restarted_workload_joins_new_fenced_namespace $? \
+	    "wl $(readlink "/proc/$wp/ns/net") holder $(readlink "/proc/$hp2/ns/net")"
+	out=$(probe tcp 172.30.0.9 8080)
+	case "$out" in *" blocked "*) r=0;; *) r=1;; esac
+	check a_after_holder_restart_workload_has_no_direct_route $r "$out"
+	out=$(probe tcp "$INET" 80)
+	case "$out" in *" blocked "*) r=0;; *) r=1;; esac
+	check a_after_holder_restart_workload_no_route_to_internet $r "$out"
+	out=$(via http://api.example.test/)
+	case "$out" in *code=200*) r=0;; *) r=1;; esac
+	check a_after_holder_restart_workload_reaches_guard $r "$out"
+
+	guard_checks a
+fi
+dc down -v -t 1 >/dev/null 2>&1	# the workload (sleep) ignores SIGTERM
+
+# -------------------------------------- layout (b), compose.shared.yaml
+echo "# layout (b) at $(($(date +%s) - T0)) s"
+LAYOUT=b PROJ=egdb$$ DIR=$T/b CFILE=compose.shared.yaml GIP=127.0.0.1
+mkdir -p "$DIR"
+cp "$TOP/container/compose.shared.yaml" "$DIR/"
+cp -r "$T/keys" "$T/bundles" "$DIR/"
+: >"$T/inet/dns53.log"; : >"$T/inet/dns5353.log"
+cat >"$DIR/override.yaml" <<EOF
+networks:
+  default:
+    internal: true
+    ipam:
+      config:
+        - subnet: 198.18.0.0/24
+services:
+  guard:
+    environment:
+      EG_ALLOW_RANGES: 198.18.0.0/15
+$FAST_HEALTH
+$INET_SVC
+    networks:
+      default:
+        ipv4_address: $INET
+EOF
+out=$(cd "$DIR" && env -u EG_DNS timeout 30 docker-compose -p x -f compose.shared.yaml config 2>&1)
+case "$out" in *"EG_DNS"*) r=0;; *) r=1;; esac
+check b_compose_refuses_to_start_without_explicit_resolver $r "$out"
+export EG_DNS=$INET:5353	# every docker-compose command reads it
+t=$(date +%s)
+dc up -d >"$T/up-b.log" 2>&1
+check b_compose_up_with_docker_compose_1_29 $? "$(tail -n 5 "$T/up-b.log" | tr '\n' ' ')"
+echo "# layout (b) up in $(($(date +%s) - t)) s"
+remember workload guard runner
+if [ -n "$(cid workload)" ]; then
+	out=$(via http://api.example.test/)
+	case "$out" in *code=200*) r=0;; *) r=1;; esac
+	check b_workload_reaches_admitted_name_through_guard $r "$out"
+	# The guard asked its explicit resolver, not Docker's 127.0.0.11 (whose
+	# forwarder would have asked the daemon's --dns, port 53).
+	a53=$(grep -c '^api.example.test ' "$T/inet/dns53.log")
+	a5353=$(grep -c '^api.example.test ' "$T/inet/dns5353.log")
+	[ "$a53" -eq 0 ] && [ "$a5353" -ge 1 ]
+	check b_guard_resolves_through_explicit_resolver_not_127_0_0_11 $? "port 53: $a53, port 5353: $a5353"
+	out=$(via http://other.example.test/)
+	case "$out" in *code=403*reason=not_allowlisted*) r=0;; *) r=1;; esac
+	check b_workload_denied_name_403_with_reason $r "$out"
+	no_route b "$INET" guard
+	# Negative control: with the table deleted (from the host), Docker's
+	# resolver answers the workload: the probes above see an open path.
+	# The restart below makes a new, fenced namespace.
+	gp=$(dk inspect -f '{{.State.Pid}}' "$(cid guard)")
+	nsenter "--net=/proc/$gp/ns/net" nft delete table inet egress_guard
+	out=$(probe udp_dns 127.0.0.11 53 guard)
+	case "$out" in *" ok "*) r=0;; *) r=1;; esac
+	check b_control_without_table_docker_127_0_0_11_answers_workload $r "$out"
+
+	# 19.15: the guard restarts into a new namespace and fences it before
+	# it serves; a restarted workload joins it fenced.
+	g=$(cid guard)
+	dk restart "$g" >/dev/null && wait_health "$g"
+	dk restart -t 1 "$(cid workload)" >/dev/null
+	wp=$(dk inspect -f '{{.State.Pid}}' "$(cid workload)")
+	gp=$(dk inspect -f '{{.State.Pid}}' "$g")
+	[ "$(readlink "/proc/$wp/ns/net")" = "$(readlink "/proc/$gp/ns/net")" ] &&
+	    nsenter "--net=/proc/$wp/ns/net" nft list table inet egress_guard >/dev/null 2>&1
+	check b_restarted_workload_joins_new_fenced_namespace $?
+	out=$(probe tcp "$INET" 80)
+	case "$out" in *" blocked "*) r=0;; *) r=1;; esac
+	check b_after_guard_restart_workload_no_route_to_internet $r "$out"
+	out=$(via http://api.example.test/)
+	case "$out" in *code=200*) r=0;; *) r=1;; esac
+	check b_after_guard_restart_workload_reaches_guard $r "$out"
+	GIP=127.0.0.1
+	guard_checks b
+fi
+dc down -v -t 1 >/dev/null 2>&1	# the workload (sleep) ignores SIGTERM
+
+# ------------------------------- the pod shape of container/k8s, plain Docker
+# A holder (the pause container), the init step joining it with
+# --network container:, the guard as uid 10001 from the start with
+# EG_NFT=skip, the workload and the plane joining it. The values are
+# pod.yaml's; the control volume is made writable for uid 10001 as a pod's
+# emptyDir is (and mounted `nocopy`: Docker copies the image folder's owner
+# and mode onto an empty volume at every mount otherwise).
+echo "# pod shape at $(($(date +%s) - T0)) s"
+LAYOUT=p PROJ=egdp$$ GIP=127.0.0.1 PLANE_USER=10001:10001
+: >"$T/inet/dns53.log"; : >"$T/inet/dns5353.log"
+pn() { echo "${PROJ}_$1"; }
+RO=(--cap-drop ALL --security-opt no-new-privileges:true --read-only)
+pod_up() {
+	dk network create --internal --subnet 198.18.0.0/24 "$(pn net)" >/dev/null &&
+	dk run -d --name "$(pn internet)" --init --network "$(pn net)" --ip "$INET" \
+	    -v "$TI:/t:ro" -v "$T/inet:/inet" "$TOOLS" sh /inet/run.sh >/dev/null &&
+	dk run -d --name "$(pn pod)" --init --no-healthcheck --network "$(pn net)" --user 65535:65535 "${RO[@]}" \
+	    "$IMG" sleep infinity >/dev/null &&
+	dk run --rm --network "container:$(pn pod)" --cap-drop ALL --cap-add NET_ADMIN \
+	    --security-opt no-new-privileges:true --read-only \
+	    -e EG_NETNS= -e EG_GUARD_ADDR=127.0.0.1:3128 -e EG_EXEMPT_UID=10001 "$IMG" init &&
+	dk volume create "$(pn control)" >/dev/null && dk volume create "$(pn state)" >/dev/null &&
+	dk run --rm -v "$(pn control):/run/egress-guard" --entrypoint chown "$IMG" 10001:10001 /run/egress-guard &&
+	dk run -d --name "$(pn guard)" --health-interval 1s --network "container:$(pn pod)" --user 10001:10001 "${RO[@]}" \
+	    -e EG_LISTEN=127.0.0.1:3128 -e EG_NFT=skip \
+	    -e EG_TRUST_KEYS=/etc/egress-guard/keys/runner.pub.pem -e EG_STATE_DIR=/var/lib/egress-guard \
+	    -e EG_CONTROL=/run/egress-guard/control.sock -e "EG_DNS=$INET:5353" \
+	    -e EG_ALLOW_RANGES=198.18.0.0/15 \
+	    -v "$(pn control):/run/egress-guard:nocopy" -v "$(pn state):/var/lib/egress-guard" \
+	    -v "$T/keys:/etc/egress-guard/keys:ro" "$IMG" >/dev/null &&
+	wait_health "$(pn guard)" &&
+	dk run -d --name "$(pn workload)" --network "container:$(pn pod)" --user 1000:1000 "${RO[@]}" \
+	    -e HTTP_PROXY=http://127.0.0.1:3128 -e HTTPS_PROXY=http://127.0.0.1:3128 \
+	    -e http_proxy=http://127.0.0.1:3128 -e https_proxy=http://127.0.0.1:3128 \
+	    "$TOOLS" sleep infinity >/dev/null &&
+	plane push /bundles/current.json >/dev/null
+}
+pod_up >"$T/up-p.log" 2>&1
+check p_pod_shape_up_holder_init_guard_workload $? "$(tail -n 5 "$T/up-p.log" | tr '\n' ' ')"
+remember workload guard pod
+if [ -n "$(cid workload)" ]; then
+	out=$(via http://api.example.test/)
+	case "$out" in *code=200*) r=0;; *) r=1;; esac
+	check p_workload_reaches_admitted_name_through_guard $r "$out"
+	out=$(via http://other.example.test/)
+	case "$out" in *code=403*reason=not_allowlisted*) r=0;; *) r=1;; esac
+	check p_workload_denied_name_403_with_reason $r "$out"
+	no_route p "$INET" "$(pn internet)"
+	guard_checks p
+fi
+for c in workload guard pod internet; do dk rm -f -v "$(pn $c)" >/dev/null 2>&1; done
+dk volume rm "$(pn control)" "$(pn state)" >/dev/null 2>&1
+dk network rm "$(pn net)" >/dev/null 2>&1
+
+# ---------------------------------------------------------------- teardown
+docker_cleanup
+host_snapshot >"$T/host.after"
+diff "$T/host.before" "$T/host.after" >"$T/host.diff"
+check docker_host_links_and_firewall_left_as_found $? "$(head -n 20 "$T/host.diff" | tr '\n' ' ')"
+left=$(awk -v d="$DK" 'index($2, d) == 1' /proc/mounts; ls -d "$DK" 2>/dev/null; ip netns list | grep -w "$NS")
+[ -z "$left" ]
+check docker_nothing_left_behind $? "$left"
+echo "# docker_test: $(($(date +%s) - T0)) s"
+finish
