@@ -73,8 +73,9 @@ struct conn_env {
 /* A CONNECT or SOCKS5 tunnel (guard/tunnel.c). */
 struct tunnel {
 	struct relay		*relay;
-	int			 sni_failed;
+	const char		*sni_refused;	/* why the SNI gate closed */
 	struct tlshello		 hello;		/* the SNI gate's walk */
+	struct tlshello_watch	 watch;		/* and its watch after the hello */
 };
 
 /* Absolute-form HTTP (guard/exchange.c): the upstream outlives one

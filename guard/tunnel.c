@@ -16,42 +16,73 @@
 #include "guard/tunnel.h"
 #include "util/mutant.h"
 
-/* The TLS SNI check on the client's first bytes: a TLS-shaped stream
- * must open with one well-formed ClientHello naming the CONNECT host, or
- * (a literal tunnel: RFC 6066 allows no address in SNI) naming nothing.
- * Plain bytes pass. */
-static enum relay_gate
-sni_gate(void *arg, const unsigned char *b, size_t len)
-{
-	struct proxy_conn *c = arg;
-
-	switch (tlshello_feed(&c->tun.hello, b, len)) {
-	case TLSHELLO_MORE:
-		return RELAY_GATE_MORE;
-	case TLSHELLO_NOT_TLS:
-	case TLSHELLO_NO_SNI:
-		return RELAY_GATE_PASS;
-	case TLSHELLO_SNI:
-		if (c->dest.kind == DEST_NAME &&
-		    strcmp(c->tun.hello.sni, c->dest.host) == 0)
-			return RELAY_GATE_PASS;
-		break;
-	default:
-		break;
-	}
-	c->tun.sni_failed = 1;
-	return RELAY_GATE_CLOSE;
-}
-
-/* Why the gate closed the tunnel, for the decision's detail. */
+/* The SNI rule for a ClientHello the walk took (rc, name): on a name
+ * tunnel the CONNECT host or no name; on a literal tunnel (RFC 6066
+ * allows no address in SNI) no name. NULL if it passes, else why not. */
 static const char *
-sni_detail(const struct proxy_conn *c)
+sni_judge(const struct proxy_conn *c, int rc, const char *why, const char *sni)
 {
-	if (c->tun.hello.verdict != TLSHELLO_SNI)
-		return c->tun.hello.why != NULL ? c->tun.hello.why : "not a TLS ClientHello";
+	if (rc == TLSHELLO_NO_SNI)
+		return NULL;
+	if (rc != TLSHELLO_SNI)
+		return why != NULL ? why : "not a TLS ClientHello";
 	if (c->dest.kind != DEST_NAME)
 		return "TLS server name on an IP-literal tunnel";
-	return "TLS server name differs from the destination";
+	if (strcmp(sni, c->dest.host) != 0)
+		return "TLS server name differs from the destination";
+	return NULL;
+}
+
+/* The TLS SNI check on the client's first bytes: a TLS-shaped stream
+ * must open with one well-formed ClientHello that passes sni_judge, and
+ * every further ClientHello before the client's cleartext handshake ends
+ * (tlshello_watch) must pass it too. Plain bytes pass. */
+static enum relay_gate
+sni_gate(void *arg, const unsigned char *b, size_t len, size_t *release)
+{
+	struct proxy_conn *c = arg;
+	size_t off = 0, n;
+	int rc;
+
+	*release = 0;
+	if (c->tun.hello.verdict == TLSHELLO_MORE) {
+		rc = tlshello_feed(&c->tun.hello, b, len);
+		if (rc == TLSHELLO_MORE)
+			return RELAY_GATE_MORE;
+		if (rc == TLSHELLO_NOT_TLS)
+			return RELAY_GATE_PASS;
+		if ((c->tun.sni_refused = sni_judge(c, rc, c->tun.hello.why,
+		    c->tun.hello.sni)) != NULL)
+			return RELAY_GATE_CLOSE;
+		off = c->tun.hello.pos;
+		tlshello_watch_init(&c->tun.watch);
+	}
+	/* The bytes behind a hello that passed, as far as they are in:
+	 * bounded by the watch's counts, each byte looked at once but the
+	 * few of a record header the next call may look at again. */
+	for (;;) {
+		rc = tlshello_watch(&c->tun.watch, b + off, len - off, &n);
+		off += n;
+		switch (rc) {
+		case TLSHELLO_MORE:
+			if (n > 0)
+				continue;
+			*release = off;
+			return RELAY_GATE_MORE;
+		case TLSHELLO_DONE:
+			return RELAY_GATE_PASS;
+		case TLSHELLO_SNI:
+		case TLSHELLO_NO_SNI:
+			if ((c->tun.sni_refused = sni_judge(c, rc, NULL,
+			    c->tun.watch.hello.sni)) != NULL)
+				return RELAY_GATE_CLOSE;
+			continue;
+		default:
+			c->tun.sni_refused = c->tun.watch.why != NULL ?
+			    c->tun.watch.why : "TLS record after the hello";
+			return RELAY_GATE_CLOSE;
+		}
+	}
 }
 
 static void
@@ -61,9 +92,9 @@ relay_done(void *arg, const char *reason)
 	uint64_t up, down;
 
 	relay_stats(c->tun.relay, &up, &down);
-	if (c->tun.sni_failed) {
+	if (c->tun.sni_refused != NULL) {
 		reason = "sni_mismatch";
-		conn_log_decision(c, REASON_SNI_MISMATCH, sni_detail(c));
+		conn_log_decision(c, REASON_SNI_MISMATCH, c->tun.sni_refused);
 	}
 	conn_log_close(c, reason, up, down);
 	conn_free(c);
