@@ -71,6 +71,33 @@ size_line_done(struct chunked *c)
 	return 0;
 }
 
+/* A trailer field that must never pass (chunked.h): its name, complete. */
+static int
+tname_refused(const struct chunked *c)
+{
+	static const char *const names[] = {
+		"content-length", "transfer-encoding", "host", "connection",
+		"keep-alive", "te", "trailer", "upgrade", NULL
+	};
+	size_t i;
+
+	if (c->tname_len >= 6 && memcmp(c->tname, "proxy-", 6) == 0)
+		return 1;
+	for (i = 0; names[i] != NULL; i++)
+		if (c->tname_len == strlen(names[i]) &&
+		    memcmp(c->tname, names[i], c->tname_len) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+tname_add(struct chunked *c, unsigned char ch)
+{
+	if (c->tname_len < sizeof(c->tname))
+		c->tname[c->tname_len] = (char)ascii_lower(ch);
+	c->tname_len++;
+}
+
 /* One byte of everything but chunk data. Returns 0, or -1. */
 static int
 step(struct chunked *c, unsigned char ch)
@@ -176,13 +203,20 @@ step(struct chunked *c, unsigned char ch)
 		if (!ascii_is_tchar(ch) || c->nfields == CHUNKED_MAX_TRAILERS)
 			return -1;
 		c->nfields++;
+		c->tname_len = 0;
+		tname_add(c, ch);
 		c->state = S_TR_NAME;
 		return 0;
 	case S_TR_NAME:
-		if (ch == ':')
+		if (ch == ':') {
+			if (tname_refused(c))
+				return -1;
 			c->state = S_TR_VALUE;
-		else if (!ascii_is_tchar(ch))
+		} else if (!ascii_is_tchar(ch)) {
 			return -1;	/* "Name : v", "Name\r\n" */
+		} else {
+			tname_add(c, ch);
+		}
 		return 0;
 	case S_TR_VALUE:
 		if (ch == '\r')
@@ -204,14 +238,19 @@ step(struct chunked *c, unsigned char ch)
 	return -1;
 }
 
-long
-chunked_feed(struct chunked *c, const char *b, size_t len, int *done)
+/* chunked_feed, and chunked_decode when data is non-NULL: that one stops
+ * after the first run of chunk data and reports where it lies. */
+static long
+feed(struct chunked *c, const char *b, size_t len, int *done, size_t *data_off,
+    size_t *data_len)
 {
 	const unsigned char *p = (const unsigned char *)b;
 	size_t i = 0, k;
 
 	if (done != NULL)
 		*done = 0;
+	if (data_len != NULL)
+		*data_off = *data_len = 0;
 	if (c == NULL || done == NULL || (b == NULL && len > 0))
 		return -1;
 	if (c->state == S_ERROR)
@@ -227,10 +266,16 @@ chunked_feed(struct chunked *c, const char *b, size_t len, int *done)
 			k = len - i;
 			if ((uint64_t)k > c->left)
 				k = (size_t)c->left;
+			if (data_len != NULL) {
+				*data_off = i;
+				*data_len = k;
+			}
 			i += k;
 			c->left -= k;
 			if (c->left == 0)
 				c->state = S_DATA_CR;
+			if (data_len != NULL)
+				break;
 			continue;
 		}
 		if (step(c, p[i]) == -1) {
@@ -244,6 +289,24 @@ chunked_feed(struct chunked *c, const char *b, size_t len, int *done)
 		}
 	}
 	return (long)i;
+}
+
+long
+chunked_feed(struct chunked *c, const char *b, size_t len, int *done)
+{
+	return feed(c, b, len, done, NULL, NULL);
+}
+
+long
+chunked_decode(struct chunked *c, const char *b, size_t len, int *done,
+    size_t *data_off, size_t *data_len)
+{
+	if (data_off == NULL || data_len == NULL) {
+		if (done != NULL)
+			*done = 0;
+		return -1;
+	}
+	return feed(c, b, len, done, data_off, data_len);
 }
 
 static int

@@ -1,7 +1,8 @@
 /* Strict incremental framing of the chunked transfer coding (RFC 9112
  * 7.1), so a body is forwarded exactly and nothing after it can reach the
- * peer as part of it. Pure: no sockets, no logging, no allocation. The
- * bytes are not decoded: the caller forwards what is counted verbatim. */
+ * peer as part of it. Pure: no sockets, no logging, no allocation.
+ * chunked_feed does not decode: the caller forwards what is counted
+ * verbatim; chunked_decode also says which of those bytes are data. */
 #ifndef EG_CHUNKED_H
 #define EG_CHUNKED_H
 
@@ -20,6 +21,8 @@ struct chunked {
 	size_t		line;		/* bytes of the current chunk-size line */
 	size_t		trailer;	/* bytes of the trailer section */
 	unsigned int	nfields;	/* trailer fields */
+	char		tname[20];	/* a trailer field's name, lower case, cut */
+	size_t		tname_len;	/* its whole length */
 };
 
 void chunked_init(struct chunked *c);
@@ -36,9 +39,23 @@ void chunked_init(struct chunked *c);
  *   line ends    CRLF only: bare LF, CR without LF, NUL and other control
  *                bytes are refused; chunk data is followed by exactly CRLF
  *   trailer      token ":" OWS value OWS CRLF (value: VCHAR, SP, HTAB),
- *                no obs-fold, at most CHUNKED_MAX_TRAILERS fields
+ *                no obs-fold, at most CHUNKED_MAX_TRAILERS fields, none
+ *                named for framing, routing or one hop (Content-Length,
+ *                Transfer-Encoding, Host, Connection, Keep-Alive, TE,
+ *                Trailer, Upgrade, Proxy-*): the body is forwarded
+ *                verbatim, and a peer that merges trailers into the
+ *                header section would act on them
  * Feeding the body in any split gives the same total as one call. */
 long chunked_feed(struct chunked *c, const char *b, size_t len, int *done);
+
+/* chunked_feed for a caller that removes the framing (an HTTP/1.0 client
+ * must never see a chunked body): the same grammar and the same count,
+ * but it stops at the end of the first run of chunk data. Of the bytes it
+ * returns, [*data_off, *data_off + *data_len) are chunk data and end the
+ * run (*data_len is 0 when there were none); the rest is framing. Call
+ * again with the bytes after the returned count. */
+long chunked_decode(struct chunked *c, const char *b, size_t len, int *done,
+    size_t *data_off, size_t *data_len);
 
 /* For a Transfer-Encoding field value (len bytes): 1 if it is a list of
  * transfer codings whose last is "chunked" (case-insensitive; OWS around

@@ -427,19 +427,26 @@ out_str(struct outbuf *o, const char *s)
 	out_add(o, s, strlen(s));
 }
 
+/* One field of all[n], unless it is hop-by-hop. */
+static void
+out_header(struct outbuf *o, const struct http_header *all, size_t n,
+    const struct http_header *h)
+{
+	if (is_hop_by_hop(all, n, h))
+		return;
+	out_add(o, h->name, h->name_len);
+	out_str(o, ": ");
+	out_add(o, h->value, h->value_len);
+	out_str(o, "\r\n");
+}
+
 static void
 out_headers(struct outbuf *o, const struct http_header *h, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		if (is_hop_by_hop(h, n, &h[i]))
-			continue;
-		out_add(o, h[i].name, h[i].name_len);
-		out_str(o, ": ");
-		out_add(o, h[i].value, h[i].value_len);
-		out_str(o, "\r\n");
-	}
+	for (i = 0; i < n; i++)
+		out_header(o, h, n, &h[i]);
 }
 
 long
@@ -529,19 +536,41 @@ http_response_framing(const struct http_resp *r, int head_request,
 	return 0;
 }
 
+int
+http_response_check_http10(const struct http_resp *r, enum http_body kind,
+    char *err, size_t errlen)
+{
+	const struct http_header *te;
+
+	if (kind == HTTP_BODY_NONE ||
+	    http_find_header(r->headers, r->nheaders, "Transfer-Encoding", &te) == 0)
+		return 0;
+	if (kind == HTTP_BODY_CHUNKED && name_eq(te->value, te->value_len, "chunked"))
+		return 0;
+	return fail(NULL, 0, err, errlen,
+	    "transfer coding an HTTP/1.0 client cannot receive");
+}
+
 long
-http_forward_response_head(const struct http_resp *r, int close, char *out,
+http_forward_response_head(const struct http_resp *r, int flags, char *out,
     size_t outlen)
 {
 	struct outbuf o = { out, 0, outlen, 0 };
 	char line[24];
+	size_t i;
 
 	snprintf(line, sizeof(line), "HTTP/1.1 %03d ", r->status);
 	out_str(&o, line);
 	out_add(&o, r->reason, r->reason_len);
 	out_str(&o, "\r\n");
-	out_headers(&o, r->headers, r->nheaders);
-	if (close)
+	for (i = 0; i < r->nheaders; i++) {
+		const struct http_header *h = &r->headers[i];
+		if ((flags & HTTP_FWD_HTTP10) &&
+		    name_eq(h->name, h->name_len, "Transfer-Encoding"))
+			continue;
+		out_header(&o, r->headers, r->nheaders, h);
+	}
+	if (flags & HTTP_FWD_CLOSE)
 		out_str(&o, "Connection: close\r\n");
 	out_str(&o, "\r\n");
 	return o.overflow ? -1 : (long)o.len;

@@ -105,10 +105,20 @@ enum http_body {
 int http_response_framing(const struct http_resp *r, int head_request,
     enum http_body *kind, long long *length, int *close, char *err, size_t errlen);
 
+/* For an HTTP/1.0 client, which must never be sent Transfer-Encoding
+ * (RFC 9112 6.1): 0 when a response whose body is framed as kind can
+ * reach it (no transfer coding, or exactly "chunked", which the caller
+ * removes), -1 with err when another coding would remain (answer 502). */
+int http_response_check_http10(const struct http_resp *r, enum http_body kind,
+    char *err, size_t errlen);
+
+#define HTTP_FWD_CLOSE	1	/* add "Connection: close" */
+#define HTTP_FWD_HTTP10	2	/* drop Transfer-Encoding: the caller de-chunks */
+
 /* Writes the response head for the client: status line as received,
- * hop-by-hop headers removed, "Connection: close" added when close is set.
- * Returns the length or -1 if it does not fit. */
-long http_forward_response_head(const struct http_resp *r, int close,
+ * hop-by-hop headers removed, changed as flags (HTTP_FWD_*) say. Returns
+ * the length or -1 if it does not fit. */
+long http_forward_response_head(const struct http_resp *r, int flags,
     char *out, size_t outlen);
 
 #endif

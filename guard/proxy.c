@@ -88,6 +88,7 @@ struct proxy_conn {
 	struct chunked		 req_ch;
 	int			 req_done;
 	int			 head_req;
+	int			 client10;	/* HTTP/1.0: no 1xx, no chunked */
 	enum resp_state		 resp;
 	enum http_body		 resp_kind;
 	long long		 resp_left;
@@ -521,13 +522,31 @@ http_exchange_done(struct proxy_conn *c, const char *reason)
 /* A failure after the request was admitted (its allow decision is
  * logged): answer with r if no response byte went out yet, log the close
  * (reason: why, or r's name), and close. */
+/* Ends an exchange before its end. A body the client reads until the
+ * close (close-delimited, or de-chunked for HTTP/1.0) would look complete
+ * after a FIN: cut short, it ends with a reset. c may be gone after this. */
+static void
+http_cut(struct proxy_conn *c)
+{
+	static const struct linger reset = { 1, 0 };
+
+	if (c->resp == RESP_BODY && (c->resp_kind == HTTP_BODY_CLOSE ||
+	    (c->client10 && c->resp_kind == HTTP_BODY_CHUNKED))) {
+		(void)setsockopt(bufferevent_getfd(c->cbev), SOL_SOCKET, SO_LINGER,
+		    &reset, sizeof(reset));
+		conn_free(c);
+		return;
+	}
+	finish(c);
+}
+
 static void
 http_abort(struct proxy_conn *c, enum reason r, const char *why)
 {
 	if (!c->resp_started)
 		answer_http(c, r);
 	log_exchange_close(c, why != NULL ? why : reason_name(r), c->up, c->down);
-	finish(c);
+	http_cut(c);
 }
 
 /* Client → upstream: the request body, framed exactly. Bytes after it
@@ -655,80 +674,91 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 	http_abort(c, REASON_UPSTREAM_UNREACHABLE, "upstream closed mid-response");
 }
 
+/* Takes one response head off the upstream's input: parsed, checked,
+ * rewritten for the client. Returns 1 when a head was taken, 0 when more
+ * bytes are needed, -1 when the exchange was aborted. */
+static int
+http_take_resp_head(struct proxy_conn *c, struct evbuffer *in, struct evbuffer *out)
+{
+	size_t n = evbuffer_get_length(in);
+	size_t scan = n < HTTP_RESP_HEAD_MAX ? n : HTTP_RESP_HEAD_MAX;
+	const char *b;
+	struct http_resp *r = NULL;
+	char *head = NULL, why[128] = "out of memory";
+	size_t headlen;
+	long end, hl;
+	int rc = -1;
+
+	if (n == 0)
+		return 0;
+	b = (const char *)evbuffer_pullup(in, (ssize_t)scan);
+	end = b != NULL ? http_head_end(b, scan) : -1;
+	if (end == 0 && scan < HTTP_RESP_HEAD_MAX)
+		return 0;
+	if (end <= 0) {
+		snprintf(why, sizeof(why), "malformed response head");
+		goto out;
+	}
+	if ((r = malloc(sizeof(*r))) == NULL)
+		goto out;
+	if (http_parse_response_head(b, (size_t)end, r, why, sizeof(why)) == -1 ||
+	    http_response_framing(r, c->head_req, &c->resp_kind, &c->resp_left,
+	    &c->resp_close, why, sizeof(why)) == -1 ||
+	    (c->client10 && http_response_check_http10(r, c->resp_kind, why,
+	    sizeof(why)) == -1))
+		goto out;
+	/* An HTTP/1.0 client gets no 1xx (RFC 9110 15.2). */
+	if (r->status >= 200 || !c->client10) {
+		/* The rewrite adds at most ": " per field and one
+		 * Connection line. */
+		headlen = (size_t)end + 2 * r->nheaders + 64;
+		if ((head = malloc(headlen)) == NULL)
+			goto out;
+		/* Connection is hop-by-hop: the upstream closing does not
+		 * end the client's connection, unless the body is delimited
+		 * by that close; an HTTP/1.0 client's always ends, and a
+		 * chunked body reaches it de-chunked, delimited by the close. */
+		c->client_close = c->reqf.close || c->client10 || c->g->stopping ||
+		    c->resp_kind == HTTP_BODY_CLOSE;
+		hl = http_forward_response_head(r, (c->client_close ? HTTP_FWD_CLOSE : 0) |
+		    (c->client10 ? HTTP_FWD_HTTP10 : 0), head, headlen);
+		if (hl <= 0) {
+			snprintf(why, sizeof(why), "response head too large");
+			goto out;
+		}
+		evbuffer_add(out, head, (size_t)hl);
+		c->resp_started = 1;
+	}
+	c->down += (uint64_t)end;
+	evbuffer_drain(in, (size_t)end);
+	free(c->fwd);		/* answered: no retry any more */
+	c->fwd = NULL;
+	if (r->status >= 200) {		/* else a 1xx: the real answer follows */
+		chunked_init(&c->resp_ch);
+		c->resp = c->resp_kind == HTTP_BODY_NONE ? RESP_DONE : RESP_BODY;
+	}
+	rc = 1;
+out:
+	free(head);
+	free(r);
+	if (rc == -1)
+		http_abort(c, REASON_UPSTREAM_UNREACHABLE, why);
+	return rc;
+}
+
 /* Upstream → client: one response (after any 1xx), framed exactly. */
 static void
 http_pump_resp(struct proxy_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->ubev);
 	struct evbuffer *out = bufferevent_get_output(c->cbev);
-	struct http_resp *r;
-	char why[128];
 
 	while (c->resp != RESP_DONE) {
-		size_t n = evbuffer_get_length(in), m = 0;
+		size_t n = evbuffer_get_length(in), m = 0, skip = 0, off;
 
 		if (c->resp == RESP_HEAD) {
-			size_t scan = n < HTTP_RESP_HEAD_MAX ? n : HTTP_RESP_HEAD_MAX;
-			const char *b = (const char *)evbuffer_pullup(in, (ssize_t)scan);
-			char *head;
-			size_t headlen;
-			long end, hl;
-
-			if (n == 0)
+			if (http_take_resp_head(c, in, out) <= 0)
 				return;
-			end = b != NULL ? http_head_end(b, scan) : -1;
-			if (end == 0 && scan < HTTP_RESP_HEAD_MAX)
-				return;
-			if (end <= 0) {
-				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "malformed response head");
-				return;
-			}
-			if ((r = malloc(sizeof(*r))) == NULL) {
-				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
-				return;
-			}
-			if (http_parse_response_head(b, (size_t)end, r, why, sizeof(why)) == -1 ||
-			    http_response_framing(r, c->head_req, &c->resp_kind,
-			    &c->resp_left, &c->resp_close, why, sizeof(why)) == -1) {
-				free(r);
-				http_abort(c, REASON_UPSTREAM_UNREACHABLE, why);
-				return;
-			}
-			/* The rewrite adds at most ": " per field and one
-			 * Connection line. */
-			headlen = (size_t)end + 2 * r->nheaders + 64;
-			if ((head = malloc(headlen)) == NULL) {
-				free(r);
-				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
-				return;
-			}
-			/* Connection is hop-by-hop: the upstream closing does
-			 * not end the client's connection, unless the body is
-			 * delimited by that close. */
-			c->client_close = c->reqf.close || c->g->stopping ||
-			    c->resp_kind == HTTP_BODY_CLOSE;
-			hl = http_forward_response_head(r, c->client_close, head,
-			    headlen);
-			if (hl > 0)
-				evbuffer_add(out, head, (size_t)hl);
-			free(head);
-			c->down += (uint64_t)end;
-			evbuffer_drain(in, (size_t)end);
-			if (hl <= 0) {
-				free(r);
-				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "response head too large");
-				return;
-			}
-			c->resp_started = 1;
-			free(c->fwd);		/* answered: no retry any more */
-			c->fwd = NULL;
-			if (r->status < 200) {		/* 1xx: the real answer follows */
-				free(r);
-				continue;
-			}
-			free(r);
-			chunked_init(&c->resp_ch);
-			c->resp = c->resp_kind == HTTP_BODY_NONE ? RESP_DONE : RESP_BODY;
 			continue;
 		}
 		if (n == 0)
@@ -743,12 +773,19 @@ http_pump_resp(struct proxy_conn *c)
 		case HTTP_BODY_CHUNKED: {
 			const char *b = (const char *)evbuffer_pullup(in, (ssize_t)n);
 			int done = 0;
-			long k = b != NULL ? chunked_feed(&c->resp_ch, b, n, &done) : -1;
+			long k = b == NULL ? -1 : c->client10 ?
+			    chunked_decode(&c->resp_ch, b, n, &done, &off, &m) :
+			    chunked_feed(&c->resp_ch, b, n, &done);
+
 			if (k < 0) {
 				http_abort(c, REASON_UPSTREAM_UNREACHABLE, "malformed chunked response");
 				return;
 			}
-			m = (size_t)k;
+			/* De-chunking: the data ends the run, the framing
+			 * before it is dropped. */
+			if (!c->client10)
+				m = (size_t)k;
+			skip = (size_t)k - m;
 			if (done)
 				c->resp = RESP_DONE;
 			break;
@@ -757,16 +794,17 @@ http_pump_resp(struct proxy_conn *c)
 			m = n;
 			break;
 		}
+		evbuffer_drain(in, skip);
 		if (m > 0 && evbuffer_remove_buffer(in, out, m) != (int)m) {
 			http_abort(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
 			return;
 		}
-		c->down += m;
+		c->down += skip + m;
 		if (evbuffer_get_length(out) >= PROXY_HIGH_WATER) {
 			bufferevent_disable(c->ubev, EV_READ);
 			break;
 		}
-		if (m == 0)
+		if (skip + m == 0)
 			break;
 	}
 	if (c->resp == RESP_DONE)
@@ -853,6 +891,21 @@ dial_done(void *arg, int fd, size_t idx, int timed_out)
 	http_exchange_start(c);
 }
 
+/* A pooled upstream that sent anything since its last response (bytes
+ * or its close), even if the loop has not seen it yet, is not reused:
+ * those bytes would be taken as the answer to the next request. */
+static int
+up_quiet(struct bufferevent *ubev)
+{
+	char b;
+	ssize_t n;
+
+	if (evbuffer_get_length(bufferevent_get_input(ubev)) != 0)
+		return 0;
+	n = recv(bufferevent_getfd(ubev), &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
 /* An idle upstream from the previous exchange serves this request only
  * for the same (host, port) and an address classified in THIS request. */
 static int
@@ -862,7 +915,8 @@ reuse_upstream(struct proxy_conn *c)
 
 	if (c->ubev == NULL)
 		return 0;
-	if (strcmp(c->udest.host, c->dest.host) == 0 && c->udest.port == c->dest.port) {
+	if (strcmp(c->udest.host, c->dest.host) == 0 && c->udest.port == c->dest.port &&
+	    up_quiet(c->ubev)) {
 		for (i = 0; i < c->naddrs; i++) {
 			if (c->addrs[i].family == c->uaddr.family &&
 			    memcmp(c->addrs[i].addr, c->uaddr.addr, 16) == 0) {
@@ -972,7 +1026,8 @@ route(struct proxy_conn *c)
 
 /* ---- reading heads ---- */
 
-static void
+/* Returns 1 when the request is ready to route, 0 when it was refused. */
+static int
 handle_http(struct proxy_conn *c, const struct http_req *req)
 {
 	const char *path;
@@ -985,52 +1040,63 @@ handle_http(struct proxy_conn *c, const struct http_req *req)
 	if (http_parse_absolute(req->target, req->target_len, &c->dest, &path,
 	    &path_len, &https, why, sizeof(why)) == -1) {
 		proxy_deny(c, https ? REASON_METHOD_NOT_ALLOWED : REASON_BAD_REQUEST, why);
-		return;
+		return 0;
 	}
 	if (http_request_framing(req, &c->dest, &c->reqf, why, sizeof(why)) == -1) {
 		proxy_deny(c, REASON_BAD_REQUEST, why);
-		return;
+		return 0;
 	}
 	c->head_req = strcmp(req->method, "HEAD") == 0;
+	c->client10 = req->minor == 0;
 	free(c->fwd);
 	if ((c->fwd = malloc(HTTP_HEAD_MAX + 256)) == NULL) {
 		proxy_deny(c, REASON_BAD_REQUEST, "out of memory");
-		return;
+		return 0;
 	}
 	n = http_forward_head(req, &c->dest, path, path_len, c->fwd, HTTP_HEAD_MAX + 256);
 	if (n < 0) {
 		proxy_deny(c, REASON_HEADER_TOO_LARGE, NULL);
-		return;
+		return 0;
 	}
 	c->fwd_len = (size_t)n;
-	route(c);
+	return 1;
 }
 
-static void
+/* Parses and checks one head, which lies in buf and nowhere else: the
+ * caller consumes it before routing. Returns 1 when the request is ready
+ * to route, 0 when it was refused (answered). */
+static int
 handle_head(struct proxy_conn *c, const char *buf, size_t len)
 {
 	struct http_req *req;
 	char why[128];
-	int status = 400;
+	int status = 400, ok = 0;
 
 	if ((req = malloc(sizeof(*req))) == NULL) {
 		proxy_deny(c, REASON_BAD_REQUEST, "out of memory");
-		return;
+		return 0;
 	}
 	if (http_parse_head(buf, len, req, &status, why, sizeof(why)) == -1) {
 		proxy_deny(c, status == 431 ? REASON_HEADER_TOO_LARGE :
 		    REASON_BAD_REQUEST, why);
 	} else if (strcmp(req->method, "CONNECT") == 0) {
 		c->kind = KIND_CONNECT;
+		/* A tunnel never reuses: an upstream pooled by an earlier
+		 * absolute-form request on this connection goes now. */
+		if (c->ubev != NULL) {
+			bufferevent_free(c->ubev);
+			c->ubev = NULL;
+		}
 		if (dest_parse_authority(req->target, req->target_len, &c->dest, why,
 		    sizeof(why)) == -1)
 			proxy_deny(c, REASON_BAD_REQUEST, why);
 		else
-			route(c);
+			ok = 1;
 	} else {
-		handle_http(c, req);
+		ok = handle_http(c, req);
 	}
 	free(req);
+	return ok;
 }
 
 /* SOCKS5: greeting, then request; both bounded and parsed whole. */
@@ -1090,6 +1156,7 @@ head_read_cb(struct bufferevent *bev, void *arg)
 	size_t avail = evbuffer_get_length(in), scan;
 	const char *buf;
 	long end;
+	int go;
 
 	if (c->state != ST_HEAD && c->state != ST_SOCKS_REQ)
 		return;
@@ -1123,10 +1190,23 @@ head_read_cb(struct bufferevent *bev, void *arg)
 	evtimer_del(c->timer);
 	if (c->kind == KIND_HTTP)	/* a further request on a kept-alive connection */
 		c->id = ++c->g->next_id;
-	handle_head(c, buf, (size_t)end);
-	/* c is still alive here: every path out of handle_head either waits
-	 * on the loop or lingers. */
+	/* The head is consumed before routing: a reused upstream (or any
+	 * answer that comes back at once) starts forwarding the body from
+	 * the client's buffer within route(), and only the body may be
+	 * there. c is alive after handle_head: a refusal lingers. */
+#ifdef EG_MUTANT_EARLY_BODY
+	/* Test-only mutant (make conformance-mutants): route first, so a
+	 * reused upstream takes the head's bytes as the body. */
+	go = handle_head(c, buf, (size_t)end);
+	if (go)
+		route(c);
 	evbuffer_drain(in, (size_t)end);
+#else
+	go = handle_head(c, buf, (size_t)end);
+	evbuffer_drain(in, (size_t)end);
+	if (go)
+		route(c);
+#endif
 }
 
 /* Clients speak first, and under load their request is usually in by the
@@ -1296,7 +1376,7 @@ proxy_revoke(struct guard *g, const struct policy *p)
 			relay_done(c, "revoked");
 		} else if (c->state == ST_HTTP) {
 			log_exchange_close(c, "revoked", c->up, c->down);
-			finish(c);
+			http_cut(c);
 		} else {
 			proxy_deny(c, REASON_REVOKED, "policy changed");
 		}

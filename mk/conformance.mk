@@ -7,6 +7,7 @@ MUTANT_FLAGS_no_classify = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_CLASSIFY
 MUTANT_FLAGS_no_recheck  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_RECHECK
 MUTANT_FLAGS_lenient_sni = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_LENIENT_SNI
 MUTANT_FLAGS_range_first = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_RANGE_FIRST
+MUTANT_FLAGS_early_body  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_EARLY_BODY
 # The range-first mutant is also the matrix's control guard for the
 # connect_time_public_address cases under --allow-range ::/0.
 RANGE_FIRST_BIN = $(BUILD)/mutant-range_first/egress-guard
@@ -52,6 +53,8 @@ conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutan
 	$(call mutant-run,$(BUILD)/mutant-range_first,connect_time_public_address,,range_first)
 	$(call mutant-run,$(BUILD),default_deny,EG_CONF_SKIP_NFT=1,skip_nft)
 	$(call mutant-run,$(BUILD)/mutant-lenient_sni,exact_destination_match,,lenient_sni)
+	$(call mutant-run,$(BUILD)/mutant-early_body,redirect_recheck,,early_body)
+conformance-mutants: $(BUILD)/mutant-early_body/egress-guard
 
 # The table without the rules for loopback DNS/DNAT, ND scope and source
 # routing, uid exemption in the shared layout: dd-10..dd-15 must fail. A

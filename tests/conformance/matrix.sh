@@ -382,6 +382,47 @@ k="$(rc 3129) $(seen priv)"
 clear_log priv
 record rr-04 $F "reconnect after the upstream closed: fresh resolution, now private" \
     "200 403 untouched" "$o" "200 200 reached" "$k"
+kab() {	# NS ADDR:PORT: three requests on one connection to the admitted literal
+	ip netns exec "$1" python3 - "$2" <<'PY'
+import socket, sys
+host, _, port = sys.argv[1].rpartition(":")
+s = socket.create_connection((host, int(port)), timeout=10)
+buf = b""
+def ask(method, path, body=b""):
+    global buf
+    s.sendall(b"%s http://198.18.1.10%s HTTP/1.1\r\nHost: 198.18.1.10\r\n"
+              b"Proxy-Authorization: Basic c2VjcmV0\r\nContent-Length: %d\r\n\r\n%s"
+              % (method, path, len(body), body))
+    while b"\r\n\r\n" not in buf:
+        x = s.recv(65536)
+        if not x:
+            return "closed", b""
+        buf += x
+    head, _, buf = buf.partition(b"\r\n\r\n")
+    n = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+    while n and len(buf) < n[0]:
+        x = s.recv(65536)
+        if not x:
+            break
+        buf += x
+    body, buf = buf[:n[0] if n else 0], buf[n[0] if n else 0:]
+    return head.split(b" ")[1].decode(), body
+try:
+    body = bytes(range(48, 112)) * 4
+    r = [ask(b"GET", b"/"), ask(b"POST", b"/echo", body), ask(b"POST", b"/headers", b"hello")]
+    seen = b"".join(x[1] for x in r).lower()
+    print(" ".join(x[0] for x in r),
+          "body-exact" if r[1][1] == body else "body-wrong",
+          "proxy-auth-leaked" if b"proxy-authorization" in seen or b"c2vjcmv0" in seen
+          else "no-proxy-auth")
+except OSError as e:
+    print("error", type(e).__name__)
+PY
+}
+o=$(kab "$WL" 10.77.0.1:3128)
+k=$(kab "$GD" 198.18.1.10:80)
+record rr-10 $F "kept-alive 2nd/3rd request to an admitted IP literal: exact body, no Proxy-Authorization" \
+    "200 200 200 body-exact no-proxy-auth" "$o" "200 200 200 body-exact proxy-auth-leaked" "$k"
 fi
 
 # --------------------------------------------------- authority_separation

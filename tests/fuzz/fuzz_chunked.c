@@ -1,4 +1,5 @@
-/* guard/chunked: chunked_feed and chunked_te_is_final_chunked.
+/* guard/chunked: chunked_feed, chunked_decode and
+ * chunked_te_is_final_chunked.
  *
  * The first two bytes seed the split; the rest is the body. Beyond "no
  * crash":
@@ -7,6 +8,8 @@
  *  - only a finished body stops short of what it was given; after the end
  *    or an error every later call answers the same;
  *  - a finished body, given again cut exactly at its end, finishes there;
+ *  - chunked_decode, run to the end, gives the same verdict and count,
+ *    and its data runs lie inside what it took, each ending its run;
  *  - chunked_te_is_final_chunked agrees with a plain reference reading of
  *    its contract (chunked.h) on the same bytes. */
 #include <string.h>
@@ -85,6 +88,28 @@ feed_split(const char *b, size_t len, unsigned int seed)
 	return v;
 }
 
+static struct verdict
+decode_whole(const char *b, size_t len)
+{
+	struct chunked c;
+	size_t pos = 0, off, dlen;
+	int done = 0;
+	long k;
+
+	chunked_init(&c);
+	for (;;) {
+		k = chunked_decode(&c, b + pos, len - pos, &done, &off, &dlen);
+		if (k == -1)
+			return (struct verdict){ -1, 0 };
+		FUZZ_CHECK((size_t)k <= len - pos);
+		FUZZ_CHECK(dlen == 0 || off + dlen == (size_t)k);
+		pos += (size_t)k;
+		if (done || pos == len)
+			return (struct verdict){ (long)pos, done };
+		FUZZ_CHECK(k > 0);
+	}
+}
+
 /* chunked.h's contract, read directly: split on commas, trim OWS, skip
  * empty elements; each must be a bare token; chunked at most once; the
  * answer is whether the last is chunked. */
@@ -137,6 +162,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(whole.count == split.count && whole.done == split.done);
 	bytes = feed_split(body, len, 0);
 	FUZZ_CHECK(whole.count == bytes.count && whole.done == bytes.done);
+	split = decode_whole(body, len);
+	FUZZ_CHECK(whole.count == split.count && whole.done == split.done);
 	if (whole.done) {
 		cut = fuzz_dup(body, (size_t)whole.count);
 		split = feed_whole(cut, (size_t)whole.count);

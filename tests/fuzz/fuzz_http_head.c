@@ -13,7 +13,9 @@
  *    body the same way and names the admitted destination in Host, with
  *    no Proxy-* or Connection field left;
  *  - the response head forwarded to the client parses again, with the
- *    same status and the same body framing. */
+ *    same status and the same body framing; rewritten for an HTTP/1.0
+ *    client, it has no Transfer-Encoding and frames a chunked body by
+ *    the close. */
 #include <string.h>
 #include <strings.h>
 
@@ -160,6 +162,7 @@ response_path(const char *buf, size_t len)
 	enum http_body kind, kind2;
 	long long length, length2;
 	int close, close2, head_req;
+	const struct http_header *te;
 	char err[128], *out;
 	size_t outlen = len + 256;
 	long n;
@@ -193,6 +196,22 @@ response_path(const char *buf, size_t len)
 		FUZZ_CHECK(http_response_framing(r2, head_req, &kind2, &length2,
 		    &close2, err, sizeof(err)) == 0);
 		FUZZ_CHECK(kind2 == kind && length2 == length && close2 == close);
+		/* For an HTTP/1.0 client: no Transfer-Encoding at all, and
+		 * what it reads frames the (de-chunked) body as the guard
+		 * sends it: by length, or by the close. */
+		if (http_response_check_http10(r, kind, err, sizeof(err)) == -1)
+			continue;
+		n = http_forward_response_head(r, HTTP_FWD_CLOSE | HTTP_FWD_HTTP10,
+		    out, outlen);
+		FUZZ_CHECK(n > 0);
+		FUZZ_CHECK(http_parse_response_head(out, (size_t)n, r2, err,
+		    sizeof(err)) == 0);
+		FUZZ_CHECK(http_find_header(r2->headers, r2->nheaders,
+		    "Transfer-Encoding", &te) == 0);
+		FUZZ_CHECK(http_response_framing(r2, head_req, &kind2, &length2,
+		    &close2, err, sizeof(err)) == 0);
+		FUZZ_CHECK(close2 == 1 && (kind == HTTP_BODY_CHUNKED ?
+		    kind2 == HTTP_BODY_CLOSE : kind2 == kind && length2 == length));
 	}
 	free(out);
 out:

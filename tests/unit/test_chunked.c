@@ -453,6 +453,29 @@ test_refuses_bad_bytes_in_trailer(void **state)
 	REFUSED("0\r\nX-A: 1\r\n\n");
 }
 
+/* A trailer is forwarded verbatim: one named for framing, routing or a
+ * hop (Proxy-Authorization above all) would reach the upstream, and one
+ * that merges trailers into the header section would act on it. */
+static void
+test_refuses_hop_by_hop_and_framing_trailer_fields(void **state)
+{
+	(void)state;
+	REFUSED("5\r\nhello\r\n0\r\nProxy-Authorization: Basic c2VjcmV0\r\n\r\n");
+	REFUSED("0\r\nX-A: 1\r\nproxy-connection: keep-alive\r\n\r\n");
+	REFUSED("0\r\nPROXY-A-field-name-longer-than-the-kept-prefix: v\r\n\r\n");
+	REFUSED("0\r\nContent-Length: 5\r\n\r\n");
+	REFUSED("0\r\nTransfer-Encoding: chunked\r\n\r\n");
+	REFUSED("0\r\nHost: evil.test\r\n\r\n");
+	REFUSED("0\r\nConnection: close\r\n\r\n");
+	REFUSED("0\r\nKeep-Alive: 1\r\n\r\n");
+	REFUSED("0\r\nTE: trailers\r\n\r\n");
+	REFUSED("0\r\nTrailer: x\r\n\r\n");
+	REFUSED("0\r\nUpgrade: h2c\r\n\r\n");
+	/* Controls: names that only begin or end like one pass. */
+	BODY("0\r\nHostname: x\r\nTe-X: 1\r\nX-Proxy-A: 1\r\nProxy: 1\r\n"
+	    "Content-Length-X: 1\r\nContent-Lengt: 1\r\n\r\n");
+}
+
 static void
 test_refuses_more_than_100_trailer_fields(void **state)
 {
@@ -646,6 +669,142 @@ test_random_bodies_split_anywhere(void **state)
 	}
 }
 
+/* chunked_decode: the data of a body fed in pieces of at most step bytes
+ * (0: one piece), each piece decoded run by run. Returns the bytes the
+ * parser took (framing and data), or -1; the data goes to out. */
+static long
+decode_split(const char *b, size_t len, size_t step, char *out, size_t *outlen,
+    int *done)
+{
+	struct chunked c;
+	size_t off = 0;
+	long total = 0;
+
+	chunked_init(&c);
+	*done = 0;
+	*outlen = 0;
+	if (step == 0)
+		step = len > 0 ? len : 1;
+	while (off < len && !*done) {
+		size_t k = len - off < step ? len - off : step, used = 0;
+
+		while (used < k && !*done) {
+			size_t doff, dlen;
+			long rc = chunked_decode(&c, b + off + used, k - used, done,
+			    &doff, &dlen);
+
+			if (rc == -1)
+				return -1;
+			assert_true(rc > 0 || *done);
+			/* The data, if any, ends the run. */
+			assert_true(dlen == 0 || doff + dlen == (size_t)rc);
+			memcpy(out + *outlen, b + off + used + doff, dlen);
+			*outlen += dlen;
+			used += (size_t)rc;
+			total += rc;
+		}
+		off += k;
+	}
+	return total;
+}
+
+static void
+test_decode_gives_the_data_in_any_split(void **state)
+{
+	static const char b[] = "5\r\nhello\r\n7;x=\"1\"\r\n, world\r\n"
+	    "10\r\n0123456789abcdef\r\n0\r\nX-T: t\r\n\r\nGET / HTTP/1.1\r\n";
+	static const size_t steps[] = { 0, 1, 2, 3, 5, 7, 64 };
+	char out[sizeof(b)];
+	size_t i, n;
+	int done;
+
+	(void)state;
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		assert_int_equal(decode_split(b, sizeof(b) - 1, steps[i], out, &n, &done),
+		    (long)(strstr(b, "GET") - b));
+		assert_int_equal(done, 1);
+		assert_int_equal(n, 28);
+		assert_memory_equal(out, "hello, world0123456789abcdef", 28);
+	}
+}
+
+/* The decoder judges by the same grammar: what chunked_feed refuses, it
+ * refuses, in any split (a body smuggled to an HTTP/1.0 client). */
+static void
+test_decode_refuses_what_feed_refuses(void **state)
+{
+	static const char *const bad[] = {
+		"5\r\nhelloX\r\n0\r\n\r\n",		/* data longer than its size */
+		"5\nhello\r\n0\r\n\r\n",		/* bare LF */
+		"5 \r\nhello\r\n0\r\n\r\n",		/* BWS */
+		"-5\r\nhello\r\n0\r\n\r\n",
+		"5\r\nhello\r\n0\r\n Folded: x\r\n\r\n",
+		"8000000000000000\r\n",
+	};
+	char out[64];
+	size_t i, n;
+	int done;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(decode_split(bad[i], strlen(bad[i]), 0, out, &n, &done), -1);
+		assert_int_equal(decode_split(bad[i], strlen(bad[i]), 1, out, &n, &done), -1);
+	}
+}
+
+static void
+test_decode_random_bodies_match_their_data(void **state)
+{
+	static char b[8192], want[4096], out[8192];
+	uint32_t x = 0x7654321;
+	int i, done;
+
+	(void)state;
+	for (i = 0; i < 2000; i++) {
+		size_t n = 0, w = 0, k, j, got;
+		int chunks, ch;
+		long rc, fed;
+
+		x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+		chunks = (int)(x % 6);
+		for (ch = 0; ch < chunks; ch++) {
+			x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+			k = 1 + x % 600;
+			n += (size_t)sprintf(b + n, "%zX%s\r\n", k, (x & 0x100) ? ";e" : "");
+			for (j = 0; j < k; j++)
+				want[w++] = b[n + j] = (char)(x >> (j % 24));
+			n += k;
+			memcpy(b + n, "\r\n", 2);
+			n += 2;
+		}
+		n += (size_t)sprintf(b + n, "0\r\n\r\nNEXT");
+		x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+		rc = decode_split(b, n, 1 + x % 131, out, &got, &done);
+		fed = feed_split(b, n, 0, &done);
+		assert_int_equal(rc, fed);
+		assert_int_equal(rc, (long)(n - 4));
+		assert_int_equal(got, w);
+		assert_memory_equal(out, want, w);
+	}
+}
+
+static void
+test_decode_refuses_null_arguments(void **state)
+{
+	struct chunked c;
+	size_t off, len;
+	int done = 7;
+
+	(void)state;
+	chunked_init(&c);
+	assert_int_equal(chunked_decode(&c, "0\r\n\r\n", 5, &done, NULL, &len), -1);
+	assert_int_equal(done, 0);
+	assert_int_equal(chunked_decode(&c, "0\r\n\r\n", 5, &done, &off, NULL), -1);
+	assert_int_equal(chunked_decode(&c, "0\r\n\r\n", 5, &done, &off, &len), 5);
+	assert_int_equal(done, 1);
+	assert_int_equal(len, 0);
+}
+
 int
 main(void)
 {
@@ -680,6 +839,7 @@ main(void)
 		cmocka_unit_test(test_refuses_trailer_obs_fold),
 		cmocka_unit_test(test_refuses_trailer_without_colon),
 		cmocka_unit_test(test_refuses_bad_bytes_in_trailer),
+		cmocka_unit_test(test_refuses_hop_by_hop_and_framing_trailer_fields),
 		cmocka_unit_test(test_refuses_more_than_100_trailer_fields),
 		cmocka_unit_test(test_refuses_trailer_section_over_16k),
 		cmocka_unit_test(test_te_plain_chunked),
@@ -691,6 +851,10 @@ main(void)
 		cmocka_unit_test(test_te_reads_only_len_bytes),
 		cmocka_unit_test(test_refuses_null_arguments),
 		cmocka_unit_test(test_random_bodies_split_anywhere),
+		cmocka_unit_test(test_decode_gives_the_data_in_any_split),
+		cmocka_unit_test(test_decode_refuses_what_feed_refuses),
+		cmocka_unit_test(test_decode_random_bodies_match_their_data),
+		cmocka_unit_test(test_decode_refuses_null_arguments),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

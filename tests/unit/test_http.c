@@ -422,6 +422,74 @@ test_response_ambiguous_framing_refused(void **state)
 	assert_int_equal(resp_framing("HTTP/2 200 OK\r\n\r\n", 0, &k, &len, &close), -2);
 }
 
+static long
+resp_forward(const char *head, int flags, char *out, size_t outlen)
+{
+	static struct http_resp r;
+	char err[128];
+	long n;
+
+	assert_int_equal(http_parse_response_head(head, strlen(head), &r, err, sizeof(err)), 0);
+	n = http_forward_response_head(&r, flags, out, outlen - 1);
+	if (n >= 0)
+		out[n] = '\0';
+	return n;
+}
+
+/* An HTTP/1.0 client must never be sent Transfer-Encoding: the guard
+ * de-chunks, so the field goes, and the close delimits the body. */
+static void
+test_http10_client_response_head_has_no_transfer_encoding(void **state)
+{
+	static const char h[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+	    "X-A: 1\r\nConnection: keep-alive\r\n\r\n";
+	char out[512];
+
+	(void)state;
+	assert_true(resp_forward(h, HTTP_FWD_CLOSE | HTTP_FWD_HTTP10, out, sizeof(out)) > 0);
+	assert_string_equal(out, "HTTP/1.1 200 OK\r\nX-A: 1\r\nConnection: close\r\n\r\n");
+	/* Control: an HTTP/1.1 client gets the chunked framing as sent. */
+	assert_true(resp_forward(h, 0, out, sizeof(out)) > 0);
+	assert_string_equal(out, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+	    "X-A: 1\r\n\r\n");
+	assert_true(resp_forward(h, HTTP_FWD_CLOSE, out, sizeof(out)) > 0);
+	assert_string_equal(out, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+	    "X-A: 1\r\nConnection: close\r\n\r\n");
+}
+
+static int
+http10_ok(const char *head, int head_req)
+{
+	static struct http_resp r;
+	enum http_body k;
+	long long len;
+	int close;
+	char err[128];
+
+	assert_int_equal(http_parse_response_head(head, strlen(head), &r, err, sizeof(err)), 0);
+	assert_int_equal(http_response_framing(&r, head_req, &k, &len, &close, err,
+	    sizeof(err)), 0);
+	return http_response_check_http10(&r, k, err, sizeof(err));
+}
+
+static void
+test_http10_client_refuses_codings_other_than_chunked(void **state)
+{
+	(void)state;
+	assert_int_equal(http10_ok("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", 0), 0);
+	assert_int_equal(http10_ok("HTTP/1.1 200 OK\r\nTransfer-Encoding: CHUNKED\r\n\r\n", 0), 0);
+	assert_int_equal(http10_ok("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", 0), 0);
+	assert_int_equal(http10_ok("HTTP/1.1 200 OK\r\n\r\n", 0), 0);
+	/* After de-chunking, gzip would remain, with no field to say so. */
+	assert_int_equal(http10_ok("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n"
+	    "\r\n", 0), -1);
+	assert_int_equal(http10_ok("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", 0), -1);
+	/* No body: nothing to decode, the field is just dropped. */
+	assert_int_equal(http10_ok("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", 1), 0);
+	assert_int_equal(http10_ok("HTTP/1.1 204 No Content\r\nTransfer-Encoding: gzip\r\n"
+	    "\r\n", 0), 0);
+}
+
 int
 main(void)
 {
@@ -451,6 +519,8 @@ main(void)
 		cmocka_unit_test(test_forward_head_strips_hop_by_hop_and_sets_host),
 		cmocka_unit_test(test_response_framing_rules),
 		cmocka_unit_test(test_response_ambiguous_framing_refused),
+		cmocka_unit_test(test_http10_client_response_head_has_no_transfer_encoding),
+		cmocka_unit_test(test_http10_client_refuses_codings_other_than_chunked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
