@@ -18,11 +18,11 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "guard/control.h"
+#include "plane/control.h"
 #include "guard/guard.h"
-#include "guard/http.h"
+#include "proto/http.h"
 #include "guard/log.h"
-#include "guard/plane.h"
+#include "plane/plane.h"
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"

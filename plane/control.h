@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 
 struct guard;
 struct control;
