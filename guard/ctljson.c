@@ -1,0 +1,120 @@
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "guard/config.h"
+#include "guard/control.h"
+#include "guard/ctljson.h"
+#include "guard/plane.h"
+#include "policy/policy.h"
+#include "resolver/classify.h"
+#include "resolver/resolver.h"
+
+/* JSON string escaping for answers: the only strings we put in are
+ * our own messages, digests and addresses, but keep them inert anyway. */
+void
+ctljson_str(struct evbuffer *out, const char *s)
+{
+	evbuffer_add(out, "\"", 1);
+	for (; *s != '\0'; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			evbuffer_add_printf(out, "\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			evbuffer_add_printf(out, "\\u%04x", ch);
+		else
+			evbuffer_add(out, s, 1);
+	}
+	evbuffer_add(out, "\"", 1);
+}
+
+void
+ctljson_error(struct evbuffer *b, const char *error, const char *msg)
+{
+	evbuffer_add_printf(b, "{\"error\":");
+	ctljson_str(b, error);
+	evbuffer_add_printf(b, ",\"message\":");
+	ctljson_str(b, msg);
+	evbuffer_add_printf(b, "}\n");
+}
+
+void
+ctljson_policy(struct evbuffer *b, const struct policy *p)
+{
+	if (p == NULL) {
+		evbuffer_add_printf(b, "{\"epoch\":null,\"digest\":null,\"mode\":\"none\","
+		    "\"entries\":0,\"loaded\":false}\n");
+		return;
+	}
+	evbuffer_add_printf(b, "{\"epoch\":%lld,\"digest\":\"%s\",\"mode\":\"%s\","
+	    "\"entries\":%zu,\"loaded\":true}\n", policy_epoch(p), policy_digest(p),
+	    policy_mode_name(policy_mode(p)), policy_entries(p));
+}
+
+void
+ctljson_accepted(struct evbuffer *b, const struct policy *p, size_t revoked)
+{
+	evbuffer_add_printf(b, "{\"epoch\":%lld,\"digest\":\"%s\",\"revoked\":%zu}\n",
+	    policy_epoch(p), policy_digest(p), revoked);
+}
+
+void
+ctljson_status(struct evbuffer *b, const struct control_env *env)
+{
+	const struct config *cfg = env->cfg;
+	struct plane *pl = env->plane;
+	char buf[128];
+	size_t i;
+
+	evbuffer_add_printf(b, "{\"version\":\"%s\",\"revision\":", env->version);
+	ctljson_str(b, env->revision);
+	evbuffer_add_printf(b, ",\"listeners\":[");
+	for (i = 0; i < cfg->nlisten; i++) {
+		(void)dest_format(&cfg->listen[i], buf, sizeof(buf));
+		evbuffer_add_printf(b, "%s", i ? "," : "");
+		ctljson_str(b, buf);
+	}
+	evbuffer_add_printf(b, "],\"allow_ranges\":[");
+	for (i = 0; i < cfg->nallow; i++) {
+		(void)classify_format_cidr(&cfg->allow[i], buf, sizeof(buf));
+		evbuffer_add_printf(b, "%s", i ? "," : "");
+		ctljson_str(b, buf);
+	}
+	evbuffer_add_printf(b, "],\"deny_ranges\":[");
+	for (i = 0; i < cfg->ndeny; i++) {
+		(void)classify_format_cidr(&cfg->deny[i], buf, sizeof(buf));
+		evbuffer_add_printf(b, "%s", i ? "," : "");
+		ctljson_str(b, buf);
+	}
+	evbuffer_add_printf(b, "],\"dns\":");
+	ctljson_str(b, resolver_servers(env->resolver));
+	evbuffer_add_printf(b, ",\"active_connections\":%llu,\"uptime_s\":%lld,"
+	    "\"trusted_keys\":%zu,\"policy_signer\":",
+	    (unsigned long long)env->nconns(env->arg),
+	    (long long)(time(NULL) - env->started), plane_trusted_keys(pl));
+	ctljson_str(b, plane_signer(pl));
+	/* What the process runs as now, after any --user drop: an operator
+	 * sees a guard left running as root without reading its log. */
+	evbuffer_add_printf(b, ",\"uid\":%u,\"running_as_root\":%s",
+	    (unsigned)geteuid(), geteuid() == 0 ? "true" : "false");
+	/* No state folder means no epoch floor across a restart: shown, not
+	 * only warned at start. */
+	evbuffer_add_printf(b, ",\"state_dir\":");
+	if (plane_state_dir(pl) != NULL)
+		ctljson_str(b, plane_state_dir(pl));
+	else
+		evbuffer_add_printf(b, "null");
+	evbuffer_add_printf(b, ",\"epoch_floor\":");
+	if (plane_floor_epoch(pl) >= 0)
+		evbuffer_add_printf(b, "%lld", plane_floor_epoch(pl));
+	else
+		evbuffer_add_printf(b, "null");
+	if (plane_floor_note(pl)[0] != '\0') {
+		evbuffer_add_printf(b, ",\"floor_note\":");
+		ctljson_str(b, plane_floor_note(pl));
+	}
+	evbuffer_add_printf(b, ",\"policy\":");
+	ctljson_policy(b, env->policy(env->arg));
+	evbuffer_add_printf(b, "}\n");
+}
