@@ -10,22 +10,18 @@
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
+#include "util/jsonw.h"
 
-/* JSON string escaping for answers: the only strings we put in are
- * our own messages, digests and addresses, but keep them inert anyway. */
+/* The only strings we put in are our own messages, digests and
+ * addresses, but they are kept inert anyway (util/jsonw.h). */
 void
 ctljson_str(struct evbuffer *out, const char *s)
 {
+	char e[JSONW_ESC_MAX];
+
 	evbuffer_add(out, "\"", 1);
-	for (; *s != '\0'; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			evbuffer_add_printf(out, "\\%c", ch);
-		else if (ch < 0x20 || ch >= 0x7f)
-			evbuffer_add_printf(out, "\\u%04x", ch);
-		else
-			evbuffer_add(out, s, 1);
-	}
+	for (; *s != '\0'; s++)
+		evbuffer_add(out, e, jsonw_escape_byte((unsigned char)*s, e));
 	evbuffer_add(out, "\"", 1);
 }
 
