@@ -25,6 +25,7 @@
 #include "guard/metrics.h"
 #include "policy/policy.h"
 #include "util/bigbuf.h"
+#include "util/errbuf.h"
 #include "util/num.h"
 #include "util/safepath.h"
 
@@ -707,7 +708,7 @@ claim_path(const char *path, char *err, size_t errlen)
 	if (lstat(path, &st) == -1)
 		return errno == ENOENT ? 0 : -1;
 	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errlen, "--control %s: exists and is not a socket", path);
+		errbuf_set(err, errlen, "--control %s: exists and is not a socket", path);
 		return -1;
 	}
 	memset(&sun, 0, sizeof(sun));
@@ -718,7 +719,7 @@ claim_path(const char *path, char *err, size_t errlen)
 	live = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
 	close(fd);
 	if (live) {
-		snprintf(err, errlen, "--control %s: another guard is serving it", path);
+		errbuf_set(err, errlen, "--control %s: another guard is serving it", path);
 		return -1;
 	}
 	return unlink(path);
@@ -744,12 +745,12 @@ make_parent(const char *path, uid_t owner, char *err, size_t errlen)
 	else
 		*slash = '\0';
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
-		snprintf(err, errlen, "--control %s: cannot create %s: %s", path, dir,
+		errbuf_set(err, errlen, "--control %s: cannot create %s: %s", path, dir,
 		    strerror(errno));
 		return -1;
 	}
 	if ((fd = safepath_open_dir(dir, owner, why, sizeof(why))) == -1) {
-		snprintf(err, errlen, "--control %s: unsafe folder: %s", path, why);
+		errbuf_set(err, errlen, "--control %s: unsafe folder: %s", path, why);
 		return -1;
 	}
 	close(fd);
@@ -767,11 +768,11 @@ control_new(const struct control_env *env, const char *path, uid_t owner,
 	int fd = -1;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "--control %s: path too long", path);
+		errbuf_set(err, errlen, "--control %s: path too long", path);
 		return NULL;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	c->env = *env;
@@ -780,14 +781,14 @@ control_new(const struct control_env *env, const char *path, uid_t owner,
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	if ((c->pushes = ctlpush_new(env->base, env->plane, answer_push, c, why,
 	    sizeof(why))) == NULL) {
-		snprintf(err, errlen, "--control %s: %s", path, why);
+		errbuf_set(err, errlen, "--control %s: %s", path, why);
 		goto fail;
 	}
 	if (make_parent(path, owner, err, errlen) == -1)
 		goto fail;
 	if (claim_path(path, err, errlen) == -1) {
 		if (err[0] == '\0')
-			snprintf(err, errlen, "--control %s: %s", path, strerror(errno));
+			errbuf_set(err, errlen, "--control %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	memset(&sun, 0, sizeof(sun));
@@ -800,21 +801,21 @@ control_new(const struct control_env *env, const char *path, uid_t owner,
 	old = umask(0177);
 	if (fd == -1 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		umask(old);
-		snprintf(err, errlen, "--control %s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "--control %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	umask(old);
 	c->listen_fd = fd;
 	fd = -1;
 	if (listen(c->listen_fd, 16) == -1) {
-		snprintf(err, errlen, "--control %s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "--control %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if ((c->listen_ev = event_new(env->base, c->listen_fd, EV_READ | EV_PERSIST,
 	    accept_cb, c)) == NULL ||
 	    (c->resume_ev = evtimer_new(env->base, accept_resume_cb, c)) == NULL ||
 	    event_add(c->listen_ev, NULL) == -1) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	return c;

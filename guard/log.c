@@ -8,6 +8,7 @@
 #include <event2/event.h>
 
 #include "guard/log.h"
+#include "util/errbuf.h"
 #include "util/jsonw.h"
 
 /* Lines emitted while the loop runs are collected and written together
@@ -35,7 +36,7 @@ log_open(const char *path, enum log_format fmt, char *err, size_t errlen)
 	struct log *lg;
 
 	if ((lg = calloc(1, sizeof(*lg))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	lg->fmt = fmt;
@@ -43,7 +44,7 @@ log_open(const char *path, enum log_format fmt, char *err, size_t errlen)
 		lg->fp = stderr;
 	} else {
 		if ((lg->fp = fopen(path, "ae")) == NULL) {
-			snprintf(err, errlen, "%s: cannot open log file", path);
+			errbuf_set(err, errlen, "%s: cannot open log file", path);
 			free(lg);
 			return NULL;
 		}
