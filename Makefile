@@ -33,7 +33,7 @@ endif
 
 # Every .c under the module folders is library code except the two mains:
 # a new module needs no Makefile edit.
-MODULES  = util policy resolver guard nft ctl
+MODULES  = util proto policy resolver guard plane conform nft ctl
 MAINS    = guard/main.c ctl/main.c
 LIB_SRCS = $(filter-out $(MAINS),$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 LIB_OBJS = $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)

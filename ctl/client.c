@@ -24,8 +24,8 @@
 
 #include "ctl/cli.h"
 #include "ctl/client.h"
-#include "policy/bundle.h"
-#include "policy/bundlepeek.h"
+#include "plane/bundle.h"
+#include "plane/bundlepeek.h"
 #include "policy/policy.h"
 #include "util/ascii.h"
 #include "util/file.h"
@@ -33,8 +33,6 @@
 #include "util/errbuf.h"
 
 #define PROG		"egress-guardctl"
-#define EXIT_FAIL	1
-#define EXIT_USAGE	2
 
 #define DEADLINE_S	(3 * CTLCLIENT_TIMEOUT_S)	/* the whole exchange */
 #define CHUNK_LINE_MAX	256	/* chunk-size line with extensions */
@@ -575,7 +573,7 @@ ctlclient_cmd_push(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, CTLCLIENT_PUSH_USAGE, 1, &path,
 	    &control, &guard_uid)) != 0)
 		return rc;
-	rc = EXIT_USAGE;
+	rc = CLI_EXIT_USAGE;
 	/* The guard refuses more than BUNDLE_MAX_BYTES anyway: say so here
 	 * rather than send it. */
 	if ((buf = file_read(path, BUNDLE_MAX_BYTES, 0, &len, err, sizeof(err))) == NULL) {
@@ -601,7 +599,7 @@ ctlclient_cmd_push(int argc, char **argv)
 		goto out;
 	}
 	if (print_body(&r) == -1) {
-		rc = EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	if (r.status == 200) {
@@ -609,7 +607,7 @@ ctlclient_cmd_push(int argc, char **argv)
 	} else if (r.status == 403 || r.status == 409) {
 		fprintf(stderr, "%s: push: %s: refused by %s (HTTP %d)\n",
 		    PROG, path, control, r.status);
-		rc = EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 	} else {
 		fprintf(stderr, "%s: push: %s: %s answered HTTP %d\n", PROG,
 		    path, control, r.status);
@@ -632,14 +630,14 @@ ctlclient_cmd_status(int argc, char **argv)
 	if ((rc = parse_args(argc, argv, CTLCLIENT_STATUS_USAGE, 0, &pos,
 	    &control, &guard_uid)) != 0)
 		return rc;
-	rc = EXIT_USAGE;
+	rc = CLI_EXIT_USAGE;
 	if (ctlclient_request(control, guard_uid, "GET", "/v1/status", NULL, 0, &r,
 	    err, sizeof(err)) == -1) {
 		fprintf(stderr, "%s: status: %s\n", PROG, err);
 		goto out;
 	}
 	if (print_body(&r) == -1) {
-		rc = EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	if (r.status == 200)

@@ -21,14 +21,12 @@
 
 #include "ctl/cli.h"
 #include "ctl/keys.h"
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 #include "policy/policy.h"
 #include "util/errbuf.h"
 #include "util/file.h"
 
 #define PROG		"egress-guardctl"
-#define EXIT_FAIL	1
-#define EXIT_USAGE	2
 
 char *
 ctlkeys_pub_path(const char *priv_path)
@@ -416,7 +414,7 @@ ctlkeys_cmd_keygen(int argc, char **argv)
 		    NULL);
 	if (ctlkeys_keygen(out, err, sizeof(err)) == -1) {
 		fprintf(stderr, "%s: keygen: %s\n", PROG, err);
-		return EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	/* Tell the operator which file to hand to the guard. */
 	pub = ctlkeys_pub_path(out);
@@ -434,7 +432,7 @@ ctlkeys_cmd_sign(int argc, char **argv)
 	EVP_PKEY *pk = NULL;
 	char err[1024], *canon = NULL;
 	size_t len;
-	int i, r, opts = 1, rc = EXIT_USAGE;
+	int i, r, opts = 1, rc = CLI_EXIT_USAGE;
 
 	for (i = 1; i < argc; i++) {
 		if (opts && strcmp(argv[i], "--") == 0) {
@@ -474,10 +472,10 @@ ctlkeys_cmd_sign(int argc, char **argv)
 	if (ctlkeys_sign_to(&bundle_envelope, canon, len, pk, stdout, err,
 	    sizeof(err)) == -1) {
 		fprintf(stderr, "%s: sign: %s: %s\n", PROG, path, err);
-		rc = EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	rc = cli_print_all("", 0) == -1 ? EXIT_FAIL : 0;
+	rc = cli_print_all("", 0) == -1 ? CLI_EXIT_FAIL : 0;
 out:
 	EVP_PKEY_free(pk);
 	free(canon);
@@ -495,11 +493,11 @@ ctlkeys_cmd_verify(int argc, char **argv)
 	struct policy *p = NULL;
 	enum bundle_error why;
 	size_t len;
-	int i, r, opts = 1, rc = EXIT_USAGE;
+	int i, r, opts = 1, rc = CLI_EXIT_USAGE;
 
 	if ((kr = bundle_keyring_new()) == NULL) {
 		fprintf(stderr, "%s: verify: out of memory\n", PROG);
-		return EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	for (i = 1; i < argc; i++) {
 		if (opts && strcmp(argv[i], "--") == 0) {
@@ -547,12 +545,12 @@ ctlkeys_cmd_verify(int argc, char **argv)
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: verify: %s: refused (%s): %s\n", PROG,
 		    path, bundle_error_name(why), err);
-		rc = why == BUNDLE_MALFORMED ? EXIT_USAGE : EXIT_FAIL;
+		rc = why == BUNDLE_MALFORMED ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 		goto out;
 	}
 	printf("{\"key_id\":\"%s\",\"epoch\":%lld,\"digest\":\"%s\"}\n", id,
 	    policy_epoch(p), policy_digest(p));
-	rc = cli_print_all("", 0) == -1 ? EXIT_FAIL : 0;
+	rc = cli_print_all("", 0) == -1 ? CLI_EXIT_FAIL : 0;
 out:
 	policy_free(p);
 	free(buf);

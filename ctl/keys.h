@@ -1,7 +1,7 @@
 /* Plane-side key handling for egress-guardctl: Ed25519 key generation and
  * bundle signing (docs/design.md "Signed bundle"), and the keygen, sign and
  * verify subcommands. The guard never calls anything here: it only
- * verifies, with policy/bundle.h. */
+ * verifies, with plane/bundle.h. */
 #ifndef EG_CTL_KEYS_H
 #define EG_CTL_KEYS_H
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctl/cli.h"
 #include "ctl/client.h"
 #include "ctl/keys.h"
 #include "ctl/receiptcmd.h"
@@ -17,8 +18,6 @@
 #endif
 
 #define PROG		"egress-guardctl"
-#define EXIT_FAIL	1
-#define EXIT_USAGE	2
 
 struct command {
 	const char	*name;
@@ -64,7 +63,7 @@ usage_error_arg(const struct command *c, const char *msg, const char *arg)
 		fprintf(stderr, "usage: %s %s %s\n", PROG, c->name, c->usage);
 	else
 		usage(stderr);
-	return EXIT_USAGE;
+	return CLI_EXIT_USAGE;
 }
 
 static int
@@ -125,11 +124,11 @@ cmd_compile(int argc, char **argv)
 	if (canon == NULL) {
 		/* err starts with the path. */
 		fprintf(stderr, "%s: %s\n", PROG, err);
-		return EXIT_USAGE;
+		return CLI_EXIT_USAGE;
 	}
 	/* The NUL after the bytes makes room for the newline: one write. */
 	canon[len] = '\n';
-	rc = write_all(canon, len + 1) == -1 ? EXIT_FAIL : 0;
+	rc = write_all(canon, len + 1) == -1 ? CLI_EXIT_FAIL : 0;
 	free(canon);
 	return rc;
 }
@@ -163,18 +162,18 @@ main(int argc, char **argv)
 		if (argc != 2)
 			return usage_error(NULL, NULL);
 		printf("%s %s\n", PROG, EG_VERSION);
-		return fflush(stdout) == EOF ? EXIT_FAIL : 0;
+		return fflush(stdout) == EOF ? CLI_EXIT_FAIL : 0;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
-		return fflush(stdout) == EOF ? EXIT_FAIL : 0;
+		return fflush(stdout) == EOF ? CLI_EXIT_FAIL : 0;
 	}
 	for (i = 0; i < NCOMMANDS; i++)
 		if (strcmp(argv[1], commands[i].name) == 0) {
 			if (wants_help(argc, argv)) {
 				printf("usage: %s %s %s\n", PROG, commands[i].name,
 				    commands[i].usage);
-				return fflush(stdout) == EOF ? EXIT_FAIL : 0;
+				return fflush(stdout) == EOF ? CLI_EXIT_FAIL : 0;
 			}
 			return commands[i].run(argc - 1, argv + 1);
 		}

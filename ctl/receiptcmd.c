@@ -1,9 +1,9 @@
 /* egress-guardctl receipt sign|verify and admit: the CLI over
- * policy/receipt.h, and the receipt signer (plane side only).
+ * conform/receipt.h, and the receipt signer (plane side only).
  *
  * The helpers above the subcommands are library-like (errors into a
  * buffer); only the cmd_ functions print. Exit codes: docs/receipts.md
- * and ctl/receiptcmd.h. */
+ * and ctl/cli.h. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -21,9 +21,9 @@
 #include "ctl/cli.h"
 #include "ctl/keys.h"
 #include "ctl/receiptcmd.h"
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 #include "policy/policy.h"
-#include "policy/receipt.h"
+#include "conform/receipt.h"
 #include "util/errbuf.h"
 #include "util/file.h"
 
@@ -198,11 +198,11 @@ grade_receipt(const char *cmd, const char *path, const char *dir,
 	struct bundle_keyring *kr = NULL;
 	char *buf = NULL;
 	size_t len;
-	int rc = RECEIPTCMD_EXIT_USAGE;
+	int rc = CLI_EXIT_USAGE;
 
 	if ((kr = bundle_keyring_new()) == NULL) {
 		fprintf(stderr, "%s: %s: out of memory\n", PROG, cmd);
-		return RECEIPTCMD_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	}
 	if (receiptcmd_load_attesters(kr, dir, err, sizeof(err)) == -1) {
 		fprintf(stderr, "%s: %s: attesters: %s\n", PROG, cmd, err);
@@ -238,6 +238,29 @@ out:
 	return rc;
 }
 
+/* 0 when the receipt is authentic (signed by an attester, for the binary
+ * in hand), whatever its facts grade; else the typed exit code that
+ * receipt verify and admit share. */
+static int
+authenticity_exit(enum receipt_reason r)
+{
+	switch (r) {
+	case RECEIPT_UNTRUSTED_SIGNER:
+		return CLI_EXIT_UNTRUSTED;
+	case RECEIPT_BAD_SIGNATURE:
+		return CLI_EXIT_BAD_SIGNATURE;
+	case RECEIPT_REVISION_MISMATCH:
+		return CLI_EXIT_REVISION;
+	case RECEIPT_MALFORMED:
+		return CLI_EXIT_USAGE;
+	case RECEIPT_OK:
+	case RECEIPT_FACTS_INCOMPLETE:
+	case RECEIPT_NO_SELECTOR:
+		break;
+	}
+	return 0;
+}
+
 /* receipt sign REPORT --key ATTESTER.pem [--binary PATH]: the envelope
  * and a newline on stdout. */
 static int
@@ -260,7 +283,7 @@ cmd_sign(int argc, char **argv)
 		return cli_usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
 		    o.operand == NULL ? "missing REPORT" : "missing --key",
 		    NULL);
-	rc = RECEIPTCMD_EXIT_USAGE;
+	rc = CLI_EXIT_USAGE;
 	if ((buf = file_read(o.operand, RECEIPT_MAX_BYTES, 0, &len, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: receipt sign: %s\n", PROG, err);
@@ -280,6 +303,11 @@ cmd_sign(int argc, char **argv)
 		fprintf(stderr, "%s: receipt sign: binary: %s\n", PROG, err);
 		goto out;
 	}
+	if (receipt_report_check_binary(r, hex, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: receipt sign: %s: %s\n", PROG, binary, err);
+		rc = CLI_EXIT_REVISION;
+		goto out;
+	}
 	for (i = 0; i < RECEIPT_NFACTS; i++) {
 		if (receipt_report_fact(r, i, note, sizeof(note)))
 			ntrue++;
@@ -292,11 +320,11 @@ cmd_sign(int argc, char **argv)
 	    (env = receiptcmd_sign_envelope(canon, clen, pk, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: receipt sign: %s\n", PROG, err);
-		rc = RECEIPTCMD_EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	if (cli_print_all(env, strlen(env)) == -1 || cli_print_all("\n", 1) == -1) {
-		rc = RECEIPTCMD_EXIT_FAIL;
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	fprintf(stderr, "%s: receipt sign: %zu of %d facts true, binary %s "
@@ -334,12 +362,14 @@ cmd_verify(int argc, char **argv)
 		return rc;
 	if (printf("%s\n", receipt_grade_name(v.grade)) < 0 ||
 	    cli_print_all("", 0) == -1)
-		return RECEIPTCMD_EXIT_FAIL;
+		return CLI_EXIT_FAIL;
 	if (v.reason != RECEIPT_OK)
 		fprintf(stderr, "%s: receipt verify: %s: %s: %s\n", PROG,
 		    receipt_grade_name(v.grade), receipt_reason_name(v.reason),
 		    why);
-	return 0;
+	/* The grade alone cannot gate a deployment: `verify && deploy` must
+	 * stop on a receipt that is not authentic, whatever it grades. */
+	return authenticity_exit(v.reason);
 }
 
 int
@@ -404,9 +434,9 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	if ((p = policy_compile_profile_file(profile, 0, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: admit: %s\n", PROG, err);
-		return RECEIPTCMD_EXIT_USAGE;
+		return CLI_EXIT_USAGE;
 	}
-	rc = RECEIPTCMD_EXIT_USAGE;
+	rc = CLI_EXIT_USAGE;
 	need = RECEIPT_ADVISORY_FILTER;
 	if (policy_mode(p) == POLICY_ALLOWLIST &&
 	    (req = policy_required_grade(p)) != NULL &&
@@ -425,24 +455,18 @@ receiptcmd_cmd_admit(int argc, char **argv)
 		if ((rc = grade_receipt("admit", receipt, attesters, binary, &v,
 		    why, sizeof(why))) != 0)
 			goto out;
-		switch (v.reason) {
-		case RECEIPT_UNTRUSTED_SIGNER:
-			fprintf(stderr, "%s: admit: untrusted signer: %s (%s)\n",
-			    PROG, why, attesters);
-			rc = RECEIPTCMD_EXIT_UNTRUSTED;
+		if ((rc = authenticity_exit(v.reason)) != 0) {
+			if (v.reason == RECEIPT_UNTRUSTED_SIGNER)
+				fprintf(stderr, "%s: admit: untrusted signer: %s "
+				    "(%s)\n", PROG, why, attesters);
+			else
+				fprintf(stderr, "%s: admit: %s: %s\n", PROG,
+				    v.reason == RECEIPT_BAD_SIGNATURE ?
+				    "bad signature" :
+				    v.reason == RECEIPT_REVISION_MISMATCH ?
+				    "revision mismatch" : "malformed receipt",
+				    why);
 			goto out;
-		case RECEIPT_BAD_SIGNATURE:
-			fprintf(stderr, "%s: admit: bad signature: %s\n", PROG,
-			    why);
-			rc = RECEIPTCMD_EXIT_BAD_SIGNATURE;
-			goto out;
-		case RECEIPT_REVISION_MISMATCH:
-			fprintf(stderr, "%s: admit: revision mismatch: %s\n",
-			    PROG, why);
-			rc = RECEIPTCMD_EXIT_REVISION;
-			goto out;
-		default:
-			break;
 		}
 		have = v.grade;
 		have_grade = 1;
@@ -451,7 +475,7 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	if (policy_mode(p) != POLICY_ALLOWLIST) {
 		rc = printf("admitted: network_policy %s needs no grade\n",
 		    policy_mode_name(policy_mode(p))) < 0 ||
-		    cli_print_all("", 0) == -1 ? RECEIPTCMD_EXIT_FAIL : 0;
+		    cli_print_all("", 0) == -1 ? CLI_EXIT_FAIL : 0;
 		goto out;
 	}
 	if (!have_grade) {
@@ -465,12 +489,12 @@ receiptcmd_cmd_admit(int argc, char **argv)
 		    receipt_grade_name(have), receipt != NULL &&
 		    v.reason != RECEIPT_OK ? ": " : "", receipt != NULL &&
 		    v.reason != RECEIPT_OK ? why : "");
-		rc = RECEIPTCMD_EXIT_NOT_MET;
+		rc = CLI_EXIT_NOT_MET;
 		goto out;
 	}
 	rc = printf("admitted: requirement %s met by grade %s\n",
 	    receipt_grade_name(need), receipt_grade_name(have)) < 0 ||
-	    cli_print_all("", 0) == -1 ? RECEIPTCMD_EXIT_FAIL : 0;
+	    cli_print_all("", 0) == -1 ? CLI_EXIT_FAIL : 0;
 out:
 	policy_free(p);
 	return rc;

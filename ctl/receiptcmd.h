@@ -14,18 +14,13 @@ struct bundle_keyring;
 /* The second line continues main's "usage: egress-guardctl receipt". */
 #define RECEIPTCMD_RECEIPT_USAGE \
 	"sign REPORT --key ATTESTER.pem [--binary PATH]\n" \
-	"       egress-guardctl receipt verify RECEIPT --attesters DIR [--binary PATH]"
+	"       egress-guardctl receipt verify RECEIPT --attesters DIR [--binary PATH]\n" \
+	"       (verify exits 0 only for an authentic receipt: 4 revision mismatch,\n" \
+	"       5 untrusted signer, 6 bad signature; docs/receipts.md)"
 #define RECEIPTCMD_ADMIT_USAGE \
 	"--profile PROFILE [--grade GRADE | --receipt RECEIPT --attesters DIR [--binary PATH]]"
 
-/* Exit codes of receipt and admit; 3-6 are admit's typed refusals. */
-#define RECEIPTCMD_EXIT_OK		0
-#define RECEIPTCMD_EXIT_FAIL		1	/* writing output, memory */
-#define RECEIPTCMD_EXIT_USAGE		2	/* usage, unreadable or malformed input */
-#define RECEIPTCMD_EXIT_NOT_MET		3	/* grade below the requirement */
-#define RECEIPTCMD_EXIT_REVISION	4	/* receipt for another binary */
-#define RECEIPTCMD_EXIT_UNTRUSTED	5	/* signer not among the attesters */
-#define RECEIPTCMD_EXIT_BAD_SIGNATURE	6	/* signature does not verify */
+/* Exit codes: CLI_EXIT_* in ctl/cli.h. */
 
 /* Signs canonical receipt bytes (receipt_canonical) as given and returns
  * the envelope JSON, NUL-terminated, without a newline, malloc'd; it fits

@@ -113,9 +113,17 @@ config_add_dns(struct config *c, const char *arg, char *err, size_t errlen)
 {
 	struct dest d;
 	char with_port[DEST_HOST_MAX + 16], entry[64];
-	size_t len = strlen(arg), used = strlen(c->dns_csv);
+	size_t len = strlen(arg), used = strlen(c->dns_csv), n = used > 0, i;
 	int rc;
 
+	/* The bound is a count of servers: the buffer alone would take
+	 * dozens of short IPv4 entries. */
+	for (i = 0; i < used; i++)
+		n += c->dns_csv[i] == ',';
+	if (n >= CONFIG_MAX_DNS) {
+		snprintf(err, errlen, "--dns: too many servers (at most %d)", CONFIG_MAX_DNS);
+		return -1;
+	}
 	/* Accept IP, IP:PORT, [IP6], [IP6]:PORT; the port defaults to 53. */
 	if (len > 0 && arg[len - 1] == ']')
 		rc = snprintf(with_port, sizeof(with_port), "%s:53", arg);

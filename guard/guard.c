@@ -16,11 +16,11 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "guard/control.h"
+#include "plane/control.h"
 #include "guard/guard.h"
 #include "guard/ifaddr.h"
 #include "guard/log.h"
-#include "guard/plane.h"
+#include "plane/plane.h"
 #include "guard/proxy.h"
 #include "policy/policy.h"
 #include "resolver/classify.h"

@@ -18,16 +18,16 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "guard/chunked.h"
+#include "proto/chunked.h"
 #include "guard/decide.h"
 #include "guard/dial.h"
 #include "guard/guard.h"
-#include "guard/http.h"
+#include "proto/http.h"
 #include "guard/log.h"
 #include "guard/proxy.h"
 #include "guard/relay.h"
-#include "guard/socks5.h"
-#include "guard/tlshello.h"
+#include "proto/socks5.h"
+#include "proto/tlshello.h"
 #include "policy/policy.h"
 #include "util/mutant.h"
 

@@ -14,7 +14,10 @@ RANGE_FIRST_BIN = $(BUILD)/mutant-range_first/egress-guard
 
 .PHONY: conformance conformance-mutants conformance-mutants-nft
 # The matrix, then a receipt for this exact build, signed by a local
-# attester key made for the purpose, and the grade it earns.
+# attester key made for the purpose, and the grade it earns. The target
+# fails when the matrix does, and when no authentic receipt results (sign
+# refuses a binary that changed since the matrix ran; verify exits
+# non-zero on anything not authentic).
 CONF = $(BUILD)/conformance
 conformance: all $(RANGE_FIRST_BIN)
 	$(Q)BUILD=$(BUILD) EG_CONF_RANGE_FIRST_BIN=$(abspath $(RANGE_FIRST_BIN)) \
@@ -25,7 +28,7 @@ conformance: all $(RANGE_FIRST_BIN)
 	$(BUILD)/egress-guardctl receipt sign $(CONF)/report.json \
 	    --key $(CONF)/attesters/local.pem >$(CONF)/receipt.json && \
 	printf 'grade: ' && $(BUILD)/egress-guardctl receipt verify $(CONF)/receipt.json \
-	    --attesters $(CONF)/attesters; exit $$rc
+	    --attesters $(CONF)/attesters || rc=1; exit $$rc
 
 $(BUILD)/mutant-%/egress-guard: FORCE
 	$(Q)$(MAKE) -s BUILD=$(BUILD)/mutant-$* CFLAGS='$(MUTANT_FLAGS_$*)' \

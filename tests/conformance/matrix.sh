@@ -41,6 +41,12 @@ record() {
 
 # ---------------------------------------------------------------- topology
 [ -x "$BIN" ] && [ -x "$CTL" ] || { echo "conformance: build the binaries first"; exit 2; }
+# The binary under test, hashed before any guard starts: the report says
+# which bytes ran, and receipt sign refuses a binary that differs. A run
+# that fails early leaves no older report behind to be signed.
+rm -f "$OUT/report.json"
+BIN_SHA256=$(sha256sum <"$BIN" | cut -d' ' -f1)
+[ ${#BIN_SHA256} -eq 64 ] || { echo "conformance: cannot hash $BIN"; exit 2; }
 topo_up || { echo "conformance: topology failed"; exit 2; }
 # The workload HAS a route out through the guard's namespace: only the nft
 # table stands between it and the internet, so default_deny is observable.
@@ -652,9 +658,17 @@ echo "(dd-10..16: $(( ($(date +%s%N) - DD_T0) / 1000000 )) ms)"
 fi
 
 # ------------------------------------------------------------------ report
-python3 - "$RES" "$OUT/report.json" "$BIN" "$FACTS" <<'PY'
-import datetime, json, sys
+python3 - "$RES" "$OUT/report.json" "$BIN" "$FACTS" "$BIN_SHA256" <<'PY'
+import datetime, hashlib, json, sys
 res, out, binary, facts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+started_sha256 = sys.argv[5]
+# The binary changed under the run: the guards it started may have run
+# either version, so nothing here certifies one of them.
+now_sha256 = hashlib.sha256(open(binary, "rb").read()).hexdigest()
+if now_sha256 != started_sha256:
+    print("conformance: %s changed during the run (sha256 %s at start, %s now); no report"
+          % (binary, started_sha256, now_sha256))
+    sys.exit(2)
 cases = []
 for line in open(res):
     cid, fact, probe, exp, obs, cexp, cobs = line.rstrip("\n").split("\t")
@@ -664,7 +678,7 @@ for line in open(res):
 verdicts = {f: bool([c for c in cases if c["fact"] == f]) and
             all(c["verdict"] == "pass" for c in cases if c["fact"] == f) for f in facts}
 report = {"schema": "egress-guard.conformance-report.v1", "provider": "egress-guard",
-          "guard_binary": binary, "version": "0.1.0",
+          "guard_binary": binary, "guard_sha256": started_sha256, "version": "0.1.0",
           "ran_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
           "facts": verdicts, "cases": cases}
 json.dump(report, open(out, "w"), indent=1, sort_keys=True)

@@ -1,11 +1,8 @@
-/* policy/bundle: bundle_verify against a fixed keyring.
+/* plane/bundle: bundle_verify against a fixed keyring.
  *
- * The key is an Ed25519 key made at start-up from a fixed, public 32-byte
- * seed (FUZZ_SEED below), so that the checked-in seed bundles, signed
- * with the same key by tests/fuzz/mkcorpus.py, verify and the fuzzer
- * starts from inside the format. Its public half reaches the keyring the
- * way the guard's does: an SPKI PEM file (a temporary one, removed at
- * once) through bundle_keyring_add_file.
+ * The key is the fixed fuzz key (tests/fuzz/fuzzkey.h), so that the
+ * checked-in seed bundles, signed with it by tests/fuzz/mkcorpus.py,
+ * verify and the fuzzer starts from inside the format.
  *
  * The first byte chooses what the rest is:
  *   even  a bundle as received (JSON);
@@ -21,16 +18,11 @@
  * egress-guardctl writes) and the jansson path give the same verdict;
  * every refusal has a printable reason. */
 #include <string.h>
-#include <unistd.h>
-
-#include <openssl/evp.h>
-#include <openssl/pem.h>
 
 #include "ctl/keys.h"
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 #include "tests/fuzz/fuzz.h"
-
-#define FUZZ_SEED	"egress-guard fuzz key, public!!!"	/* 32 bytes */
+#include "tests/fuzz/fuzzkey.h"
 
 static struct bundle_keyring *keyring;
 static EVP_PKEY *priv;
@@ -39,28 +31,12 @@ static char key_id[BUNDLE_KEY_ID_LEN + 1];
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char path[] = "/tmp/eg-fuzz-bundle.XXXXXX", err[256];
-	FILE *f;
-	int fd;
+	char err[256];
 
 	(void)argc;
 	(void)argv;
-	priv = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL,
-	    (const unsigned char *)FUZZ_SEED, 32);
-	FUZZ_CHECK(priv != NULL);
+	keyring = fuzz_key_keyring(&priv);
 	FUZZ_CHECK(bundle_key_id(priv, key_id, err, sizeof(err)) == 0);
-	FUZZ_CHECK((fd = mkstemp(path)) != -1);
-	FUZZ_CHECK((f = fdopen(fd, "w")) != NULL);
-	FUZZ_CHECK(PEM_write_PUBKEY(f, priv) == 1);
-	FUZZ_CHECK(fclose(f) == 0);
-	keyring = bundle_keyring_new();
-	FUZZ_CHECK(keyring != NULL);
-	if (bundle_keyring_add_file(keyring, path, err, sizeof(err)) == -1) {
-		fprintf(stderr, "fuzz_bundle: %s\n", err);
-		abort();
-	}
-	unlink(path);
-	FUZZ_CHECK(bundle_keyring_count(keyring) == 1);
 	return 0;
 }
 

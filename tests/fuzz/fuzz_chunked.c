@@ -1,4 +1,4 @@
-/* guard/chunked: chunked_feed, chunked_decode and
+/* proto/chunked: chunked_feed, chunked_decode and
  * chunked_te_is_final_chunked.
  *
  * The first two bytes seed the split; the rest is the body. Beyond "no
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "guard/chunked.h"
+#include "proto/chunked.h"
 #include "util/ascii.h"
 #include "tests/fuzz/fuzz.h"
 

@@ -1,4 +1,4 @@
-/* guard/http: the request path as guard/proxy.c drives it (http_head_end,
+/* proto/http: the request path as guard/proxy.c drives it (http_head_end,
  * http_parse_head, http_parse_absolute or the CONNECT authority,
  * http_request_framing, http_forward_head) and the response path
  * (http_parse_response_head, http_response_framing,
@@ -19,8 +19,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "guard/chunked.h"
-#include "guard/http.h"
+#include "proto/chunked.h"
+#include "proto/http.h"
 #include "tests/fuzz/fuzz.h"
 
 #define FWD_MAX	(HTTP_HEAD_MAX + 256)	/* as guard/proxy.c */

@@ -1,4 +1,4 @@
-/* guard/socks5: socks5_parse_greeting and socks5_parse_request, on the
+/* proto/socks5: socks5_parse_greeting and socks5_parse_request, on the
  * input alone and as a greeting followed by a request (as a client
  * sends them).
  *
@@ -9,7 +9,7 @@
  * zeroed request; an accepted destination is in dest's normal form. */
 #include <string.h>
 
-#include "guard/socks5.h"
+#include "proto/socks5.h"
 #include "tests/fuzz/fuzz.h"
 
 #define PREFIX_MAX	300	/* past SOCKS5_REQ_MAX: every prefix checked */

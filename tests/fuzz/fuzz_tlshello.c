@@ -1,4 +1,4 @@
-/* guard/tlshello: tlshello_sni on the first bytes of a tunnel.
+/* proto/tlshello: tlshello_sni on the first bytes of a tunnel.
  *
  * Beyond "no crash" (tlshello.h's contract):
  *  - the verdict on a prefix is "need more" or the verdict on the whole
@@ -13,7 +13,7 @@
  *    literal; sni is "" on every other result. */
 #include <string.h>
 
-#include "guard/tlshello.h"
+#include "proto/tlshello.h"
 #include "tests/fuzz/fuzz.h"
 
 static int

@@ -14,6 +14,8 @@ harness. Only needed when the seeds change; the files are checked in.
                  hostile messages (pointer loops, lengths past the end)
   fuzz_bundle    bundles signed with egress-guardctl sign by the fixed
                  fuzz key (FUZZ_SEED in fuzz_bundle.c: public, test only)
+  fuzz_receipt   reports, and receipts signed with egress-guardctl receipt
+                 sign by the same key for an empty binary
 """
 import argparse, base64, json, os, shutil, socket, ssl, struct, subprocess
 import sys, tempfile, time
@@ -221,14 +223,20 @@ def policy():
         write("fuzz_policy", k, v)
 
 
+def fuzz_key(tmp):
+    """The fixed fuzz key as a PKCS#8 PEM file in tmp; returns its path."""
+    der = bytes.fromhex("302e020100300506032b657004220420") + FUZZ_SEED
+    key = os.path.join(tmp, "fuzz.pem")
+    with open(key, "w") as f:
+        f.write("-----BEGIN PRIVATE KEY-----\n" +
+                base64.b64encode(der).decode() + "\n-----END PRIVATE KEY-----\n")
+    return key
+
+
 def bundle(ctl):
     tmp = tempfile.mkdtemp(prefix="egfuzz.")
     try:
-        der = bytes.fromhex("302e020100300506032b657004220420") + FUZZ_SEED
-        key = os.path.join(tmp, "fuzz.pem")
-        with open(key, "w") as f:
-            f.write("-----BEGIN PRIVATE KEY-----\n" +
-                    base64.b64encode(der).decode() + "\n-----END PRIVATE KEY-----\n")
+        key = fuzz_key(tmp)
         pol = os.path.join(TOP, "examples", "policy.json")
         out = subprocess.run([ctl, "sign", pol, "--key", key], check=True,
                              capture_output=True).stdout.strip()
@@ -254,6 +262,63 @@ def bundle(ctl):
               b'"allow":[{"host":"B.test","port":80},{"host":"a.test","port":443}]}')
         write("fuzz_bundle", "sign_none",
               b"\x03" + b'{"allow":[],"epoch":0,"mode":"none","schema":"egress-guard.policy.v1"}')
+    finally:
+        shutil.rmtree(tmp)
+
+
+def receipt(ctl):
+    """Reports (odd first byte) and envelopes signed by the fuzz key for an
+    empty binary (even), as fuzz_receipt grades them (SHA-256 of "")."""
+    tmp = tempfile.mkdtemp(prefix="egfuzz.")
+    try:
+        key = fuzz_key(tmp)
+        empty = os.path.join(tmp, "egress-guard")
+        open(empty, "wb").close()
+        facts = ["exact_destination_match", "connect_time_public_address",
+                 "redirect_recheck", "authority_separation", "default_deny"]
+        def case(cid, fact, verdict="pass"):
+            return {"id": cid, "fact": fact, "probe": "probe \u2192 \"x\"\t\\",
+                    "expected": "deny", "observed": "deny" if verdict != "fail" else "allow",
+                    "control_expected": "allow",
+                    "control": "allow" if verdict != "inconclusive" else "deny",
+                    "verdict": verdict}
+        def report(**kw):
+            r = {"schema": "egress-guard.conformance-report.v1", "provider": "egress-guard",
+                 "guard_binary": empty,
+                 "guard_sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                 "version": "0.1.0", "ran_at": "2026-11-29T10:00:00.5Z",
+                 "facts": {f: True for f in facts},
+                 "cases": [case("c-%d" % i, f) for i, f in enumerate(facts)]}
+            r.update(kw)
+            return json.dumps(r, separators=(",", ":"))
+        odd = lambda s: b"\x01" + s.encode()
+        even = lambda s: b"\x00" + (s if isinstance(s, bytes) else s.encode())
+        good = report()
+        write("fuzz_receipt", "report_all_facts", odd(good))
+        write("fuzz_receipt", "report_inconclusive",
+              odd(report(cases=[case("c-0", facts[0], "inconclusive")])))
+        write("fuzz_receipt", "report_failing_four_facts",
+              odd(report(facts={f: True for f in facts[:4]},
+                         cases=[case("c-0", facts[0], "fail")])))
+        write("fuzz_receipt", "report_unknown_key", odd(good[:-1] + ',"summary":"x"}'))
+        write("fuzz_receipt", "report_dup_id",
+              odd(report(cases=[case("c-0", facts[0]), case("c-0", facts[1])])))
+        for name, rep in (("signed", good),
+                          ("signed_inconclusive",
+                           report(cases=[case("c-0", facts[0], "inconclusive")]))):
+            rp = os.path.join(tmp, name + ".json")
+            with open(rp, "w") as f:
+                f.write(rep)
+            out = subprocess.run([ctl, "receipt", "sign", rp, "--key", key], check=True,
+                                 capture_output=True).stdout.strip()
+            write("fuzz_receipt", "envelope_" + name, even(out))
+        e = json.loads(out)
+        bad = dict(e)
+        sig = bad["signature"]
+        bad["signature"] = sig[:10] + ("a" if sig[10] != "a" else "b") + sig[11:]
+        write("fuzz_receipt", "envelope_bad_signature", even(json.dumps(bad, separators=(",", ":"))))
+        write("fuzz_receipt", "envelope_escaped", even(out.replace(b'"schema":"e', b'"schema":"\\u0065')))
+        write("fuzz_receipt", "envelope_not_object", even("[]"))
     finally:
         shutil.rmtree(tmp)
 
@@ -324,6 +389,7 @@ def main():
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
     dest(); http_head(); chunked(); socks5(); tlshello(); policy(); bundle(a.ctl); dns()
+    receipt(a.ctl)
     for h in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, h))
         size = sum(os.path.getsize(os.path.join(CORPUS, h, f)) for f in files)

@@ -17,20 +17,22 @@ expect() {
 	if [ "$got" = "$want" ]; then pass "$name"
 	else fail "$name" "exit $got, want $want: $(head -c 300 err)"; fi
 }
-# grade_is NAME GRADE RECEIPT ARGS...: receipt verify prints GRADE, exits 0.
+# grade_is NAME GRADE WANT_RC RECEIPT ARGS...: receipt verify prints GRADE
+# and exits WANT_RC (0 only for an authentic receipt: docs/receipts.md).
 grade_is() {
-	name=$1 want=$2; shift 2
+	name=$1 want=$2 wantrc=$3; shift 3
 	got=$(rc "$CTL" receipt verify "$@")
-	if [ "$got" = 0 ] && [ "$(cat out)" = "$want" ]; then pass "$name"
-	else fail "$name" "exit $got, grade '$(cat out)', want $want: $(head -c 300 err)"; fi
+	if [ "$got" = "$wantrc" ] && [ "$(cat out)" = "$want" ]; then pass "$name"
+	else fail "$name" "exit $got, grade '$(cat out)', want $want exit $wantrc: $(head -c 300 err)"; fi
 }
 
 # report OUT [python edits on r]: a report like tests/conformance/matrix.sh
-# writes (indent=1, sort_keys), for the guard binary under test.
+# writes (indent=1, sort_keys), for the guard binary under test ($RBIN,
+# default $BIN) with its SHA-256 as the matrix records it.
 report() {
 	out=$1; shift
-	python3 - "$BIN" "$out" "${1:-}" <<'PY'
-import json, sys
+	python3 - "${RBIN:-$BIN}" "$out" "${1:-}" <<'PY'
+import hashlib, json, sys
 binary, out, edit = sys.argv[1], sys.argv[2], sys.argv[3]
 def case(cid, fact, probe, exp, obs, cexp, cobs):
     v = "pass" if exp == obs and cexp == cobs else ("fail" if exp != obs else "inconclusive")
@@ -49,7 +51,8 @@ cases = [
          "blocked", "blocked", "reached", "reached"),
 ]
 r = {"schema": "egress-guard.conformance-report.v1", "provider": "egress-guard",
-     "guard_binary": binary, "version": "0.1.0", "ran_at": "2026-11-29T10:00:00Z",
+     "guard_binary": binary, "guard_sha256": hashlib.sha256(open(binary, "rb").read()).hexdigest(),
+     "version": "0.1.0", "ran_at": "2026-11-29T10:00:00Z",
      "facts": {f: True for f in ["exact_destination_match", "connect_time_public_address",
                                  "redirect_recheck", "authority_separation", "default_deny"]},
      "cases": cases}
@@ -121,14 +124,14 @@ else
 	pass "node_verifies_signature (skipped: node missing)"
 fi
 
-grade_is verify_security_boundary_default_binary security_boundary receipt.json --attesters att
-grade_is verify_security_boundary_explicit_binary security_boundary receipt.json --attesters att --binary "$BIN"
+grade_is verify_security_boundary_default_binary security_boundary 0 receipt.json --attesters att
+grade_is verify_security_boundary_explicit_binary security_boundary 0 receipt.json --attesters att --binary "$BIN"
 expect admit_security_boundary_with_receipt 0 "$CTL" admit --profile sb.json --receipt receipt.json --attesters att
 expect admit_default_requirement_with_receipt 0 "$CTL" admit --profile al.json --receipt receipt.json --attesters att
 
 # ---------------------------------------------------------------- another binary
 cp "$BIN" guard-copy && printf '\0' >>guard-copy
-grade_is verify_appended_byte_advisory advisory_filter receipt.json --attesters att --binary guard-copy
+grade_is verify_appended_byte_advisory advisory_filter 4 receipt.json --attesters att --binary guard-copy
 grep -q 'revision_mismatch' err
 check verify_appended_byte_says_revision_mismatch $? "$(cat err)"
 expect admit_appended_byte_exit_4 4 "$CTL" admit --profile sb.json --receipt receipt.json --attesters att --binary guard-copy
@@ -136,13 +139,37 @@ expect admit_appended_byte_exit_4 4 "$CTL" admit --profile sb.json --receipt rec
 expect admit_revision_mismatch_typed_for_advisory_profile 4 "$CTL" admit --profile af.json --receipt receipt.json --attesters att --binary guard-copy
 grep -q '^egress-guardctl: admit: revision mismatch: ' err && [ "$(wc -l <err)" -eq 1 ]
 check admit_revision_mismatch_one_line $? "$(cat err)"
-# Signed for the copy: the real binary is not what was tested.
-"$CTL" receipt sign report.json --key att.pem --binary guard-copy >receipt-copy.json 2>/dev/null
-grade_is verify_receipt_for_other_binary_advisory advisory_filter receipt-copy.json --attesters att
-grade_is verify_receipt_for_copy_with_copy security_boundary receipt-copy.json --attesters att --binary guard-copy
+# Signed for the copy (the matrix ran the copy): the real binary is not
+# what was tested.
+RBIN=$T/guard-copy report report-copy.json
+"$CTL" receipt sign report-copy.json --key att.pem >receipt-copy.json 2>/dev/null
+grade_is verify_receipt_for_other_binary_advisory advisory_filter 4 receipt-copy.json --attesters att
+grade_is verify_receipt_for_copy_with_copy security_boundary 0 receipt-copy.json --attesters att --binary guard-copy
+
+# ---------------------------------------------------------------- the binary that ran
+# A receipt certifies the binary the matrix ran (the report's
+# guard_sha256), never whatever is on disk when it is signed.
+cp "$BIN" guard-b && RBIN=$T/guard-b report report-b.json
+printf '\0' >>guard-b
+expect sign_refuses_binary_modified_after_matrix_exit_4 4 "$CTL" receipt sign report-b.json --key att.pem
+[ ! -s out ] && grep -q 'changed since the run, refusing to sign' err
+check sign_modified_binary_no_envelope_and_says_why $? "$(head -c 300 out err)"
+cp "$CTL" guard-b
+expect sign_refuses_binary_replaced_after_matrix_exit_4 4 "$CTL" receipt sign report-b.json --key att.pem
+expect sign_refuses_other_binary_flag_exit_4 4 "$CTL" receipt sign report.json --key att.pem --binary guard-copy
+# Controls: the same bytes back (or the same bytes under another path,
+# e.g. installed elsewhere) are signed.
+cp "$BIN" guard-b
+expect sign_unchanged_binary_after_matrix_exit_0 0 "$CTL" receipt sign report-b.json --key att.pem
+cp "$BIN" guard-installed
+expect sign_same_bytes_other_path_exit_0 0 "$CTL" receipt sign report-b.json --key att.pem --binary guard-installed
+report no-sha.json 'del r["guard_sha256"]'
+expect sign_report_without_guard_sha256_exit_2 2 "$CTL" receipt sign no-sha.json --key att.pem
+report upper-sha.json 'r["guard_sha256"] = r["guard_sha256"].upper()'
+expect sign_report_uppercase_guard_sha256_exit_2 2 "$CTL" receipt sign upper-sha.json --key att.pem
 
 # ---------------------------------------------------------------- signer
-grade_is verify_untrusted_signer_advisory advisory_filter receipt.json --attesters other
+grade_is verify_untrusted_signer_advisory advisory_filter 5 receipt.json --attesters other
 expect admit_untrusted_signer_exit_5 5 "$CTL" admit --profile sb.json --receipt receipt.json --attesters other
 expect admit_no_attesters_exit_5 5 "$CTL" admit --profile al.json --receipt receipt.json --attesters empty
 "$CTL" receipt sign report.json --key other.pem >receipt-other.json 2>/dev/null
@@ -167,7 +194,23 @@ raw = base64.b64decode(e["receipt"]).replace(b'2026-11-29T10:00:00Z', b'2026-11-
 e["receipt"] = base64.b64encode(raw).decode()
 json.dump(e, open("tampered-ran-at.json", "w"))
 PY
-grade_is verify_flipped_signature_advisory advisory_filter flipped-sig.json --attesters att
+grade_is verify_flipped_signature_advisory advisory_filter 6 flipped-sig.json --attesters att
+grade_is verify_tampered_fact_bad_signature_exit_6 advisory_filter 6 tampered-fact.json --attesters att
+grade_is verify_no_attesters_untrusted_exit_5 advisory_filter 5 receipt.json --attesters empty
+# The gate a deployment writes: it must stop on every receipt that is not
+# authentic (forged, foreign signer, another binary) and pass the real one.
+for r in "flipped-sig.json att $BIN" "tampered-fact.json att $BIN" \
+    "receipt.json other $BIN" "receipt.json att $T/guard-copy"; do
+	set -- $r
+	rm -f deployed
+	"$CTL" receipt verify "$1" --attesters "$2" --binary "$3" >/dev/null 2>&1 && touch deployed
+	[ ! -e deployed ]; st=$?
+	check "verify_and_deploy_stops_on_$(echo "$1-$2-${3##*/}" | tr '.-' '__')" $st "deployed"
+done
+rm -f deployed
+"$CTL" receipt verify receipt.json --attesters att >/dev/null 2>&1 && touch deployed
+[ -e deployed ]
+check verify_and_deploy_passes_authentic_receipt $? "not deployed"
 expect admit_flipped_signature_exit_6 6 "$CTL" admit --profile sb.json --receipt flipped-sig.json --attesters att
 expect admit_flipped_signature_typed_for_advisory_profile 6 "$CTL" admit --profile al.json --receipt flipped-sig.json --attesters att
 expect admit_tampered_fact_exit_6 6 "$CTL" admit --profile sb.json --receipt tampered-fact.json --attesters att
@@ -179,16 +222,16 @@ expect sign_inconclusive_report_exit_0 0 "$CTL" receipt sign inconclusive.json -
 cp out receipt-inconclusive.json
 grep -q 'authority_separation is claimed true but case as-03 does not pass' err
 check sign_warns_fact_not_proved $? "$(cat err)"
-grade_is verify_inconclusive_case_advisory advisory_filter receipt-inconclusive.json --attesters att
+grade_is verify_inconclusive_case_advisory advisory_filter 0 receipt-inconclusive.json --attesters att
 expect admit_inconclusive_case_exit_3 3 "$CTL" admit --profile sb.json --receipt receipt-inconclusive.json --attesters att
 expect admit_inconclusive_case_advisory_profile_exit_0 0 "$CTL" admit --profile al.json --receipt receipt-inconclusive.json --attesters att
 
 report four.json 'del r["facts"]["default_deny"]'
 "$CTL" receipt sign four.json --key att.pem >receipt-four.json 2>/dev/null
-grade_is verify_four_facts_advisory advisory_filter receipt-four.json --attesters att
+grade_is verify_four_facts_advisory advisory_filter 0 receipt-four.json --attesters att
 report failing.json 'r["cases"][0]["observed"] = "allow"; r["cases"][0]["verdict"] = "fail"'
 "$CTL" receipt sign failing.json --key att.pem >receipt-failing.json 2>/dev/null
-grade_is verify_failing_case_advisory advisory_filter receipt-failing.json --attesters att
+grade_is verify_failing_case_advisory advisory_filter 0 receipt-failing.json --attesters att
 
 # ---------------------------------------------------------------- grades
 expect admit_grade_below_requirement_exit_3 3 "$CTL" admit --profile sb.json --grade advisory_filter

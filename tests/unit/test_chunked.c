@@ -1,4 +1,4 @@
-/* Unit tests for guard/chunked: chunked framing and Transfer-Encoding
+/* Unit tests for proto/chunked: chunked framing and Transfer-Encoding
  * values. Hostile cases are named for the attack they stand for; every
  * body is also fed byte by byte and in random splits, which must give the
  * same verdict and the same count as one feed. */
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "guard/chunked.h"
+#include "proto/chunked.h"
 
 /* Feeds b in pieces of at most step bytes (0: one piece), each from an
  * exact-size heap copy. Returns the total the parser counted, or -1; sets

@@ -1,4 +1,4 @@
-/* Unit tests for guard/http: the request-head parser. Hostile cases are
+/* Unit tests for proto/http: the request-head parser. Hostile cases are
  * named for the attack they stand for. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "guard/http.h"
+#include "proto/http.h"
 
 static struct http_req req;
 

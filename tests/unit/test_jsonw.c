@@ -12,8 +12,8 @@
 
 #include <event2/buffer.h>
 
-#include "guard/ctljson.h"
 #include "guard/log.h"
+#include "plane/ctljson.h"
 #include "util/jsonw.h"
 
 /* The expected form, written independently of jsonw.c: printable ASCII

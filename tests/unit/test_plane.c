@@ -1,4 +1,4 @@
-/* The policy authority (guard/plane.c): a pushed bundle checked on a
+/* The policy authority (plane/plane.c): a pushed bundle checked on a
  * thread of its own, and what may and may not change while one is in
  * flight. Real keys, real bundles signed by ctl/keys.c, a real state
  * folder; each check's end is awaited on the pipe it writes to, never by
@@ -20,8 +20,8 @@
 
 #include "ctl/keys.h"
 #include "guard/config.h"
-#include "guard/plane.h"
-#include "policy/bundle.h"
+#include "plane/plane.h"
+#include "plane/bundle.h"
 #include "policy/policy.h"
 #include "util/file.h"
 

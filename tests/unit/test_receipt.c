@@ -1,4 +1,4 @@
-/* Conformance receipts and grades (policy/receipt.c, ctl/receiptcmd.c):
+/* Conformance receipts and grades (conform/receipt.c, ctl/receiptcmd.c):
  * pinned canonical bytes and an independently made signature; the round
  * trip to security_boundary; and every way a receipt must fall short of
  * it, each named: tampered bytes, a foreign binary, an untrusted signer,
@@ -19,8 +19,8 @@
 #include <openssl/pem.h>
 
 #include "ctl/receiptcmd.h"
-#include "policy/bundle.h"
-#include "policy/receipt.h"
+#include "plane/bundle.h"
+#include "conform/receipt.h"
 
 /* SHA-256 of the empty string: the "binary" of the pinned receipt. */
 #define SHA_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -39,6 +39,7 @@ static const char pinned_report[] =
     " \"schema\": \"egress-guard.conformance-report.v1\",\n"
     " \"provider\": \"egress-guard\",\n"
     " \"guard_binary\": \"/opt/eg/egress-guard\",\n"
+    " \"guard_sha256\": \"" SHA_EMPTY "\",\n"
     " \"ran_at\": \"2026-11-29T10:00:00Z\",\n"
     " \"facts\": {\"exact_destination_match\": true,\n"
     "           \"connect_time_public_address\": true,\n"
@@ -1105,6 +1106,21 @@ test_report_refuses_unknown_or_bad_keys(void **state)
 	assert_int_equal(json_object_set_new(r, "guard_binary",
 	    json_null()), 0);
 	refuse_report(r, "\"guard_binary\" missing or not a string");
+	/* The hash of the binary that ran: required, exactly 64 lowercase
+	 * hex digits (one spelling, so the comparison is a strcmp). */
+	r = pinned();
+	assert_int_equal(json_object_del(r, "guard_sha256"), 0);
+	refuse_report(r, "\"guard_sha256\" missing or not a string");
+	r = pinned();
+	set_str(r, "guard_sha256", "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA4"
+	    "95991B7852B855");
+	refuse_report(r, "report: guard_sha256 must be 64 lowercase hex");
+	r = pinned();
+	set_str(r, "guard_sha256", SHA_EMPTY "0");
+	refuse_report(r, "report: guard_sha256 must be 64 lowercase hex");
+	r = pinned();
+	set_str(r, "guard_sha256", "sha256:" SHA_EMPTY);
+	refuse_report(r, "report: guard_sha256 must be 64 lowercase hex");
 	refuse_report_text("", "empty report");
 	refuse_report_text("[]", "report must be a JSON object");
 	refuse_report_text("{\"schema\":1,\"schema\":2}", "duplicate key");
@@ -1298,6 +1314,40 @@ test_envelope_refusals_are_malformed(void **state)
 	/* Trailing whitespace (the newline sign prints) is fine. */
 	expect_grade(kr, PINNED_ENVELOPE "\n", SHA_EMPTY,
 	    RECEIPT_SECURITY_BOUNDARY, RECEIPT_OK);
+	bundle_keyring_free(kr);
+	EVP_PKEY_free(k);
+}
+
+/* One spelling per field, as for bundles: jansson would decode "\u0054"
+ * to "T", so the same receipt would verify under a second envelope
+ * spelling. Any escape in a key or value is malformed. */
+static void
+test_escaped_envelope_fields_are_malformed(void **state)
+{
+	static const char *const esc[][2] = {
+		{ "\"signature\":\"T", "\"signature\":\"\\u0054" },
+		{ "\"receipt\":\"e", "\"receipt\":\"\\u0065" },
+		{ "\"key_id\":\"2", "\"key_id\":\"\\u0032" },
+		{ "\"schema\":\"e", "\"schema\":\"\\u0065" },
+		{ "\"schema\":", "\"\\u0073chema\":" },
+		{ "\"signature\":\"T", "\"signature\":\"\\/T" },
+	};
+	EVP_PKEY *k = rfc_key();
+	struct bundle_keyring *kr = ring(k, NULL);
+	char *env;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(esc) / sizeof(esc[0]); i++) {
+		env = replace_once(PINNED_ENVELOPE, esc[i][0], esc[i][1]);
+		expect_malformed(kr, env);
+		free(env);
+	}
+	/* Negative control: whitespace between tokens carries nothing. */
+	env = replace_once(PINNED_ENVELOPE, "\",\"signature\":",
+	    "\" ,\n \"signature\" : ");
+	expect_grade(kr, env, SHA_EMPTY, RECEIPT_SECURITY_BOUNDARY, RECEIPT_OK);
+	free(env);
 	bundle_keyring_free(kr);
 	EVP_PKEY_free(k);
 }
@@ -1507,6 +1557,34 @@ test_canonical_refuses_bad_hash(void **state)
 	receipt_report_free(r);
 }
 
+/* A receipt certifies the binary the matrix ran: signing another one (a
+ * binary modified or replaced after the run) is refused, and the error
+ * names both hashes. */
+static void
+test_report_refuses_binary_changed_since_the_run(void **state)
+{
+	struct receipt_report *r = parse_ok(pinned_report);
+	char err[512] = "";
+
+	(void)state;
+	assert_string_equal(receipt_report_guard_sha256(r), SHA_EMPTY);
+	assert_int_equal(receipt_report_check_binary(r, SHA_ABC, err,
+	    sizeof(err)), -1);
+	check_err(err);
+	assert_non_null(strstr(err, "sha256:" SHA_ABC));
+	assert_non_null(strstr(err, "matrix ran sha256:" SHA_EMPTY));
+	assert_int_equal(receipt_report_check_binary(r, NULL, err,
+	    sizeof(err)), -1);
+	assert_int_equal(receipt_report_check_binary(r, "e3b0", err,
+	    sizeof(err)), -1);
+	assert_int_equal(receipt_report_check_binary(NULL, SHA_EMPTY, err,
+	    sizeof(err)), -1);
+	/* Negative control: the binary that ran. */
+	assert_int_equal(receipt_report_check_binary(r, SHA_EMPTY, err,
+	    sizeof(err)), 0);
+	receipt_report_free(r);
+}
+
 int
 main(void)
 {
@@ -1532,11 +1610,13 @@ main(void)
 		cmocka_unit_test(test_report_fact_true_without_cases_is_false),
 		cmocka_unit_test(test_report_refuses_pass_that_contradicts_its_strings),
 		cmocka_unit_test(test_report_refuses_unknown_or_bad_keys),
+		cmocka_unit_test(test_report_refuses_binary_changed_since_the_run),
 		cmocka_unit_test(test_report_accepts_fractional_ran_at),
 		cmocka_unit_test(test_signed_receipt_claiming_unproved_fact_never_security_boundary),
 		cmocka_unit_test(test_signed_receipt_with_empty_facts_is_unsupported),
 		cmocka_unit_test(test_signed_non_canonical_receipt_is_malformed),
 		cmocka_unit_test(test_envelope_refusals_are_malformed),
+		cmocka_unit_test(test_escaped_envelope_fields_are_malformed),
 		cmocka_unit_test(test_envelope_larger_than_max_is_malformed),
 		cmocka_unit_test(test_verify_refuses_bad_binary_hash_argument),
 		cmocka_unit_test(test_grade_names_order_and_parse),

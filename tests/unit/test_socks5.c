@@ -1,4 +1,4 @@
-/* Unit tests for guard/socks5: RFC 1928 greeting and request frames.
+/* Unit tests for proto/socks5: RFC 1928 greeting and request frames.
  * Hostile cases are named for the attack they stand for. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "guard/socks5.h"
+#include "proto/socks5.h"
 
 /* Builds VER CMD RSV ATYP=3 LEN name PORT into out; returns its length. */
 static size_t

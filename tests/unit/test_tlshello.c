@@ -1,4 +1,4 @@
-/* Unit tests for guard/tlshello: ClientHello SNI extraction. Two real
+/* Unit tests for proto/tlshello: ClientHello SNI extraction. Two real
  * ClientHellos captured from openssl s_client on loopback, and hostile
  * ones built here field by field. Every run goes through an exact-size
  * heap copy so valgrind and ASan see any read past len. */
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "guard/tlshello.h"
+#include "proto/tlshello.h"
 
 /* `openssl s_client -servername api.example.test` (OpenSSL 3.0, TLS 1.3 offer), captured on 127.0.0.1: 322 bytes. */
 static const unsigned char openssl_tls13_hello[] = {

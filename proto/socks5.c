@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "guard/socks5.h"
+#include "proto/socks5.h"
 
 #define ATYP_IPV4	0x01
 #define ATYP_DOMAIN	0x03

@@ -13,7 +13,7 @@
 #define CHUNKED_TRAILER_MAX	16384	/* trailer section with its final CRLF */
 #define CHUNKED_MAX_TRAILERS	100
 
-/* Stack-allocatable; the fields are private to guard/chunked.c. */
+/* Stack-allocatable; the fields are private to proto/chunked.c. */
 struct chunked {
 	int		state;
 	unsigned int	ndigits;	/* hex digits of the chunk-size so far */

@@ -1,11 +1,18 @@
 /* Signed policy bundles (docs/design.md "Signed bundle"): the verifier side.
  *
- * A bundle is refused unless every byte of it is either fixed by the
- * format (schema, the four key names, canonical base64) or covered by the
- * signature (the policy) or checked against the keyring (key_id), so a
- * flipped bit anywhere is a refusal. The signature is checked before the
- * policy is parsed: untrusted policy bytes never reach the JSON parser.
- * Only public keys are ever loaded here; signing lives in ctl/keys.c. */
+ * One spelling per field: the four key names and the four values are
+ * taken exactly as written, with no JSON escape anywhere in the envelope
+ * (none of them ever needs one), and each value is held to its own
+ * grammar (the schema and key id exactly, strict base64), so the bytes of
+ * every field are fixed by the format, covered by the signature (the
+ * policy) or checked against the keyring (key_id): a flipped bit inside a
+ * field is a refusal. What stays free is only what carries no data: JSON
+ * whitespace between the tokens, the order of the four keys, a trailing
+ * newline. Nothing is computed from the envelope's bytes (the digest is
+ * of the signed policy), so those do not give a bundle a second meaning.
+ * The signature is checked before the policy is parsed: untrusted policy
+ * bytes never reach the JSON parser. Only public keys are ever loaded
+ * here; signing lives in ctl/keys.c. */
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,7 +25,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 #include "util/bigbuf.h"
 #include "util/errbuf.h"
 #include "util/file.h"
@@ -387,7 +394,8 @@ static const char *const envelope_keys[] = {
  * string fields without escapes or whitespace (a trailing newline
  * allowed). Recognised by hand, since jansson's string scanner is most of
  * the cost of a large bundle; any other spelling takes the jansson path,
- * which is as strict and names the problem. The values' bytes are not
+ * which refuses escapes too (envelope_escaped), accepts only whitespace
+ * between tokens beyond this, and names the problem. The values' bytes are not
  * checked here: each is then held to a narrower grammar (the schema and
  * key id exactly, strict base64) that no control or non-ASCII byte
  * passes, so such a bundle is refused as malformed either way. Returns 0
@@ -425,6 +433,14 @@ envelope_fast(const char *buf, size_t len, const char **v, size_t *vlen)
 		s = q + 1;
 	}
 	return (s + 1 == end && *s == '}' && seen == 15) ? 0 : -1;
+}
+
+int
+bundle_envelope_escaped(const char *buf, size_t len)
+{
+	/* Outside strings JSON has no backslash: one here is an escape in
+	 * a key or a value. */
+	return buf != NULL && memchr(buf, '\\', len) != NULL;
 }
 
 int
@@ -479,6 +495,13 @@ bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	}
 	if (envelope_fast(buf, len, v, vlen) == 0)
 		goto fields;
+	/* jansson would decode "\/" or "\u0041" into the alphabet: a second
+	 * spelling of the same field. */
+	if (bundle_envelope_escaped(buf, len)) {
+		errbuf_set(err, errlen, "bundle holds a JSON escape: its keys and "
+		    "values are written as they are");
+		goto out;
+	}
 	/* jansson's message may quote input: report the position only. */
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL) {

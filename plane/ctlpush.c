@@ -8,7 +8,7 @@
 
 #include <event2/event.h>
 
-#include "guard/ctlpush.h"
+#include "plane/ctlpush.h"
 #include "util/errbuf.h"
 
 struct ctlpush {

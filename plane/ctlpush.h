@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "guard/plane.h"
+#include "plane/plane.h"
 
 struct event_base;
 struct policy;

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 
 #define RECEIPT_SCHEMA		"egress-guard.conformance.v1"
 #define RECEIPT_REPORT_SCHEMA	"egress-guard.conformance-report.v1"
@@ -66,6 +66,14 @@ struct receipt_report *receipt_report_parse(const char *buf, size_t len,
 void receipt_report_free(struct receipt_report *r);
 /* The report's guard_binary: the default binary to hash. */
 const char *receipt_report_guard_binary(const struct receipt_report *r);
+/* The report's guard_sha256: the SHA-256 (lowercase hex) of the binary the
+ * matrix ran, taken when its guards started. */
+const char *receipt_report_guard_sha256(const struct receipt_report *r);
+/* 0 when sha256 (the binary about to be certified) is the one the matrix
+ * ran; -1 with err naming both hashes otherwise. A receipt certifies what
+ * was tested, not what is on disk when it is signed. */
+int receipt_report_check_binary(const struct receipt_report *r,
+    const char *sha256, char *err, size_t errlen);
 /* Whether the receipt will hold fact i true (see receipt_fact_name), and,
  * when the report claimed true but the cases do not prove it, a one-line
  * note why in note (else note is ""). */

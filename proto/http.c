@@ -2,8 +2,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "guard/chunked.h"
-#include "guard/http.h"
+#include "proto/chunked.h"
+#include "proto/http.h"
 #include "util/ascii.h"
 #include "util/num.h"
 

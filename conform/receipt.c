@@ -25,7 +25,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 
-#include "policy/receipt.h"
+#include "conform/receipt.h"
 #include "util/ascii.h"
 #include "util/errbuf.h"
 #include "util/jsonstrict.h"
@@ -497,9 +497,10 @@ receipt_report_free(struct receipt_report *r)
 struct receipt_report *
 receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 {
+	/* The string-valued keys first: the loop below checks them. */
 	static const char *const keys[] = {
-		"schema", "provider", "guard_binary", "version", "ran_at",
-		"facts", "cases", NULL
+		"schema", "provider", "guard_binary", "guard_sha256", "version",
+		"ran_at", "facts", "cases", NULL
 	};
 	struct receipt_report *r;
 	char shown[ERRBUF_SHOW_BUF];
@@ -517,7 +518,7 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;
 	}
-	for (i = 0; i < 5; i++) {
+	for (i = 0; i < 6; i++) {
 		if (str_field(r->root, keys[i], &slen) == NULL) {
 			errbuf_set(err, errlen, "report: \"%s\" missing or not a "
 			    "string", keys[i]);
@@ -539,6 +540,12 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 	s = str_field(r->root, "guard_binary", &slen);
 	if (slen == 0 || slen > 4096 || strlen(s) != slen) {
 		errbuf_set(err, errlen, "report: guard_binary must be a path");
+		goto bad;
+	}
+	s = str_field(r->root, "guard_sha256", &slen);
+	if (slen != RECEIPT_SHA256_HEX || !is_lower_hex(s, slen)) {
+		errbuf_set(err, errlen, "report: guard_sha256 must be %d lowercase "
+		    "hex digits", RECEIPT_SHA256_HEX);
 		goto bad;
 	}
 	s = str_field(r->root, "version", &slen);
@@ -575,6 +582,30 @@ receipt_report_guard_binary(const struct receipt_report *r)
 {
 	return r == NULL ? NULL :
 	    json_string_value(json_object_get(r->root, "guard_binary"));
+}
+
+const char *
+receipt_report_guard_sha256(const struct receipt_report *r)
+{
+	return r == NULL ? NULL :
+	    json_string_value(json_object_get(r->root, "guard_sha256"));
+}
+
+int
+receipt_report_check_binary(const struct receipt_report *r,
+    const char *sha256, char *err, size_t errlen)
+{
+	const char *ran = receipt_report_guard_sha256(r);
+
+	if (ran == NULL || sha256 == NULL ||
+	    strlen(sha256) != RECEIPT_SHA256_HEX ||
+	    strcmp(ran, sha256) != 0) {
+		errbuf_set(err, errlen, "the binary is sha256:%s, the matrix ran "
+		    "sha256:%s: it changed since the run, refusing to sign",
+		    sha256 != NULL ? sha256 : "?", ran != NULL ? ran : "?");
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -981,6 +1012,13 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	    !is_lower_hex(sha256, RECEIPT_SHA256_HEX)) {
 		errbuf_set(err, errlen, "no SHA-256 of the binary in hand");
 		return -1;
+	}
+	/* One spelling per field, as for bundles: "\/" in the base64 would
+	 * be a second one. */
+	if (bundle_envelope_escaped(buf, len)) {
+		errbuf_set(err, errlen, "receipt envelope holds a JSON escape: its "
+		    "keys and values are written as they are");
+		goto out;
 	}
 	if ((env = load_object(buf, len, "receipt envelope", err,
 	    errlen)) == NULL)

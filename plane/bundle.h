@@ -38,7 +38,7 @@ size_t bundle_keyring_count(const struct bundle_keyring *kr);
 
 /* The trusted key whose key id is the BUNDLE_KEY_ID_LEN hex chars at
  * key_id, or NULL. Owned by the keyring: never freed by the caller. Lets
- * other signed formats (conformance receipts, policy/receipt.h) share this
+ * other signed formats (conformance receipts, conform/receipt.h) share this
  * trust store and its key hygiene. */
 EVP_PKEY *bundle_keyring_find(const struct bundle_keyring *kr,
     const char *key_id);
@@ -55,6 +55,11 @@ unsigned char *bundle_b64_decode(const char *s, size_t len, size_t *outlen);
  * returns NULL, sets *why and writes a one-line reason to err. */
 struct policy *bundle_verify(const struct bundle_keyring *kr, const char *buf,
     size_t len, char *key_id, enum bundle_error *why, char *err, size_t errlen);
+
+/* 1 when an envelope (bundle or receipt, JSON text) holds a JSON escape.
+ * Their keys and values never need one, and each field has one accepted
+ * spelling, so such an envelope is malformed. */
+int bundle_envelope_escaped(const char *buf, size_t len);
 
 /* Whether the bytes of a file are a signed bundle rather than a compiled
  * policy, by their "schema", without reading the policy inside: a bundle

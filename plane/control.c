@@ -17,12 +17,12 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "guard/control.h"
-#include "guard/ctljson.h"
-#include "guard/ctlpush.h"
-#include "guard/http.h"
 #include "guard/log.h"
 #include "guard/metrics.h"
+#include "plane/control.h"
+#include "plane/ctljson.h"
+#include "plane/ctlpush.h"
+#include "proto/http.h"
 #include "policy/policy.h"
 #include "util/bigbuf.h"
 #include "util/errbuf.h"

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "guard/tlshello.h"
+#include "proto/tlshello.h"
 #include "util/mutant.h"
 
 #define CT_CCS		0x14

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 
 /* The policy inside the bundle JSON at buf (schema checked, signature
  * not), and its key id (BUNDLE_KEY_ID_LEN + 1 bytes) when key_id is not

@@ -4,9 +4,9 @@
 #include <event2/buffer.h>
 
 #include "guard/config.h"
-#include "guard/control.h"
-#include "guard/ctljson.h"
-#include "guard/plane.h"
+#include "plane/control.h"
+#include "plane/ctljson.h"
+#include "plane/plane.h"
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"

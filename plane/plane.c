@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "guard/config.h"
-#include "guard/plane.h"
-#include "policy/bundle.h"
-#include "policy/bundlepeek.h"
+#include "plane/plane.h"
+#include "plane/bundle.h"
+#include "plane/bundlepeek.h"
 #include "policy/policy.h"
 #include "util/errbuf.h"
 #include "util/file.h"

@@ -7,7 +7,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "guard/chunked.h"
+#include "proto/chunked.h"
 #include "util/ascii.h"
 
 #define SIZE_DIGITS_MAX	16

@@ -3,7 +3,7 @@
 
 #include <jansson.h>
 
-#include "policy/bundlepeek.h"
+#include "plane/bundlepeek.h"
 #include "util/errbuf.h"
 
 struct policy *

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "policy/bundle.h"
+#include "plane/bundle.h"
 
 struct event_base;
 struct config;
