@@ -55,6 +55,22 @@ ctljson_accepted(struct evbuffer *b, const struct policy *p, size_t revoked)
 	    policy_epoch(p), policy_digest(p), revoked);
 }
 
+/* [ "cidr", ... ] */
+static void
+cidr_list(struct evbuffer *b, const struct classify_cidr *c, size_t n)
+{
+	char buf[128];
+	size_t i;
+
+	evbuffer_add_printf(b, "[");
+	for (i = 0; i < n; i++) {
+		(void)classify_format_cidr(&c[i], buf, sizeof(buf));
+		evbuffer_add_printf(b, "%s", i ? "," : "");
+		ctljson_str(b, buf);
+	}
+	evbuffer_add_printf(b, "]");
+}
+
 void
 ctljson_status(struct evbuffer *b, const struct control_env *env)
 {
@@ -71,19 +87,11 @@ ctljson_status(struct evbuffer *b, const struct control_env *env)
 		evbuffer_add_printf(b, "%s", i ? "," : "");
 		ctljson_str(b, buf);
 	}
-	evbuffer_add_printf(b, "],\"allow_ranges\":[");
-	for (i = 0; i < cfg->nallow; i++) {
-		(void)classify_format_cidr(&cfg->allow[i], buf, sizeof(buf));
-		evbuffer_add_printf(b, "%s", i ? "," : "");
-		ctljson_str(b, buf);
-	}
-	evbuffer_add_printf(b, "],\"deny_ranges\":[");
-	for (i = 0; i < cfg->ndeny; i++) {
-		(void)classify_format_cidr(&cfg->deny[i], buf, sizeof(buf));
-		evbuffer_add_printf(b, "%s", i ? "," : "");
-		ctljson_str(b, buf);
-	}
-	evbuffer_add_printf(b, "],\"dns\":");
+	evbuffer_add_printf(b, "],\"allow_ranges\":");
+	cidr_list(b, cfg->allow, cfg->nallow);
+	evbuffer_add_printf(b, ",\"deny_ranges\":");
+	cidr_list(b, cfg->deny, cfg->ndeny);
+	evbuffer_add_printf(b, ",\"dns\":");
 	ctljson_str(b, resolver_servers(env->resolver));
 	evbuffer_add_printf(b, ",\"active_connections\":%llu,\"uptime_s\":%lld,"
 	    "\"trusted_keys\":%zu,\"policy_signer\":",
