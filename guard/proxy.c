@@ -73,8 +73,9 @@ struct proxy_conn {
 	size_t			 nlogaddrs;
 	struct timespec		 opened;	/* tunnel or exchange start */
 	struct timespec		 dns_start;
-	int			 sni_failed;
+	const char		*sni_refused;	/* why the SNI gate closed */
 	struct tlshello		 hello;		/* the SNI gate's walk */
+	struct tlshello_watch	 watch;		/* and its watch after the hello */
 
 	/* Absolute-form HTTP: the upstream outlives one exchange only when
 	 * the next request is for the same (host, port, address). */
@@ -351,42 +352,73 @@ proxy_deny(struct proxy_conn *c, enum reason r, const char *detail)
 
 /* ---- tunnels (CONNECT, SOCKS5) ---- */
 
-/* The TLS SNI check on the client's first bytes: a TLS-shaped stream
- * must open with one well-formed ClientHello naming the CONNECT host, or
- * (a literal tunnel: RFC 6066 allows no address in SNI) naming nothing.
- * Plain bytes pass. */
-static enum relay_gate
-sni_gate(void *arg, const unsigned char *b, size_t len)
-{
-	struct proxy_conn *c = arg;
-
-	switch (tlshello_feed(&c->hello, b, len)) {
-	case TLSHELLO_MORE:
-		return RELAY_GATE_MORE;
-	case TLSHELLO_NOT_TLS:
-	case TLSHELLO_NO_SNI:
-		return RELAY_GATE_PASS;
-	case TLSHELLO_SNI:
-		if (c->dest.kind == DEST_NAME &&
-		    strcmp(c->hello.sni, c->dest.host) == 0)
-			return RELAY_GATE_PASS;
-		break;
-	default:
-		break;
-	}
-	c->sni_failed = 1;
-	return RELAY_GATE_CLOSE;
-}
-
-/* Why the gate closed the tunnel, for the decision's detail. */
+/* The SNI rule for a ClientHello the walk took (rc, name): on a name
+ * tunnel the CONNECT host or no name; on a literal tunnel (RFC 6066
+ * allows no address in SNI) no name. NULL if it passes, else why not. */
 static const char *
-sni_detail(const struct proxy_conn *c)
+sni_judge(const struct proxy_conn *c, int rc, const char *why, const char *sni)
 {
-	if (c->hello.verdict != TLSHELLO_SNI)
-		return c->hello.why != NULL ? c->hello.why : "not a TLS ClientHello";
+	if (rc == TLSHELLO_NO_SNI)
+		return NULL;
+	if (rc != TLSHELLO_SNI)
+		return why != NULL ? why : "not a TLS ClientHello";
 	if (c->dest.kind != DEST_NAME)
 		return "TLS server name on an IP-literal tunnel";
-	return "TLS server name differs from the destination";
+	if (strcmp(sni, c->dest.host) != 0)
+		return "TLS server name differs from the destination";
+	return NULL;
+}
+
+/* The TLS SNI check on the client's first bytes: a TLS-shaped stream
+ * must open with one well-formed ClientHello that passes sni_judge, and
+ * every further ClientHello before the client's cleartext handshake ends
+ * (tlshello_watch) must pass it too. Plain bytes pass. */
+static enum relay_gate
+sni_gate(void *arg, const unsigned char *b, size_t len, size_t *release)
+{
+	struct proxy_conn *c = arg;
+	size_t off = 0, n;
+	int rc;
+
+	*release = 0;
+	if (c->hello.verdict == TLSHELLO_MORE) {
+		rc = tlshello_feed(&c->hello, b, len);
+		if (rc == TLSHELLO_MORE)
+			return RELAY_GATE_MORE;
+		if (rc == TLSHELLO_NOT_TLS)
+			return RELAY_GATE_PASS;
+		if ((c->sni_refused = sni_judge(c, rc, c->hello.why,
+		    c->hello.sni)) != NULL)
+			return RELAY_GATE_CLOSE;
+		off = c->hello.pos;
+		tlshello_watch_init(&c->watch);
+	}
+	/* The bytes behind a hello that passed, as far as they are in:
+	 * bounded by the watch's counts, each byte looked at once but the
+	 * few of a record header the next call may look at again. */
+	for (;;) {
+		rc = tlshello_watch(&c->watch, b + off, len - off, &n);
+		off += n;
+		switch (rc) {
+		case TLSHELLO_MORE:
+			if (n > 0)
+				continue;
+			*release = off;
+			return RELAY_GATE_MORE;
+		case TLSHELLO_DONE:
+			return RELAY_GATE_PASS;
+		case TLSHELLO_SNI:
+		case TLSHELLO_NO_SNI:
+			if ((c->sni_refused = sni_judge(c, rc, NULL,
+			    c->watch.hello.sni)) != NULL)
+				return RELAY_GATE_CLOSE;
+			continue;
+		default:
+			c->sni_refused = c->watch.why != NULL ?
+			    c->watch.why : "TLS record after the hello";
+			return RELAY_GATE_CLOSE;
+		}
+	}
 }
 
 static void
@@ -396,9 +428,9 @@ relay_done(void *arg, const char *reason)
 	uint64_t up, down;
 
 	relay_stats(c->relay, &up, &down);
-	if (c->sni_failed) {
+	if (c->sni_refused != NULL) {
 		reason = "sni_mismatch";
-		log_decision(c, REASON_SNI_MISMATCH, sni_detail(c));
+		log_decision(c, REASON_SNI_MISMATCH, c->sni_refused);
 	}
 	log_exchange_close(c, reason, up, down);
 	conn_free(c);

@@ -55,6 +55,7 @@ struct half {
 	 * while the gate decides, the bytes it has seen). */
 	unsigned char	*buf;		/* RELAY_HIGH_WATER bytes, while needed */
 	size_t		 off, len;	/* unsent: buf[off .. off + len) */
+	size_t		 held;		/* the last of them, not released by the gate */
 
 	/* Splice mode. */
 	int		 pipe[2];	/* -1 until the half moves to splice */
@@ -210,13 +211,15 @@ half_maybe_shut(struct half *h)
 	return 0;
 }
 
-/* Writes what is pending in copy mode. Returns 0 (all sent, or dfd full
- * and the write event armed) or -1 if the relay ended. */
+/* Writes what is pending in copy mode, but the bytes the gate holds.
+ * Returns 0 (all sent, or dfd full and the write event armed) or -1 if
+ * the relay ended. */
 static int
 copy_flush(struct half *h)
 {
-	while (h->len > 0) {
-		ssize_t n = send(h->dfd, h->buf + h->off, h->len, MSG_NOSIGNAL);
+	while (h->len > h->held) {
+		ssize_t n = send(h->dfd, h->buf + h->off, h->len - h->held,
+		    MSG_NOSIGNAL);
 		if (n > 0) {
 			h->off += (size_t)n;
 			h->len -= (size_t)n;
@@ -230,8 +233,8 @@ copy_flush(struct half *h)
 		return -1;
 	}
 	half_want_write(h, 0);
-	/* Never reached while a gate holds its buffer: the up half writes
-	 * only once the gate has passed. */
+	if (h->len > 0)		/* the gate holds them */
+		return 0;
 	free(h->buf);
 	h->buf = NULL;
 	h->off = 0;
@@ -269,33 +272,37 @@ copy_out(struct half *h, const unsigned char *b, size_t n, int last)
 	return 0;
 }
 
-/* The gate sees the client's bytes so far (h is the up half). Returns 0
- * while undecided or once passed (the bytes then go out), -1 if the relay
- * ended. */
+/* The gate sees the client's bytes it holds (h is the up half): the
+ * last h->held of the unsent ones. Returns 0 while it watches or once it
+ * has passed (released bytes then go out), -1 if the relay ended. */
 static int
 gate_run(struct half *h)
 {
 	struct relay *r = h->r;
-	enum relay_gate v;
+	enum relay_gate v = RELAY_GATE_MORE;
+	size_t release = 0;
 
-	if (h->len == 0) {
-		if (h->src_eof) {
-			relay_end(r, "gate_closed");
-			return -1;
-		}
-		return 0;
-	}
-	v = r->gate(r->arg, h->buf, h->len);
-	/* Undecided at the buffer bound or at EOF: fail closed. */
-	if (v == RELAY_GATE_CLOSE || (v == RELAY_GATE_MORE &&
-	    (h->src_eof || h->len >= RELAY_HIGH_WATER))) {
+	if (h->held > 0)
+		v = r->gate(r->arg, h->buf + h->off + h->len - h->held, h->held,
+		    &release);
+	else if (h->src_eof && h->bytes == 0)
+		v = RELAY_GATE_CLOSE;	/* EOF before a byte: nothing to pass */
+	if (v == RELAY_GATE_PASS)
+		release = h->held;
+	if (v == RELAY_GATE_CLOSE || release > h->held) {
 		relay_end(r, "gate_closed");
 		return -1;
 	}
-	if (v == RELAY_GATE_MORE)
-		return 0;
-	r->gate = NULL;
-	h->bytes += h->len;
+	h->held -= release;
+	h->bytes += release;
+	/* Undecided at the buffer bound or at EOF: fail closed. Done at an
+	 * EOF with nothing held: the EOF is passed on. */
+	if (h->held > 0 && (h->src_eof || h->held >= RELAY_HIGH_WATER)) {
+		relay_end(r, "gate_closed");
+		return -1;
+	}
+	if (v == RELAY_GATE_PASS || h->src_eof)
+		r->gate = NULL;
 	return copy_flush(h);
 }
 
@@ -374,12 +381,22 @@ half_read(struct half *h, int closed)
 			relay_end(r, "error");
 			return -1;
 		}
-		if (h->len < RELAY_HIGH_WATER)
-			n = read(h->sfd, h->buf + h->len, RELAY_HIGH_WATER - h->len);
+		/* Released bytes the upstream has not taken yet may sit in
+		 * front of the held ones: make room behind them (only under
+		 * backpressure, and at most once per release). */
+		if (h->off > 0 && h->off + h->len == RELAY_HIGH_WATER) {
+			memmove(h->buf, h->buf + h->off, h->len);
+			h->off = 0;
+		}
+		if (h->off + h->len < RELAY_HIGH_WATER)
+			n = read(h->sfd, h->buf + h->off + h->len,
+			    RELAY_HIGH_WATER - h->off - h->len);
 		else
 			n = -1, errno = EAGAIN;	/* full: the gate decides now */
-		if (n > 0)
+		if (n > 0) {
 			h->len += (size_t)n;
+			h->held += (size_t)n;
+		}
 	} else if (h->pipe[0] != -1 || (!h->nosplice &&
 	    h->bytes >= RELAY_SPLICE_AFTER && h->len == 0 && splice_start(h) == 0)) {
 		n = splice_in(h);
@@ -523,6 +540,8 @@ half_preload(struct half *h, const void *b, size_t n)
 		return -1;
 	memcpy(h->buf, b, n);
 	h->len = n;
+	if (h == &h->r->up && h->r->gate != NULL)
+		h->held = n;
 	return 0;
 }
 

@@ -26,14 +26,18 @@ struct relay;
  * do so inside the callback). */
 typedef void (*relay_done_cb)(void *arg, const char *reason);
 
-/* A gate sees the client's first bytes before any of them reaches the
- * upstream (the TLS SNI check): MORE to wait for more bytes, PASS to open
- * the client-to-upstream direction for good, CLOSE to end the relay with
- * "gate_closed". Upstream-to-client bytes flow meanwhile, so protocols
- * where the server speaks first still work. */
+/* A gate sees the client's bytes before they reach the upstream (the TLS
+ * SNI check): b[0 .. len) are those after the ones it released before
+ * (the first call: the stream's start). MORE to wait for more bytes, with
+ * *release (at most len, 0 unless set) bytes let go meanwhile; PASS to
+ * open the client-to-upstream direction for good; CLOSE to end the relay
+ * with "gate_closed" (nothing held is sent). Upstream-to-client bytes
+ * flow meanwhile, so protocols where the server speaks first still work.
+ * At the client's EOF, bytes held are dropped and the relay closes; with
+ * none held and some released, the gate is done and the EOF passes on. */
 enum relay_gate { RELAY_GATE_MORE = 0, RELAY_GATE_PASS, RELAY_GATE_CLOSE };
 typedef enum relay_gate (*relay_gate_cb)(void *arg, const unsigned char *b,
-    size_t len);
+    size_t len, size_t *release);
 
 /* Takes ownership of both sockets (non-blocking; closed by relay_free)
  * unless it fails (NULL: the caller still owns them). greeting (at most

@@ -26,8 +26,10 @@
 #include "util/mutant.h"
 
 #define CT_CCS		0x14
-#define CT_HEARTBEAT	0x18
+#define CT_ALERT	0x15
 #define CT_HANDSHAKE	0x16
+#define CT_DATA		0x17
+#define CT_HEARTBEAT	0x18
 #define HS_CLIENT_HELLO	0x01
 #define SSL2_MT_CLIENT_HELLO	0x01
 #define EXT_SERVER_NAME	0x0000
@@ -41,6 +43,8 @@
 #define REC_MINOR_MAX	4	/* 3.0 (SSLv3) .. 3.4 (never sent, tolerated) */
 #define SNI_RAW_MAX	(DEST_HOST_MAX + 1)	/* 253 plus one trailing dot */
 #define GO_ON		100	/* not a verdict: the record pass goes on */
+/* TLSCiphertext.length: 2^14 + 2048 (RFC 5246 6.2.3; 8446 allows less). */
+#define REC_CIPHER_MAX	(TLSHELLO_RECORD_MAX + 2048)
 
 struct cursor {
 	const unsigned char	*b;
@@ -407,5 +411,136 @@ tlshello_sni(const unsigned char *b, size_t len, char *sni, size_t snilen)
 	tlshello_init(&t);
 	rc = tlshello_feed(&t, b, len);
 	memcpy(sni, t.sni, strlen(t.sni) + 1);
+	return rc;
+}
+
+/* ---- the watch after the first hello ----
+ *
+ * Why the client side: a server may act on a second ClientHello (OpenSSL
+ * 3.0 does after its HelloRetryRequest, even one naming another host), so
+ * the second must pass the first's rule before any of it reaches the
+ * server. Reading the client's records needs no parse of the server's,
+ * and it ends at the client's first record that cannot be a cleartext
+ * ClientHello, usually the record right after the hello (or after the
+ * compatibility CCS): the tunnel is then a plain relay again.
+ *
+ * Records are taken whole only when they are tiny (CCS, alert) or a
+ * hello (tlshello_feed, on bytes that stay put: nothing is released
+ * while a hello is read); the record that ends the watch is looked at
+ * for its header and first byte only. */
+
+void
+tlshello_watch_init(struct tlshello_watch *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->verdict = TLSHELLO_MORE;
+}
+
+static int
+watch_stop(struct tlshello_watch *w, int verdict, const char *why)
+{
+	w->verdict = verdict;
+	w->why = why;
+	return verdict;
+}
+
+/* A further hello, its first record at b: tlshello_feed's walk, which
+ * stays incremental because b starts at the same byte on every call. */
+static int
+watch_hello(struct tlshello_watch *w, const unsigned char *b, size_t len,
+    size_t *end)
+{
+	int rc;
+
+	if (!w->in_hello) {
+		if (w->hellos >= TLSHELLO_WATCH_HELLOS)
+			return watch_stop(w, TLSHELLO_MALFORMED,
+			    "a third ClientHello");
+		tlshello_init(&w->hello);
+		w->in_hello = 1;
+	}
+	rc = tlshello_feed(&w->hello, b, len);
+	if (rc == TLSHELLO_MORE)
+		return rc;
+	if (rc != TLSHELLO_SNI && rc != TLSHELLO_NO_SNI)
+		return watch_stop(w, TLSHELLO_MALFORMED, w->hello.why != NULL ?
+		    w->hello.why : "second ClientHello malformed");
+	w->in_hello = 0;
+	w->hellos++;
+	*end = w->hello.pos;
+	return rc;
+}
+
+int
+tlshello_watch(struct tlshello_watch *w, const unsigned char *b, size_t len,
+    size_t *release)
+{
+	size_t pos = 0, rlen, end;
+	const unsigned char *h;
+	int rc;
+
+	*release = 0;
+	if (w->verdict != TLSHELLO_MORE)
+		return w->verdict;
+#ifdef EG_MUTANT_LENIENT_SNI
+	/* The gate before the watch: the first hello only. */
+	return watch_stop(w, TLSHELLO_DONE, NULL);
+#endif
+	if (w->in_hello)
+		goto hello;
+	for (;;) {
+		h = b + pos;
+		if (len - pos < 1)
+			return TLSHELLO_MORE;
+		/* Application data: TLS 1.3's encrypted flight, 1.2's data,
+		 * 0-RTT. Nothing in cleartext comes after it. */
+		if (h[0] == CT_DATA)
+			return watch_stop(w, TLSHELLO_DONE, NULL);
+		if (h[0] < CT_CCS || h[0] > CT_DATA)
+			return watch_stop(w, TLSHELLO_MALFORMED, h[0] == CT_HEARTBEAT ?
+			    "heartbeat during the handshake" : "record type");
+		if ((len - pos >= 2 && h[1] != 3) ||
+		    (len - pos >= 3 && h[2] > REC_MINOR_MAX))
+			return watch_stop(w, TLSHELLO_MALFORMED, "record version");
+		if (len - pos < REC_HDR + 1)
+			return TLSHELLO_MORE;
+		rlen = (size_t)h[3] << 8 | h[4];
+		if (rlen == 0 || rlen > REC_CIPHER_MAX)
+			return watch_stop(w, TLSHELLO_MALFORMED, "record length");
+		if (h[0] == CT_HANDSHAKE) {
+			/* ClientKeyExchange, Certificate, or 1.2's encrypted
+			 * Finished after the CCS (whose first byte is AEAD
+			 * nonce or ciphertext: 1 in it is refused below). */
+			if (h[REC_HDR] != HS_CLIENT_HELLO)
+				return watch_stop(w, TLSHELLO_DONE, NULL);
+			break;
+		}
+		if (h[0] == CT_CCS) {
+			if (++w->ccs > TLSHELLO_WATCH_CCS)
+				return watch_stop(w, TLSHELLO_MALFORMED, "a second CCS");
+			if (rlen != 1 || h[REC_HDR] != 1)
+				return watch_stop(w, TLSHELLO_MALFORMED, "CCS not the byte 1");
+		} else {
+			/* A client's cleartext alert (it gives up after a
+			 * HelloRetryRequest, say) passes; the alert record
+			 * is counted so none can pad the watch. */
+			if (rlen != 2)
+				return watch_stop(w, TLSHELLO_MALFORMED, "alert length");
+			if (len - pos < REC_HDR + 2)
+				return TLSHELLO_MORE;
+			if (++w->alerts > TLSHELLO_WATCH_ALERTS)
+				return watch_stop(w, TLSHELLO_MALFORMED, "too many alerts");
+		}
+		pos += REC_HDR + rlen;
+		*release = pos;
+	}
+	/* Anything before the hello is released now, so the hello's bytes
+	 * start the next call's b. */
+	if (pos > 0)
+		return TLSHELLO_MORE;
+hello:
+	rc = watch_hello(w, b, len, &end);
+	if (rc == TLSHELLO_SNI || rc == TLSHELLO_NO_SNI)
+		*release = end;
 	return rc;
 }

@@ -15,6 +15,7 @@
 #define TLSHELLO_MORE		0	/* call again with more bytes */
 #define TLSHELLO_SNI		1	/* sni holds the host name */
 #define TLSHELLO_NO_SNI		2	/* complete ClientHello, no server_name */
+#define TLSHELLO_DONE		3	/* tlshello_watch: the watch is over */
 
 #define TLSHELLO_INPUT_MAX	65536	/* ClientHello plus record headers */
 #define TLSHELLO_RECORD_MAX	16384	/* TLSPlaintext.length (RFC 8446 5.1) */
@@ -66,5 +67,45 @@ int tlshello_feed(struct tlshello *t, const unsigned char *b, size_t len);
 /* The one-shot form: tlshello_init and tlshello_feed on b[0 .. len), the
  * name copied to sni (snilen >= TLSHELLO_SNI_SIZE, else MALFORMED). */
 int tlshello_sni(const unsigned char *b, size_t len, char *sni, size_t snilen);
+
+/* The watch after the first hello: the client's next records until its
+ * cleartext handshake is over, so that a further ClientHello (after a
+ * HelloRetryRequest, or pipelined) is judged like the first. */
+struct tlshello_watch {
+	struct tlshello	 hello;		/* a further ClientHello, from its record */
+	int		 in_hello;	/* hello holds a walk in progress */
+	unsigned	 hellos, ccs, alerts;	/* records of each kind seen */
+	int		 verdict;	/* MALFORMED or DONE once decided, else MORE */
+	const char	*why;		/* on MALFORMED: what was refused */
+};
+
+#define TLSHELLO_WATCH_HELLOS	1	/* a second ClientHello (RFC 8446 4.1.4) */
+#define TLSHELLO_WATCH_CCS	1	/* compatibility mode's one CCS */
+#define TLSHELLO_WATCH_ALERTS	2
+
+void tlshello_watch_init(struct tlshello_watch *w);
+
+/* b[0 .. len) are the client's bytes after those the watch has released
+ * (the first call: the bytes right after the first ClientHello); each call
+ * passes them again, as long or longer, until *release says some may go.
+ * Returns
+ *  - MORE: b[0 .. *release) are judged and may go (whole CCS and alert
+ *    records); call again with the bytes after them.
+ *  - SNI or NO_SNI: b[0 .. *release) are one more well-formed
+ *    ClientHello, its name in w->hello.sni: the caller judges it like the
+ *    first and, to let it go, calls again with the bytes after it.
+ *  - DONE: the handshake's cleartext is over (an application data record,
+ *    or a handshake record whose first byte is not ClientHello's type:
+ *    ClientKeyExchange, Certificate, an encrypted Finished): all may go,
+ *    and the watch is not called again.
+ *  - MALFORMED: close (w->why): a record of another type or with an odd
+ *    header, a heartbeat, a CCS that is not the one byte 1, an alert that
+ *    is not two bytes, more CCS, alerts or hellos than the TLSHELLO_WATCH_
+ *    bounds (so the watch ends within a hello's cap plus a few bytes), and
+ *    a handshake record starting with ClientHello's type that
+ *    tlshello_feed does not take as one whole ClientHello.
+ * The verdict MALFORMED or DONE stays. */
+int tlshello_watch(struct tlshello_watch *w, const unsigned char *b, size_t len,
+    size_t *release);
 
 #endif

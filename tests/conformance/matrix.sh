@@ -203,11 +203,13 @@ for s in 3323068682:80 0xc6.0x12.1.10:80 0306.022.01.012:80 198.18.266:80 \
 	n=$((n + 1))
 done
 # The SNI gate (issue 14): a tunnel's first flight, then whether the
-# upstream listener got any byte. fl PORT VIA TARGET FLIGHT; VIA is
+# upstream listener got any byte of it (past a first hello the gate may
+# let go, for the second-hello flights). fl PORT VIA TARGET FLIGHT; VIA is
 # connect or socks5, FLIGHT one of tlsdiff/flights.py's shapes.
 fl() {
 	clear_log pub
-	inwl python3 - "$1" "$2" "$3" "$4" "$TI/tlsdiff" <<'PY' >/dev/null 2>&1
+	echo 0 >"$T/fl.allowed"
+	inwl python3 - "$1" "$2" "$3" "$4" "$TI/tlsdiff" "$T/fl.allowed" <<'PY' >/dev/null 2>&1
 import socket, struct, sys, time
 port, via, target, kind = sys.argv[1:5]
 sys.path.insert(0, sys.argv[5])
@@ -218,7 +220,12 @@ flight = {"alert-evil": f.record(0x15, b"\x01\x5a") + hello("evil.example.test")
           "version-0001-evil": f.record(0x16, f.Client("evil.example.test").hs, 0x0001),
           "sslv2": f.sslv2_hello(), "plain": b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
           "evil": hello("evil.example.test"), "good": hello("api.example.test"),
-          "nosni": hello(None)}[kind]
+          "nosni": hello(None)}.get(kind)
+if flight is None:	# a first hello naming the host, then a second
+    first = hello("api.example.test")
+    flight = first + hello({"good-then-evil": "evil.example.test",
+                            "good-then-good": "api.example.test"}[kind])
+    open(sys.argv[6], "w").write(str(len(first)))
 s = socket.create_connection(("10.77.0.1", int(port)), timeout=5)
 if via == "connect":
     s.sendall(b"CONNECT %s HTTP/1.1\r\n\r\n" % target.encode())
@@ -238,7 +245,8 @@ except OSError:
     pass
 PY
 	sleep 0.3
-	if grep -q '^bytes' "$T/pub.log"; then echo reached; else echo untouched; fi
+	if [ "$(awk '$1 == "bytes" { n += $2 } END { print n + 0 }' "$T/pub.log")" -gt \
+	    "$(cat "$T/fl.allowed")" ]; then echo reached; else echo untouched; fi
 	clear_log pub
 }
 # ID|VIA|TARGET|FLIGHT|CONTROL FLIGHT|PROBE: the upstream must get no byte
@@ -252,6 +260,7 @@ edm-21|connect|api.example.test:80|version-0001-evil|good|ClientHello naming ano
 edm-22|connect|api.example.test:80|sslv2|plain|SSLv2-style hello as the tunnel's first bytes
 edm-23|connect|198.18.1.10:80|evil|nosni|CONNECT to an admitted IP literal, ClientHello naming a host
 edm-24|socks5|198.18.1.10:80|evil|nosni|SOCKS5 ATYP IPv4 to an admitted literal, ClientHello naming a host
+edm-25|connect|api.example.test:80|good-then-evil|good-then-good|second ClientHello naming another host behind one naming the admitted host
 C
 fi
 

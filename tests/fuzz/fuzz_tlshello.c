@@ -10,7 +10,11 @@
  *    where the one-shot call does, and looks at each byte a bounded
  *    number of times (the parse is incremental);
  *  - a name returned is in dest_parse_host's normal form and not an IPv6
- *    literal; sni is "" on every other result. */
+ *    literal; sni is "" on every other result;
+ *  - after a hello, tlshello_watch on the rest (cut as above, each call on
+ *    an exact-size copy of the bytes not released) never releases more
+ *    than it was given, ends in at most a few hellos, and its final
+ *    verdict stays. */
 #include <string.h>
 
 #include "proto/tlshello.h"
@@ -76,6 +80,36 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			p = tlshello_feed(&t, data, 0);
 		FUZZ_CHECK(p == v && strcmp(t.sni, sni) == 0);
 		FUZZ_CHECK(t.examined <= 2 * (uint64_t)size + 16);
+	}
+
+	if (v == TLSHELLO_SNI || v == TLSHELLO_NO_SNI) {
+		struct tlshello t;
+		struct tlshello_watch w;
+		size_t rel, have, base, k, step = (size_t)data[size - 1] % 5 + 1;
+		unsigned hellos = 0;
+		unsigned char *c;
+
+		tlshello_init(&t);
+		(void)tlshello_feed(&t, data, size);
+		rel = have = t.pos;
+		tlshello_watch_init(&w);
+		p = TLSHELLO_MORE;
+		while (have < size && (p == TLSHELLO_MORE || p == TLSHELLO_SNI ||
+		    p == TLSHELLO_NO_SNI)) {
+			have = have + step < size ? have + step : size;
+			base = rel;
+			c = (unsigned char *)fuzz_dup(data + base, have - base);
+			do {
+				p = tlshello_watch(&w, c + (rel - base), have - rel, &k);
+				FUZZ_CHECK(k <= have - rel);
+				if (p == TLSHELLO_SNI || p == TLSHELLO_NO_SNI)
+					FUZZ_CHECK(++hellos <= TLSHELLO_WATCH_HELLOS);
+				rel += k;
+			} while (k > 0 && p != TLSHELLO_DONE && p != TLSHELLO_MALFORMED);
+			free(c);
+		}
+		if (p == TLSHELLO_DONE || p == TLSHELLO_MALFORMED)
+			FUZZ_CHECK(tlshello_watch(&w, data, size, &k) == p && k == 0);
 	}
 
 	if (v != TLSHELLO_MORE) {

@@ -10,8 +10,12 @@
 # server acts on a name other than the CONNECT host through the guard.
 # Negative control: the same corpus through a guard with --sni-check off
 # makes the Go server finish handshakes under the hostile names (a
-# leading alert, record version 00 01: the bypasses of issue 14), so the
-# corpus is hostile and the servers' logs would show it.
+# leading alert, record version 00 01: the bypasses of issue 14) and
+# openssl s_server act on a second ClientHello naming another host after
+# its HelloRetryRequest, so the corpus is hostile and the servers' logs
+# would show it. Real openssl s_client handshakes (TLS 1.3 with and
+# without a HelloRetryRequest, TLS 1.2 full and resumed) must still
+# finish through the gate, which watches the records after the hello.
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$BIN" ] || { echo "FAIL build: $BIN missing"; exit 1; }
@@ -25,7 +29,7 @@ echo '{"tls.example.test": {"A": ["198.18.1.10"]}}' >"$T/zone.json"
 python3 - "$T/policy.json" <<'P'
 import json, sys
 allow = [{"host": h, "port": p} for h in ("tls.example.test", "198.18.1.10")
-         for p in (4431, 4432, 4433)] + [{"host": "2001:2:0:1::10", "port": 4433}]
+         for p in (4431, 4432, 4433, 4434)] + [{"host": "2001:2:0:1::10", "port": 4433}]
 json.dump({"schema": "egress-guard.policy.v1", "mode": "allowlist", "epoch": 1,
            "allow": allow}, open(sys.argv[1], "w"))
 P
@@ -49,10 +53,14 @@ start_bg "$IN" "$T/go6.out" "$T/sniserver" -listen '[2001:2:0:1::10]:4433' -cert
 start_bg "$IN" "$T/openssl.log" openssl s_server -accept 198.18.1.10:4431 -www -trace \
     -cert "$T/cert.pem" -key "$T/key.pem" -servername "$GOOD" \
     -cert2 "$T/cert.pem" -key2 "$T/key.pem"
+# The same, with P-256 only: a client offering an X25519 key share first
+# gets a HelloRetryRequest.
+start_bg "$IN" "$T/openssl-hrr.log" openssl s_server -accept 198.18.1.10:4434 -www -trace \
+    -cert "$T/cert.pem" -key "$T/key.pem" -groups P-256
 start_bg "$IN" "$T/gnutls.log" gnutls-serv -p 4432 --x509certfile "$T/cert.pem" \
     --x509keyfile "$T/key.pem"
 listening() { [ -n "$(inin ss -ltnH "sport = :$1")" ]; }
-for p in 4431 4432 4433; do
+for p in 4431 4432 4433 4434; do
 	for _ in $(seq 100); do listening $p && break; sleep 0.1; done
 	listening $p || { echo "FAIL server on port $p did not start"; exit 1; }
 done
@@ -76,12 +84,7 @@ names() {
 mark() { for s in openssl gnutls go go6; do wc -l <"$T/$s.log" >"$T/$s.mark"; done; }
 # wrong SERVER: names other than the CONNECT host (ASCII case and one
 # trailing dot aside: the gate's normal form).
-wrong() { names "$1" | tr 'A-Z' 'a-z' | sed 's/\.$//' | grep -vx "$GOOD" | grep -vx "$KNOWN" | sort -u; }
-# A known gap, reported and not failed: the gate judges the first
-# ClientHello only, and OpenSSL acts on a second one after a
-# HelloRetryRequest even when it names another host.
-KNOWN=hrr-second-hello.evil.test
-known() { names "$1" | grep -x "$KNOWN" | sort -u; }
+wrong() { names "$1" | tr 'A-Z' 'a-z' | sed 's/\.$//' | grep -vx "$GOOD" | sort -u; }
 fly() {	# fly GUARD_PORT HOST SERVER_PORT OUT [--socks5]
 	inwl timeout 600 python3 "$TI/tlsdiff/flights.py" --proxy "10.77.0.1:$1" \
 	    --target "$2:$3" --good "$GOOD" --quiet 0.5 ${5:-} >"$4" 2>"$4.err"
@@ -89,10 +92,16 @@ fly() {	# fly GUARD_PORT HOST SERVER_PORT OUT [--socks5]
 outcome() { awk -v c="$2" '$1 == c { print $2 " " $3 }' "$1"; }
 
 POSITIVE="valid sni-absent fragmented-good record-per-byte-good record-version-0300-good"
-# Refused by the gate: every other case but the two below.
-PASS_GATE="case-and-dot-good two-hellos-good-then-evil hrr-second-hello"
+# Passes the gate: the CONNECT host spelt otherwise; and a second hello
+# behind a ClientKeyExchange, where the gate's watch ends (no server may
+# act on it: checked by no_wrong_name_handshake_through_guard_*).
+PASS_GATE="case-and-dot-good hrr-cke-second-hello"
+# A first hello naming the host, a second naming another: the first may
+# reach the server (it is judged and let go before the second is in, when
+# they come in two reads), the second never; the tunnel is closed.
+SECOND="two-hellos-good-then-evil hrr-second-hello hrr-ccs-second-hello"
 ALL=$(python3 "$TI/tlsdiff/flights.py" --list)
-HOSTILE=$(for c in $ALL; do case " $POSITIVE $PASS_GATE " in *" $c "*) ;; *) echo "$c";; esac; done)
+HOSTILE=$(for c in $ALL; do case " $POSITIVE $PASS_GATE $SECOND " in *" $c "*) ;; *) echo "$c";; esac; done)
 
 # ---- through the enforcing guard, to the admitted name
 mark
@@ -134,6 +143,16 @@ for c in $POSITIVE; do
 	[ -z "$bad" ]
 	check "positive_${c}_handshake_through_guard" $? "$bad"
 done
+for c in $SECOND; do
+	bad=""
+	for sp in $SERVERS; do
+		s=${sp%%:*}
+		case "$(outcome "$T/A-$s.out" "$c")" in closed*|answered*) ;; *) bad="$bad $s=$(outcome "$T/A-$s.out" "$c")";; esac
+		names "$s" | grep -qx "$c.evil.test" && bad="$bad $s:acted-on-second"
+	done
+	[ -z "$bad" ]
+	check "hostile_${c}_second_hello_never_reaches_server" $? "$bad"
+done
 bad=""
 for sp in $SERVERS; do
 	s=${sp%%:*}
@@ -143,11 +162,33 @@ done
 check positive_case_and_trailing_dot_of_connect_host_passes_gate $? "closed on$bad"
 grep -q '"reason":"sni_mismatch"' "$T/A.log"
 check sni_mismatch_logged $?
-for sp in $SERVERS; do
-	s=${sp%%:*}
-	[ -n "$(known "$s")" ] &&
-	    echo "KNOWN_GAP $s acted on the second ClientHello after a HelloRetryRequest: $(known "$s")"
-done
+grep -q '"reason":"sni_mismatch".*TLS server name differs' "$T/A.log"
+check sni_mismatch_logged_with_name_detail $?
+
+# ---- real openssl s_client through the gate: TLS 1.3 with and without a
+# HelloRetryRequest (the second hello, behind a CCS, is watched and
+# passes), TLS 1.2 full and resumed (-reconnect: CCS, then an encrypted
+# Finished in a handshake record, AES-GCM's nonce starting with 0).
+sclient() {	# sclient PORT OUT ARGS...
+	p=$1 o=$2
+	shift 2
+	echo Q | inwl timeout 20 openssl s_client -proxy 10.77.0.1:3128 \
+	    -connect "$GOOD:$p" -servername "$GOOD" "$@" >"$o" 2>&1
+}
+# done PORT OUT: a finished handshake (the server's certificate, then
+# the session's protocol).
+done_hs() { grep -q '^Server certificate' "$1" && grep -q "^New, $2," "$1"; }
+sclient 4434 "$T/sc-hrr.out" -tls1_3 -groups X25519:P-256
+# Two ClientHellos in the server's trace: the retry happened.
+[ "$(grep -c 'ClientHello, Length' "$T/openssl-hrr.log")" -eq 2 ] && done_hs "$T/sc-hrr.out" TLSv1.3
+check real_openssl_tls13_handshake_with_hello_retry_request_through_gate $? \
+    "$(grep -c 'ClientHello, Length' "$T/openssl-hrr.log") hellos; $(tail -n 3 "$T/sc-hrr.out")"
+sclient 4434 "$T/sc-13.out" -tls1_3 -groups P-256
+done_hs "$T/sc-13.out" TLSv1.3
+check real_openssl_tls13_handshake_through_gate $? "$(tail -n 3 "$T/sc-13.out")"
+sclient 4431 "$T/sc-12.out" -tls1_2 -reconnect
+[ "$(grep -c '^Reused, TLSv1.2' "$T/sc-12.out")" -ge 4 ] && grep -q '^New, TLSv1.2' "$T/sc-12.out"
+check real_openssl_tls12_full_and_resumed_handshakes_through_gate $? "$(grep -E '^(New|Reused)' "$T/sc-12.out" | tr '\n' ' ')"
 
 # ---- SOCKS5 ATYP domain to the admitted name: the CONNECT path's verdicts
 mark
@@ -215,6 +256,11 @@ for c in leading-alert record-version-0001 fragmented record-per-byte; do
 done
 grep -q '^done leading-alert.evil.test$' "$T/go.log"
 check control_go_finishes_handshake_behind_leading_alert_with_sni_check_off $?
+# OpenSSL 3.0 acts on the second hello after its HelloRetryRequest: what
+# the watch stops above.
+names openssl | grep -qx hrr-second-hello.evil.test
+check control_openssl_acts_on_second_hello_after_retry_with_sni_check_off $? \
+    "openssl acted on: $(wrong openssl | tr '\n' ' ')"
 case "$(outcome "$T/CL-go.out" leading-alert)" in handshake*) r=0;; *) r=1;; esac
 check control_named_hello_on_ip_literal_tunnel_finishes_with_sni_check_off $r \
     "$(outcome "$T/CL-go.out" leading-alert)"

@@ -58,6 +58,10 @@ struct ctx {
 	int		 calls;
 	size_t		 seen;		/* bytes shown to the last call */
 	int		 gate_bad;	/* a call saw other than the stream's start */
+	/* A releasing gate: on MORE it lets go of all it is shown but the
+	 * last `keep` bytes; base is the stream offset of what it sees. */
+	int		 releasing;
+	size_t		 keep, base;
 };
 
 /* Byte `off` of stream `seed`: a 64-bit mix per 8-byte word, so no two
@@ -118,17 +122,25 @@ done_cb(void *arg, const char *reason)
 	c->r = NULL;
 }
 
-/* Each call must see the client's stream from its first byte, never
- * fewer bytes than the call before. */
+/* Each call must see the client's stream from the first byte it has not
+ * released (without releasing: the stream's start), never fewer bytes
+ * than the call before. */
 static enum relay_gate
-test_gate(void *arg, const unsigned char *b, size_t len)
+test_gate(void *arg, const unsigned char *b, size_t len, size_t *release)
 {
 	struct ctx *c = arg;
+	enum relay_gate v;
 
-	if (len < c->seen || pat_check(b, len, CLIENT_SEED, 0) != len)
+	if (len < c->seen || pat_check(b, len, CLIENT_SEED, c->base) != len)
 		c->gate_bad = 1;
 	c->seen = len;
-	return c->calls++ < c->more ? RELAY_GATE_MORE : c->verdict;
+	v = c->calls++ < c->more ? RELAY_GATE_MORE : c->verdict;
+	if (v == RELAY_GATE_MORE && c->releasing && len > c->keep) {
+		*release = len - c->keep;
+		c->base += *release;
+		c->seen = c->keep;
+	}
+	return v;
 }
 
 static void
@@ -426,7 +438,7 @@ rx_wants_met(const struct rig *g)
 static int
 gate_caught_up(const struct rig *g)
 {
-	return g->cl.tx == g->cl.tx_total && g->c.seen == g->cl.tx;
+	return g->cl.tx == g->cl.tx_total && g->c.base + g->c.seen == g->cl.tx;
 }
 
 static void
@@ -879,6 +891,72 @@ test_hostile_gate_more_then_eof_closes(void **state)
 	}
 }
 
+/* A relay behind a releasing gate that holds its last `keep` bytes; the
+ * client sends n bytes (then its FIN when shut), the upstream expects
+ * the n - keep released (and the FIN). */
+static void
+releasing_rig(struct rig *g, size_t keep, size_t n, int shut)
+{
+	gate_rig(g, INT_MAX, RELAY_GATE_MORE, 0);
+	g->c.releasing = 1;
+	g->c.keep = keep;
+	end_send(&g->cl, n, shut);
+	end_recv(&g->up, n - keep, shut);
+}
+
+/* A gate that releases what it has judged and holds the rest (the SNI
+ * gate's watch after a hello): released bytes reach the upstream while
+ * the gate still watches, held ones never do once it closes; each call
+ * sees the stream from the first unreleased byte (gate_bad otherwise).
+ * (Sending the held bytes in copy_flush, or showing the gate the stream's
+ * start again, turns this red.) */
+static void
+test_hostile_gate_release_then_close_held_bytes_never_sent(void **state)
+{
+	struct rig g;
+
+	(void)state;
+	releasing_rig(&g, 10, 300, 0);
+	assert_true(run_until(&g, gate_caught_up, 1000));
+	assert_true(run_until(&g, settled, 1000));
+	spin(g.base, 50);
+	assert_received(&g.up, 290);	/* the 10 held never left */
+	assert_null(g.c.reason);
+
+	g.c.more = g.c.calls;		/* the next call closes */
+	g.c.verdict = RELAY_GATE_CLOSE;
+	end_send(&g.cl, 50, 0);
+	g.up.want_eof = 1;
+	assert_true(run_until(&g, settled_and_ended, 1000));
+	assert_ended(&g, "gate_closed");
+	assert_received(&g.up, 290);
+	assert_true(g.up.rx_eof);
+	assert_false(g.c.gate_bad);
+	rig_free(&g);
+}
+
+/* The watch has released everything when the client's EOF comes: the
+ * gate is done and the EOF goes on (no "gate_closed"); the bytes after
+ * it flow both ways as in a plain relay. */
+static void
+test_gate_released_all_then_eof_passes_eof(void **state)
+{
+	struct rig g;
+
+	(void)state;
+	releasing_rig(&g, 0, 5000, 1);
+	assert_true(run_until(&g, settled, 1000));
+	assert_received(&g.up, 5000);
+	assert_true(g.up.rx_eof);
+	end_send(&g.up, 3000, 1);
+	end_recv(&g.cl, 3000, 1);
+	assert_true(run_until(&g, settled_and_ended, 1000));
+	assert_ended(&g, "eof");
+	assert_received(&g.cl, 3000);
+	assert_false(g.c.gate_bad);
+	rig_free(&g);
+}
+
 /* The control for the gate cases: MORE twice, then PASS. The first call
  * sees exactly the early bytes; while undecided nothing reaches the
  * upstream, yet the upstream's banner reaches the client; after PASS
@@ -1078,6 +1156,8 @@ main(void)
 		cmocka_unit_test(test_hostile_gate_more_until_bound_then_closed),
 		cmocka_unit_test(test_hostile_gate_more_then_eof_closes),
 		cmocka_unit_test(test_gate_pass_delivers_all_bytes_including_those_seen),
+		cmocka_unit_test(test_hostile_gate_release_then_close_held_bytes_never_sent),
+		cmocka_unit_test(test_gate_released_all_then_eof_passes_eof),
 		cmocka_unit_test(test_upstream_reset_ends_relay_as_reset),
 		cmocka_unit_test(test_hostile_nonreading_destination_bounds_bytes_held_by_relay),
 		cmocka_unit_test(test_idle_timeout_ends_relay_after_quiet_period),

@@ -1233,6 +1233,386 @@ test_random_mutations_are_safe(void **state)
 	}
 }
 
+/* ---- the watch after the first hello ---- */
+
+/* proxy.c's sni_gate, run here on one stream: the gate for CONNECT host
+ * `host` (NULL: an IP-literal tunnel) on s[0 .. n) delivered `step` bytes
+ * at a time, each call on an exact-size copy of the bytes not released
+ * yet. Returns 'P' (passed for good), 'C' (closed) or 'M' (watching at
+ * the end); *released: the bytes let go, which never include a byte of a
+ * refused hello. gate_why says why it closed. */
+static const char *gate_why;
+
+static int
+gate_judge(const char *host, int rc, const char *sni)
+{
+	if (rc == TLSHELLO_NO_SNI)
+		return 1;
+	return rc == TLSHELLO_SNI && host != NULL && strcmp(sni, host) == 0;
+}
+
+static int
+gate_stream(const char *host, const unsigned char *s, size_t n, size_t step,
+    size_t *released)
+{
+	static struct tlshello t;
+	static struct tlshello_watch w;
+	size_t have = 0, rel = 0, base, k;
+	unsigned char *copy;
+	int rc, out = 'M';
+
+	tlshello_init(&t);
+	tlshello_watch_init(&w);
+	gate_why = NULL;
+	while (out == 'M' && have < n) {
+		have = have + step < n ? have + step : n;
+		base = rel;
+		copy = malloc(have - base > 0 ? have - base : 1);
+		assert_non_null(copy);
+		memcpy(copy, s + base, have - base);
+		if (t.verdict == TLSHELLO_MORE) {
+			rc = tlshello_feed(&t, copy, have - base);
+			if (rc == TLSHELLO_NOT_TLS)
+				out = 'P';
+			else if (rc != TLSHELLO_MORE && !gate_judge(host, rc, t.sni))
+				out = 'C', gate_why = t.why ? t.why : "name";
+			else if (rc != TLSHELLO_MORE)
+				rel = t.pos;
+		}
+		while (out == 'M' && t.verdict != TLSHELLO_MORE) {
+			rc = tlshello_watch(&w, copy + (rel - base), have - rel, &k);
+			assert_true(k <= have - rel);
+			rel += k;
+			if (rc == TLSHELLO_DONE)
+				out = 'P';
+			else if (rc == TLSHELLO_MALFORMED)
+				out = 'C', gate_why = w.why;
+			else if ((rc == TLSHELLO_SNI || rc == TLSHELLO_NO_SNI) &&
+			    !gate_judge(host, rc, w.hello.sni))
+				out = 'C', gate_why = "name", rel -= k;
+			else if (rc == TLSHELLO_MORE && k == 0)
+				break;
+		}
+		free(copy);
+	}
+	*released = out == 'P' ? n : rel;
+	return out;
+}
+
+/* The same stream at every delivery step from 1 to n: one outcome, and
+ * on a close, never a byte released past `safe`. */
+static int
+gate_every_step(const char *host, const unsigned char *s, size_t n, size_t safe)
+{
+	size_t step, rel;
+	int first = gate_stream(host, s, n, n, &rel), o;
+
+	for (step = 1; step < n; step += step < 64 ? 1 : 61) {
+		o = gate_stream(host, s, n, step, &rel);
+		if (o != first)
+			fail_msg("step %zu: %c, whole: %c", step, o, first);
+		if (o == 'C' && rel > safe)
+			fail_msg("step %zu: %zu bytes released past %zu", step, rel, safe);
+	}
+	if (first == 'C')
+		assert_non_null(gate_why);
+	return first;
+}
+
+static unsigned char flight[4 * TLSHELLO_INPUT_MAX];
+static size_t flightn;
+
+static void
+fl_raw(const void *p, size_t k)
+{
+	assert_true(flightn + k <= sizeof(flight));
+	memcpy(flight + flightn, p, k);
+	flightn += k;
+}
+
+/* A ClientHello naming name (NULL: none), in records of at most frag. */
+static void
+fl_hello(const char *name, size_t frag)
+{
+	extn = 0;
+	if (name != NULL)
+		ext_sni(name, strlen(name));
+	ext_other(0x000a, 4);
+	ext_other(0x0033, 2);	/* key_share: an empty list, as for a retry */
+	build_hello(1);
+	fl_raw(rec, wrap_frag(msg, msgn, frag));
+}
+
+static const unsigned char ccs[] = { 0x14, 3, 3, 0, 1, 1 };
+static const unsigned char appdata[] = { 0x17, 3, 3, 0, 4, 0xde, 0xad, 0xbe, 0xef };
+
+static void
+fl_first(void)
+{
+	flightn = 0;
+	fl_raw(openssl_tls13_hello, sizeof(openssl_tls13_hello));
+}
+
+static void
+test_refuses_second_hello_naming_another_host(void **state)
+{
+	(void)state;
+	fl_first();
+	fl_hello("evil.example.test", TLSHELLO_RECORD_MAX);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello)), 'C');
+	/* fragmented, one byte a record */
+	fl_first();
+	fl_hello("evil.example.test", 1);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello)), 'C');
+}
+
+static void
+test_refuses_second_hello_naming_host_on_ip_literal_tunnel(void **state)
+{
+	size_t rel;
+
+	(void)state;
+	flightn = 0;
+	fl_raw(openssl_nosni_hello, sizeof(openssl_nosni_hello));
+	fl_hello(NULL, TLSHELLO_RECORD_MAX);
+	fl_raw(appdata, sizeof(appdata));
+	assert_int_equal(gate_every_step(NULL, flight, flightn, 0), 'P');
+	flightn = 0;
+	fl_raw(openssl_nosni_hello, sizeof(openssl_nosni_hello));
+	fl_hello("evil.example.test", TLSHELLO_RECORD_MAX);
+	assert_int_equal(gate_every_step(NULL, flight, flightn,
+	    sizeof(openssl_nosni_hello)), 'C');
+	assert_int_equal(gate_stream(NULL, flight, flightn, flightn, &rel), 'C');
+	assert_int_equal(rel, sizeof(openssl_nosni_hello));
+}
+
+static void
+test_identical_second_hello_after_hrr_passes(void **state)
+{
+	(void)state;
+	/* compatibility mode: CCS, then the second hello, then the
+	 * encrypted flight */
+	fl_first();
+	fl_raw(ccs, sizeof(ccs));
+	fl_hello("api.example.test", TLSHELLO_RECORD_MAX);
+	fl_raw(appdata, sizeof(appdata));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn, 0), 'P');
+	/* without the CCS, and with a second hello that names none */
+	fl_first();
+	fl_hello("api.example.test", 100);
+	fl_raw(appdata, sizeof(appdata));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn, 0), 'P');
+	fl_first();
+	fl_hello(NULL, TLSHELLO_RECORD_MAX);
+	fl_raw(appdata, sizeof(appdata));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn, 0), 'P');
+}
+
+static void
+test_refuses_ccs_then_second_hello_naming_another_host(void **state)
+{
+	(void)state;
+	fl_first();
+	fl_raw(ccs, sizeof(ccs));
+	fl_hello("evil.example.test", TLSHELLO_RECORD_MAX);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello) + sizeof(ccs)), 'C');
+	assert_string_equal(gate_why, "name");
+}
+
+static void
+test_refuses_many_ccs_records_before_second_hello(void **state)
+{
+	int i;
+
+	(void)state;
+	fl_first();
+	for (i = 0; i < 20000; i++)
+		fl_raw(ccs, sizeof(ccs));
+	fl_hello("evil.example.test", TLSHELLO_RECORD_MAX);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello) + sizeof(ccs)), 'C');
+	assert_string_equal(gate_why, "a second CCS");
+	/* two CCS before a hello naming the host: no client sends that */
+	fl_first();
+	fl_raw(ccs, sizeof(ccs));
+	fl_raw(ccs, sizeof(ccs));
+	fl_raw(appdata, sizeof(appdata));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    flightn), 'C');
+}
+
+static void
+test_refuses_alert_padding_and_heartbeat_in_watch(void **state)
+{
+	static const unsigned char alert[] = { 0x15, 3, 3, 0, 2, 1, 0x5a };
+	static const unsigned char long_alert[] = { 0x15, 3, 3, 0, 3, 1, 0x5a, 0 };
+	static const unsigned char hb[] = { 0x18, 3, 3, 0, 3, 1, 0, 0 };
+	int i;
+
+	(void)state;
+	/* a client that gives up after the retry: one alert, passed */
+	fl_first();
+	fl_raw(alert, sizeof(alert));
+	fl_raw(appdata, sizeof(appdata));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn, 0), 'P');
+	fl_first();
+	for (i = 0; i < 100; i++)
+		fl_raw(alert, sizeof(alert));
+	fl_hello("evil.example.test", TLSHELLO_RECORD_MAX);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello) + 2 * sizeof(alert)), 'C');
+	assert_string_equal(gate_why, "too many alerts");
+	fl_first();
+	fl_raw(long_alert, sizeof(long_alert));
+	fl_hello("evil.example.test", TLSHELLO_RECORD_MAX);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello)), 'C');
+	fl_first();
+	fl_raw(hb, sizeof(hb));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello)), 'C');
+}
+
+static void
+test_refuses_third_hello_and_odd_records_in_watch(void **state)
+{
+	static const unsigned char type25[] = { 0x19, 3, 3, 0, 1, 0 };
+	static const unsigned char v0001[] = { 0x16, 0, 1, 0, 4, 0x10, 0, 0, 0 };
+	static const unsigned char empty[] = { 0x16, 3, 3, 0, 0 };
+
+	(void)state;
+	fl_first();
+	fl_hello("api.example.test", TLSHELLO_RECORD_MAX);
+	fl_hello("api.example.test", TLSHELLO_RECORD_MAX);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    flightn - (wrap_frag(msg, msgn, TLSHELLO_RECORD_MAX))), 'C');
+	assert_string_equal(gate_why, "a third ClientHello");
+	fl_first();
+	fl_raw(type25, sizeof(type25));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello)), 'C');
+	/* an odd version or an empty record could hide what follows */
+	fl_first();
+	fl_raw(v0001, sizeof(v0001));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello)), 'C');
+	fl_first();
+	fl_raw(empty, sizeof(empty));
+	fl_hello("evil.example.test", TLSHELLO_RECORD_MAX);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello)), 'C');
+	/* a second hello with a message behind it in its record */
+	fl_first();
+	fl_hello("api.example.test", TLSHELLO_RECORD_MAX);
+	flight[flightn - msgn - 2] = (unsigned char)((msgn + 4) >> 8);
+	flight[flightn - msgn - 1] = (unsigned char)(msgn + 4);
+	fl_raw("\x01\x00\x00\x00", 4);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello)), 'C');
+}
+
+static void
+test_tls12_client_key_exchange_ends_watch(void **state)
+{
+	/* ClientKeyExchange (16), then CCS and an encrypted Finished: the
+	 * watch is over at the first, and what follows is not read. */
+	static const unsigned char cke[] = { 0x16, 3, 3, 0, 8, 0x10, 0, 0, 4,
+	    3, 0xaa, 0xbb, 0xcc };
+	static const unsigned char fin[] = { 0x16, 3, 3, 0, 4, 0x01, 0, 0, 0 };
+
+	(void)state;
+	fl_first();
+	fl_raw(cke, sizeof(cke));
+	fl_raw(ccs, sizeof(ccs));
+	fl_raw(fin, sizeof(fin));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn, 0), 'P');
+}
+
+static void
+test_application_data_ends_watch(void **state)
+{
+	(void)state;
+	/* TLS 1.3: CCS, then the encrypted flight; and without the CCS */
+	fl_first();
+	fl_raw(ccs, sizeof(ccs));
+	fl_raw(appdata, sizeof(appdata));
+	fl_hello("evil.example.test", TLSHELLO_RECORD_MAX);	/* encrypted now */
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn, 0), 'P');
+	fl_first();
+	fl_raw(appdata, sizeof(appdata));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn, 0), 'P');
+	/* nothing after the hello yet: still watching, the hello let go */
+	{
+		size_t rel;
+
+		fl_first();
+		assert_int_equal(gate_stream("api.example.test", flight, flightn,
+		    flightn, &rel), 'M');
+		assert_int_equal(rel, sizeof(openssl_tls13_hello));
+	}
+}
+
+static void
+test_encrypted_finished_after_ccs_ends_or_closes_by_first_byte(void **state)
+{
+	/* TLS 1.2 resumption: CCS, then the encrypted Finished in a
+	 * handshake record. AES-GCM's explicit nonce (OpenSSL: the sequence
+	 * number, 0) starts with 0: the watch ends. A first byte of 1 (1 in
+	 * 256 for ChaCha20 or CBC) does not parse as a hello: closed. */
+	unsigned char fin[5 + 40];
+
+	(void)state;
+	memset(fin, 0x77, sizeof(fin));
+	fin[0] = 0x16, fin[1] = 3, fin[2] = 3, fin[3] = 0, fin[4] = 40;
+	fin[5] = 0;
+	fl_first();
+	fl_raw(ccs, sizeof(ccs));
+	fl_raw(fin, sizeof(fin));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn, 0), 'P');
+	fin[5] = 1;
+	fl_first();
+	fl_raw(ccs, sizeof(ccs));
+	fl_raw(fin, sizeof(fin));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    sizeof(openssl_tls13_hello) + sizeof(ccs)), 'C');
+}
+
+static void
+test_watch_examines_second_hello_once_in_one_byte_records(void **state)
+{
+	struct tlshello_watch w;
+	size_t len, k, start;
+	int rc = TLSHELLO_MORE;
+
+	(void)state;
+	flightn = 0;
+	extn = 0;
+	ext_other(0x0015, 8000);	/* padding */
+	EXT_SNI("api.example.test");
+	build_hello(1);
+	fl_raw(rec, wrap_frag(msg, msgn, 1));
+	tlshello_watch_init(&w);
+	for (len = 0; len < flightn && rc == TLSHELLO_MORE;) {
+		len = len + 3 < flightn ? len + 3 : flightn;
+		rc = tlshello_watch(&w, flight, len, &k);
+		if (rc == TLSHELLO_MORE)
+			assert_int_equal(k, 0);
+	}
+	assert_int_equal(rc, TLSHELLO_SNI);
+	assert_int_equal(k, flightn);
+	assert_string_equal(w.hello.sni, "api.example.test");
+	assert_true(w.hello.examined <= 2 * flightn);
+	start = flightn;
+	fl_raw(appdata, sizeof(appdata));
+	assert_int_equal(tlshello_watch(&w, flight + start, flightn - start, &k),
+	    TLSHELLO_DONE);
+	/* DONE stays */
+	assert_int_equal(tlshello_watch(&w, flight, 1, &k), TLSHELLO_DONE);
+}
+
 int
 main(void)
 {
@@ -1287,6 +1667,17 @@ main(void)
 		cmocka_unit_test(test_never_more_once_input_cap_reached),
 		cmocka_unit_test(test_small_sni_buffer_refused),
 		cmocka_unit_test(test_random_mutations_are_safe),
+		cmocka_unit_test(test_refuses_second_hello_naming_another_host),
+		cmocka_unit_test(test_refuses_second_hello_naming_host_on_ip_literal_tunnel),
+		cmocka_unit_test(test_identical_second_hello_after_hrr_passes),
+		cmocka_unit_test(test_refuses_ccs_then_second_hello_naming_another_host),
+		cmocka_unit_test(test_refuses_many_ccs_records_before_second_hello),
+		cmocka_unit_test(test_refuses_alert_padding_and_heartbeat_in_watch),
+		cmocka_unit_test(test_refuses_third_hello_and_odd_records_in_watch),
+		cmocka_unit_test(test_tls12_client_key_exchange_ends_watch),
+		cmocka_unit_test(test_application_data_ends_watch),
+		cmocka_unit_test(test_encrypted_finished_after_ccs_ends_or_closes_by_first_byte),
+		cmocka_unit_test(test_watch_examines_second_hello_once_in_one_byte_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

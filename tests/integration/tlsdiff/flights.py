@@ -137,6 +137,14 @@ def cases(good):
     g, e = Client(good), evil("hrr-second-hello")
     g1 = rewrite(g.hs, lambda x: [(t, u16(0)) if t == 0x33 else (t, d) for t, d in x])
     add(("hrr-second-hello", None, record(0x16, g1) + record(0x16, e.hs)))
+    # The same behind the CCS of compatibility mode, and behind a
+    # handshake message that is no ClientHello (ClientKeyExchange): the
+    # gate's watch ends at the latter, so the servers must refuse what
+    # follows it.
+    e = evil("hrr-ccs-second-hello")
+    add(("hrr-ccs-second-hello", None, record(0x16, g1) + record(0x14, b"\x01") + record(0x16, e.hs)))
+    e = evil("hrr-cke-second-hello")
+    add(("hrr-cke-second-hello", None, record(0x16, g1) + record(0x16, b"\x10\x00\x00\x01\x00") + record(0x16, e.hs)))
     # Hostile: the server_name extension itself.
     nm = lambda case: (case + EVIL).encode()
     hs = Client(good).hs
