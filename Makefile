@@ -57,14 +57,14 @@ $(BUILD)/obj/%.o: %.c | deps
 	$(call say,CC,$<)$(CC) $(EG_CFLAGS) -c -o $@ $<
 
 # The revision is a file rewritten only when it changes, and the one object
-# that reports it (control.c for /v1/status, main.c for --version) depends on it, so a
+# that reports it (guard.c for /v1/status, main.c for --version) depends on it, so a
 # commit rebuilds that object and nothing else.
 $(BUILD)/revision: FORCE | deps
 	@mkdir -p $(dir $@)
 	@echo '$(REVISION)' | cmp -s - $@ || echo '$(REVISION)' >$@
 
-$(BUILD)/obj/guard/control.o $(BUILD)/obj/guard/main.o: EG_CFLAGS += -DEG_REVISION='"$(REVISION)"'
-$(BUILD)/obj/guard/control.o $(BUILD)/obj/guard/main.o: $(BUILD)/revision
+$(BUILD)/obj/guard/guard.o $(BUILD)/obj/guard/main.o: EG_CFLAGS += -DEG_REVISION='"$(REVISION)"'
+$(BUILD)/obj/guard/guard.o $(BUILD)/obj/guard/main.o: $(BUILD)/revision
 
 $(LIB): $(LIB_OBJS)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^

@@ -716,6 +716,10 @@ utf8_next(const unsigned char *s, size_t n, unsigned int *cp)
 	return len;
 }
 
+/* Not util/jsonw: the canonical form (docs/receipts.md) spells \b \f \n
+ * \r \t short and keeps valid UTF-8 as is, where jsonw writes \u00xx
+ * for every byte outside printable ASCII. The digest is over these
+ * exact bytes, so the two escapings must stay different. */
 static void
 sb_string(struct sbuf *b, const char *str, size_t n)
 {

@@ -10,8 +10,12 @@
 #          no capabilities and no_new_privs. Started as a non-root user
 #          (Kubernetes runAsUser), it runs as that user and needs no drop.
 #   entrypoint.sh init
-#       step 1 only, then exit 0: the init container of a pod, or a one-shot
-#       service, when the guard itself runs elsewhere or unprivileged.
+#       step 1 only (unless EG_NFT=skip), then hands the folders of
+#       EG_INIT_DIRS to EG_INIT_OWNER, mode 0700, then exit 0: the init
+#       container of a pod, or a one-shot service, when the guard itself
+#       runs elsewhere or unprivileged. (A pod's emptyDirs are 0777, which
+#       the guard refuses for its socket and state folders; the folder step
+#       needs CAP_CHOWN and CAP_FOWNER.)
 #   entrypoint.sh hold
 #       the namespace holder of compose layout (a): step 1 in this
 #       container's own namespace, then a marker file EG_HOLD_MARK (the
@@ -36,8 +40,11 @@
 #   EG_POLICY        policy file: signed bundle or unsigned compiled policy
 #                    (empty: none; the guard denies until the plane pushes one)
 #   EG_TRUST_KEYS    Ed25519 public keys (PEM) the plane signs with (empty)
-#   EG_STATE_DIR     where the last accepted bundle is kept (/var/lib/egress-guard;
-#                    empty: none)
+#   EG_STATE_DIR     where the last accepted bundle (the epoch floor) is kept
+#                    (/var/lib/egress-guard; empty: that default too). `none`:
+#                    keep nothing (`--no-state`: a restart forgets the floor,
+#                    the guard warns). The guard refuses a folder anyone but
+#                    root or its user can write, and a symlink.
 #   EG_DNS           the guard's resolvers, IP[:PORT] (empty: /etc/resolv.conf)
 #   EG_ALLOW_RANGES  CIDRs counted as public (empty)
 #   EG_DENY_RANGES   CIDRs counted as non-public (empty)
@@ -49,10 +56,21 @@
 #   EG_EXEMPT_UID    uid whose traffic the nft rules let out: a number, `none`,
 #                    or `auto` (EG_USER's uid when EG_NETNS is empty, i.e. the
 #                    guard shares the namespace it filters; none otherwise)
+#   EG_EXEMPT_CGROUP `auto` or `none` (auto). auto: when the guard shares the
+#                    namespace it filters (`run`, EG_NETNS empty), the nft step
+#                    also gets --exempt-cgroup-of this process, which execs
+#                    the guard (same pid, same cgroup): the cgroup v2
+#                    exemption where it works, with the uid above as the
+#                    fallback (nft warns) on cgroup v1 or a private cgroup
+#                    namespace. The uid fallback holds only while the
+#                    workload has no CAP_SETUID/CAP_SETGID and no_new_privs.
 #   EG_NFT           apply | skip (apply)
 #   EG_LOG_FORMAT    json | text (json)
 #   EG_LOG_FILE      log file (empty: stderr)
 #   EG_ARGS          further `egress-guard run` flags, split on spaces (empty)
+#   EG_INIT_DIRS     `init`: folders to hand to EG_INIT_OWNER with mode 0700
+#                    (empty: none); each must exist and not be a symlink
+#   EG_INIT_OWNER    `init`: uid:gid, numbers, for EG_INIT_DIRS (empty)
 #   EG_DRY_RUN       1: print the commands instead of running them (0)
 #   EG_HOLD_MARK     `hold`: the file written once the table is in place
 #                    (/run/egress-guard/fenced; put it on a tmpfs, so that a
@@ -85,18 +103,21 @@ note() {
 : "${EG_CONTROL:=/run/egress-guard/control.sock}"
 : "${EG_POLICY:=}"
 : "${EG_TRUST_KEYS:=}"
-EG_STATE_DIR=${EG_STATE_DIR-/var/lib/egress-guard}
+: "${EG_STATE_DIR:=/var/lib/egress-guard}"
 : "${EG_DNS:=}"
 : "${EG_ALLOW_RANGES:=}"
 : "${EG_DENY_RANGES:=}"
 EG_USER=${EG_USER-egress-guard}
 : "${EG_NETNS:=}"
 : "${EG_EXEMPT_UID:=auto}"
+: "${EG_EXEMPT_CGROUP:=auto}"
 : "${EG_NFT:=apply}"
 : "${EG_LOG_FORMAT:=json}"
 : "${EG_LOG_FILE:=}"
 : "${EG_ARGS:=}"
 : "${EG_DRY_RUN:=0}"
+: "${EG_INIT_DIRS:=}"
+: "${EG_INIT_OWNER:=}"
 : "${EG_HOLD_MARK:=/run/egress-guard/fenced}"
 : "${EG_HOLD_USER:=65534:65534}"
 
@@ -157,6 +178,11 @@ nft_step() {
 	for a in $(list "$guards"); do
 		set -- "$@" --guard "$a"
 	done
+	# The guard in the namespace it filters: exempt its cgroup (this
+	# process execs it), the uid being the fallback.
+	if [ "$mode" = run ] && [ -z "$EG_NETNS" ] && [ "$EG_EXEMPT_CGROUP" = auto ]; then
+		set -- "$@" --exempt-cgroup-of "$$"
+	fi
 	case "$EG_EXEMPT_UID" in
 	none | "") ;;
 	auto)
@@ -200,6 +226,10 @@ case "$EG_NFT" in
 apply | skip) ;;
 *) die "EG_NFT=$EG_NFT: expected apply or skip" ;;
 esac
+case "$EG_EXEMPT_CGROUP" in
+auto | none) ;;
+*) die "EG_EXEMPT_CGROUP=$EG_EXEMPT_CGROUP: expected auto or none" ;;
+esac
 case "$EG_DRY_RUN" in
 0 | 1) ;;
 *) die "EG_DRY_RUN=$EG_DRY_RUN: expected 0 or 1" ;;
@@ -211,9 +241,31 @@ if [ "$EG_NFT" = apply ] && [ "$EG_DRY_RUN" != 1 ] && ! is_root; then
 	    "applied the rules"
 fi
 
+# init's folder step: chown, then chmod (the mode last, so that no moment
+# has the new owner with the old 0777).
+own_dirs() {
+	ou=${EG_INIT_OWNER%%:*} og=${EG_INIT_OWNER#*:}
+	{ is_uint "$ou" && is_uint "$og"; } ||
+	    die "EG_INIT_OWNER=$EG_INIT_OWNER: expected uid:gid (numbers)"
+	for d in $(list "$EG_INIT_DIRS"); do
+		{ [ -d "$d" ] && ! [ -L "$d" ]; } ||
+		    die "EG_INIT_DIRS: $d: not a folder (or a symlink)"
+		if [ "$EG_DRY_RUN" = 1 ]; then
+			show chown -- "$ou:$og" "$d"
+			show chmod 0700 -- "$d"
+			continue
+		fi
+		{ chown -- "$ou:$og" "$d" && chmod 0700 -- "$d"; } ||
+		    die "EG_INIT_DIRS: $d: cannot hand it to $ou:$og mode 0700" \
+		    "(the init container needs CAP_CHOWN and CAP_FOWNER)"
+	done
+}
+
 if [ "$mode" = init ]; then
-	[ "$EG_NFT" = apply ] || die "init with EG_NFT=skip has nothing to do"
-	nft_step
+	[ "$EG_NFT" = apply ] || [ -n "$EG_INIT_DIRS" ] ||
+	    die "init with EG_NFT=skip and no EG_INIT_DIRS has nothing to do"
+	[ "$EG_NFT" != apply ] || nft_step
+	[ -z "$EG_INIT_DIRS" ] || own_dirs
 	exit 0
 fi
 if [ "$mode" = hold ]; then
@@ -265,20 +317,22 @@ if [ -n "$EG_USER" ] && [ "$EG_USER" != root ]; then
 elif is_root; then
 	note "EG_USER is empty: the guard stays root (it logs a warning)"
 fi
-if [ -n "$EG_STATE_DIR" ] && ! [ -d "$EG_STATE_DIR" ]; then
+state=$EG_STATE_DIR
+[ "$state" != none ] || state=""
+if [ -n "$state" ] && ! [ -d "$state" ]; then
 	if [ "$EG_DRY_RUN" = 1 ]; then
 		:
 	elif is_root; then
 		# Made root's and 0700; the guard hands it to EG_USER before it
 		# drops.
-		(umask 077 && mkdir -p -- "$EG_STATE_DIR") ||
+		(umask 077 && mkdir -p -- "$state") ||
 		    die "EG_STATE_DIR=$EG_STATE_DIR: cannot create it"
 	else
-		die "EG_STATE_DIR=$EG_STATE_DIR: no such directory"
+		die "EG_STATE_DIR=$EG_STATE_DIR: no such directory (EG_STATE_DIR=none" \
+		    "keeps no state)"
 	fi
 fi
-if [ -n "$EG_STATE_DIR" ] && [ -z "$drop" ] && ! is_root &&
-    ! [ -w "$EG_STATE_DIR" ]; then
+if [ -n "$state" ] && [ -z "$drop" ] && ! is_root && ! [ -w "$state" ]; then
 	die "EG_STATE_DIR=$EG_STATE_DIR: not writable by uid $(id -u)"
 fi
 
@@ -294,7 +348,11 @@ for a in $(list "$EG_LISTEN"); do set -- "$@" --listen "$a"; done
 set -- "$@" --control "$EG_CONTROL"
 [ -z "$EG_POLICY" ] || set -- "$@" --policy "$EG_POLICY"
 for k in $(list "$EG_TRUST_KEYS"); do set -- "$@" --trust-key "$k"; done
-[ -z "$EG_STATE_DIR" ] || set -- "$@" --state-dir "$EG_STATE_DIR"
+if [ -n "$state" ]; then
+	set -- "$@" --state-dir "$state"
+else
+	set -- "$@" --no-state
+fi
 for a in $(list "$EG_DNS"); do set -- "$@" --dns "$a"; done
 for a in $(list "$EG_ALLOW_RANGES"); do set -- "$@" --allow-range "$a"; done
 for a in $(list "$EG_DENY_RANGES"); do set -- "$@" --deny-range "$a"; done

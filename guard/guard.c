@@ -58,6 +58,31 @@ guard_set_policy(struct guard *g, struct policy *p)
 	return revoked;
 }
 
+/* What the control socket calls back into (control_env). */
+static const struct policy *
+ctl_policy(void *arg)
+{
+	return ((struct guard *)arg)->policy;
+}
+
+static uint64_t
+ctl_nconns(void *arg)
+{
+	return ((struct guard *)arg)->nconns;
+}
+
+static size_t
+ctl_set_policy(void *arg, struct policy *p)
+{
+	return guard_set_policy(arg, p);
+}
+
+static void
+ctl_log_policy(void *arg, const char *event)
+{
+	guard_log_policy(arg, event);
+}
+
 void
 guard_conn_closed(struct guard *g)
 {
@@ -405,6 +430,7 @@ guard_run_main(int argc, char **argv)
 	static struct config cfg;	/* large; lives for the whole run */
 	struct guard g;
 	struct proxy_env px_env;
+	struct control_env ctl_env;
 	struct user user;
 	char err[1024], warn[1024];
 	size_t i;
@@ -476,7 +502,15 @@ guard_run_main(int argc, char **argv)
 	/* The control socket is bound before the privilege drop, so it stays
 	 * root's: the dropped guard cannot be reached through it by anyone
 	 * but the plane. */
-	if ((g.control = control_new(&g, cfg.control_path, cfg.user != NULL ?
+	ctl_env = (struct control_env){
+		.base = g.base, .log = g.log, .plane = g.plane, .cfg = g.cfg,
+		.resolver = g.resolver, .metrics = &g.metrics,
+		.version = EG_VERSION, .revision = EG_REVISION,
+		.started = g.started, .arg = &g, .policy = ctl_policy,
+		.nconns = ctl_nconns, .set_policy = ctl_set_policy,
+		.log_policy = ctl_log_policy,
+	};
+	if ((g.control = control_new(&ctl_env, cfg.control_path, cfg.user != NULL ?
 	    user.uid : geteuid(), err, sizeof(err))) == NULL) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;

@@ -8,6 +8,8 @@
 #include <event2/event.h>
 
 #include "guard/log.h"
+#include "util/errbuf.h"
+#include "util/jsonw.h"
 
 /* Lines emitted while the loop runs are collected and written together
  * once the callbacks of the current loop pass have run (flush_cb is made
@@ -34,7 +36,7 @@ log_open(const char *path, enum log_format fmt, char *err, size_t errlen)
 	struct log *lg;
 
 	if ((lg = calloc(1, sizeof(*lg))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	lg->fmt = fmt;
@@ -42,7 +44,7 @@ log_open(const char *path, enum log_format fmt, char *err, size_t errlen)
 		lg->fp = stderr;
 	} else {
 		if ((lg->fp = fopen(path, "ae")) == NULL) {
-			snprintf(err, errlen, "%s: cannot open log file", path);
+			errbuf_set(err, errlen, "%s: cannot open log file", path);
 			free(lg);
 			return NULL;
 		}
@@ -132,26 +134,17 @@ rec_puts(struct log_rec *r, const char *s)
 		rec_putc(r, *s++);
 }
 
-/* JSON string body escaping; also used for text values. Bytes outside
- * printable ASCII become \u00XX so that a peer's bytes stay inert. */
+/* JSON string body escaping (util/jsonw.h); also used for text values. */
 static void
 rec_escaped(struct log_rec *r, const char *s, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
+	char e[JSONW_ESC_MAX];
+	size_t i, j, len;
 
 	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '"' || c == '\\') {
-			rec_putc(r, '\\');
-			rec_putc(r, (char)c);
-		} else if (c < 0x20 || c >= 0x7f) {
-			rec_puts(r, "\\u00");
-			rec_putc(r, hex[c >> 4]);
-			rec_putc(r, hex[c & 15]);
-		} else {
-			rec_putc(r, (char)c);
-		}
+		len = jsonw_escape_byte((unsigned char)s[i], e);
+		for (j = 0; j < len; j++)
+			rec_putc(r, e[j]);
 		if (r->truncated)
 			return;
 	}

@@ -8,33 +8,17 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "nft/netns.h"
 #include "util/ascii.h"
+#include "util/errbuf.h"
 #include "util/num.h"
 
 /* The kernel's PID_MAX_LIMIT on 64-bit machines. */
 #define PID_MAX		4194304LL
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* The file that stands for the namespace spec names. */
 static int
@@ -45,32 +29,32 @@ ns_path(const char *spec, char *path, size_t len, char *err, size_t errlen)
 	int digits = 1, w;
 
 	if (spec == NULL || (n = strlen(spec)) == 0)
-		return fail(err, errlen, "empty --netns");
+		return errbuf_fail(err, errlen, "empty --netns");
 	if (n > PATH_MAX - 32)
-		return fail(err, errlen, "--netns too long");
+		return errbuf_fail(err, errlen, "--netns too long");
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)spec[i];
 
 		if (c < 0x21 || c > 0x7e)
-			return fail(err, errlen, "--netns holds a control, "
+			return errbuf_fail(err, errlen, "--netns holds a control, "
 			    "space or non-ASCII byte");
 		if (!ascii_is_digit(c))
 			digits = 0;
 	}
 	if (digits) {
 		if (num_parse(spec, 1, PID_MAX, &pid) == -1)
-			return fail(err, errlen, "--netns: bad process id");
+			return errbuf_fail(err, errlen, "--netns: bad process id");
 		w = snprintf(path, len, "/proc/%lld/ns/net", pid);
 	} else if (strchr(spec, '/') != NULL) {
 		w = snprintf(path, len, "%s", spec);
 	} else {
 		if (strcmp(spec, ".") == 0 || strcmp(spec, "..") == 0 ||
 		    n > NAME_MAX)
-			return fail(err, errlen, "--netns: bad namespace name");
+			return errbuf_fail(err, errlen, "--netns: bad namespace name");
 		w = snprintf(path, len, "/run/netns/%s", spec);
 	}
 	if (w < 0 || (size_t)w >= len)
-		return fail(err, errlen, "--netns too long");
+		return errbuf_fail(err, errlen, "--netns too long");
 	return 0;
 }
 
@@ -96,16 +80,16 @@ netns_enter(const char *spec, char *err, size_t errlen)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd == -1) {
 		if (errno == ENOENT)
-			return fail(err, errlen, "no network namespace %s "
+			return errbuf_fail(err, errlen, "no network namespace %s "
 			    "(%s does not exist)", spec, path);
-		return fail(err, errlen, "cannot open %s: %s", path,
+		return errbuf_fail(err, errlen, "cannot open %s: %s", path,
 		    strerror(errno));
 	}
 	saved = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (saved == -1)
 		saved = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (saved == -1) {
-		fail(err, errlen, "cannot open the current network namespace: "
+		errbuf_fail(err, errlen, "cannot open the current network namespace: "
 		    "%s", strerror(errno));
 		close(fd);
 		return -1;
@@ -118,13 +102,13 @@ netns_enter(const char *spec, char *err, size_t errlen)
 	}
 	if (setns(fd, CLONE_NEWNET) == -1) {
 		if (errno == EINVAL)
-			fail(err, errlen, "%s is not a network namespace", path);
+			errbuf_fail(err, errlen, "%s is not a network namespace", path);
 		else if (errno == EPERM)
-			fail(err, errlen, "cannot enter network namespace %s: "
+			errbuf_fail(err, errlen, "cannot enter network namespace %s: "
 			    "%s (needs CAP_SYS_ADMIN and CAP_NET_ADMIN)", path,
 			    strerror(errno));
 		else
-			fail(err, errlen, "cannot enter network namespace %s: "
+			errbuf_fail(err, errlen, "cannot enter network namespace %s: "
 			    "%s", path, strerror(errno));
 		close(fd);
 		close(saved);
@@ -140,7 +124,7 @@ netns_return(int saved, char *err, size_t errlen)
 	int rc = 0, cur;
 
 	if (saved < 0)
-		return fail(err, errlen, "no namespace to return to");
+		return errbuf_fail(err, errlen, "no namespace to return to");
 	cur = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (cur != -1 && same_ns(cur, saved)) {
 		close(cur);
@@ -150,7 +134,7 @@ netns_return(int saved, char *err, size_t errlen)
 	if (cur != -1)
 		close(cur);
 	if (setns(saved, CLONE_NEWNET) == -1)
-		rc = fail(err, errlen, "cannot return to the original network "
+		rc = errbuf_fail(err, errlen, "cannot return to the original network "
 		    "namespace: %s", strerror(errno));
 	close(saved);
 	return rc;

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,27 +17,12 @@
 #include <linux/magic.h>
 
 #include "nft/nftcg.h"
+#include "util/errbuf.h"
 #include "util/num.h"
 
 #define PID_MAX		4194304LL
 #define LEVEL_MAX	64
 #define LINES_MAX	4096
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 int
 nftcg_resolve_path(const char *path, uint64_t *id, uint32_t *level,
@@ -50,16 +34,16 @@ nftcg_resolve_path(const char *path, uint64_t *id, uint32_t *level,
 	int fd, next, rc = -1;
 
 	if (path == NULL || path[0] != '/')
-		return fail(err, errlen, "not an absolute path");
+		return errbuf_fail(err, errlen, "not an absolute path");
 	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return fail(err, errlen, "cannot open %s: %s", path,
+		return errbuf_fail(err, errlen, "cannot open %s: %s", path,
 		    strerror(errno));
 	if (fstatfs(fd, &sf) == -1 || fstat(fd, &st) == -1) {
-		fail(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+		errbuf_fail(err, errlen, "cannot stat %s: %s", path, strerror(errno));
 		goto out;
 	}
 	if (sf.f_type != CGROUP2_SUPER_MAGIC) {
-		fail(err, errlen, "%s is not on a cgroup2 file system (cgroup "
+		errbuf_fail(err, errlen, "%s is not on a cgroup2 file system (cgroup "
 		    "v1 or none)", path);
 		goto out;
 	}
@@ -67,20 +51,20 @@ nftcg_resolve_path(const char *path, uint64_t *id, uint32_t *level,
 	/* Up until ".." leaves the file system: that folder is the root. */
 	for (;;) {
 		if (fstatat(fd, "..", &up, 0) == -1) {
-			fail(err, errlen, "cannot walk up from %s: %s", path,
+			errbuf_fail(err, errlen, "cannot walk up from %s: %s", path,
 			    strerror(errno));
 			goto out;
 		}
 		if (up.st_dev != st.st_dev || up.st_ino == st.st_ino)
 			break;
 		if (++n > LEVEL_MAX) {
-			fail(err, errlen, "%s is more than %d levels deep",
+			errbuf_fail(err, errlen, "%s is more than %d levels deep",
 			    path, LEVEL_MAX);
 			goto out;
 		}
 		if ((next = openat(fd, "..", O_RDONLY | O_DIRECTORY |
 		    O_CLOEXEC)) == -1) {
-			fail(err, errlen, "cannot walk up from %s: %s", path,
+			errbuf_fail(err, errlen, "cannot walk up from %s: %s", path,
 			    strerror(errno));
 			goto out;
 		}
@@ -105,7 +89,7 @@ cgroup2_mount(char *mnt, size_t len, char *err, size_t errlen)
 	int n = 0, found = 0;
 
 	if ((f = fopen("/proc/self/mountinfo", "re")) == NULL)
-		return fail(err, errlen, "cannot read /proc/self/mountinfo: %s",
+		return errbuf_fail(err, errlen, "cannot read /proc/self/mountinfo: %s",
 		    strerror(errno));
 	while (!found && n++ < LINES_MAX && fgets(line, sizeof(line), f)) {
 		/* id parent major:minor root point options ... - type ... */
@@ -124,7 +108,7 @@ cgroup2_mount(char *mnt, size_t len, char *err, size_t errlen)
 	}
 	fclose(f);
 	if (!found)
-		return fail(err, errlen, "no cgroup2 file system is mounted "
+		return errbuf_fail(err, errlen, "no cgroup2 file system is mounted "
 		    "(cgroup v1 only)");
 	return 0;
 }
@@ -140,12 +124,12 @@ nftcg_path_of_pid(const char *pid, char *path, size_t len, char *err,
 	size_t l;
 
 	if (pid == NULL || num_parse(pid, 1, PID_MAX, &v) == -1)
-		return fail(err, errlen, "bad process id");
+		return errbuf_fail(err, errlen, "bad process id");
 	if (cgroup2_mount(mnt, sizeof(mnt), err, errlen) == -1)
 		return -1;
 	snprintf(file, sizeof(file), "/proc/%lld/cgroup", v);
 	if ((f = fopen(file, "re")) == NULL)
-		return fail(err, errlen, "cannot read %s: %s", file,
+		return errbuf_fail(err, errlen, "cannot read %s: %s", file,
 		    strerror(errno));
 	while (!found && n++ < LINES_MAX && fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "0::", 3) != 0)
@@ -157,14 +141,14 @@ nftcg_path_of_pid(const char *pid, char *path, size_t len, char *err,
 	}
 	fclose(f);
 	if (!found)
-		return fail(err, errlen, "process %lld has no cgroup v2 entry",
+		return errbuf_fail(err, errlen, "process %lld has no cgroup v2 entry",
 		    v);
 	if (cg[0] != '/' || strstr(cg, "/..") != NULL)
-		return fail(err, errlen, "process %lld's cgroup lies outside "
+		return errbuf_fail(err, errlen, "process %lld's cgroup lies outside "
 		    "this cgroup namespace", v);
 	if (strcmp(cg, "/") == 0)
 		cg = "";
 	if (snprintf(path, len, "%s%s", mnt, cg) >= (int)len)
-		return fail(err, errlen, "cgroup path too long");
+		return errbuf_fail(err, errlen, "cgroup path too long");
 	return 0;
 }

@@ -26,6 +26,7 @@
 #include "nft/nftfmt.h"
 #include "nft/nftrules.h"
 #include "policy/dest.h"
+#include "util/errbuf.h"
 #include "util/num.h"
 
 /* The kernel gives loopback this index in every network namespace, so the
@@ -40,22 +41,6 @@
 #define DNS_PORT		53
 #define CT_ESTABLISHED_RELATED \
 	(NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED))
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* snprintf whose truncation is intended (descriptions, messages). */
 static void textf(char *buf, size_t len, const char *fmt, ...)
@@ -132,26 +117,26 @@ nftrules_add_guard(struct nftrules_config *cfg, const char *text, char *err,
 	int c;
 
 	if (cfg == NULL || text == NULL)
-		return fail(err, errlen, "no guard address");
+		return errbuf_fail(err, errlen, "no guard address");
 	if (cfg->nguards >= NFTRULES_MAX_GUARDS)
-		return fail(err, errlen, "too many guard addresses (at most %d)",
+		return errbuf_fail(err, errlen, "too many guard addresses (at most %d)",
 		    NFTRULES_MAX_GUARDS);
 	if (dest_parse_authority(text, strlen(text), &d, why, sizeof(why)) == -1)
-		return fail(err, errlen, "bad guard address: %s "
+		return errbuf_fail(err, errlen, "bad guard address: %s "
 		    "(expected IPv4:PORT or [IPv6]:PORT)", why);
 	if (d.kind != DEST_IPV4 && d.kind != DEST_IPV6)
-		return fail(err, errlen, "bad guard address: a host name; rules "
+		return errbuf_fail(err, errlen, "bad guard address: a host name; rules "
 		    "take IP literals only (IPv4:PORT or [IPv6]:PORT)");
 	memset(&g, 0, sizeof(g));
 	g.family = d.kind == DEST_IPV4 ? AF_INET : AF_INET6;
 	memcpy(g.addr, d.addr, g.family == AF_INET ? 4 : 16);
 	g.port = d.port;
 	if ((bad = unusable_guard(&g)) != NULL)
-		return fail(err, errlen, "bad guard address: %s", bad);
+		return errbuf_fail(err, errlen, "bad guard address: %s", bad);
 	for (i = 0; i < cfg->nguards; i++) {
 		c = guard_cmp(&g, &cfg->guards[i]);
 		if (c == 0)
-			return fail(err, errlen, "guard address given twice");
+			return errbuf_fail(err, errlen, "guard address given twice");
 		if (c < 0)
 			break;
 	}
@@ -169,10 +154,10 @@ nftrules_set_exempt_uid(struct nftrules_config *cfg, const char *text,
 	long long v;
 
 	if (cfg == NULL || num_parse(text, 0, 4294967294LL, &v) == -1)
-		return fail(err, errlen, "bad exempt uid: expected a decimal "
+		return errbuf_fail(err, errlen, "bad exempt uid: expected a decimal "
 		    "uid 1-4294967294");
 	if (v == 0)
-		return fail(err, errlen, "exempt uid 0 refused: it would exempt "
+		return errbuf_fail(err, errlen, "exempt uid 0 refused: it would exempt "
 		    "a workload running as root; run the guard as its own user");
 	cfg->has_exempt_uid = 1;
 	cfg->exempt_uid = (uint32_t)v;
@@ -184,13 +169,13 @@ nftrules_set_exempt_cgroup(struct nftrules_config *cfg, uint64_t id,
     uint32_t level, char *err, size_t errlen)
 {
 	if (cfg == NULL || id == 0)
-		return fail(err, errlen, "bad exempt cgroup: no id");
+		return errbuf_fail(err, errlen, "bad exempt cgroup: no id");
 	if (level == 0)
-		return fail(err, errlen, "exempt cgroup refused: it is the root "
+		return errbuf_fail(err, errlen, "exempt cgroup refused: it is the root "
 		    "cgroup, which holds every process not placed elsewhere "
 		    "(the workload too)");
 	if (level > NFTRULES_CGROUP_LEVEL_MAX)
-		return fail(err, errlen, "exempt cgroup refused: deeper than "
+		return errbuf_fail(err, errlen, "exempt cgroup refused: deeper than "
 		    "%d levels", NFTRULES_CGROUP_LEVEL_MAX);
 	cfg->has_exempt_cgroup = 1;
 	cfg->exempt_cgroup_id = id;
@@ -713,7 +698,7 @@ nftrules_expected(const struct nftrules_config *cfg, char *err, size_t errlen)
 	int rc = 0;
 
 	if (cfg == NULL || cfg->nguards == 0) {
-		fail(err, errlen, "at least one guard address is needed");
+		errbuf_fail(err, errlen, "at least one guard address is needed");
 		return NULL;
 	}
 	if ((list = nftnl_chain_list_alloc()) == NULL)
@@ -733,7 +718,7 @@ nftrules_expected(const struct nftrules_config *cfg, char *err, size_t errlen)
 nomem:
 	if (list != NULL)
 		nftnl_chain_list_free(list);
-	fail(err, errlen, "out of memory building the ruleset");
+	errbuf_fail(err, errlen, "out of memory building the ruleset");
 	return NULL;
 }
 
@@ -755,12 +740,12 @@ static char *
 bw_room(struct bw *w, int acked)
 {
 	if (w->size < w->b->len || w->size - w->b->len < NFTRULES_MSG_MAX) {
-		fail(w->err, w->errlen, "batch buffer too small (%zu bytes)",
+		errbuf_fail(w->err, w->errlen, "batch buffer too small (%zu bytes)",
 		    w->size);
 		return NULL;
 	}
 	if (acked && w->b->nmsgs >= NFTRULES_MAX_MSGS) {
-		fail(w->err, w->errlen, "more than %d messages in one batch",
+		errbuf_fail(w->err, w->errlen, "more than %d messages in one batch",
 		    NFTRULES_MAX_MSGS);
 		return NULL;
 	}
@@ -772,7 +757,7 @@ static int
 bw_commit(struct bw *w, const struct nlmsghdr *nlh, const char *what)
 {
 	if (nlh->nlmsg_len > NFTRULES_MSG_MAX)
-		return fail(w->err, w->errlen, "message for %s is %u bytes, "
+		return errbuf_fail(w->err, w->errlen, "message for %s is %u bytes, "
 		    "over the %d reserved", what != NULL ? what : "batch",
 		    (unsigned int)nlh->nlmsg_len,
 		    NFTRULES_MSG_MAX);
@@ -797,7 +782,7 @@ bw_begin(struct bw *w, void *buf, size_t size, uint32_t seq,
 	w->seq = seq;
 	b->seq_first = seq;
 	if (buf == NULL || (p = bw_room(w, 0)) == NULL)
-		return fail(w->err, w->errlen, "batch buffer too small (%zu "
+		return errbuf_fail(w->err, w->errlen, "batch buffer too small (%zu "
 		    "bytes)", size);
 	return bw_commit(w, nftnl_batch_begin(p, w->seq), NULL);
 }
@@ -823,13 +808,13 @@ bw_table(struct bw *w, uint16_t type, uint16_t flags, const char *what)
 	if ((p = bw_room(w, 1)) == NULL)
 		return -1;
 	if ((t = nftnl_table_alloc()) == NULL)
-		return fail(w->err, w->errlen, "out of memory");
+		return errbuf_fail(w->err, w->errlen, "out of memory");
 	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
 	if (type == NFT_MSG_NEWTABLE)
 		nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, 0);
 	if (nftnl_table_set_str(t, NFTNL_TABLE_NAME, NFTRULES_TABLE) < 0) {
 		nftnl_table_free(t);
-		return fail(w->err, w->errlen, "out of memory");
+		return errbuf_fail(w->err, w->errlen, "out of memory");
 	}
 	nlh = nftnl_nlmsg_build_hdr(p, type, NFPROTO_INET, flags | NLM_F_ACK,
 	    w->seq);
@@ -857,7 +842,7 @@ nftrules_build_apply(const struct nftrules_config *cfg, uint32_t seq,
 	int rc = -1;
 
 	if (b == NULL)
-		return fail(err, errlen, "no batch record");
+		return errbuf_fail(err, errlen, "no batch record");
 	if ((chains = nftrules_expected(cfg, err, errlen)) == NULL)
 		return -1;
 	if (bw_begin(&w, buf, size, seq, b) == -1 ||
@@ -869,7 +854,7 @@ nftrules_build_apply(const struct nftrules_config *cfg, uint32_t seq,
 	    "table inet " NFTRULES_TABLE " (add new)") == -1)
 		goto out;
 	if ((ci = nftnl_chain_list_iter_create(chains)) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_fail(err, errlen, "out of memory");
 		goto out;
 	}
 	while ((c = nftnl_chain_list_iter_next(ci)) != NULL) {
@@ -885,13 +870,13 @@ nftrules_build_apply(const struct nftrules_config *cfg, uint32_t seq,
 	}
 	nftnl_chain_list_iter_destroy(ci);
 	if ((ci = nftnl_chain_list_iter_create(chains)) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_fail(err, errlen, "out of memory");
 		goto out;
 	}
 	while ((c = nftnl_chain_list_iter_next(ci)) != NULL) {
 		name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
 		if ((ri = nftnl_rule_iter_create(c)) == NULL) {
-			fail(err, errlen, "out of memory");
+			errbuf_fail(err, errlen, "out of memory");
 			goto out;
 		}
 		for (n = 1; (r = nftnl_rule_iter_next(ri)) != NULL; n++) {
@@ -930,7 +915,7 @@ nftrules_build_remove(uint32_t seq, void *buf, size_t size,
 	struct bw w = { .err = err, .errlen = errlen };
 
 	if (b == NULL)
-		return fail(err, errlen, "no batch record");
+		return errbuf_fail(err, errlen, "no batch record");
 	if (bw_begin(&w, buf, size, seq, b) == -1 ||
 	    bw_table(&w, NFT_MSG_DELTABLE, 0,
 	    "table inet " NFTRULES_TABLE " (delete)") == -1 ||
@@ -1266,7 +1251,7 @@ nftrules_compare(const struct nftrules_config *cfg,
 out:
 	/* Past nftrules_expected, only an allocation can fail. */
 	if (rc == -1)
-		fail(err, errlen, "out of memory comparing the ruleset");
+		errbuf_fail(err, errlen, "out of memory comparing the ruleset");
 	if (it != NULL)
 		nftnl_chain_list_iter_destroy(it);
 	nftnl_chain_list_free(want);

@@ -4,7 +4,6 @@
  * bounded in time (SO_RCVTIMEO) and in count, and a dump is read to its
  * end even when it is of no use, so the next request starts clean. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include <libnftnl/table.h>
 
 #include "nft/nftsock.h"
+#include "util/errbuf.h"
 
 #define RECV_TIMEOUT_S	5
 /* Above the 32 KiB the kernel puts in one dump datagram at most. */
@@ -42,22 +42,6 @@ struct nftsock {
 	uint32_t		 rbuf[RBUF_WORDS];	/* netlink alignment */
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err != NULL && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 struct nftsock *
 nftsock_open(char *err, size_t errlen)
 {
@@ -66,20 +50,20 @@ nftsock_open(char *err, size_t errlen)
 	int fd, one = 1;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
-		fail(err, errlen, "out of memory");
+		errbuf_fail(err, errlen, "out of memory");
 		return NULL;
 	}
 	if ((s->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC)) == NULL) {
-		fail(err, errlen, "netlink socket: %s", strerror(errno));
+		errbuf_fail(err, errlen, "netlink socket: %s", strerror(errno));
 		goto bad;
 	}
 	if (mnl_socket_bind(s->nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		fail(err, errlen, "netlink bind: %s", strerror(errno));
+		errbuf_fail(err, errlen, "netlink bind: %s", strerror(errno));
 		goto bad;
 	}
 	fd = mnl_socket_get_fd(s->nl);
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1) {
-		fail(err, errlen, "SO_RCVTIMEO: %s", strerror(errno));
+		errbuf_fail(err, errlen, "SO_RCVTIMEO: %s", strerror(errno));
 		goto bad;
 	}
 	/* Error ACKs then carry only the refused message's header; the
@@ -153,9 +137,9 @@ send_all(struct nftsock *s, const void *buf, size_t len, char *err,
 	ssize_t n = mnl_socket_sendto(s->nl, buf, len);
 
 	if (n < 0)
-		return fail(err, errlen, "netlink send: %s", strerror(errno));
+		return errbuf_fail(err, errlen, "netlink send: %s", strerror(errno));
 	if ((size_t)n != len)
-		return fail(err, errlen, "netlink send: short write");
+		return errbuf_fail(err, errlen, "netlink send: short write");
 	return 0;
 }
 
@@ -174,11 +158,11 @@ nftsock_send_batch(struct nftsock *s, const void *buf, size_t len,
 
 	memset(e, 0, sizeof(*e));
 	if (seq_last - seq_first < 2 || seq_last - seq_first > 65536)
-		return fail(err, errlen, "bad batch sequence range");
+		return errbuf_fail(err, errlen, "bad batch sequence range");
 	span = seq_last - seq_first;
 	expected = span - 1;
 	if ((seen = calloc(span + 1, 1)) == NULL)
-		return fail(err, errlen, "out of memory");
+		return errbuf_fail(err, errlen, "out of memory");
 	if (send_all(s, buf, len, err, errlen) == -1)
 		goto out;
 	for (rounds = 0; got < expected && rounds < MAX_DATAGRAMS; rounds++) {
@@ -189,12 +173,12 @@ nftsock_send_batch(struct nftsock *s, const void *buf, size_t len,
 			if (errno == EAGAIN && drain)
 				break;
 			if (errno == EAGAIN)
-				fail(err, errlen, "no answer from the kernel "
+				errbuf_fail(err, errlen, "no answer from the kernel "
 				    "within %d s (%zu of %zu messages "
 				    "acknowledged)", RECV_TIMEOUT_S, got,
 				    expected);
 			else
-				fail(err, errlen, "reading acknowledgements: %s",
+				errbuf_fail(err, errlen, "reading acknowledgements: %s",
 				    strerror(errno));
 			goto out;
 		}
@@ -202,7 +186,7 @@ nftsock_send_batch(struct nftsock *s, const void *buf, size_t len,
 		    nlh = mnl_nlmsg_next(nlh, &n)) {
 			if (nlh->nlmsg_pid != s->portid ||
 			    nlh->nlmsg_seq - seq_first > span) {
-				fail(err, errlen, "reply for another request "
+				errbuf_fail(err, errlen, "reply for another request "
 				    "(seq %u, port %u)", nlh->nlmsg_seq,
 				    nlh->nlmsg_pid);
 				goto out;
@@ -210,7 +194,7 @@ nftsock_send_batch(struct nftsock *s, const void *buf, size_t len,
 			idx = nlh->nlmsg_seq - seq_first;
 			if (nlh->nlmsg_type != NLMSG_ERROR ||
 			    nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*ne)) {
-				fail(err, errlen, "unexpected reply (type %u, "
+				errbuf_fail(err, errlen, "unexpected reply (type %u, "
 				    "%u bytes) to a batch", nlh->nlmsg_type,
 				    nlh->nlmsg_len);
 				goto out;
@@ -225,12 +209,12 @@ nftsock_send_batch(struct nftsock *s, const void *buf, size_t len,
 				}
 				drain = 1;
 			} else if (idx == 0 || idx == span) {
-				fail(err, errlen, "acknowledgement for the batch "
+				errbuf_fail(err, errlen, "acknowledgement for the batch "
 				    "%s, which asked for none",
 				    idx == 0 ? "begin" : "end");
 				goto out;
 			} else if (seen[idx]) {
-				fail(err, errlen, "two acknowledgements for "
+				errbuf_fail(err, errlen, "two acknowledgements for "
 				    "message %u", nlh->nlmsg_seq);
 				goto out;
 			}
@@ -241,11 +225,11 @@ nftsock_send_batch(struct nftsock *s, const void *buf, size_t len,
 		}
 	}
 	if (e->kernel) {
-		fail(err, errlen, "%s", strerror(e->errnum));
+		errbuf_fail(err, errlen, "%s", strerror(e->errnum));
 		goto out;
 	}
 	if (got < expected) {
-		fail(err, errlen, "%zu of %zu messages never acknowledged",
+		errbuf_fail(err, errlen, "%zu of %zu messages never acknowledged",
 		    expected - got, expected);
 		goto out;
 	}
@@ -282,16 +266,16 @@ request(struct nftsock *s, const struct nlmsghdr *q, struct req *r, char *err,
 	for (rounds = 0; !done && rounds < MAX_DATAGRAMS; rounds++) {
 		if ((n = rcv(s, 0)) < 0) {
 			if (errno == EAGAIN)
-				return fail(err, errlen, "no answer from the "
+				return errbuf_fail(err, errlen, "no answer from the "
 				    "kernel within %d s", RECV_TIMEOUT_S);
-			return fail(err, errlen, "netlink receive: %s",
+			return errbuf_fail(err, errlen, "netlink receive: %s",
 			    strerror(errno));
 		}
 		for (nlh = (const struct nlmsghdr *)s->rbuf;
 		    !done && mnl_nlmsg_ok(nlh, n); nlh = mnl_nlmsg_next(nlh, &n)) {
 			if (nlh->nlmsg_pid != s->portid ||
 			    nlh->nlmsg_seq != q->nlmsg_seq)
-				return fail(err, errlen, "reply for another "
+				return errbuf_fail(err, errlen, "reply for another "
 				    "request (seq %u, port %u)",
 				    nlh->nlmsg_seq, nlh->nlmsg_pid);
 			if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
@@ -313,7 +297,7 @@ request(struct nftsock *s, const struct nlmsghdr *q, struct req *r, char *err,
 			case NLMSG_ERROR:
 				done = 1;
 				if (nlh->nlmsg_len < NLMSG_HDRLEN + sizeof(*ne))
-					return fail(err, errlen, "short netlink "
+					return errbuf_fail(err, errlen, "short netlink "
 					    "error message");
 				ne = mnl_nlmsg_get_payload(nlh);
 				if (ne->error != 0)
@@ -325,20 +309,20 @@ request(struct nftsock *s, const struct nlmsghdr *q, struct req *r, char *err,
 				    NFNL_SUBSYS_NFTABLES ||
 				    NFNL_MSG_TYPE(nlh->nlmsg_type) != r->reply) {
 					bad = 1;
-					fail(err, errlen, "unexpected reply type "
+					errbuf_fail(err, errlen, "unexpected reply type "
 					    "0x%x", nlh->nlmsg_type);
 				} else if (!bad && r->cb(nlh, r->data) == -1) {
 					bad = 1;
-					fail(err, errlen, "cannot parse the "
+					errbuf_fail(err, errlen, "cannot parse the "
 					    "kernel's reply");
 				}
 			}
 		}
 	}
 	if (!done)
-		return fail(err, errlen, "reply never ended");
+		return errbuf_fail(err, errlen, "reply never ended");
 	if (r->kerrno != 0)
-		return fail(err, errlen, "%s", strerror(r->kerrno));
+		return errbuf_fail(err, errlen, "%s", strerror(r->kerrno));
 	return bad ? -1 : 0;
 }
 
@@ -497,7 +481,7 @@ read_once(struct nftsock *s, struct snap *sn, int *kerrno, char *err,
 	if ((sn->chains = nftnl_chain_list_alloc()) == NULL || t == NULL ||
 	    r == NULL || nftnl_table_set_str(t, NFTNL_TABLE_NAME, sn->name) < 0 ||
 	    nftnl_rule_set_str(r, NFTNL_RULE_TABLE, sn->name) < 0) {
-		fail(err, errlen, "out of memory");
+		errbuf_fail(err, errlen, "out of memory");
 		goto out;
 	}
 	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
@@ -509,7 +493,7 @@ read_once(struct nftsock *s, struct snap *sn, int *kerrno, char *err,
 		goto out;
 	}
 	if (rc == 0 && sn->table == NULL)
-		rc = fail(err, errlen, "the kernel sent no table");
+		rc = errbuf_fail(err, errlen, "the kernel sent no table");
 	if (rc == 0) {
 		rq = (struct req){ NFT_MSG_NEWCHAIN, chain_cb, sn, 0, 0 };
 		rc = get(s, NFT_MSG_GETCHAIN, NLM_F_DUMP, &rq, NULL, NULL, err,
@@ -569,7 +553,7 @@ nftsock_read_table(struct nftsock *s, const char *name,
 		}
 		snap_free(&sn);
 	}
-	return fail(err, errlen, "the ruleset kept changing while it was "
+	return errbuf_fail(err, errlen, "the ruleset kept changing while it was "
 	    "read (%d attempts)", READ_ATTEMPTS);
 }
 
@@ -622,7 +606,7 @@ nftsock_read_base_chains(struct nftsock *s, size_t max,
 	*kerrno = 0;
 	for (attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
 		if ((b.list = nftnl_chain_list_alloc()) == NULL)
-			return fail(err, errlen, "out of memory");
+			return errbuf_fail(err, errlen, "out of memory");
 		b.n = 0;
 		b.more = 0;
 		rq.interrupted = 0;
@@ -641,6 +625,6 @@ nftsock_read_base_chains(struct nftsock *s, size_t max,
 		if (rc == -1)
 			return -1;
 	}
-	return fail(err, errlen, "the ruleset kept changing while it was "
+	return errbuf_fail(err, errlen, "the ruleset kept changing while it was "
 	    "read (%d attempts)", READ_ATTEMPTS);
 }

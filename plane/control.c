@@ -1,4 +1,3 @@
-#include <sys/eventfd.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,21 +17,18 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
-#include "plane/control.h"
-#include "guard/guard.h"
-#include "proto/http.h"
 #include "guard/log.h"
-#include "plane/plane.h"
+#include "guard/metrics.h"
+#include "plane/control.h"
+#include "plane/ctljson.h"
+#include "plane/ctlpush.h"
+#include "proto/http.h"
 #include "policy/policy.h"
-#include "resolver/classify.h"
-#include "resolver/resolver.h"
 #include "util/bigbuf.h"
+#include "util/errbuf.h"
 #include "util/num.h"
 #include "util/safepath.h"
 
-/* Pushes that may wait behind the one being checked. Each holds its whole
- * body (up to CONTROL_MAX_BODY), so this also bounds their memory. */
-#define CONTROL_MAX_WAITING	8
 /* Control connections open at once, whatever they are doing; with the
  * body bound this caps what callers can make the guard hold. */
 #define CONTROL_MAX_CONNS	64
@@ -69,34 +65,17 @@ struct conn {
 	char		 head[HTTP_HEAD_MAX];
 };
 
-/* A PUT /v1/policy from its whole body until it is answered. It does not
- * depend on its connection: a caller that hangs up leaves k NULL and the
- * push goes on (it may be stored already), its answer dropped. */
-struct push {
-	struct conn	*k;
-	long		 uid;
-	char		*body;		/* until the check takes it */
-	size_t		 len;
-};
-
-/* Pushes are checked one at a time, in arrival order, each on a thread of
- * its own (plane_check_*): the loop only hands the body over, and installs
- * the result when the thread says it is done through done_fd. */
+/* The server: accepts callers, reads one request each, answers it.
+ * Pushes go through the queue (guard/ctlpush.h). */
 struct control {
-	struct guard	*g;
+	struct control_env env;
 	char		 path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int		 listen_fd;	/* -1 until path is bound: then ours to unlink */
 	struct event	*listen_ev;
 	struct event	*resume_ev;	/* accepting again after EMFILE */
 	LIST_HEAD(conn_list, conn) conns;
 	size_t		 nconns;
-	int		 done_fd;	/* eventfd the check's thread writes */
-	struct event	*done_ev;
-	struct plane_check *check;	/* in flight, or NULL */
-	struct push	 current;	/* what the check in flight answers */
-	struct push	 waiting[CONTROL_MAX_WAITING];	/* a ring, oldest first */
-	size_t		 first;
-	size_t		 nwaiting;
+	struct ctlpush	*pushes;
 	/* Connections refused over CONTROL_MAX_CONNS: logged at most once
 	 * a second, with how many since the last line. */
 	unsigned long long refused;
@@ -122,32 +101,14 @@ log_call(struct control *c, long uid, const char *method, const char *path,
 {
 	struct log_rec r;
 
-	log_rec_begin(&r, c->g->log, "control");
+	log_rec_begin(&r, c->env.log, "control");
 	log_rec_int(&r, "peer_uid", uid);
 	log_rec_str(&r, "method", method);
 	log_rec_str(&r, "path", path);
 	log_rec_int(&r, "status", status);
 	if (result != NULL)
 		log_rec_str(&r, "result", result);
-	log_emit(c->g->log, &r);
-}
-
-/* JSON string escaping for answers: the only strings we put in are
- * our own messages, digests and addresses, but keep them inert anyway. */
-static void
-json_str(struct evbuffer *out, const char *s)
-{
-	evbuffer_add(out, "\"", 1);
-	for (; *s != '\0'; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			evbuffer_add_printf(out, "\\%c", ch);
-		else if (ch < 0x20 || ch >= 0x7f)
-			evbuffer_add_printf(out, "\\u%04x", ch);
-		else
-			evbuffer_add(out, s, 1);
-	}
-	evbuffer_add(out, "\"", 1);
+	log_emit(c->env.log, &r);
 }
 
 static const char *
@@ -177,17 +138,9 @@ static void
 conn_close(struct conn *k)
 {
 	struct control *c = k->c;
-	size_t i;
 
-	if (k->state == CONN_WAIT) {
-		if (c->current.k == k)
-			c->current.k = NULL;
-		for (i = 0; i < c->nwaiting; i++) {
-			struct push *p = &c->waiting[(c->first + i) % CONTROL_MAX_WAITING];
-			if (p->k == k)
-				p->k = NULL;
-		}
-	}
+	if (k->state == CONN_WAIT)
+		ctlpush_forget(c->pushes, k);
 	LIST_REMOVE(k, entry);
 	c->nconns--;
 	if (k->rev != NULL)
@@ -277,11 +230,7 @@ reply_error(struct conn *k, int status, const char *error, const char *msg)
 		conn_fail(k);
 		return;
 	}
-	evbuffer_add_printf(b, "{\"error\":");
-	json_str(b, error);
-	evbuffer_add_printf(b, ",\"message\":");
-	json_str(b, msg);
-	evbuffer_add_printf(b, "}\n");
+	ctljson_error(b, error, msg);
 	reply(k, status, "application/json", b);
 	evbuffer_free(b);
 }
@@ -296,19 +245,6 @@ refuse(struct conn *k, const char *method, const char *path, int status,
 }
 
 static void
-policy_json(struct evbuffer *b, const struct policy *p)
-{
-	if (p == NULL) {
-		evbuffer_add_printf(b, "{\"epoch\":null,\"digest\":null,\"mode\":\"none\","
-		    "\"entries\":0,\"loaded\":false}\n");
-		return;
-	}
-	evbuffer_add_printf(b, "{\"epoch\":%lld,\"digest\":\"%s\",\"mode\":\"%s\","
-	    "\"entries\":%zu,\"loaded\":true}\n", policy_epoch(p), policy_digest(p),
-	    policy_mode_name(policy_mode(p)), policy_entries(p));
-}
-
-static void
 reply_policy(struct conn *k, const struct policy *p, size_t revoked)
 {
 	struct evbuffer *b;
@@ -319,8 +255,7 @@ reply_policy(struct conn *k, const struct policy *p, size_t revoked)
 		conn_fail(k);
 		return;
 	}
-	evbuffer_add_printf(b, "{\"epoch\":%lld,\"digest\":\"%s\",\"revoked\":%zu}\n",
-	    policy_epoch(p), policy_digest(p), revoked);
+	ctljson_accepted(b, p, revoked);
 	reply(k, 200, "application/json", b);
 	evbuffer_free(b);
 }
@@ -328,107 +263,35 @@ reply_policy(struct conn *k, const struct policy *p, size_t revoked)
 /* The end of every push: on PLANE_OK the new policy is installed (it is
  * already persisted), then the caller, if still there, gets its answer. */
 static void
-answer_push(struct control *c, const struct push *p, enum plane_verdict v,
+answer_push(void *arg, const struct ctlpush_item *p, enum plane_verdict v,
     struct policy *pol, const char *err)
 {
-	struct guard *g = c->g;
+	struct control *c = arg;
+	const struct control_env *env = &c->env;
 	int status = plane_verdict_status(v);
 	size_t revoked = 0;
 
 	if (v == PLANE_OK) {
-		plane_installed(g->plane, pol);
-		revoked = guard_set_policy(g, pol);
+		plane_installed(env->plane, pol);
+		revoked = env->set_policy(env->arg, pol);
 	}
 	if (v != PLANE_OK && v != PLANE_SAME) {
 		log_call(c, p->uid, "PUT", "/v1/policy", status, plane_verdict_name(v));
-		reply_error(p->k, status, plane_verdict_name(v), err);
+		reply_error(p->who, status, plane_verdict_name(v), err);
 		return;
 	}
 	log_call(c, p->uid, "PUT", "/v1/policy", 200,
 	    v == PLANE_OK ? "accepted" : "unchanged");
 	if (v == PLANE_OK)
-		guard_log_policy(g, "policy");
-	reply_policy(p->k, g->policy, revoked);
-}
-
-/* Hands a push to a check thread. The body moves (no copy): the check
- * owns it from here, whether it starts or not. */
-static void
-start_check(struct control *c, struct push *p)
-{
-	enum plane_verdict v;
-	char err[512] = "cannot check the bundle";
-
-	v = plane_check_start(c->g->plane, p->body, p->len, c->done_fd, &c->check,
-	    err, sizeof(err));
-	p->body = NULL;
-	if (v != PLANE_OK) {
-		answer_push(c, p, v, NULL, err);
-		return;
-	}
-	c->current = *p;
-}
-
-/* Takes the oldest waiting push into *p; 0 when none waits. */
-static int
-next_waiting(struct control *c, struct push *p)
-{
-	if (c->nwaiting == 0)
-		return 0;
-	*p = c->waiting[c->first];
-	c->first = (c->first + 1) % CONTROL_MAX_WAITING;
-	c->nwaiting--;
-	return 1;
-}
-
-static void
-next_check(struct control *c)
-{
-	struct push p;
-
-	while (c->check == NULL && next_waiting(c, &p))
-		start_check(c, &p);
-}
-
-/* Collects the check in flight, waiting for its thread if it is not
- * done yet, and answers its push. */
-static void
-finish_check(struct control *c)
-{
-	struct push p = c->current;
-	struct policy *pol = NULL;
-	enum plane_verdict v;
-	char err[512];
-
-	v = plane_check_finish(c->g->plane, c->check, &pol, err, sizeof(err));
-	c->check = NULL;
-	memset(&c->current, 0, sizeof(c->current));
-	answer_push(c, &p, v, pol, err);
-}
-
-static void
-check_done_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct control *c = arg;
-	uint64_t n;
-
-	(void)what;
-	/* Nothing to read when control_settle woke us instead. */
-	while (read(fd, &n, sizeof(n)) == -1 && errno == EINTR)
-		;
-	if (c->check != NULL && plane_check_done(c->check))
-		finish_check(c);
-	next_check(c);
+		env->log_policy(env->arg, "policy");
+	reply_policy(p->who, env->policy(env->arg), revoked);
 }
 
 void
 control_settle(struct control *c)
 {
-	if (c == NULL || c->check == NULL)
-		return;
-	finish_check(c);
-	if (c->nwaiting > 0)
-		event_active(c->done_ev, EV_READ, 1);
+	if (c != NULL)
+		ctlpush_settle(c->pushes);
 }
 
 /* A whole body has arrived: queued behind the check in flight, or
@@ -438,83 +301,20 @@ static void
 put_policy(struct conn *k)
 {
 	struct control *c = k->c;
-	struct push p = { k, k->uid, k->body, k->len };
+	struct ctlpush_item p = { k, k->uid, k->body, k->len };
 	char msg[128];
 
 	k->body = NULL;
-	if (c->nwaiting == CONTROL_MAX_WAITING) {
-		free(p.body);
-		snprintf(msg, sizeof(msg), "%d pushes are already waiting to be "
-		    "checked", CONTROL_MAX_WAITING);
-		answer_push(c, &p, PLANE_BUSY, NULL, msg);
-		return;
-	}
 	/* Waiting its turn is not the caller's stall: no deadline until the
 	 * answer. Reading goes on only to see the caller hang up. */
 	k->state = CONN_WAIT;
 	evtimer_del(k->timer);
-	c->waiting[(c->first + c->nwaiting) % CONTROL_MAX_WAITING] = p;
-	c->nwaiting++;
-	next_check(c);
-}
-
-static void
-status_json(struct control *c, struct evbuffer *b)
-{
-	struct guard *g = c->g;
-	char buf[128];
-	size_t i;
-
-	evbuffer_add_printf(b, "{\"version\":\"%s\",\"revision\":", EG_VERSION);
-	json_str(b, EG_REVISION);
-	evbuffer_add_printf(b, ",\"listeners\":[");
-	for (i = 0; i < g->cfg->nlisten; i++) {
-		(void)dest_format(&g->cfg->listen[i], buf, sizeof(buf));
-		evbuffer_add_printf(b, "%s", i ? "," : "");
-		json_str(b, buf);
+	if (ctlpush_add(c->pushes, &p) == -1) {
+		free(p.body);
+		snprintf(msg, sizeof(msg), "%d pushes are already waiting to be "
+		    "checked", CTLPUSH_MAX_WAITING);
+		answer_push(c, &p, PLANE_BUSY, NULL, msg);
 	}
-	evbuffer_add_printf(b, "],\"allow_ranges\":[");
-	for (i = 0; i < g->cfg->nallow; i++) {
-		(void)classify_format_cidr(&g->cfg->allow[i], buf, sizeof(buf));
-		evbuffer_add_printf(b, "%s", i ? "," : "");
-		json_str(b, buf);
-	}
-	evbuffer_add_printf(b, "],\"deny_ranges\":[");
-	for (i = 0; i < g->cfg->ndeny; i++) {
-		(void)classify_format_cidr(&g->cfg->deny[i], buf, sizeof(buf));
-		evbuffer_add_printf(b, "%s", i ? "," : "");
-		json_str(b, buf);
-	}
-	evbuffer_add_printf(b, "],\"dns\":");
-	json_str(b, resolver_servers(g->resolver));
-	evbuffer_add_printf(b, ",\"active_connections\":%llu,\"uptime_s\":%lld,"
-	    "\"trusted_keys\":%zu,\"policy_signer\":",
-	    (unsigned long long)g->nconns, (long long)(time(NULL) - g->started),
-	    plane_trusted_keys(g->plane));
-	json_str(b, plane_signer(g->plane));
-	/* What the process runs as now, after any --user drop: an operator
-	 * sees a guard left running as root without reading its log. */
-	evbuffer_add_printf(b, ",\"uid\":%u,\"running_as_root\":%s",
-	    (unsigned)geteuid(), geteuid() == 0 ? "true" : "false");
-	/* No state folder means no epoch floor across a restart: shown, not
-	 * only warned at start. */
-	evbuffer_add_printf(b, ",\"state_dir\":");
-	if (plane_state_dir(g->plane) != NULL)
-		json_str(b, plane_state_dir(g->plane));
-	else
-		evbuffer_add_printf(b, "null");
-	evbuffer_add_printf(b, ",\"epoch_floor\":");
-	if (plane_floor_epoch(g->plane) >= 0)
-		evbuffer_add_printf(b, "%lld", plane_floor_epoch(g->plane));
-	else
-		evbuffer_add_printf(b, "null");
-	if (plane_floor_note(g->plane)[0] != '\0') {
-		evbuffer_add_printf(b, ",\"floor_note\":");
-		json_str(b, plane_floor_note(g->plane));
-	}
-	evbuffer_add_printf(b, ",\"policy\":");
-	policy_json(b, g->policy);
-	evbuffer_add_printf(b, "}\n");
 }
 
 /* The path part of an origin-form target (before any query), or NULL. */
@@ -653,18 +453,20 @@ route(struct conn *k, size_t end)
 	}
 	if (strcmp(path, "/v1/policy") == 0) {
 		log_call(c, k->uid, "GET", path, 200, NULL);
-		policy_json(b, c->g->policy);
+		ctljson_policy(b, c->env.policy(c->env.arg));
 		reply(k, 200, "application/json", b);
 	} else if (strcmp(path, "/v1/status") == 0) {
 		log_call(c, k->uid, "GET", path, 200, NULL);
-		status_json(c, b);
+		ctljson_status(b, &c->env);
 		reply(k, 200, "application/json", b);
 	} else if (strcmp(path, "/v1/health") == 0) {
 		evbuffer_add_printf(b, "{\"status\":\"ok\"}\n");
 		reply(k, 200, "application/json", b);
 	} else {
-		metrics_render(&c->g->metrics, b, c->g->nconns,
-		    c->g->policy ? policy_epoch(c->g->policy) : -1);
+		const struct policy *pol = c->env.policy(c->env.arg);
+
+		metrics_render(c->env.metrics, b, c->env.nconns(c->env.arg),
+		    pol != NULL ? policy_epoch(pol) : -1);
 		reply(k, 200, "text/plain; version=0.0.4; charset=utf-8", b);
 	}
 	evbuffer_free(b);
@@ -791,7 +593,7 @@ conn_timeout_cb(evutil_socket_t fd, short what, void *arg)
 static void
 conn_new(struct control *c, int fd)
 {
-	struct event_base *base = c->g->base;
+	struct event_base *base = c->env.base;
 	struct timeval tv = { CONTROL_TIMEOUT_S, 0 };
 	struct conn *k;
 
@@ -841,13 +643,13 @@ refuse_over_bound(struct control *c, int fd)
 	if (now != c->refused_logged) {
 		struct log_rec r;
 
-		log_rec_begin(&r, c->g->log, "control_refused");
+		log_rec_begin(&r, c->env.log, "control_refused");
 		log_rec_int(&r, "peer_uid", peer_uid(fd));
 		log_rec_int(&r, "status", 503);
 		log_rec_str(&r, "result", "too_many_connections");
 		log_rec_int(&r, "refused", (long long)c->refused);
 		log_rec_int(&r, "max_conns", CONTROL_MAX_CONNS);
-		log_emit(c->g->log, &r);
+		log_emit(c->env.log, &r);
 		c->refused = 0;
 		c->refused_logged = now;
 	}
@@ -880,7 +682,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			    errno == ENOMEM) {
 				event_del(c->listen_ev);
-				log_msg(c->g->log, "warning",
+				log_msg(c->env.log, "warning",
 				    "control: accept paused: out of file descriptors");
 				evtimer_add(c->resume_ev, &tv);
 			}
@@ -906,7 +708,7 @@ claim_path(const char *path, char *err, size_t errlen)
 	if (lstat(path, &st) == -1)
 		return errno == ENOENT ? 0 : -1;
 	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errlen, "--control %s: exists and is not a socket", path);
+		errbuf_set(err, errlen, "--control %s: exists and is not a socket", path);
 		return -1;
 	}
 	memset(&sun, 0, sizeof(sun));
@@ -917,7 +719,7 @@ claim_path(const char *path, char *err, size_t errlen)
 	live = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
 	close(fd);
 	if (live) {
-		snprintf(err, errlen, "--control %s: another guard is serving it", path);
+		errbuf_set(err, errlen, "--control %s: another guard is serving it", path);
 		return -1;
 	}
 	return unlink(path);
@@ -943,12 +745,12 @@ make_parent(const char *path, uid_t owner, char *err, size_t errlen)
 	else
 		*slash = '\0';
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
-		snprintf(err, errlen, "--control %s: cannot create %s: %s", path, dir,
+		errbuf_set(err, errlen, "--control %s: cannot create %s: %s", path, dir,
 		    strerror(errno));
 		return -1;
 	}
 	if ((fd = safepath_open_dir(dir, owner, why, sizeof(why))) == -1) {
-		snprintf(err, errlen, "--control %s: unsafe folder: %s", path, why);
+		errbuf_set(err, errlen, "--control %s: unsafe folder: %s", path, why);
 		return -1;
 	}
 	close(fd);
@@ -956,39 +758,37 @@ make_parent(const char *path, uid_t owner, char *err, size_t errlen)
 }
 
 struct control *
-control_new(struct guard *g, const char *path, uid_t owner, char *err,
-    size_t errlen)
+control_new(const struct control_env *env, const char *path, uid_t owner,
+    char *err, size_t errlen)
 {
 	struct control *c;
 	struct sockaddr_un sun;
+	char why[256];
 	mode_t old;
 	int fd = -1;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		snprintf(err, errlen, "--control %s: path too long", path);
+		errbuf_set(err, errlen, "--control %s: path too long", path);
 		return NULL;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
-	c->g = g;
-	c->done_fd = -1;
+	c->env = *env;
 	c->listen_fd = -1;
 	LIST_INIT(&c->conns);
 	snprintf(c->path, sizeof(c->path), "%s", path);
-	if ((c->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1 ||
-	    (c->done_ev = event_new(g->base, c->done_fd, EV_READ | EV_PERSIST,
-	    check_done_cb, c)) == NULL || event_add(c->done_ev, NULL) == -1) {
-		snprintf(err, errlen, "--control %s: cannot watch policy checks: %s",
-		    path, strerror(errno));
+	if ((c->pushes = ctlpush_new(env->base, env->plane, answer_push, c, why,
+	    sizeof(why))) == NULL) {
+		errbuf_set(err, errlen, "--control %s: %s", path, why);
 		goto fail;
 	}
 	if (make_parent(path, owner, err, errlen) == -1)
 		goto fail;
 	if (claim_path(path, err, errlen) == -1) {
 		if (err[0] == '\0')
-			snprintf(err, errlen, "--control %s: %s", path, strerror(errno));
+			errbuf_set(err, errlen, "--control %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	memset(&sun, 0, sizeof(sun));
@@ -1001,21 +801,21 @@ control_new(struct guard *g, const char *path, uid_t owner, char *err,
 	old = umask(0177);
 	if (fd == -1 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
 		umask(old);
-		snprintf(err, errlen, "--control %s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "--control %s: %s", path, strerror(errno));
 		goto fail;
 	}
 	umask(old);
 	c->listen_fd = fd;
 	fd = -1;
 	if (listen(c->listen_fd, 16) == -1) {
-		snprintf(err, errlen, "--control %s: %s", path, strerror(errno));
+		errbuf_set(err, errlen, "--control %s: %s", path, strerror(errno));
 		goto fail;
 	}
-	if ((c->listen_ev = event_new(g->base, c->listen_fd, EV_READ | EV_PERSIST,
+	if ((c->listen_ev = event_new(env->base, c->listen_fd, EV_READ | EV_PERSIST,
 	    accept_cb, c)) == NULL ||
-	    (c->resume_ev = evtimer_new(g->base, accept_resume_cb, c)) == NULL ||
+	    (c->resume_ev = evtimer_new(env->base, accept_resume_cb, c)) == NULL ||
 	    event_add(c->listen_ev, NULL) == -1) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	return c;
@@ -1029,19 +829,13 @@ fail:
 void
 control_free(struct control *c)
 {
-	struct push p;
-
 	if (c == NULL)
 		return;
 	/* The check in flight completes (its bundle may be stored already);
-	 * the waiting ones were never looked at and may simply be pushed
-	 * again. Their answers get one try at the socket before it closes. */
-	if (c->check != NULL)
-		finish_check(c);
-	while (next_waiting(c, &p)) {
-		free(p.body);
-		answer_push(c, &p, PLANE_UNAVAILABLE, NULL, "the guard is stopping");
-	}
+	 * the waiting ones are answered 503. Their answers get one try at
+	 * the socket before it closes. */
+	ctlpush_free(c->pushes);
+	c->pushes = NULL;
 	while (!LIST_EMPTY(&c->conns))
 		conn_close(LIST_FIRST(&c->conns));
 	if (c->listen_ev != NULL)
@@ -1052,9 +846,5 @@ control_free(struct control *c)
 		close(c->listen_fd);
 		(void)unlink(c->path);
 	}
-	if (c->done_ev != NULL)
-		event_free(c->done_ev);
-	if (c->done_fd != -1)
-		close(c->done_fd);
 	free(c);
 }

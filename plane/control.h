@@ -6,20 +6,50 @@
 #define EG_CONTROL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "plane/bundle.h"
 
-struct guard;
+struct event_base;
+struct config;
+struct log;
+struct metrics;
+struct plane;
+struct policy;
+struct resolver;
 struct control;
+
+/* What the control socket needs from the daemon, handed over at creation:
+ * control reads these and calls back through them, and never reaches
+ * into the daemon's own context (no circle between the two). */
+struct control_env {
+	struct event_base	*base;
+	struct log		*log;
+	struct plane		*plane;
+	const struct config	*cfg;		/* listeners and ranges, for status */
+	struct resolver		*resolver;
+	const struct metrics	*metrics;
+	const char		*version;
+	const char		*revision;
+	time_t			 started;
+	void			*arg;		/* passed to every call below */
+	/* The active policy, NULL when none is loaded. */
+	const struct policy	*(*policy)(void *arg);
+	uint64_t		(*nconns)(void *arg);	/* proxy connections open */
+	/* Installs p (ownership moves); returns how many were revoked. */
+	size_t			(*set_policy)(void *arg, struct policy *p);
+	void			(*log_policy)(void *arg, const char *event);
+};
 
 #define CONTROL_MAX_BODY BUNDLE_MAX_BYTES	/* a body is one bundle */
 
 /* Binds path (refusing to steal a live socket, and a folder that anyone
- * but root or owner could write) and serves it on g's loop. NULL with err
- * on failure. */
-struct control *control_new(struct guard *g, const char *path, uid_t owner,
-    char *err, size_t errlen);
+ * but root or owner could write) and serves it on env's loop (env is
+ * copied). NULL with err on failure. */
+struct control *control_new(const struct control_env *env, const char *path,
+    uid_t owner, char *err, size_t errlen);
 /* Finishes the push being checked, if any (waiting for its thread), then
  * answers the ones still waiting 503 and closes the socket. */
 void control_free(struct control *c);

@@ -16,6 +16,19 @@ errbuf_set(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+int
+errbuf_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && errlen > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
 const char *
 errbuf_show(const char *s, size_t len, char *out)
 {

@@ -12,6 +12,10 @@
 void errbuf_set(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* errbuf_set, then -1: `return errbuf_fail(err, errlen, ...);`. */
+int errbuf_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Quotes untrusted bytes for a message: printable ASCII as is, '"' and
  * '\\' escaped, anything else \xNN, at most ERRBUF_SHOW_MAX input bytes
  * ("..." marks a cut). out holds ERRBUF_SHOW_BUF bytes; returns out. */

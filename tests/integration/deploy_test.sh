@@ -268,6 +268,8 @@ env -i "PATH=$IMG_PATH" HOME=/root EG_USER=nobody "EG_TRUST_KEYS=$T/keys/a.pub.p
     EG_DRY_RUN=1 "$EP" >"$T/dry.bare" 2>&1
 env -i "PATH=$IMG_PATH" HOME=/root "${IMG_ENV[@]}" EG_USER=nobody \
     "EG_TRUST_KEYS=$T/keys/a.pub.pem" EG_DRY_RUN=1 "$EP" >"$T/dry.img" 2>&1
+# (The nft step's --exempt-cgroup-of names the entrypoint's own pid.)
+sed -i 's/--exempt-cgroup-of [0-9]*/--exempt-cgroup-of PID/' "$T/dry.bare" "$T/dry.img"
 cmp -s "$T/dry.bare" "$T/dry.img" && grep -q ' run --listen ' "$T/dry.img"
 check entrypoint_defaults_equal_dockerfile_env $? "$(diff "$T/dry.bare" "$T/dry.img" | head -5)"
 
@@ -278,6 +280,26 @@ out=$(ingd "${EPC[@]}" 2>&1)
 grep -q -- "--netns /run/netns/$WL --guard 10.77.0.1:3128 --guard '\[fd00::1\]:3128'\$" <<<"$out" &&
     grep -q -- "--listen 10.77.0.1:3128 --listen '\[fd00::1\]:3128' .*--trust-key $T/keys/a.pub.pem --trust-key $T/keys/b.pub.pem .*--dns 198.18.0.53 --dns 198.18.0.54 .*--user nobody .*--max-conns 7\$" <<<"$out"
 check entrypoint_lists_and_caller_flags $? "$out"
+
+# EG_STATE_DIR: empty is the default folder (no longer "none"); `none`
+# passes --no-state and the guard runs without a folder, warning.
+ep_cmd EG_DRY_RUN=1 EG_STATE_DIR= EG_NETNS="$WL"
+out=$(ingd "${EPC[@]}" 2>&1)
+grep -q -- ' --state-dir /var/lib/egress-guard ' <<<"$out" && ! grep -q -- '--no-state' <<<"$out"
+check entrypoint_empty_state_dir_means_default_folder $? "$out"
+ep_cmd EG_DRY_RUN=1 EG_STATE_DIR=none EG_NETNS="$WL"
+out=$(ingd "${EPC[@]}" 2>&1)
+grep -q -- ' --no-state ' <<<"$out" && ! grep -q -- '--state-dir' <<<"$out"
+check entrypoint_state_dir_none_passes_no_state $? "$out"
+rm -rf "$T/state"
+ep_start nostate "$GD" EG_STATE_DIR=none EG_NFT=skip EG_LISTEN=10.77.0.1:3135 \
+    "EG_CONTROL=$T/nostate.sock" "EG_POLICY=$T/b1.json"
+r=$?
+grep -q '"--no-state: no epoch floor is kept' "$T/logs/nostate.log" && [ ! -e "$T/state" ] &&
+    [ $r -eq 0 ]
+check entrypoint_state_dir_none_guard_runs_without_state_and_warns $? \
+    "$(grep -i state "$T/logs/nostate.log" | head -n 3)"
+stop "$EP_PID"
 
 # ------------------------------------------------------- entrypoint errors
 # err NAME EXPECTED-TEXT [setpriv args --] [VAR=VALUE]...: exit 2 and the message.
@@ -303,6 +325,9 @@ err policy_file_missing "EG_POLICY=$T/none.json: no such file" "EG_POLICY=$T/non
 err unknown_user "EG_USER=no-such-user-$$: no such user" "EG_USER=no-such-user-$$"
 err bad_nft_mode "EG_NFT=maybe: expected apply or skip" EG_NFT=maybe
 err bad_exempt_uid "EG_EXEMPT_UID=x1: expected a uid" EG_EXEMPT_UID=x1
+err bad_exempt_cgroup "EG_EXEMPT_CGROUP=x1: expected auto or none" EG_EXEMPT_CGROUP=x1
+err init_owner_not_numbers "EG_INIT_OWNER=nobody: expected uid:gid" EG_NFT=skip \
+    "EG_INIT_DIRS=$T/keys" EG_INIT_OWNER=nobody -- init
 # The compose holder (`hold`) never holds an unfenced namespace.
 err hold_refuses_eg_nft_skip "hold needs EG_NFT=apply" EG_NETNS= EG_NFT=skip -- hold
 err hold_refuses_another_namespace "hold applies the table to its own namespace" -- hold
@@ -470,7 +495,8 @@ want(s["runner"].get("network_mode") == "none", "runner on a network")
 yaml_check compose_shared_namespace_structure "$C/compose.shared.yaml" "$COMPOSE_COMMON"'
 want(w.get("network_mode") == "service:guard", "workload not in the guard namespace")
 g = s["guard"]["environment"]
-want(g.get("EG_NFT", "apply") == "apply" and g.get("EG_NETNS", "") == "" and g.get("EG_EXEMPT_UID", "auto") == "auto", "guard nft step")
+want(g.get("EG_NFT", "apply") == "apply" and g.get("EG_NETNS", "") == "" and g.get("EG_EXEMPT_UID", "auto") == "auto" and g.get("EG_EXEMPT_CGROUP", "auto") == "auto", "guard nft step")
+want(g.get("EG_STATE_DIR", "/var/lib/egress-guard") == "/var/lib/egress-guard", "guard state folder")
 want(w["depends_on"]["guard"]["condition"] == "service_healthy", "workload starts before the rules")
 want(g.get("EG_DNS", "").startswith("${EG_DNS:?"), "guard resolver not explicit (Docker 127.0.0.11)")
 '
@@ -483,7 +509,7 @@ ic = {x["name"]: x for x in p["initContainers"]}
 cs = {x["name"]: x for x in p["containers"]}
 init, guard, wl = ic["egress-guard-init"], ic["egress-guard"], cs["workload"]
 sc = init["securityContext"]
-want(sc["capabilities"]["drop"] == ["ALL"] and set(sc["capabilities"]["add"]) <= {"NET_ADMIN", "SYS_ADMIN"}, "init caps")
+want(sc["capabilities"]["drop"] == ["ALL"] and set(sc["capabilities"]["add"]) <= {"NET_ADMIN", "SYS_ADMIN", "CHOWN", "FOWNER"}, "init caps")
 want(init["args"] == ["init"], "init args")
 gs = guard["securityContext"]
 want(gs["runAsNonRoot"] is True and gs["runAsUser"] != 0 and gs["capabilities"] == {"drop": ["ALL"]}, "guard privileges")
@@ -500,8 +526,18 @@ ctl = [v["name"] for v in p["volumes"] if "emptyDir" in v and v["name"] == "cont
 want(ctl == ["control"], "control is not an emptyDir")
 who = sorted(x["name"] for x in p["initContainers"] + p["containers"]
              if any(m["name"] == "control" for m in x.get("volumeMounts", [])))
-want(who == ["egress-guard", "plane"], "control socket mounted by %s" % who)
+want(who == ["egress-guard", "egress-guard-init", "plane"], "control socket mounted by %s" % who)
 want(p["containers"][1]["securityContext"]["runAsUser"] == gs["runAsUser"], "plane cannot open the 0600 socket")
+penv = {e["name"]: e.get("value") for e in p["containers"][1].get("env", [])}
+want(penv.get("EG_GUARD_UID", str(gs["runAsUser"])) == str(gs["runAsUser"]), "plane trusts another uid than the guard")
+# The emptyDirs (0777) the guard keeps its socket and state in are handed
+# to the guard uid, 0700, by the init container, which mounts them.
+gm = {m["name"]: m["mountPath"] for m in guard["volumeMounts"]}
+im = {m["name"]: m["mountPath"] for m in init.get("volumeMounts", [])}
+want(all(im.get(v) == gm[v] for v in ("control", "state")), "init does not mount the guard folders")
+want(sorted(ienv.get("EG_INIT_DIRS", "").split()) == sorted([gm["control"], gm["state"]]), "init does not hand both folders over")
+want(ienv.get("EG_INIT_OWNER") == "%d:%d" % (gs["runAsUser"], gs["runAsGroup"]), "init hands the folders to another uid")
+want({"CHOWN", "FOWNER"} <= set(sc["capabilities"]["add"]), "init cannot chown/chmod the folders")
 '
 
 # What the compose files and the pod grant, for the runs below.
@@ -533,6 +569,13 @@ if [ -s "$T/grants.sh" ] && . "$T/grants.sh"; then
 	GPID=$EP_PID
 	"$BIN" nft verify --netns "$WL" --guard 127.0.0.1:3128 --exempt-uid 65534 >/dev/null
 	check shared_nft_rules_with_guard_uid_exempt $?
+	# The entrypoint asked for the guard's cgroup first: here (the guard in
+	# the root cgroup, or no cgroup v2) nft refuses it and says it falls
+	# back to the uid, with the uid's precondition.
+	if grep -qx '0::/' "/proc/$GPID/cgroup" || ! grep -q '^0::' "/proc/$GPID/cgroup"; then
+		grep -q 'warning: cgroup exemption unavailable.*falling back to uid 65534, which holds only while the workload has no CAP_SETUID/CAP_SETGID' "$T/shared.out"
+		check shared_cgroup_exemption_falls_back_to_uid_with_warning $? "$(grep -i cgroup "$T/shared.out")"
+	fi
 	ids=$(proc_ids "$GPID")
 	case "$ids" in "65534/65534/65534/65534 "*" 0000000000000000 0000000000000000 0000000000000000 1") r=0;; *) r=1;; esac
 	check shared_guard_drops_the_compose_capabilities $r "$ids"
@@ -569,20 +612,41 @@ if [ -s "$T/grants.sh" ] && . "$T/grants.sh"; then
 	"$BIN" nft remove --netns "$WL" >/dev/null 2>&1
 
 	# ---------------------------------------------------- Kubernetes pod
+	# The pod's emptyDirs, as the kubelet makes them: world-writable
+	# folders, at the test's paths for the manifest's mount paths.
+	rm -rf "$T/k8s"; mkdir "$T/k8s"; mkdir -m 0777 "$T/k8s/run" "$T/k8s/state"
+	K8S_INIT_ENV=("${K8S_INIT_ENV[@]//\/run\/egress-guard/$T/k8s/run}")
+	K8S_INIT_ENV=("${K8S_INIT_ENV[@]//\/var\/lib\/egress-guard/$T/k8s/state}")
+	KG=(setpriv "--reuid=$K8S_GUARD_UID" "--regid=$K8S_GUARD_UID" --clear-groups
+	    --bounding-set=-all --inh-caps=-all --)
+	KGENV=("${K8S_GUARD_ENV[@]}" "EG_STATE_DIR=$T/k8s/state" "EG_CONTROL=$T/k8s/run/control.sock")
+	# Negative control: the sidecar on the bare emptyDirs (no init folder
+	# step) refuses to start.
+	ep_cmd "EG_LOG_FILE=$T/logs/k8s0.log" "${KGENV[@]}"
+	out=$(inwl timeout 10 "${KG[@]}" "${EPC[@]}" 2>&1); rc=$?
+	out="$out $(cat "$T/logs/k8s0.log" 2>/dev/null)"
+	[ $rc -eq 2 ] && grep -q "writable" <<<"$out" && [ ! -e "$T/k8s/run/control.sock" ]
+	check control_k8s_sidecar_on_bare_0777_emptydirs_refuses_to_start $? "rc=$rc $out"
+	# ... and an init without CAP_FOWNER cannot do the folder step.
+	ep_cmd "${K8S_INIT_ENV[@]}" EG_NFT=skip -- init
+	out=$(inwl setpriv "--bounding-set=-all,${K8S_INIT_CAPS/,+fowner/}" --inh-caps=-all \
+	    "${EPC[@]}" 2>&1); rc=$?
+	[ $rc -eq 2 ] && grep -q "CAP_CHOWN and CAP_FOWNER" <<<"$out"
+	check control_k8s_init_without_fowner_cannot_hand_folders_over $? "rc=$rc $out"
+	chown 0:0 "$T/k8s/run" "$T/k8s/state"; chmod 0777 "$T/k8s/run" "$T/k8s/state"
 	# Init container: root with the manifest's capabilities, its env.
 	ep_cmd "${K8S_INIT_ENV[@]}" -- init
 	out=$(inwl setpriv "--bounding-set=-all,$K8S_INIT_CAPS" --inh-caps=-all "${EPC[@]}" 2>&1); rc=$?
 	"$BIN" nft verify --netns "$WL" --guard 127.0.0.1:3128 --exempt-uid "$K8S_GUARD_UID" >/dev/null
 	r=$?
+	m=$(stat -c '%u:%g %a' "$T/k8s/run" "$T/k8s/state" | tr '\n' ' ')
 	[ $rc -eq 0 ] && [ $r -eq 0 ] && ! ingd ss -ltnH | grep -q . && ! inwl ss -ltnH | grep -q .
 	check k8s_init_container_applies_rules_and_exits $? "rc=$rc verify=$r $out"
+	[ "$m" = "$K8S_GUARD_UID:$K8S_GUARD_UID 700 $K8S_GUARD_UID:$K8S_GUARD_UID 700 " ]
+	check k8s_init_container_hands_emptydirs_to_guard_uid_0700 $? "dirs=$m"
 	# The sidecar: the manifest's uid from the start, no capabilities, its
-	# env; emptyDirs are world-writable folders.
-	rm -rf "$T/k8s"; mkdir "$T/k8s"; mkdir -m 0777 "$T/k8s/run" "$T/k8s/state"
-	KG=(setpriv "--reuid=$K8S_GUARD_UID" "--regid=$K8S_GUARD_UID" --clear-groups
-	    --bounding-set=-all --inh-caps=-all --)
-	ep_start k8s "$WL" "${KG[@]}" "${K8S_GUARD_ENV[@]}" "EG_STATE_DIR=$T/k8s/state" \
-	    "EG_CONTROL=$T/k8s/run/control.sock"
+	# env, on the folders the init container handed over.
+	ep_start k8s "$WL" "${KG[@]}" "${KGENV[@]}"
 	GPID=$EP_PID
 	ids=$(proc_ids "$GPID")
 	m=$(stat -c '%u %a' "$T/k8s/run/control.sock" 2>&1)
@@ -646,6 +710,28 @@ if command -v systemd-analyze >/dev/null; then
 	done
 	[ -z "$out" ]
 	check systemd_unit_hardening_settings $? "$out"
+	# DynamicUser=yes makes /var/lib/egress-guard a symlink to
+	# private/egress-guard: the unit must name the real folder. Modelled
+	# here (the parent as the unit's namespace shows it, root's): the
+	# symlink is refused, the real folder taken.
+	sd=$(sed -n '/^ExecStart=/,/[^\\]$/p' "$U" | sed -n 's/.*--state-dir \([^ ]*\).*/\1/p')
+	grep -q '^DynamicUser=yes' "$U" && grep -q '^StateDirectory=egress-guard$' "$U" &&
+	    [ "$sd" = /var/lib/private/egress-guard ]
+	check systemd_unit_state_dir_is_not_the_dynamicuser_symlink $? "--state-dir $sd"
+	mkdir -p -m 0755 "$T/vl/private"; mkdir -m 0700 "$T/vl/private/egress-guard"
+	chown 65534:65534 "$T/vl/private/egress-guard"; ln -s private/egress-guard "$T/vl/egress-guard"
+	mkdir -m 0700 "$T/vlrun"; chown 65534 "$T/vlrun"
+	dyn() {	# dyn STATE-DIR: the guard as a dynamic user would run, 3 s
+		ingd timeout 3 setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" run \
+		    --listen 10.77.0.1:3136 --control "$T/vlrun/c.sock" --trust-key "$T/keys/a.pub.pem" \
+		    --state-dir "$1" --dns 198.18.0.53 2>&1
+	}
+	out=$(dyn "$T/vl/egress-guard"); rc=$?
+	[ $rc -eq 2 ] && grep -qi 'link' <<<"$out"
+	check control_systemd_symlinked_state_dir_refused $? "rc=$rc $out"
+	out=$(dyn "$T/vl/private/egress-guard"); rc=$?
+	[ $rc -eq 124 ]
+	check systemd_private_state_dir_accepted $? "rc=$rc $out"
 	# The unit's ExecStart flags are ones the guard accepts (parsed, then
 	# --help stops it).
 	cmdl=$(sed -n '/^ExecStart=/,/[^\\]$/p' "$U" | sed 's/^ExecStart=//; s/\\$//' | tr -s ' \n' ' ')

@@ -218,6 +218,7 @@ INET_SVC="
 # ------------------------------------------------------------ helpers
 LAYOUT=""
 PLANE_USER=0:0	# compose: the socket is root's (the guard drops after it)
+PLANE_ENV=()
 dc() { timeout 240 docker-compose --ansi never -p "$PROJ" --project-directory "$DIR" \
     -f "$DIR/$CFILE" -f "$DIR/override.yaml" "$@"; }
 declare -A CID	# container ids by project/service: docker-compose is slow to ask
@@ -247,7 +248,7 @@ via() {
 	echo " reason=${r:--}"
 }
 plane() {	# plane CMD...: egress-guardctl in a container with the control volume only
-	dk run --rm --network none --user "$PLANE_USER" --cap-drop ALL --security-opt no-new-privileges:true \
+	dk run --rm --network none --user "$PLANE_USER" "${PLANE_ENV[@]}" --cap-drop ALL --security-opt no-new-privileges:true \
 	    --read-only -v "${PROJ}_control:/run/egress-guard:nocopy" -v "$T/bundles:/bundles:ro" \
 	    "$IMG" egress-guardctl "$@" --control /run/egress-guard/control.sock 2>&1
 }
@@ -500,6 +501,18 @@ if [ -n "$(cid workload)" ]; then
 	out=$(via http://api.example.test/)
 	case "$out" in *code=200*) r=0;; *) r=1;; esac
 	check b_workload_reaches_admitted_name_through_guard $r "$out"
+	# The entrypoint asked for the guard's cgroup with uid 10001 as the
+	# fallback: this host's dockerd (cgroup v1, v2 only at
+	# /sys/fs/cgroup/unified; private cgroup namespaces) gets the uid, said
+	# with its precondition; a cgroup v2 host gets the cgroup.
+	lg=$(dk logs "$(cid guard)" 2>&1 | grep -E 'exempt')
+	case "$lg" in
+	*"cgroup exemption unavailable"*"falling back to uid 10001, which holds only while the workload has no CAP_SETUID/CAP_SETGID"*) r=0;;
+	*"exempt: cgroup "*) r=0;;
+	*) r=1;;
+	esac
+	echo "# b exemption: $(tail -n1 <<<"$lg")"
+	check b_guard_exempt_by_cgroup_or_uid_fallback_with_warning $r "$lg"
 	# The guard asked its explicit resolver, not Docker's 127.0.0.11 (whose
 	# forwarder would have asked the daemon's --dns, port 53).
 	a53=$(grep -c '^api.example.test ' "$T/inet/dns53.log")
@@ -544,11 +557,13 @@ dc down -v -t 1 >/dev/null 2>&1	# the workload (sleep) ignores SIGTERM
 # A holder (the pause container), the init step joining it with
 # --network container:, the guard as uid 10001 from the start with
 # EG_NFT=skip, the workload and the plane joining it. The values are
-# pod.yaml's; the control volume is made writable for uid 10001 as a pod's
-# emptyDir is (and mounted `nocopy`: Docker copies the image folder's owner
-# and mode onto an empty volume at every mount otherwise).
+# pod.yaml's: both volumes start 0777 as a pod's emptyDirs do, and the
+# init step hands them to 10001:10001 mode 0700 (EG_INIT_DIRS, CAP_CHOWN,
+# CAP_FOWNER), as the pod's init container; all mounted `nocopy` (Docker
+# copies the image folder's owner and mode onto an empty volume at every
+# mount otherwise). The plane runs as the guard's uid, with EG_GUARD_UID.
 echo "# pod shape at $(($(date +%s) - T0)) s"
-LAYOUT=p PROJ=egdp$$ GIP=127.0.0.1 PLANE_USER=10001:10001
+LAYOUT=p PROJ=egdp$$ GIP=127.0.0.1 PLANE_USER=10001:10001 PLANE_ENV=(-e EG_GUARD_UID=10001)
 : >"$T/inet/dns53.log"; : >"$T/inet/dns5353.log"
 pn() { echo "${PROJ}_$1"; }
 RO=(--cap-drop ALL --security-opt no-new-privileges:true --read-only)
@@ -558,17 +573,21 @@ pod_up() {
 	    -v "$TI:/t:ro" -v "$T/inet:/inet" "$TOOLS" sh /inet/run.sh >/dev/null &&
 	dk run -d --name "$(pn pod)" --init --no-healthcheck --network "$(pn net)" --user 65535:65535 "${RO[@]}" \
 	    "$IMG" sleep infinity >/dev/null &&
-	dk run --rm --network "container:$(pn pod)" --cap-drop ALL --cap-add NET_ADMIN \
-	    --security-opt no-new-privileges:true --read-only \
-	    -e EG_NETNS= -e EG_GUARD_ADDR=127.0.0.1:3128 -e EG_EXEMPT_UID=10001 "$IMG" init &&
 	dk volume create "$(pn control)" >/dev/null && dk volume create "$(pn state)" >/dev/null &&
-	dk run --rm -v "$(pn control):/run/egress-guard" --entrypoint chown "$IMG" 10001:10001 /run/egress-guard &&
+	dk run --rm -v "$(pn control):/run/egress-guard:nocopy" -v "$(pn state):/var/lib/egress-guard:nocopy" \
+	    --entrypoint chmod "$IMG" 0777 /run/egress-guard /var/lib/egress-guard &&
+	dk run --rm --network "container:$(pn pod)" --cap-drop ALL --cap-add NET_ADMIN \
+	    --cap-add CHOWN --cap-add FOWNER --security-opt no-new-privileges:true --read-only \
+	    -v "$(pn control):/run/egress-guard:nocopy" -v "$(pn state):/var/lib/egress-guard:nocopy" \
+	    -e EG_NETNS= -e EG_GUARD_ADDR=127.0.0.1:3128 -e EG_EXEMPT_UID=10001 \
+	    -e "EG_INIT_DIRS=/run/egress-guard /var/lib/egress-guard" -e EG_INIT_OWNER=10001:10001 \
+	    "$IMG" init &&
 	dk run -d --name "$(pn guard)" --health-interval 1s --network "container:$(pn pod)" --user 10001:10001 "${RO[@]}" \
 	    -e EG_LISTEN=127.0.0.1:3128 -e EG_NFT=skip \
 	    -e EG_TRUST_KEYS=/etc/egress-guard/keys/runner.pub.pem -e EG_STATE_DIR=/var/lib/egress-guard \
 	    -e EG_CONTROL=/run/egress-guard/control.sock -e "EG_DNS=$INET:5353" \
 	    -e EG_ALLOW_RANGES=198.18.0.0/15 \
-	    -v "$(pn control):/run/egress-guard:nocopy" -v "$(pn state):/var/lib/egress-guard" \
+	    -v "$(pn control):/run/egress-guard:nocopy" -v "$(pn state):/var/lib/egress-guard:nocopy" \
 	    -v "$T/keys:/etc/egress-guard/keys:ro" "$IMG" >/dev/null &&
 	wait_health "$(pn guard)" &&
 	dk run -d --name "$(pn workload)" --network "container:$(pn pod)" --user 1000:1000 "${RO[@]}" \

@@ -1,0 +1,124 @@
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "guard/config.h"
+#include "plane/control.h"
+#include "plane/ctljson.h"
+#include "plane/plane.h"
+#include "policy/policy.h"
+#include "resolver/classify.h"
+#include "resolver/resolver.h"
+#include "util/jsonw.h"
+
+/* The only strings we put in are our own messages, digests and
+ * addresses, but they are kept inert anyway (util/jsonw.h). */
+void
+ctljson_str(struct evbuffer *out, const char *s)
+{
+	char e[JSONW_ESC_MAX];
+
+	evbuffer_add(out, "\"", 1);
+	for (; *s != '\0'; s++)
+		evbuffer_add(out, e, jsonw_escape_byte((unsigned char)*s, e));
+	evbuffer_add(out, "\"", 1);
+}
+
+void
+ctljson_error(struct evbuffer *b, const char *error, const char *msg)
+{
+	evbuffer_add_printf(b, "{\"error\":");
+	ctljson_str(b, error);
+	evbuffer_add_printf(b, ",\"message\":");
+	ctljson_str(b, msg);
+	evbuffer_add_printf(b, "}\n");
+}
+
+void
+ctljson_policy(struct evbuffer *b, const struct policy *p)
+{
+	if (p == NULL) {
+		evbuffer_add_printf(b, "{\"epoch\":null,\"digest\":null,\"mode\":\"none\","
+		    "\"entries\":0,\"loaded\":false}\n");
+		return;
+	}
+	evbuffer_add_printf(b, "{\"epoch\":%lld,\"digest\":\"%s\",\"mode\":\"%s\","
+	    "\"entries\":%zu,\"loaded\":true}\n", policy_epoch(p), policy_digest(p),
+	    policy_mode_name(policy_mode(p)), policy_entries(p));
+}
+
+void
+ctljson_accepted(struct evbuffer *b, const struct policy *p, size_t revoked)
+{
+	evbuffer_add_printf(b, "{\"epoch\":%lld,\"digest\":\"%s\",\"revoked\":%zu}\n",
+	    policy_epoch(p), policy_digest(p), revoked);
+}
+
+/* [ "cidr", ... ] */
+static void
+cidr_list(struct evbuffer *b, const struct classify_cidr *c, size_t n)
+{
+	char buf[128];
+	size_t i;
+
+	evbuffer_add_printf(b, "[");
+	for (i = 0; i < n; i++) {
+		(void)classify_format_cidr(&c[i], buf, sizeof(buf));
+		evbuffer_add_printf(b, "%s", i ? "," : "");
+		ctljson_str(b, buf);
+	}
+	evbuffer_add_printf(b, "]");
+}
+
+void
+ctljson_status(struct evbuffer *b, const struct control_env *env)
+{
+	const struct config *cfg = env->cfg;
+	struct plane *pl = env->plane;
+	char buf[128];
+	size_t i;
+
+	evbuffer_add_printf(b, "{\"version\":\"%s\",\"revision\":", env->version);
+	ctljson_str(b, env->revision);
+	evbuffer_add_printf(b, ",\"listeners\":[");
+	for (i = 0; i < cfg->nlisten; i++) {
+		(void)dest_format(&cfg->listen[i], buf, sizeof(buf));
+		evbuffer_add_printf(b, "%s", i ? "," : "");
+		ctljson_str(b, buf);
+	}
+	evbuffer_add_printf(b, "],\"allow_ranges\":");
+	cidr_list(b, cfg->allow, cfg->nallow);
+	evbuffer_add_printf(b, ",\"deny_ranges\":");
+	cidr_list(b, cfg->deny, cfg->ndeny);
+	evbuffer_add_printf(b, ",\"dns\":");
+	ctljson_str(b, resolver_servers(env->resolver));
+	evbuffer_add_printf(b, ",\"active_connections\":%llu,\"uptime_s\":%lld,"
+	    "\"trusted_keys\":%zu,\"policy_signer\":",
+	    (unsigned long long)env->nconns(env->arg),
+	    (long long)(time(NULL) - env->started), plane_trusted_keys(pl));
+	ctljson_str(b, plane_signer(pl));
+	/* What the process runs as now, after any --user drop: an operator
+	 * sees a guard left running as root without reading its log. */
+	evbuffer_add_printf(b, ",\"uid\":%u,\"running_as_root\":%s",
+	    (unsigned)geteuid(), geteuid() == 0 ? "true" : "false");
+	/* No state folder means no epoch floor across a restart: shown, not
+	 * only warned at start. */
+	evbuffer_add_printf(b, ",\"state_dir\":");
+	if (plane_state_dir(pl) != NULL)
+		ctljson_str(b, plane_state_dir(pl));
+	else
+		evbuffer_add_printf(b, "null");
+	evbuffer_add_printf(b, ",\"epoch_floor\":");
+	if (plane_floor_epoch(pl) >= 0)
+		evbuffer_add_printf(b, "%lld", plane_floor_epoch(pl));
+	else
+		evbuffer_add_printf(b, "null");
+	if (plane_floor_note(pl)[0] != '\0') {
+		evbuffer_add_printf(b, ",\"floor_note\":");
+		ctljson_str(b, plane_floor_note(pl));
+	}
+	evbuffer_add_printf(b, ",\"policy\":");
+	ctljson_policy(b, env->policy(env->arg));
+	evbuffer_add_printf(b, "}\n");
+}
