@@ -81,6 +81,29 @@ out:
 
 /* The mount point of the first cgroup2 mount in /proc/self/mountinfo
  * whose root is the hierarchy's root ("/"). */
+/* Field idx (0-based, single-space separated, as the kernel writes
+ * mountinfo) of line into out. -1 when the line is shorter or the field
+ * does not fit: the caller skips that line. */
+static int
+mountinfo_field(const char *line, int idx, char *out, size_t outlen)
+{
+	const char *p = line, *e;
+	size_t n;
+
+	for (; idx > 0; idx--) {
+		if ((p = strchr(p, ' ')) == NULL)
+			return -1;
+		p++;
+	}
+	e = p + strcspn(p, " \n");
+	n = (size_t)(e - p);
+	if (n == 0 || n >= outlen)
+		return -1;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return 0;
+}
+
 static int
 cgroup2_mount(char *mnt, size_t len, char *err, size_t errlen)
 {
@@ -96,7 +119,8 @@ cgroup2_mount(char *mnt, size_t len, char *err, size_t errlen)
 		if ((sep = strstr(line, " - ")) == NULL ||
 		    strncmp(sep + 3, "cgroup2 ", 8) != 0)
 			continue;
-		if (sscanf(line, "%*s %*s %*s %4095s %4095s", root, point) != 2)
+		if (mountinfo_field(line, 3, root, sizeof(root)) == -1 ||
+		    mountinfo_field(line, 4, point, sizeof(point)) == -1)
 			continue;
 		/* Octal escapes (\040) are not worth decoding: skip those. */
 		if (strcmp(root, "/") != 0 || strchr(point, '\\') != NULL)
