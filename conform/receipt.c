@@ -278,18 +278,6 @@ load_object(const char *buf, size_t len, const char *what, char *err,
 	return root;
 }
 
-/* The string value of key in obj, or NULL (absent, not a string). */
-static const char *
-str_field(json_t *obj, const char *key, size_t *len)
-{
-	json_t *v = json_object_get(obj, key);
-
-	if (!json_is_string(v))
-		return NULL;
-	*len = json_string_length(v);
-	return json_string_value(v);
-}
-
 static int
 str_eq(json_t *obj, const char *a, const char *b)
 {
@@ -347,7 +335,7 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 			return -1;
 		}
 	}
-	id = str_field(c, "id", &idlen);
+	id = jsonstrict_str(c, "id", &idlen);
 	if (!is_case_id(id, idlen)) {
 		errbuf_set(err, errlen, "cases[%zu]: id \"%s\" must be 1-%d of "
 		    "[A-Za-z0-9._-]", idx, errbuf_show(id, idlen, shown), MAX_ID);
@@ -361,13 +349,13 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 		errbuf_set(err, errlen, "out of memory");
 		return -1;
 	}
-	s = str_field(c, "fact", &len);
+	s = jsonstrict_str(c, "fact", &len);
 	if (strlen(s) != len || (*fact = fact_index(s)) < 0) {
 		errbuf_set(err, errlen, "case %s: unknown fact \"%s\"", id,
 		    errbuf_show(s, len, shown));
 		return -1;
 	}
-	s = str_field(c, "verdict", &len);
+	s = jsonstrict_str(c, "verdict", &len);
 	for (i = 0; verdicts[i] != NULL; i++)
 		if (strlen(verdicts[i]) == len && memcmp(verdicts[i], s,
 		    len) == 0)
@@ -519,42 +507,42 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 		goto bad;
 	}
 	for (i = 0; i < 6; i++) {
-		if (str_field(r->root, keys[i], &slen) == NULL) {
+		if (jsonstrict_str(r->root, keys[i], &slen) == NULL) {
 			errbuf_set(err, errlen, "report: \"%s\" missing or not a "
 			    "string", keys[i]);
 			goto bad;
 		}
 	}
-	s = str_field(r->root, "schema", &slen);
+	s = jsonstrict_str(r->root, "schema", &slen);
 	if (strcmp(s, RECEIPT_REPORT_SCHEMA) != 0 || slen != strlen(s)) {
 		errbuf_set(err, errlen, "report: schema must be \"%s\"",
 		    RECEIPT_REPORT_SCHEMA);
 		goto bad;
 	}
-	s = str_field(r->root, "provider", &slen);
+	s = jsonstrict_str(r->root, "provider", &slen);
 	if (strcmp(s, RECEIPT_PROVIDER) != 0 || slen != strlen(s)) {
 		errbuf_set(err, errlen, "report: provider must be \"%s\"",
 		    RECEIPT_PROVIDER);
 		goto bad;
 	}
-	s = str_field(r->root, "guard_binary", &slen);
+	s = jsonstrict_str(r->root, "guard_binary", &slen);
 	if (slen == 0 || slen > 4096 || strlen(s) != slen) {
 		errbuf_set(err, errlen, "report: guard_binary must be a path");
 		goto bad;
 	}
-	s = str_field(r->root, "guard_sha256", &slen);
+	s = jsonstrict_str(r->root, "guard_sha256", &slen);
 	if (slen != RECEIPT_SHA256_HEX || !is_lower_hex(s, slen)) {
 		errbuf_set(err, errlen, "report: guard_sha256 must be %d lowercase "
 		    "hex digits", RECEIPT_SHA256_HEX);
 		goto bad;
 	}
-	s = str_field(r->root, "version", &slen);
+	s = jsonstrict_str(r->root, "version", &slen);
 	if (!is_version(s, slen)) {
 		errbuf_set(err, errlen, "report: version \"%s\" must be 1-%d of "
 		    "[A-Za-z0-9.+_~-]", errbuf_show(s, slen, shown), MAX_VERSION);
 		goto bad;
 	}
-	s = str_field(r->root, "ran_at", &slen);
+	s = jsonstrict_str(r->root, "ran_at", &slen);
 	if (!is_timestamp(s, slen)) {
 		errbuf_set(err, errlen, "report: ran_at \"%s\" must be an RFC 3339 "
 		    "UTC time (YYYY-MM-DDTHH:MM:SSZ)", errbuf_show(s, slen, shown));
@@ -929,31 +917,31 @@ parse_receipt(const char *buf, size_t len, struct tally *t,
 		goto bad;
 	}
 	for (i = 0; i < 4; i++) {
-		if (str_field(root, keys[i], &slen) == NULL) {
+		if (jsonstrict_str(root, keys[i], &slen) == NULL) {
 			errbuf_set(err, errlen, "signed receipt: \"%s\" missing or "
 			    "not a string", keys[i]);
 			goto bad;
 		}
 	}
-	s = str_field(root, "schema", &slen);
+	s = jsonstrict_str(root, "schema", &slen);
 	if (strcmp(s, RECEIPT_SCHEMA) != 0 || slen != strlen(s)) {
 		errbuf_set(err, errlen, "signed receipt: schema must be \"%s\"",
 		    RECEIPT_SCHEMA);
 		goto bad;
 	}
-	s = str_field(root, "provider", &slen);
+	s = jsonstrict_str(root, "provider", &slen);
 	if (strcmp(s, RECEIPT_PROVIDER) != 0 || slen != strlen(s)) {
 		errbuf_set(err, errlen, "signed receipt: provider must be \"%s\"",
 		    RECEIPT_PROVIDER);
 		goto bad;
 	}
-	s = str_field(root, "provider_revision", &slen);
+	s = jsonstrict_str(root, "provider_revision", &slen);
 	if (!is_revision(s, slen, hash)) {
 		errbuf_set(err, errlen, "signed receipt: provider_revision must be "
 		    "VERSION+sha256:HEX");
 		goto bad;
 	}
-	s = str_field(root, "ran_at", &slen);
+	s = jsonstrict_str(root, "ran_at", &slen);
 	if (!is_timestamp(s, slen)) {
 		errbuf_set(err, errlen, "signed receipt: ran_at is not an RFC 3339 "
 		    "UTC time");
@@ -1033,7 +1021,7 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 		goto out;
 	}
 	for (i = 0; keys[i] != NULL; i++) {
-		if ((f[i] = str_field(env, keys[i], &flen[i])) == NULL) {
+		if ((f[i] = jsonstrict_str(env, keys[i], &flen[i])) == NULL) {
 			errbuf_set(err, errlen, "receipt envelope: \"%s\" is not a "
 			    "string", keys[i]);
 			goto out;

@@ -28,6 +28,7 @@
 #include "plane/bundle.h"
 #include "util/bigbuf.h"
 #include "util/errbuf.h"
+#include "util/jsonstrict.h"
 #include "util/file.h"
 
 #define ED25519_RAW_LEN	32
@@ -329,18 +330,6 @@ is_key_id(const char *s, size_t len)
 	return 1;
 }
 
-/* The string value of key in obj, or NULL when absent or not a string. */
-static const char *
-str_field(json_t *obj, const char *key, size_t *len)
-{
-	json_t *v = json_object_get(obj, key);
-
-	if (!json_is_string(v))
-		return NULL;
-	*len = json_string_length(v);
-	return json_string_value(v);
-}
-
 /* 1 when sig is pk's Ed25519 signature over the whole message m. */
 static int
 ed25519_verify(EVP_PKEY *pk, const unsigned char *sig, size_t siglen,
@@ -515,7 +504,7 @@ bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 		goto out;
 	}
 	for (i = 0; envelope_keys[i] != NULL; i++) {
-		if ((v[i] = str_field(root, envelope_keys[i], &vlen[i])) == NULL) {
+		if ((v[i] = jsonstrict_str(root, envelope_keys[i], &vlen[i])) == NULL) {
 			errbuf_set(err, errlen, "bundle key \"%s\" missing or not a "
 			    "string", envelope_keys[i]);
 			goto out;

@@ -18,3 +18,14 @@ jsonstrict_unknown_key(json_t *obj, const char *const *allowed)
 	}
 	return NULL;
 }
+
+const char *
+jsonstrict_str(json_t *obj, const char *key, size_t *len)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (!json_is_string(v))
+		return NULL;
+	*len = json_string_length(v);
+	return json_string_value(v);
+}

@@ -8,4 +8,8 @@
  * or NULL when there is none. */
 const char *jsonstrict_unknown_key(json_t *obj, const char *const *allowed);
 
+/* The string value of key in obj and its length in *len, or NULL when the
+ * key is absent or not a string. */
+const char *jsonstrict_str(json_t *obj, const char *key, size_t *len);
+
 #endif
