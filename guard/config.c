@@ -9,7 +9,7 @@ enum {
 	OPT_LISTEN = 256, OPT_CONTROL, OPT_POLICY, OPT_TRUST_KEY, OPT_STATE_DIR,
 	OPT_DNS, OPT_ALLOW, OPT_DENY, OPT_SNI, OPT_USER, OPT_LOG_FORMAT,
 	OPT_LOG_FILE, OPT_MAX_CONNS, OPT_HDR_TO, OPT_IDLE_TO, OPT_CONN_TO,
-	OPT_DNS_TO, OPT_GRACE, OPT_NO_STATE, OPT_HELP
+	OPT_DNS_TO, OPT_GRACE, OPT_NO_STATE, OPT_WORKERS, OPT_HELP
 };
 
 static const struct option run_opts[] = {
@@ -32,6 +32,7 @@ static const struct option run_opts[] = {
 	{ "connect-timeout",	required_argument, NULL, OPT_CONN_TO },
 	{ "dns-timeout",	required_argument, NULL, OPT_DNS_TO },
 	{ "grace",		required_argument, NULL, OPT_GRACE },
+	{ "workers",		required_argument, NULL, OPT_WORKERS },
 	{ "help",		no_argument,       NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 }
 };
@@ -44,7 +45,7 @@ config_usage(const char *prog)
 	    "       [--trust-key PUBKEY.pem]... [--state-dir DIR | --no-state]\n"
 	    "       [--dns IP[:PORT]]... [--allow-range CIDR]... [--deny-range CIDR]...\n"
 	    "       [--sni-check enforce|off] [--user NAME] [--log-format json|text]\n"
-	    "       [--log-file FILE] [--max-conns N]\n"
+	    "       [--log-file FILE] [--max-conns N] [--workers N]\n"
 	    "       [--header-timeout S] [--idle-timeout S] [--connect-timeout S]\n"
 	    "       [--dns-timeout S] [--grace S]\n"
 	    "   or: %s check HOST:PORT --policy FILE [--dns IP[:PORT]]... [--allow-range CIDR]...\n"
@@ -96,7 +97,9 @@ config_run_help(FILE *f)
 	    "  --log-format json|text decision log format (default json)\n"
 	    "  --log-file FILE        log there instead of stderr\n"
 	    "  --max-conns N          concurrent client connections; beyond, 503\n"
-	    "                         overloaded (default 4096)\n"
+	    "                         overloaded (default 4096; one bound for all workers)\n"
+	    "  --workers N            event loops, one thread each, 1..64 (default: the\n"
+	    "                         CPUs this process may use, cgroup quota respected)\n"
 	    "  --header-timeout S     request head must be complete in S seconds (10)\n"
 	    "  --idle-timeout S       close a tunnel idle for S seconds (300)\n"
 	    "  --connect-timeout S    upstream connect timeout (10)\n"
@@ -301,6 +304,10 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			break;
 		case OPT_GRACE:
 			rc = seconds(optarg, "--grace", 0, 3600, &c->grace, err, errlen);
+			break;
+		case OPT_WORKERS:
+			rc = seconds(optarg, "--workers", 1, CONFIG_MAX_WORKERS,
+			    &c->workers, err, errlen);
 			break;
 		case OPT_HELP:
 			snprintf(err, errlen, "help");

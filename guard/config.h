@@ -14,6 +14,7 @@
 #define CONFIG_MAX_DNS		8
 #define CONFIG_MAX_RANGES	256
 #define CONFIG_MAX_KEYS		16
+#define CONFIG_MAX_WORKERS	64
 /* Where the epoch floor lives unless --state-dir names another folder or
  * --no-state opts out; created 0700 when absent. */
 #define CONFIG_STATE_DIR	"/var/lib/egress-guard"
@@ -42,6 +43,7 @@ struct config {
 	long long	 connect_timeout;
 	long long	 dns_timeout;
 	long long	 grace;			/* SIGTERM drain, seconds */
+	long long	 workers;		/* event loops; 0: one per usable CPU */
 };
 
 /* Parses argv (argv[0] is the subcommand name). Returns 0, or -1 with a

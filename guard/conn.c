@@ -128,8 +128,7 @@ conn_log_close(struct proxy_conn *c, const char *reason, uint64_t up, uint64_t d
 {
 	struct log_rec rec;
 
-	c->env.metrics->bytes_up += up;
-	c->env.metrics->bytes_down += down;
+	metrics_bytes(c->env.metrics, up, down);
 	log_rec_begin(&rec, c->env.log, "close");
 	log_rec_int(&rec, "id", (long long)c->id);
 	log_rec_str(&rec, "peer", c->peer);

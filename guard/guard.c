@@ -1,3 +1,4 @@
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -22,6 +23,7 @@
 #include "guard/log.h"
 #include "plane/plane.h"
 #include "guard/proxy.h"
+#include "guard/worker.h"
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
@@ -50,12 +52,35 @@ size_t
 guard_set_policy(struct guard *g, struct policy *p)
 {
 	struct policy *old = g->policy;
+	uint64_t seq = ++g->policy_seq;
+	long long others;
 	size_t revoked;
+	unsigned i;
 
 	g->policy = p;
-	revoked = proxy_revoke(g->proxy, p);
-	policy_free(old);
+	for (i = 1; i < g->nworkers; i++)
+		worker_post_policy(g->workers[i], p, seq);
+	revoked = g->nworkers > 0 ? worker_set_policy_here(g->workers[0], p) : 0;
+#ifdef EG_MUTANT_NO_POLICY_ACK
+	/* Test-only mutant: answer before the other workers took the policy
+	 * (the old one is kept: they may still read it). */
+	(void)old;
+	(void)others;
 	return revoked;
+#else
+	/* The caller answers (or logs) once this returns: only then may no
+	 * worker admit under the old policy. */
+	if ((others = worker_wait_policy(g, seq)) == -1) {
+		log_msg(g->log, "error", "a worker did not take the new policy in time: "
+		    "stopping (fail closed)");
+		log_detach(g->log);
+		fprintf(stderr, "egress-guard: a worker did not take the new policy "
+		    "within %d s\n", WORKER_ACK_TIMEOUT_S);
+		_exit(1);
+	}
+	policy_free(old);
+	return revoked + (size_t)others;
+#endif
 }
 
 /* What the control socket calls back into (control_env). */
@@ -68,7 +93,7 @@ ctl_policy(void *arg)
 static uint64_t
 ctl_nconns(void *arg)
 {
-	return ((struct guard *)arg)->nconns;
+	return atomic_load(&((struct guard *)arg)->nconns);
 }
 
 static size_t
@@ -81,122 +106,6 @@ static void
 ctl_log_policy(void *arg, const char *event)
 {
 	guard_log_policy(arg, event);
-}
-
-void
-guard_conn_closed(struct guard *g)
-{
-	if (g->stopping && g->nconns == 0)
-		event_base_loopexit(g->base, NULL);
-}
-
-/* What the router calls back into (proxy_env). */
-static const struct policy *
-px_policy(void *arg)
-{
-	return ((struct guard *)arg)->policy;
-}
-
-static void
-px_closed(void *arg)
-{
-	guard_conn_closed(arg);
-}
-
-static void
-accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-    int salen, void *arg)
-{
-	struct guard *g = arg;
-
-	(void)l;
-	if (g->nconns >= (uint64_t)g->cfg->max_conns) {
-		proxy_reject_overloaded(g->proxy, fd, sa, salen);
-		return;
-	}
-	proxy_accept(g->proxy, fd, sa, salen);
-}
-
-static void
-accept_resume_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct guard *g = arg;
-	size_t i;
-
-	(void)fd;
-	(void)what;
-	if (g->stopping)
-		return;
-	for (i = 0; i < g->nlisteners; i++)
-		evconnlistener_enable(g->listeners[i]);
-}
-
-/* Out of descriptors: accepting again at once would spin. Pause every
- * listener briefly; connections wait in the kernel backlog. */
-static void
-accept_error_cb(struct evconnlistener *l, void *arg)
-{
-	struct guard *g = arg;
-	struct timeval tv = { 0, 100000 };
-	int e = EVUTIL_SOCKET_ERROR();
-	size_t i;
-
-	(void)l;
-	if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM)
-		return;
-	if (evtimer_pending(g->accept_resume, NULL))
-		return;
-	for (i = 0; i < g->nlisteners; i++)
-		evconnlistener_disable(g->listeners[i]);
-	log_msg(g->log, "warning", "accept paused: out of file descriptors");
-	evtimer_add(g->accept_resume, &tv);
-}
-
-static int
-open_listener(struct guard *g, const struct dest *d, char *err, size_t errlen)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl;
-	struct evconnlistener *l;
-	int fd, one = 1;
-
-	memset(&ss, 0, sizeof(ss));
-	if (d->kind == DEST_IPV4) {
-		struct sockaddr_in *s = (struct sockaddr_in *)&ss;
-		s->sin_family = AF_INET;
-		s->sin_port = htons(d->port);
-		memcpy(&s->sin_addr, d->addr, 4);
-		sl = sizeof(*s);
-	} else {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
-		s->sin6_family = AF_INET6;
-		s->sin6_port = htons(d->port);
-		memcpy(&s->sin6_addr, d->addr, 16);
-		sl = sizeof(*s);
-	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1)
-		goto fail;
-	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	/* A v6 listener serves exactly its address, never mapped v4. */
-	if (ss.ss_family == AF_INET6)
-		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, sl) == -1)
-		goto fail;
-	l = evconnlistener_new(g->base, accept_cb, g,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 1024, fd);
-	if (l == NULL)
-		goto fail;
-	evconnlistener_set_error_cb(l, accept_error_cb);
-	g->listeners[g->nlisteners++] = l;
-	return 0;
-fail:
-	snprintf(err, errlen, "--listen %s%s%s:%u: %s",
-	    d->kind == DEST_IPV6 ? "[" : "", d->host,
-	    d->kind == DEST_IPV6 ? "]" : "", d->port, strerror(errno));
-	if (fd != -1)
-		close(fd);
-	return -1;
 }
 
 /* The --user to become, looked up before anything starts: the state
@@ -279,14 +188,64 @@ drop_privileges(const struct user *u, struct plane *pl, char *err, size_t errlen
 	return 0;
 }
 
+/* The main loop ends once worker 0 has drained and every other worker's
+ * thread has ended. */
 static void
-stop_accepting(struct guard *g)
+maybe_exit(struct guard *g)
 {
-	size_t i;
+	unsigned i, left = 0;
 
-	for (i = 0; i < g->nlisteners; i++)
-		evconnlistener_free(g->listeners[i]);
-	g->nlisteners = 0;
+	if (!g->stopping)
+		return;
+	if (g->nworkers > 0 && !worker_drained(g->workers[0]))
+		return;
+	pthread_mutex_lock(&g->wmu);
+	for (i = 1; i < g->nworkers; i++)
+		if (!worker_exited(g->workers[i]))
+			left++;
+	pthread_mutex_unlock(&g->wmu);
+	if (left == 0)
+		event_base_loopexit(g->base, NULL);
+}
+
+static void
+stop_workers(struct guard *g, int now)
+{
+	unsigned i;
+
+	for (i = 0; i < g->nworkers; i++)
+		worker_post_stop(g->workers[i], now);
+}
+
+/* A worker's thread ended, or worker 0 drained. One that ends while the
+ * guard is not stopping failed: the guard stops (exit 1) rather than run
+ * with listeners nobody serves. */
+static void
+wexit_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct guard *g = arg;
+	uint64_t n;
+	unsigned i;
+
+	(void)what;
+	while (read(fd, &n, sizeof(n)) == -1 && errno == EINTR)
+		;
+	if (!g->stopping) {
+		pthread_mutex_lock(&g->wmu);
+		for (i = 1; i < g->nworkers; i++)
+			if (worker_exited(g->workers[i]))
+				break;
+		pthread_mutex_unlock(&g->wmu);
+		if (i < g->nworkers) {
+			log_msg(g->log, "error", "a worker loop stopped: stopping");
+			g->stopping = 1;
+			g->failed = 1;
+			stop_workers(g, 1);
+			event_base_loopexit(g->base, NULL);
+			return;
+		}
+	}
+	maybe_exit(g);
 }
 
 static void
@@ -297,6 +256,7 @@ grace_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	log_msg(g->log, "shutdown", "grace period over: closing live connections");
+	stop_workers(g, 1);
 	event_base_loopexit(g->base, NULL);
 }
 
@@ -332,21 +292,23 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	if (g->stopping) {
-		event_base_loopexit(g->base, NULL);	/* second signal: now */
+		stop_workers(g, 1);			/* second signal: now */
+		event_base_loopexit(g->base, NULL);
 		return;
 	}
 	g->stopping = 1;
-	stop_accepting(g);
 	control_free(g->control);
 	g->control = NULL;
 	log_msg(g->log, "shutdown", "stopped accepting; draining live tunnels");
-	if (g->nconns == 0) {
-		event_base_loopexit(g->base, NULL);
+	stop_workers(g, 0);
+	if (atomic_load(&g->nconns) == 0) {
+		maybe_exit(g);
 		return;
 	}
 	tv.tv_sec = g->cfg->grace;
 	tv.tv_usec = 0;
 	evtimer_add(g->grace_timer, &tv);
+	maybe_exit(g);
 }
 
 static void
@@ -376,36 +338,23 @@ log_start(struct guard *g)
 	}
 }
 
-/* The epoll backend with a change list: libevent folds the many
- * enable/disable calls a connection makes within one loop pass (head read,
- * dial, reply, relay) into at most one epoll_ctl per fd per pass, where
- * plain event_base_new issues one per call (measured: 16 epoll_ctl per
- * CONNECT tunnel). The known catch, fds shared through dup(2), does not
- * arise here: every fd the loop watches is owned by one event. */
-static struct event_base *
-loop_new(void)
-{
-	struct event_config *ec;
-	struct event_base *base;
-
-	if ((ec = event_config_new()) == NULL)
-		return NULL;
-	(void)event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
-	base = event_base_new_with_config(ec);
-	event_config_free(ec);
-	return base;
-}
-
 static void
 guard_free(struct guard *g)
 {
-	proxy_free(g->proxy);
-	g->proxy = NULL;
-	stop_accepting(g);
+	unsigned i;
+
 	control_free(g->control);
+	/* Threads first (each closes what it still holds), then worker 0. */
+	for (i = g->nworkers; i-- > 1;)
+		worker_free(g->workers[i]);
+	if (g->nworkers > 0)
+		worker_free(g->workers[0]);
+	g->nworkers = 0;
 	plane_free(g->plane);
-	if (g->accept_resume != NULL)
-		event_free(g->accept_resume);
+	if (g->wexit_ev != NULL)
+		event_free(g->wexit_ev);
+	if (g->wexit_fd > 0)
+		close(g->wexit_fd);
 	if (g->grace_timer != NULL)
 		event_free(g->grace_timer);
 	if (g->sig_term != NULL)
@@ -414,29 +363,76 @@ guard_free(struct guard *g)
 		event_free(g->sig_int);
 	if (g->sig_hup != NULL)
 		event_free(g->sig_hup);
-	ifaddr_watch_free(g->ifwatch);
-	resolver_free(g->resolver);
-	classify_cfg_free(g->classify);
 	policy_free(g->policy);
 	log_detach(g->log);
 	if (g->base != NULL)
 		event_base_free(g->base);
 	log_close(g->log);
+	if (g->wsync) {
+		pthread_cond_destroy(&g->wcv);
+		pthread_mutex_destroy(&g->wmu);
+	}
+}
+
+/* The mailboxes' lock, and the condition the main thread waits on for
+ * acks (on the monotonic clock: a wall-clock step must not stretch the
+ * bound). */
+static int
+wsync_init(struct guard *g)
+{
+	pthread_condattr_t ca;
+
+	if (pthread_condattr_init(&ca) != 0)
+		return -1;
+	if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
+	    pthread_mutex_init(&g->wmu, NULL) != 0) {
+		pthread_condattr_destroy(&ca);
+		return -1;
+	}
+	if (pthread_cond_init(&g->wcv, &ca) != 0) {
+		pthread_mutex_destroy(&g->wmu);
+		pthread_condattr_destroy(&ca);
+		return -1;
+	}
+	pthread_condattr_destroy(&ca);
+	g->wsync = 1;
+	return 0;
+}
+
+/* Builds every worker and their listeners (on the main thread, before
+ * the privilege drop: the listeners may need root). Metrics are chained
+ * from worker 0's, so that reading them sums every worker. */
+static int
+workers_new(struct guard *g, char *err, size_t errlen)
+{
+	unsigned i;
+
+	for (i = 0; i < g->nwant; i++) {
+		struct worker *w = worker_new(g, i, i == 0 ? g->base : NULL, err, errlen);
+		if (w == NULL)
+			return -1;
+		g->workers[g->nworkers++] = w;
+		if (i > 0)
+			worker_metrics(g->workers[i - 1])->next = worker_metrics(w);
+	}
+	g->classify = worker_classify(g->workers[0]);
+	g->resolver = worker_resolver(g->workers[0]);
+	return 0;
 }
 
 int
 guard_run_main(int argc, char **argv)
 {
 	static struct config cfg;	/* large; lives for the whole run */
-	struct guard g;
-	struct proxy_env px_env;
+	static struct guard g;		/* its mutex outlives any early return */
 	struct control_env ctl_env;
 	struct user user;
 	char err[1024], warn[1024];
-	size_t i;
+	unsigned i;
 	int rc = 2;
 
 	memset(&g, 0, sizeof(g));
+	g.wexit_fd = -1;
 	if (config_parse_run(argc, argv, &cfg, err, sizeof(err)) == -1) {
 		if (strcmp(err, "help") == 0) {
 			config_run_help(stdout);
@@ -447,12 +443,18 @@ guard_run_main(int argc, char **argv)
 		return 2;
 	}
 	g.cfg = &cfg;
+	g.nwant = cfg.workers > 0 ? (unsigned)cfg.workers :
+	    (unsigned)worker_count_auto(CONFIG_MAX_WORKERS);
 	if ((g.log = log_open(cfg.log_file, cfg.log_format, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	g.started = time(NULL);
+	if (wsync_init(&g) == -1) {
+		fprintf(stderr, "egress-guard: cannot set up the workers' lock\n");
+		goto out;
+	}
 	if (cfg.user != NULL && lookup_user(cfg.user, &user, err, sizeof(err)) == -1) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
@@ -463,48 +465,29 @@ guard_run_main(int argc, char **argv)
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
 	}
-	if ((g.base = loop_new()) == NULL) {
+	if ((g.base = worker_loop_new()) == NULL) {
 		fprintf(stderr, "egress-guard: cannot create event loop\n");
 		goto out;
 	}
 	if (log_attach(g.log, g.base) == -1)
 		fprintf(stderr, "egress-guard: out of memory: log lines not batched\n");
-	if ((g.classify = config_classifier(&cfg)) == NULL) {
-		fprintf(stderr, "egress-guard: out of memory\n");
+	if ((g.wexit_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1 ||
+	    (g.wexit_ev = event_new(g.base, g.wexit_fd, EV_READ | EV_PERSIST, wexit_cb,
+	    &g)) == NULL || event_add(g.wexit_ev, NULL) == -1) {
+		fprintf(stderr, "egress-guard: cannot watch the workers: %s\n",
+		    strerror(errno));
 		goto out;
 	}
-	if ((g.ifwatch = ifaddr_watch_new(g.base, g.classify, err, sizeof(err))) == NULL) {
+	if (workers_new(&g, err, sizeof(err)) == -1) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
-	}
-	g.resolver = resolver_new(g.base, cfg.dns_csv[0] ? cfg.dns_csv : NULL,
-	    (int)cfg.dns_timeout * 1000, err, sizeof(err));
-	if (g.resolver == NULL) {
-		fprintf(stderr, "egress-guard: %s\n", err);
-		goto out;
-	}
-	px_env = (struct proxy_env){
-		.base = g.base, .cfg = g.cfg, .log = g.log, .metrics = &g.metrics,
-		.classify = g.classify, .resolver = g.resolver,
-		.stopping = &g.stopping, .nconns = &g.nconns, .arg = &g,
-		.policy = px_policy, .closed = px_closed,
-	};
-	if ((g.proxy = proxy_new(&px_env)) == NULL) {
-		fprintf(stderr, "egress-guard: out of memory\n");
-		goto out;
-	}
-	for (i = 0; i < cfg.nlisten; i++) {
-		if (open_listener(&g, &cfg.listen[i], err, sizeof(err)) == -1) {
-			fprintf(stderr, "egress-guard: %s\n", err);
-			goto out;
-		}
 	}
 	/* The control socket is bound before the privilege drop, so it stays
 	 * root's: the dropped guard cannot be reached through it by anyone
 	 * but the plane. */
 	ctl_env = (struct control_env){
 		.base = g.base, .log = g.log, .plane = g.plane, .cfg = g.cfg,
-		.resolver = g.resolver, .metrics = &g.metrics,
+		.resolver = g.resolver, .metrics = worker_metrics(g.workers[0]),
 		.version = EG_VERSION, .revision = EG_REVISION,
 		.started = g.started, .arg = &g, .policy = ctl_policy,
 		.nconns = ctl_nconns, .set_policy = ctl_set_policy,
@@ -515,12 +498,11 @@ guard_run_main(int argc, char **argv)
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
 	}
-	g.accept_resume = evtimer_new(g.base, accept_resume_cb, &g);
 	g.grace_timer = evtimer_new(g.base, grace_cb, &g);
 	g.sig_term = evsignal_new(g.base, SIGTERM, signal_cb, &g);
 	g.sig_int = evsignal_new(g.base, SIGINT, signal_cb, &g);
 	g.sig_hup = evsignal_new(g.base, SIGHUP, signal_cb, &g);
-	if (g.accept_resume == NULL || g.grace_timer == NULL || g.sig_term == NULL ||
+	if (g.grace_timer == NULL || g.sig_term == NULL ||
 	    g.sig_int == NULL || g.sig_hup == NULL || evsignal_add(g.sig_term, NULL) ||
 	    evsignal_add(g.sig_int, NULL) || evsignal_add(g.sig_hup, NULL)) {
 		fprintf(stderr, "egress-guard: cannot set up signals\n");
@@ -536,6 +518,14 @@ guard_run_main(int argc, char **argv)
 	if (plane_state_writable(g.plane, err, sizeof(err)) == -1) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
+	}
+	/* After the drop: no_new_privs is per thread, and a thread inherits
+	 * it from the one that creates it. */
+	for (i = 1; i < g.nworkers; i++) {
+		if (worker_start(g.workers[i], err, sizeof(err)) == -1) {
+			fprintf(stderr, "egress-guard: %s\n", err);
+			goto out;
+		}
 	}
 	log_start(&g);
 	if (geteuid() == 0)
@@ -553,7 +543,10 @@ guard_run_main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	rc = 0;
+	rc = g.failed ? 1 : 0;
+	for (i = 1; i < g.nworkers; i++)
+		if (worker_failed(g.workers[i]))
+			rc = 1;
 out:
 	guard_free(&g);
 	return rc;

@@ -4,6 +4,8 @@
 #define EG_GUARD_H
 
 #include <sys/queue.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -29,37 +31,43 @@ struct proxy;
 struct plane;
 struct control;
 
+struct worker;
+
 struct guard {
-	struct event_base	*base;
+	struct event_base	*base;		/* the main loop: control, signals, worker 0 */
 	const struct config	*cfg;
 	struct log		*log;
 	struct policy		*policy;	/* NULL: deny everything */
 	struct plane		*plane;		/* who may replace it */
 	struct control		*control;
 	time_t			 started;
-	struct classify_cfg	*classify;
-	struct resolver		*resolver;
-	struct ifaddr_watch	*ifwatch;
-	struct evconnlistener	*listeners[CONFIG_MAX_LISTEN];
-	size_t			 nlisteners;
-	struct event		*accept_resume;	/* re-enable after EMFILE */
+	struct classify_cfg	*classify;	/* worker 0's */
+	struct resolver		*resolver;	/* worker 0's */
 	struct event		*sig_term, *sig_int, *sig_hup;
 	struct event		*grace_timer;
-	struct proxy		*proxy;		/* the client connections */
-	uint64_t		 nconns;
 	int			 stopping;
-	struct metrics		 metrics;
+	int			 failed;	/* a worker loop stopped on its own */
+	/* The worker loops (guard/worker.h); worker 0 runs on base. */
+	struct worker		*workers[CONFIG_MAX_WORKERS];
+	unsigned		 nworkers;	/* built so far */
+	unsigned		 nwant;		/* --workers, resolved */
+	_Atomic uint64_t	 nconns;	/* live client connections, all workers */
+	uint64_t		 policy_seq;	/* numbers each policy change */
+	pthread_mutex_t		 wmu;		/* the workers' mailboxes */
+	pthread_cond_t		 wcv;		/* a worker acked or exited */
+	int			 wsync;		/* wmu and wcv are initialised */
+	int			 wexit_fd;	/* eventfd: a worker ended or drained */
+	struct event		*wexit_ev;
 };
 
 /* `egress-guard run`. Returns the process exit code. */
 int guard_run_main(int argc, char **argv);
 
-/* A connection ended (proxy_env.closed), so a draining guard can exit. */
-void guard_conn_closed(struct guard *g);
-
-/* Installs a new policy (takes ownership; NULL allowed): new requests see
- * it at once; live connections it no longer admits are closed with
- * "revoked". Returns how many were closed. */
+/* Installs a new policy (takes ownership; NULL allowed) in every worker,
+ * and returns only once each has it in force: new requests see it from
+ * then on; live connections it no longer admits are closed with
+ * "revoked". Returns how many were closed. A worker that does not take it
+ * within WORKER_ACK_TIMEOUT_S ends the guard (exit 1): fail closed. */
 size_t guard_set_policy(struct guard *g, struct policy *p);
 
 /* Logs the active policy's epoch, digest and mode as event. */

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -22,6 +23,9 @@
 struct log {
 	FILE		*fp;
 	int		 owned;
+	struct log	*root;		/* whose fp and lock a clone shares */
+	pthread_mutex_t	 lock;		/* root's: one writer at a time */
+	int		 locked;	/* lock is initialised */
 	enum log_format	 fmt;
 	struct event	*flush;		/* NULL: unbatched */
 	char		*batch;
@@ -52,14 +56,40 @@ log_open(const char *path, enum log_format fmt, char *err, size_t errlen)
 	}
 	/* One write per line: lines from one process never interleave. */
 	setvbuf(lg->fp, NULL, _IOLBF, 0);
+	lg->root = lg;
+	if (pthread_mutex_init(&lg->lock, NULL) != 0) {
+		errbuf_set(err, errlen, "cannot create the log's lock");
+		log_close(lg);
+		return NULL;
+	}
+	lg->locked = 1;
 	return lg;
 }
 
+struct log *
+log_clone(struct log *parent)
+{
+	struct log *lg;
+
+	if ((lg = calloc(1, sizeof(*lg))) == NULL)
+		return NULL;
+	lg->fp = parent->fp;
+	lg->fmt = parent->fmt;
+	lg->root = parent->root;
+	return lg;
+}
+
+/* Every write to the log's file, from any worker, holds the root's lock:
+ * a batch that a pipe takes in several pieces cannot be cut into by
+ * another worker's lines. */
 static void
 log_write_batch(struct log *lg)
 {
 	size_t off = 0;
 
+	if (lg->blen == 0)
+		return;
+	pthread_mutex_lock(&lg->root->lock);
 	(void)fflush(lg->fp);	/* anything written through stdio first */
 	while (off < lg->blen) {
 		ssize_t n = write(fileno(lg->fp), lg->batch + off, lg->blen - off);
@@ -69,6 +99,7 @@ log_write_batch(struct log *lg)
 			break;	/* a log that cannot be written loses lines, never the guard */
 		off += (size_t)n;
 	}
+	pthread_mutex_unlock(&lg->root->lock);
 	lg->blen = 0;
 }
 
@@ -113,6 +144,8 @@ log_close(struct log *lg)
 	log_detach(lg);
 	if (lg->owned)
 		fclose(lg->fp);
+	if (lg->locked)
+		pthread_mutex_destroy(&lg->lock);
 	free(lg);
 }
 
@@ -297,7 +330,9 @@ log_emit(struct log *lg, struct log_rec *r)
 	if (lg == NULL)
 		return;
 	if (lg->flush == NULL) {
+		pthread_mutex_lock(&lg->root->lock);
 		fwrite(r->buf, 1, r->len, lg->fp);
+		pthread_mutex_unlock(&lg->root->lock);
 		return;
 	}
 	if (lg->blen + r->len > LOG_BATCH_MAX)

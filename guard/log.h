@@ -14,6 +14,11 @@ struct log;
 /* path NULL means stderr. Returns NULL with err on failure. */
 struct log *log_open(const char *path, enum log_format fmt, char *err, size_t errlen);
 void log_close(struct log *lg);
+/* A log for another thread (a worker): the same file, its own batch
+ * (log_attach it to that thread's loop) and time cache; every write to
+ * the file takes one lock, so lines of two threads never interleave.
+ * log_close it before its parent. NULL on allocation failure. */
+struct log *log_clone(struct log *parent);
 /* Batches lines from now on: they are written together once the current
  * pass of base's loop has run its callbacks. -1 (out of memory): lines
  * stay unbatched. log_detach writes what is batched and stops batching;

@@ -9,6 +9,20 @@ static const double dns_bounds[METRICS_DNS_BUCKETS] = {
 	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5
 };
 
+/* One writer per counter (its worker): a relaxed load and store is an
+ * increment no reader sees torn. */
+static void
+bump(uint64_t *v, uint64_t by)
+{
+	__atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + by, __ATOMIC_RELAXED);
+}
+
+static uint64_t
+get(const uint64_t *v)
+{
+	return __atomic_load_n(v, __ATOMIC_RELAXED);
+}
+
 void
 metrics_decision(struct metrics *m, const char *proto, enum reason r)
 {
@@ -19,7 +33,7 @@ metrics_decision(struct metrics *m, const char *proto, enum reason r)
 			break;
 	if (p == METRICS_NPROTO || (unsigned)r >= REASON__COUNT)
 		return;
-	m->decisions[p][r]++;
+	bump(&m->decisions[p][r], 1);
 }
 
 void
@@ -29,21 +43,56 @@ metrics_dns(struct metrics *m, double seconds)
 
 	for (i = 0; i < METRICS_DNS_BUCKETS; i++) {
 		if (seconds <= dns_bounds[i]) {
-			m->dns_buckets[i]++;
+			bump(&m->dns_buckets[i], 1);
 			break;
 		}
 	}
-	m->dns_count++;
-	m->dns_sum += seconds;
+	bump(&m->dns_count, 1);
+	{
+		double sum;
+		__atomic_load(&m->dns_sum, &sum, __ATOMIC_RELAXED);
+		sum += seconds;
+		__atomic_store(&m->dns_sum, &sum, __ATOMIC_RELAXED);
+	}
+}
+
+void
+metrics_bytes(struct metrics *m, uint64_t up, uint64_t down)
+{
+	bump(&m->bytes_up, up);
+	bump(&m->bytes_down, down);
+}
+
+void
+metrics_sum(const struct metrics *m, struct metrics *sum)
+{
+	int p, r, i;
+
+	memset(sum, 0, sizeof(*sum));
+	for (; m != NULL; m = m->next) {
+		double d;
+		for (p = 0; p < METRICS_NPROTO; p++)
+			for (r = 0; r < REASON__COUNT; r++)
+				sum->decisions[p][r] += get(&m->decisions[p][r]);
+		sum->bytes_up += get(&m->bytes_up);
+		sum->bytes_down += get(&m->bytes_down);
+		for (i = 0; i < METRICS_DNS_BUCKETS; i++)
+			sum->dns_buckets[i] += get(&m->dns_buckets[i]);
+		sum->dns_count += get(&m->dns_count);
+		__atomic_load(&m->dns_sum, &d, __ATOMIC_RELAXED);
+		sum->dns_sum += d;
+	}
 }
 
 int
-metrics_render(const struct metrics *m, struct evbuffer *out, uint64_t active,
+metrics_render(const struct metrics *all, struct evbuffer *out, uint64_t active,
     long long epoch)
 {
+	struct metrics sum, *m = &sum;
 	uint64_t cum = 0;
 	int p, r, i;
 
+	metrics_sum(all, &sum);
 	evbuffer_add_printf(out,
 	    "# HELP egress_guard_decisions_total Requests decided, by decision, reason and client protocol.\n"
 	    "# TYPE egress_guard_decisions_total counter\n");

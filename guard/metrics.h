@@ -1,6 +1,8 @@
 /* Counters behind GET /metrics (Prometheus text exposition format). They
  * are bumped exactly where the decision and close log lines are written,
- * so the two always add up. */
+ * so the two always add up. Each worker bumps its own (one writer each,
+ * relaxed atomic stores); the control socket reads them all, summed
+ * along next, with atomic loads. */
 #ifndef EG_METRICS_H
 #define EG_METRICS_H
 
@@ -21,12 +23,20 @@ struct metrics {
 	uint64_t	dns_buckets[METRICS_DNS_BUCKETS];	/* cumulative at render */
 	uint64_t	dns_count;
 	double		dns_sum;
+	struct metrics	*next;		/* the next worker's, or NULL */
 };
 
 void metrics_decision(struct metrics *m, const char *proto, enum reason r);
 void metrics_dns(struct metrics *m, double seconds);
+/* A tunnel or exchange closed after relaying up and down bytes. */
+void metrics_bytes(struct metrics *m, uint64_t up, uint64_t down);
 
-/* Appends the exposition text. epoch is -1 with no policy. */
+/* Adds m and every struct metrics after it on next into *sum (cleared
+ * first; sum->next is NULL). */
+void metrics_sum(const struct metrics *m, struct metrics *sum);
+
+/* Appends the exposition text of m and every one after it on next,
+ * summed. epoch is -1 with no policy. */
 int metrics_render(const struct metrics *m, struct evbuffer *out,
     uint64_t active, long long epoch);
 

@@ -39,6 +39,7 @@
 struct proxy {
 	struct proxy_env	 env;
 	TAILQ_HEAD(, proxy_conn) conns;
+	uint64_t		 live;		/* in conns */
 	uint64_t		 next_id;
 };
 
@@ -55,7 +56,8 @@ proxy_detach(void *owner, struct proxy_conn *c)
 	struct proxy *px = owner;
 
 	TAILQ_REMOVE(&px->conns, c, link);
-	(*px->env.nconns)--;
+	px->live--;
+	atomic_fetch_sub(px->env.nconns, 1);
 }
 
 static void
@@ -461,8 +463,15 @@ proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen)
 	struct proxy_conn *c;
 	struct timeval tv;
 
-	(void)salen;
+	/* Counted before it exists: two workers accepting at once cannot
+	 * both take the last place. */
+	if (atomic_fetch_add(px->env.nconns, 1) >= (uint64_t)px->env.cfg->max_conns) {
+		atomic_fetch_sub(px->env.nconns, 1);
+		proxy_reject_overloaded(px, fd, sa, salen);
+		return;
+	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		atomic_fetch_sub(px->env.nconns, 1);
 		close(fd);
 		return;
 	}
@@ -476,7 +485,7 @@ proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen)
 	c->cbev = bufferevent_socket_new(px->env.base, fd, BEV_OPT_CLOSE_ON_FREE);
 	c->timer = evtimer_new(px->env.base, header_timeout_cb, c);
 	TAILQ_INSERT_TAIL(&px->conns, c, link);
-	(*px->env.nconns)++;
+	px->live++;
 	if (c->cbev == NULL || c->timer == NULL) {
 		if (c->cbev == NULL)
 			close(fd);
@@ -552,6 +561,12 @@ proxy_revoke(struct proxy *px, const struct policy *p)
 		}
 	}
 	return n;
+}
+
+uint64_t
+proxy_live(const struct proxy *px)
+{
+	return px != NULL ? px->live : 0;
 }
 
 void

@@ -4,6 +4,7 @@
 #ifndef EG_PROXY_H
 #define EG_PROXY_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,7 +28,9 @@ struct proxy_env {
 	struct classify_cfg	*classify;
 	struct resolver		*resolver;
 	const int		*stopping;	/* the daemon is draining */
-	uint64_t		*nconns;	/* live connections, kept here */
+	/* Live connections of every worker: one bound (--max-conns) for
+	 * all, counted here. */
+	_Atomic uint64_t	*nconns;
 	void			*arg;
 	/* The active policy (NULL: deny everything), read per request. */
 	const struct policy	*(*policy)(void *arg);
@@ -40,8 +43,12 @@ struct proxy *proxy_new(const struct proxy_env *env);
 /* Frees every connection, then px; NULL does nothing. */
 void proxy_free(struct proxy *px);
 
-/* Takes ownership of fd (accepted, non-blocking). */
+/* Takes ownership of fd (accepted, non-blocking). At --max-conns (all
+ * workers together) it is answered 503 overloaded and closed instead. */
 void proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen);
+
+/* This router's live connections. */
+uint64_t proxy_live(const struct proxy *px);
 
 /* Closes the live connections that p no longer admits, with reason
  * "revoked"; returns how many. */

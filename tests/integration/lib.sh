@@ -130,6 +130,10 @@ start_guard() {
 	# that puts a folder of the test's over /var/lib).
 	case " $* " in *" --state-dir "*|*" --no-state "*) ;;
 	*) [ -n "${EG_DEFAULT_STATE:-}" ] || set -- "$@" --no-state;; esac
+	# EG_WORKERS: --workers for every guard a script starts that names
+	# none (default: the guard's own, one per usable CPU).
+	case " $* " in *" --workers "*) ;;
+	*) [ -z "${EG_WORKERS:-}" ] || set -- "$@" --workers "$EG_WORKERS";; esac
 	# EG_WRAP: a command the guard runs under, e.g. valgrind (make valgrind).
 	# shellcheck disable=SC2086
 	start_bg "$GD" "$T/$name.out" ${EG_WRAP:-} "$BIN" run --listen "10.77.0.1:$port" \

@@ -238,9 +238,10 @@ out=$(push "$T/b16.json" 2>&1)
 case "$out" in *'"epoch":16'*) r=0;; *) r=1;; esac
 check control_push_after_held_ones_accepted $r "$out"
 # No thread to check a push with (the guard's user at RLIMIT_NPROC, a
-# guard of its own): refused 503, nothing changes, the loop goes on.
+# guard of its own, one worker: no thread for a second): refused 503,
+# nothing changes, the loop goes on.
 EG_WRAP="prlimit --nproc=1:1" start_guard N 3131 --trust-key "$T/trusted.pub.pem" \
-    --dns 198.18.0.53 --allow-range 198.18.0.0/15 --user nobody || exit 1
+    --dns 198.18.0.53 --allow-range 198.18.0.0/15 --user nobody --workers 1 || exit 1
 out=$(ingd curl -sS --max-time 5 --unix-socket "$T/N.sock" -X PUT \
     --data-binary @"$T/b16.json" -D - http://localhost/v1/policy)
 pol=$(ingd curl -sS --max-time 5 --unix-socket "$T/N.sock" http://localhost/v1/policy)

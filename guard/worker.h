@@ -1,0 +1,71 @@
+/* Worker loops (`run --workers N`): each worker is an event loop owning
+ * its listeners (SO_REUSEPORT, one per --listen address), its resolver,
+ * its copy of the classifier and its connections. Worker 0 runs on the
+ * main thread's loop beside the control socket and the signals; workers
+ * 1..N-1 each on a thread of their own. Nothing they hold is shared but
+ * the log's writer, the global connection count (atomic) and the policy,
+ * which the main thread hands each worker and waits for its ack. */
+#ifndef EG_WORKER_H
+#define EG_WORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct guard;
+struct policy;
+struct worker;
+
+/* How long the main thread waits for every worker to take a new policy
+ * before it gives up on the guard (exit 1): a worker that cannot take the
+ * policy cannot be trusted to enforce it. */
+#define WORKER_ACK_TIMEOUT_S	10
+
+/* The default worker count: the CPUs this process may use (ncpu, from
+ * sched_getaffinity) capped by a cgroup v2 cpu.max quota, ceil(quota /
+ * period); "max PERIOD" or an unreadable text (NULL) leaves ncpu.
+ * Bounded to 1..max. Pure. */
+long worker_count_default(long ncpu, const char *cpu_max, long max);
+
+/* The default for this process: affinity, then cpu.max of its cgroup v2
+ * and every parent up to the root (the smallest quota wins). */
+long worker_count_auto(long max);
+
+/* An event loop as every worker runs it; NULL on failure. */
+struct event_base *worker_loop_new(void);
+
+/* Builds worker idx of g on base (worker 0: the main loop), or on a loop
+ * of its own (base NULL). Opens its listeners. NULL with err. */
+struct worker *worker_new(struct guard *g, unsigned idx, struct event_base *base,
+    char *err, size_t errlen);
+/* Starts its thread (idx >= 1; worker 0 runs on the main loop). -1 with
+ * err. */
+int worker_start(struct worker *w, char *err, size_t errlen);
+/* Joins the thread if it runs, then frees everything; NULL does nothing. */
+void worker_free(struct worker *w);
+
+/* From the main thread: worker w is to take p (seq numbers the change);
+ * worker_wait_policy waits until every started worker of g took seq.
+ * Returns the connections they revoked, or -1 on timeout. */
+void worker_post_policy(struct worker *w, const struct policy *p, uint64_t seq);
+long long worker_wait_policy(struct guard *g, uint64_t seq);
+/* Worker 0's own change, on the main thread: returns how many it revoked. */
+size_t worker_set_policy_here(struct worker *w, const struct policy *p);
+
+/* Stop accepting and exit once the own connections are gone (now: at
+ * once). From the main thread; worker 0 does it in place. */
+void worker_post_stop(struct worker *w, int now);
+
+/* Worker w (0) has no live connection left and is stopping. */
+int worker_drained(const struct worker *w);
+
+/* The worker's resolver (for the control socket's status) and metrics. */
+struct resolver *worker_resolver(const struct worker *w);
+struct metrics *worker_metrics(struct worker *w);
+struct classify_cfg *worker_classify(const struct worker *w);
+/* Its thread ended (call with g->wmu held). */
+int worker_exited(const struct worker *w);
+/* A worker's loop failed (event_base_dispatch returned -1). */
+int worker_failed(const struct worker *w);
+
+#endif
