@@ -27,6 +27,7 @@
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
+#include "util/mutant.h"
 
 void
 guard_log_policy(struct guard *g, const char *event)

@@ -63,16 +63,23 @@ long
 worker_count_default(long ncpu, const char *cpu_max, long max)
 {
 	long long quota, period;
-	char q[32], p[32];
+	const char *sp;
+	size_t len;
 	long n = ncpu;
 
-	if (cpu_max != NULL && sscanf(cpu_max, "%31s %31s", q, p) == 2 &&
-	    strcmp(q, "max") != 0 &&
-	    num_parse(q, 1, 1000000000000LL, &quota) == 0 &&
-	    num_parse(p, 1, 1000000000000LL, &period) == 0) {
-		long long cap = (quota + period - 1) / period;
-		if (cap < n)
-			n = (long)cap;
+	/* "QUOTA PERIOD\n" or "max PERIOD\n", as the kernel writes it;
+	 * anything else sets no cap. */
+	if (cpu_max != NULL && (sp = strchr(cpu_max, ' ')) != NULL) {
+		len = strlen(sp + 1);
+		if (len > 0 && sp[len] == '\n')
+			len--;
+		if (num_parse_n(cpu_max, (unsigned long)(sp - cpu_max), 1,
+		    1000000000000LL, &quota) == 0 &&
+		    num_parse_n(sp + 1, len, 1, 1000000000000LL, &period) == 0) {
+			long long cap = (quota + period - 1) / period;
+			if (cap < n)
+				n = (long)cap;
+		}
 	}
 	if (n < 1)
 		n = 1;
