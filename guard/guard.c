@@ -354,7 +354,7 @@ guard_free(struct guard *g)
 	plane_free(g->plane);
 	if (g->wexit_ev != NULL)
 		event_free(g->wexit_ev);
-	if (g->wexit_fd > 0)
+	if (g->wexit_fd != -1)
 		close(g->wexit_fd);
 	if (g->grace_timer != NULL)
 		event_free(g->grace_timer);

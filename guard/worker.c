@@ -341,36 +341,16 @@ stop_here(struct worker *w, int now)
 		event_base_loopexit(w->base, NULL);
 }
 
-#ifdef EG_TEST_MUTANT_BUILD
-/* Test builds only: EG_TEST_WORKER_DELAY_MS makes workers 1..N-1 slow to
- * take a policy, so that the push-ordering test can tell an answer that
- * waits for them from one that does not. */
+/* Takes what the main thread posted: a policy (then acks it), a stop. */
 static void
-test_delay(void)
+take_mail(struct worker *w)
 {
-	const char *s = getenv("EG_TEST_WORKER_DELAY_MS");
-	long long ms;
-
-	if (s != NULL && num_parse(s, 1, 5000, &ms) == 0) {
-		struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
-		nanosleep(&ts, NULL);
-	}
-}
-#endif
-
-static void
-cmd_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct worker *w = arg;
 	struct guard *g = w->g;
 	const struct policy *p = NULL;
-	uint64_t n, seq = 0;
+	uint64_t seq = 0;
 	size_t revoked;
 	int stop;
 
-	(void)what;
-	while (read(fd, &n, sizeof(n)) == -1 && errno == EINTR)
-		;
 	pthread_mutex_lock(&g->wmu);
 	if (w->posted > w->acked) {
 		p = w->pending;
@@ -379,9 +359,6 @@ cmd_cb(evutil_socket_t fd, short what, void *arg)
 	stop = w->stop_req;
 	pthread_mutex_unlock(&g->wmu);
 	if (seq != 0) {
-#ifdef EG_TEST_MUTANT_BUILD
-		test_delay();
-#endif
 		revoked = take_policy(w, p);
 		pthread_mutex_lock(&g->wmu);
 		w->acked = seq;
@@ -391,6 +368,50 @@ cmd_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (stop)
 		stop_here(w, stop == 2);
+}
+
+#ifdef EG_TEST_MUTANT_BUILD
+/* Test builds only: EG_TEST_WORKER_DELAY_MS makes workers 1..N-1 slow to
+ * read their mailbox while they go on serving under the policy they
+ * have, so that the push-ordering test can tell an answer that waits for
+ * their acks from one that does not. */
+static void
+delayed_mail_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	take_mail(arg);
+}
+
+static int
+test_delay(struct worker *w)
+{
+	const char *s = getenv("EG_TEST_WORKER_DELAY_MS");
+	long long ms;
+	struct timeval tv;
+
+	if (s == NULL || num_parse(s, 1, 5000, &ms) == -1)
+		return 0;
+	tv.tv_sec = (time_t)(ms / 1000);
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	return event_base_once(w->base, -1, EV_TIMEOUT, delayed_mail_cb, w, &tv) == 0;
+}
+#endif
+
+static void
+cmd_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+	uint64_t n;
+
+	(void)what;
+	while (read(fd, &n, sizeof(n)) == -1 && errno == EINTR)
+		;
+#ifdef EG_TEST_MUTANT_BUILD
+	if (test_delay(w))
+		return;
+#endif
+	take_mail(w);
 }
 
 static void
