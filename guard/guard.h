@@ -52,6 +52,7 @@ struct guard {
 	unsigned		 nworkers;	/* built so far */
 	unsigned		 nwant;		/* --workers, resolved */
 	_Atomic uint64_t	 nconns;	/* live client connections, all workers */
+	_Atomic uint64_t	 next_id;	/* the last request id, all workers */
 	uint64_t		 policy_seq;	/* numbers each policy change */
 	pthread_mutex_t		 wmu;		/* the workers' mailboxes */
 	pthread_cond_t		 wcv;		/* a worker acked or exited */

@@ -40,13 +40,20 @@ struct proxy {
 	struct proxy_env	 env;
 	TAILQ_HEAD(, proxy_conn) conns;
 	uint64_t		 live;		/* in conns */
-	uint64_t		 next_id;
 };
 
 static void head_read_cb(struct bufferevent *bev, void *arg);
 static void head_event_cb(struct bufferevent *bev, short what, void *arg);
 static void header_timeout_cb(evutil_socket_t fd, short what, void *arg);
 static void dial_done(void *arg, int fd, size_t idx, int timed_out);
+
+/* Request ids are the guard's, not the worker's: a decision and its
+ * close line stay paired in one log whatever worker wrote them. */
+static uint64_t
+proxy_next_id(struct proxy *px)
+{
+	return atomic_fetch_add(px->env.next_id, 1) + 1;
+}
 
 /* ---- the connection's calls back up (struct conn_env) ---- */
 
@@ -379,7 +386,7 @@ head_read_cb(struct bufferevent *bev, void *arg)
 	bufferevent_disable(bev, EV_READ);
 	evtimer_del(c->timer);
 	if (c->kind == KIND_HTTP)	/* a further request on a kept-alive connection */
-		c->id = ++c->px->next_id;
+		c->id = proxy_next_id(c->px);
 	/* The head is consumed before routing: a reused upstream (or any
 	 * answer that comes back at once) starts forwarding the body from
 	 * the client's buffer within route(), and only the body may be
@@ -477,7 +484,7 @@ proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen)
 	}
 	c->px = px;
 	proxy_conn_env(px, &c->env);
-	c->id = ++px->next_id;
+	c->id = proxy_next_id(px);
 	c->state = ST_HEAD;
 	c->kind = KIND_CONNECT;
 	c->epoch = -1;
@@ -523,7 +530,7 @@ proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.px = px;
 	proxy_conn_env(px, &tmp.env);
-	tmp.id = ++px->next_id;
+	tmp.id = proxy_next_id(px);
 	tmp.kind = KIND_CONNECT;
 	tmp.epoch = -1;
 	conn_sockaddr_str(sa, tmp.client, sizeof(tmp.client));

@@ -31,6 +31,7 @@ struct proxy_env {
 	/* Live connections of every worker: one bound (--max-conns) for
 	 * all, counted here. */
 	_Atomic uint64_t	*nconns;
+	_Atomic uint64_t	*next_id;	/* the last request id, all workers */
 	void			*arg;
 	/* The active policy (NULL: deny everything), read per request. */
 	const struct policy	*(*policy)(void *arg);

@@ -582,7 +582,8 @@ worker_new(struct guard *g, unsigned idx, struct event_base *base, char *err,
 	px_env = (struct proxy_env){
 		.base = base, .cfg = cfg, .log = w->log, .metrics = &w->metrics,
 		.classify = w->classify, .resolver = w->resolver,
-		.stopping = &w->stopping, .nconns = &g->nconns, .arg = w,
+		.stopping = &w->stopping, .nconns = &g->nconns,
+		.next_id = &g->next_id, .arg = w,
 		.policy = px_policy, .closed = px_closed,
 	};
 	if ((w->proxy = proxy_new(&px_env)) == NULL) {
