@@ -78,11 +78,12 @@ struct relay {
 	int		 done;
 };
 
-/* The copy mode's read buffer. One for all relays: the loop is one thread
- * and a callback leaves nothing in it (what could not be written is copied
- * into the half's own buffer before the callback returns), so idle tunnels
- * own no buffer at all. */
-static unsigned char relay_scratch[RELAY_HIGH_WATER];
+/* The copy mode's read buffer. One per worker thread, shared by its
+ * relays: a callback leaves nothing in it (what could not be written is
+ * copied into the half's own buffer before the callback returns), so idle
+ * tunnels own no buffer at all. Thread-local: two workers reading into one
+ * buffer would hand one tunnel's bytes to another (found by TSan). */
+static _Thread_local unsigned char relay_scratch[RELAY_HIGH_WATER];
 
 static void half_arm(struct half *h);
 
