@@ -287,7 +287,8 @@ inwl setpriv --reuid=65534 --regid=65534 --clear-groups curl -sS --max-time 3 \
 check hostile_workload_user_cannot_reach_control_socket $?
 ingd curl -sS --max-time 3 --unix-socket "$T/P.sock" http://localhost/v1/health >/dev/null 2>&1
 check control_plane_root_reaches_control_socket $?
-tcp=$(ingd ss -ltnH | awk '{print $4}' | sort | tr '\n' ' ')
+# sort -u: with several workers each listens on the address (SO_REUSEPORT).
+tcp=$(ingd ss -ltnH | awk '{print $4}' | sort -u | tr '\n' ' ')
 [ "$tcp" = "10.77.0.1:3128 " ]
 check control_api_is_on_no_tcp_port $? "$tcp"
 out=$(raw 3128 "CONNECT 10.77.0.1:3128 HTTP/1.1\r\n\r\n")
