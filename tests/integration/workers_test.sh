@@ -56,7 +56,7 @@ for W in ${EG_WORKERS_TEST:-1 4}; do	# EG_WORKERS_TEST: a subset, by hand
 	port=$((port + 1))
 	cp "$T/b1.json" "$T/live$W.json"
 	start_guard "W$W" "$port" --trust-key "$T/keys/key.pub.pem" --policy "$T/live$W.json" \
-	    --dns 198.18.0.53 --allow-range 198.18.0.0/15 --workers "$W" --max-conns 64 ||
+	    --dns 198.18.0.53 --allow-range 198.18.0.0/15 --workers "$W" --max-conns 64 --header-timeout 30 ||
 	    { fail "w${W}_start"; continue; }
 	pid=$(eval echo "\$PID_W$W")
 	n=$(ls /proc/"$pid"/task | wc -l)

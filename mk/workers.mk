@@ -1,0 +1,24 @@
+# make workers-mutant: the negative control of the push-ordering contract
+# (tests/integration/workers_test.sh, 4 workers). Two test builds into
+# $(BUILD)-wdelay and $(BUILD)-wmutant, both with EG_TEST_WORKER_DELAY_MS
+# honoured (workers 1..3 read their mailbox 300 ms late while they go on
+# serving): the real guard must pass, the one that answers a push before
+# every worker acked (EG_MUTANT_NO_POLICY_ACK) must fail. About 3 minutes
+# plus the two builds.
+
+WDELAY_BUILD  = $(BUILD)-wdelay
+WMUTANT_BUILD = $(BUILD)-wmutant
+
+.PHONY: workers-mutant
+workers-mutant:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(WDELAY_BUILD) \
+	    CFLAGS='$(CFLAGS) -DEG_TEST_MUTANT_BUILD' all
+	$(Q)$(MAKE) --no-print-directory BUILD=$(WMUTANT_BUILD) \
+	    CFLAGS='$(CFLAGS) -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_POLICY_ACK' all
+	$(Q)EG_WORKERS_TEST=4 EG_TEST_WORKER_DELAY_MS=300 BUILD=$(WDELAY_BUILD) \
+	    bash tests/integration/workers_test.sh | grep push_answered | \
+	    grep -q '^PASS' || { echo "FAIL workers-mutant: the real guard failed"; exit 1; }
+	$(Q)EG_WORKERS_TEST=4 EG_TEST_WORKER_DELAY_MS=300 BUILD=$(WMUTANT_BUILD) \
+	    bash tests/integration/workers_test.sh | grep push_answered | \
+	    grep -q '^FAIL' || { echo "FAIL workers-mutant: the mutant was not caught"; exit 1; }
+	@echo "PASS workers-mutant: answer-before-acks caught, the real guard passes"
