@@ -45,7 +45,7 @@ start_guard_nofile() {
 	# shellcheck disable=SC2086
 	start_bg "$GD" "$T/$name.out" bash -c "ulimit -n $nofile && exec \"\$0\" \"\$@\"" \
 	    ${EG_WRAP:-} "$BIN" run --listen "10.77.0.1:$port" --log-file "$T/$name.log" \
-	    --control "$T/$name.sock" --no-state "$@"
+	    --control "$T/$name.sock" --no-state ${EG_WORKERS:+--workers "$EG_WORKERS"} "$@"
 	eval "PID_$name=$LASTPID"
 	for _ in $(seq 100); do
 		grep -q '"event":"policy"' "$T/$name.log" 2>/dev/null && return 0
