@@ -309,6 +309,12 @@ chunked_decode(struct chunked *c, const char *b, size_t len, int *done,
 	return feed(c, b, len, done, data_off, data_len);
 }
 
+uint64_t
+chunked_pending(const struct chunked *c)
+{
+	return c != NULL && c->state != S_ERROR ? c->left : 0;
+}
+
 static int
 is_chunked(const char *s, size_t n)
 {

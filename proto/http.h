@@ -13,6 +13,7 @@
 #define HTTP_RESP_HEAD_MAX	65536	/* whole response head from an upstream */
 #define HTTP_MAX_HEADERS	100
 #define HTTP_METHOD_MAX		32
+#define HTTP_LENGTH_MAX		(1LL << 62)	/* a Content-Length value */
 
 struct http_header {
 	const char	*name;
@@ -55,6 +56,12 @@ int http_parse_head(const char *buf, size_t len, struct http_req *req,
  * name and sets *first to the first one (or NULL). */
 size_t http_find_header(const struct http_header *h, size_t n, const char *name,
     const struct http_header **first);
+
+/* The one reader of a Content-Length value (requests and responses, the
+ * guard and egress-guardctl): 1*DIGIT without sign, leading zero or
+ * whitespace, at most HTTP_LENGTH_MAX. Returns 0 with *len, or -1. A
+ * repeated field is the caller's to refuse (it counts them). */
+int http_content_length(const struct http_header *cl, long long *len);
 
 /* Absolute-form target "http://host[:port][/path][?query]" (scheme
  * case-insensitive, port 80 by default). On success fills d and points
