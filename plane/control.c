@@ -456,8 +456,14 @@ route(struct conn *k, size_t end)
 		ctljson_policy(b, c->env.policy(c->env.arg));
 		reply(k, 200, "application/json", b);
 	} else if (strcmp(path, "/v1/status") == 0) {
+		struct ctljson_status st = {
+			c->env.version, c->env.revision, c->env.cfg,
+			c->env.resolver, c->env.plane, c->env.nconns(c->env.arg),
+			c->env.started, c->env.policy(c->env.arg)
+		};
+
 		log_call(c, k->uid, "GET", path, 200, NULL);
-		ctljson_status(b, &c->env);
+		ctljson_status(b, &st);
 		reply(k, 200, "application/json", b);
 	} else if (strcmp(path, "/v1/health") == 0) {
 		evbuffer_add_printf(b, "{\"status\":\"ok\"}\n");
