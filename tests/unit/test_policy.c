@@ -840,7 +840,7 @@ now_ms(void)
 
 /* The digest is SHA-256 of the canonical bytes, computed here apart from
  * the library. A canonical form of a MiB or more is hashed on a second
- * thread while the matcher is built (policy.c, seal): this checks that
+ * thread while the matcher is built (policy.c, policy_seal): this checks that
  * path on the bytes it was given, and that reading them back through the
  * canonical fast path gives the same digest again. */
 static void
