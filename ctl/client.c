@@ -249,6 +249,63 @@ check_peer(int fd, const char *sock_path, long guard_uid, char *err,
 	return -1;
 }
 
+/* Reads the answer on fd until ctlclient_parse_response has all of it,
+ * within WIRE_MAX bytes and the deadline. 0 with r filled, or -1 with err
+ * naming sock_path. */
+static int
+read_answer(int fd, const char *sock_path, double deadline,
+    struct ctlclient_response *r, char *err, size_t errlen)
+{
+	char why[256], *buf = NULL, *nb;
+	size_t len = 0, cap = 0;
+	ssize_t got;
+	int pr, rc = -1;
+
+	for (;;) {
+		if (len == cap) {
+			if (cap >= WIRE_MAX) {
+				errbuf_set(err, errlen, "%s: response larger than %u "
+				    "bytes", sock_path, WIRE_MAX);
+				goto out;
+			}
+			cap = cap == 0 ? 4096 : cap * 2;
+			if (cap > WIRE_MAX)
+				cap = WIRE_MAX;
+			if ((nb = realloc(buf, cap)) == NULL) {
+				errbuf_set(err, errlen, "%s: out of memory", sock_path);
+				goto out;
+			}
+			buf = nb;
+		}
+		got = recv(fd, buf + len, cap - len, 0);
+		if (got == -1 && errno == EINTR)
+			continue;
+		if (got == -1) {
+			errbuf_set(err, errlen, "%s: receive: %s", sock_path,
+			    io_error());
+			goto out;
+		}
+		len += (size_t)got;
+		pr = ctlclient_parse_response(buf, len, got == 0, r, why,
+		    sizeof(why));
+		if (pr == 1)
+			break;
+		if (pr == -1) {
+			errbuf_set(err, errlen, "%s: bad response: %s", sock_path, why);
+			goto out;
+		}
+		if (now_s() > deadline) {
+			errbuf_set(err, errlen, "%s: no complete response within %d "
+			    "s", sock_path, DEADLINE_S);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(buf);
+	return rc;
+}
+
 static int
 request(const char *sock_path, const char *method, const char *target,
     const struct body *body, long guard_uid, struct ctlclient_response *r,
@@ -256,11 +313,10 @@ request(const char *sock_path, const char *method, const char *target,
 {
 	struct timeval tv = { .tv_sec = CTLCLIENT_TIMEOUT_S, .tv_usec = 0 };
 	struct sockaddr_un sa;
-	char head[512], why[256], *buf = NULL, *nb;
-	size_t len = 0, cap = 0, body_len = body->len;
+	char head[512];
+	size_t body_len = body->len;
 	double deadline;
-	ssize_t got;
-	int fd = -1, n, pr, rc = -1;
+	int fd = -1, n, rc = -1;
 
 	if (sock_path == NULL || method == NULL || target == NULL ||
 	    r == NULL || (body->mem == NULL && body_len > 0)) {
@@ -314,50 +370,12 @@ request(const char *sock_path, const char *method, const char *target,
 		errbuf_set(err, errlen, "%s: send: %s", sock_path, io_error());
 		goto out;
 	}
-	for (;;) {
-		if (len == cap) {
-			if (cap >= WIRE_MAX) {
-				errbuf_set(err, errlen, "%s: response larger than %u "
-				    "bytes", sock_path, WIRE_MAX);
-				goto out;
-			}
-			cap = cap == 0 ? 4096 : cap * 2;
-			if (cap > WIRE_MAX)
-				cap = WIRE_MAX;
-			if ((nb = realloc(buf, cap)) == NULL) {
-				errbuf_set(err, errlen, "%s: out of memory", sock_path);
-				goto out;
-			}
-			buf = nb;
-		}
-		got = recv(fd, buf + len, cap - len, 0);
-		if (got == -1 && errno == EINTR)
-			continue;
-		if (got == -1) {
-			errbuf_set(err, errlen, "%s: receive: %s", sock_path,
-			    io_error());
-			goto out;
-		}
-		len += (size_t)got;
-		pr = ctlclient_parse_response(buf, len, got == 0, r, why,
-		    sizeof(why));
-		if (pr == 1)
-			break;
-		if (pr == -1) {
-			errbuf_set(err, errlen, "%s: bad response: %s", sock_path, why);
-			goto out;
-		}
-		if (now_s() > deadline) {
-			errbuf_set(err, errlen, "%s: no complete response within %d "
-			    "s", sock_path, DEADLINE_S);
-			goto out;
-		}
-	}
+	if (read_answer(fd, sock_path, deadline, r, err, errlen) == -1)
+		goto out;
 	rc = 0;
 out:
 	if (fd != -1)
 		close(fd);
-	free(buf);
 	return rc;
 }
 
