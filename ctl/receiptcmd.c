@@ -385,6 +385,44 @@ receiptcmd_cmd_receipt(int argc, char **argv)
 	    "unknown receipt command", argv[1]);
 }
 
+/* admit's options into o (vals: profile, grade, receipt, attesters,
+ * binary), the ones that exclude or need each other checked, and a
+ * --grade parsed into *have (*have_grade 1). 0, or an exit status. */
+static int
+admit_opts(int argc, char **argv, struct opts *o, enum receipt_grade *have,
+    int *have_grade)
+{
+	const char *gradearg, *receipt, *attesters, *binary;
+	int rc;
+
+	if ((rc = parse_opts(argc, argv, 1, o)) != 0)
+		return rc;
+	gradearg = o->vals[1];
+	receipt = o->vals[2];
+	attesters = o->vals[3];
+	binary = o->vals[4];
+	if (o->vals[0] == NULL)
+		return cli_usage_error(o->cmd, o->usage, "missing --profile",
+		    NULL);
+	if (gradearg != NULL && receipt != NULL)
+		return cli_usage_error(o->cmd, o->usage, "--grade and "
+		    "--receipt exclude each other", NULL);
+	if (receipt != NULL && attesters == NULL)
+		return cli_usage_error(o->cmd, o->usage, "--receipt needs "
+		    "--attesters", NULL);
+	if (receipt == NULL && (attesters != NULL || binary != NULL))
+		return cli_usage_error(o->cmd, o->usage, "--attesters and "
+		    "--binary go with --receipt", NULL);
+	if (gradearg != NULL) {
+		if (receipt_grade_parse(gradearg, have) == -1)
+			return cli_usage_error(o->cmd, o->usage, "--grade must "
+			    "be unsupported, advisory_filter or "
+			    "security_boundary", gradearg);
+		*have_grade = 1;
+	}
+	return 0;
+}
+
 /* admit --profile P [--grade G | --receipt R --attesters DIR [--binary B]] */
 int
 receiptcmd_cmd_admit(int argc, char **argv)
@@ -396,38 +434,19 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	struct opts o = { "admit", RECEIPTCMD_ADMIT_USAGE, names, { NULL },
 	    NULL, 0 };
 	enum receipt_grade have = RECEIPT_UNSUPPORTED, need;
-	const char *profile, *gradearg, *receipt, *attesters, *binary, *req;
+	const char *profile, *receipt, *attesters, *binary, *req;
 	struct receipt_verdict v;
 	struct policy *p = NULL;
 	char err[1024], why[1024];
 	int rc, have_grade = 0;
 
 	memset(&v, 0, sizeof(v));
-	if ((rc = parse_opts(argc, argv, 1, &o)) != 0)
+	if ((rc = admit_opts(argc, argv, &o, &have, &have_grade)) != 0)
 		return rc;
 	profile = o.vals[0];
-	gradearg = o.vals[1];
 	receipt = o.vals[2];
 	attesters = o.vals[3];
 	binary = o.vals[4];
-	if (profile == NULL)
-		return cli_usage_error(o.cmd, o.usage, "missing --profile", NULL);
-	if (gradearg != NULL && receipt != NULL)
-		return cli_usage_error(o.cmd, o.usage, "--grade and --receipt "
-		    "exclude each other", NULL);
-	if (receipt != NULL && attesters == NULL)
-		return cli_usage_error(o.cmd, o.usage, "--receipt needs "
-		    "--attesters", NULL);
-	if (receipt == NULL && (attesters != NULL || binary != NULL))
-		return cli_usage_error(o.cmd, o.usage, "--attesters and --binary "
-		    "go with --receipt", NULL);
-	if (gradearg != NULL) {
-		if (receipt_grade_parse(gradearg, &have) == -1)
-			return cli_usage_error(o.cmd, o.usage, "--grade must be "
-			    "unsupported, advisory_filter or "
-			    "security_boundary", gradearg);
-		have_grade = 1;
-	}
 
 	/* Epoch 0: only the mode and the requirement are used here. */
 	if ((p = policy_compile_profile_file(profile, 0, err,
