@@ -197,11 +197,44 @@ conn_finish(struct proxy_conn *c)
 	bufferevent_disable(c->cbev, EV_READ);
 	bufferevent_set_timeouts(c->cbev, NULL, NULL);
 	bufferevent_setcb(c->cbev, NULL, linger_write_cb, linger_event_cb, c);
-	bufferevent_enable(c->cbev, EV_WRITE);
 	evtimer_add(c->timer, &tv);
-	/* Nothing queued: the write callback would never run. */
+	/* Nothing queued: the write callback would never run, and arming
+	 * EV_WRITE would cost an epoll change and a loop pass for nothing. */
 	if (evbuffer_get_length(bufferevent_get_output(c->cbev)) == 0)
 		linger_write_cb(c->cbev, c);
+	else
+		bufferevent_enable(c->cbev, EV_WRITE);
+}
+
+/* A socket with room (nearly always, one request at a time) takes the
+ * bytes at once: no loop pass waiting for EPOLLOUT, no epoll change to
+ * arm and disarm it (issue 17). EV_WRITE on means bytes already wait for
+ * room: these keep their turn behind them. */
+void
+conn_send_now(struct bufferevent *bev)
+{
+	struct evbuffer *out = bufferevent_get_output(bev);
+
+	if (evbuffer_get_length(out) == 0 ||
+	    (bufferevent_get_enabled(bev) & EV_WRITE) != 0)
+		return;
+	/* A socket bufferevent keeps its output's front frozen: only its own
+	 * write may drain it. Thaw it for this one write, as that write does. */
+	if (evbuffer_unfreeze(out, 1) == 0) {
+		(void)evbuffer_write(out, bufferevent_getfd(bev));
+		(void)evbuffer_freeze(out, 1);
+	}
+	if (evbuffer_get_length(out) > 0)
+		bufferevent_enable(bev, EV_WRITE);
+}
+
+/* Called by the write callbacks: with nothing left, the next bytes go
+ * out at once again (conn_send_now). */
+void
+conn_send_drained(struct bufferevent *bev)
+{
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		bufferevent_disable(bev, EV_WRITE);
 }
 
 static unsigned char

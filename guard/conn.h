@@ -154,6 +154,13 @@ void conn_log_close(struct proxy_conn *c, const char *reason, uint64_t up,
 
 /* Flushes what is queued for the client, then closes. */
 void conn_finish(struct proxy_conn *c);
+/* Writes what bev has queued now instead of after its next writable
+ * event, unless its EV_WRITE is on (bytes already wait for room); what
+ * the socket does not take (and any error) is left to the bufferevent,
+ * whose EV_WRITE this turns on. Users keep EV_WRITE off while nothing
+ * waits: off before queueing, conn_send_drained in the write callback. */
+void conn_send_now(struct bufferevent *bev);
+void conn_send_drained(struct bufferevent *bev);
 /* Queues the HTTP answer for reason r. */
 void conn_answer_http(struct proxy_conn *c, enum reason r);
 /* Ends a request that was not admitted: log, answer in the client's
