@@ -93,6 +93,8 @@ struct rf {
 	char				 dep[2][32];
 	int				 depkind[2];	/* 1 nfproto, 2 l4proto */
 	int				 ndep;
+	unsigned char			 imm[2][16];	/* data in reg 1, 2 */
+	uint32_t			 immlen[2];
 };
 
 static void
@@ -406,6 +408,19 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 		}
 		return 0;
 	}
+	if (strcmp(ln, "rt") == 0) {
+		key = nftnl_expr_get_u32(ld, NFTNL_EXPR_RT_KEY);
+		if (f->mask != NULL || op != NFT_CMP_EQ ||
+		    !((key == NFT_RT_NEXTHOP4 && dlen == 4) ||
+		    (key == NFT_RT_NEXTHOP6 && dlen == 16)))
+			return -1;
+		rf_deps(f);
+		rf_word(f);
+		sb_add(f->s, "rt %s nexthop %s", dlen == 4 ? "ip" : "ip6",
+		    inet_ntop(dlen == 4 ? AF_INET : AF_INET6, d, addr,
+		    sizeof(addr)) ? addr : "?");
+		return 0;
+	}
 	if (strcmp(ln, "exthdr") == 0 || strcmp(ln, "socket") == 0)
 		return rf_other(f, ld, ln, op, d, dlen);
 	if (strcmp(ln, "payload") == 0 && f->mask != NULL)
@@ -600,6 +615,69 @@ rf_reject(struct rf *f, const struct nftnl_expr *e)
 		sb_add(f->s, "reject type %u code %u", type, code);
 }
 
+/* Data an immediate loaded into reg 1 or 2 (nat addresses and ports). */
+static int
+rf_imm(struct rf *f, const struct nftnl_expr *e)
+{
+	uint32_t reg = nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG), len = 0;
+	const void *d = nftnl_expr_get(e, NFTNL_EXPR_IMM_DATA, &len);
+
+	if (d == NULL || (reg != NFT_REG_1 && reg != NFT_REG_2) || len == 0 ||
+	    len > sizeof(f->imm[0]))
+		return -1;
+	memcpy(f->imm[reg - NFT_REG_1], d, len);
+	f->immlen[reg - NFT_REG_1] = len;
+	return 0;
+}
+
+/* The 2-byte port an immediate put in reg; -1 when none did. */
+static int
+rf_port(const struct rf *f, uint32_t reg)
+{
+	uint16_t p;
+
+	if ((reg != NFT_REG_1 && reg != NFT_REG_2) ||
+	    f->immlen[reg - NFT_REG_1] != 2)
+		return -1;
+	memcpy(&p, f->imm[reg - NFT_REG_1], 2);
+	return ntohs(p);
+}
+
+/* redirect to :PORT, dnat ip to A:PORT, dnat ip6 to [A]:PORT: the shapes
+ * nfttransp builds (min == max). -1 for anything else. */
+static int
+rf_nat(struct rf *f, const struct nftnl_expr *e, int redir)
+{
+	char addr[INET6_ADDRSTRLEN];
+	uint32_t ra, fam, alen;
+	int port;
+
+	if (redir) {
+		port = rf_port(f, nftnl_expr_get_u32(e,
+		    NFTNL_EXPR_REDIR_REG_PROTO_MIN));
+		if (port < 0)
+			return -1;
+		rf_word(f);
+		sb_add(f->s, "redirect to :%d", port);
+		return 0;
+	}
+	ra = nftnl_expr_get_u32(e, NFTNL_EXPR_NAT_REG_ADDR_MIN);
+	fam = nftnl_expr_get_u32(e, NFTNL_EXPR_NAT_FAMILY);
+	port = rf_port(f, nftnl_expr_get_u32(e, NFTNL_EXPR_NAT_REG_PROTO_MIN));
+	alen = fam == NFPROTO_IPV4 ? 4 : 16;
+	if (nftnl_expr_get_u32(e, NFTNL_EXPR_NAT_TYPE) != NFT_NAT_DNAT ||
+	    port < 0 || (fam != NFPROTO_IPV4 && fam != NFPROTO_IPV6) ||
+	    (ra != NFT_REG_1 && ra != NFT_REG_2) ||
+	    f->immlen[ra - NFT_REG_1] != alen ||
+	    inet_ntop(alen == 4 ? AF_INET : AF_INET6, f->imm[ra - NFT_REG_1],
+	    addr, sizeof(addr)) == NULL)
+		return -1;
+	rf_word(f);
+	sb_add(f->s, alen == 4 ? "dnat ip to %s:%d" : "dnat ip6 to [%s]:%d",
+	    addr, port);
+	return 0;
+}
+
 size_t
 nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 {
@@ -637,7 +715,9 @@ nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 		    (strcmp(n, "socket") == 0 &&
 		    nftnl_expr_is_set(e, NFTNL_EXPR_SOCKET_DREG) &&
 		    nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_DREG) ==
-		    NFT_REG_1))) {
+		    NFT_REG_1) ||
+		    (strcmp(n, "rt") == 0 &&
+		    nftnl_expr_get_u32(e, NFTNL_EXPR_RT_DREG) == NFT_REG_1))) {
 			f.last = NULL;
 			f.load = e;
 			continue;
@@ -677,6 +757,13 @@ nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 			rf_verdict(&f, e);
 		} else if (strcmp(n, "reject") == 0) {
 			rf_reject(&f, e);
+		} else if (strcmp(n, "immediate") == 0 &&
+		    nftnl_expr_is_set(e, NFTNL_EXPR_IMM_DATA) &&
+		    rf_imm(&f, e) == 0) {
+			continue;
+		} else if ((strcmp(n, "redir") == 0 || strcmp(n, "nat") == 0) &&
+		    rf_nat(&f, e, n[0] == 'r') == 0) {
+			continue;
 		} else {
 			rf_raw(&f, e);
 		}
