@@ -271,8 +271,10 @@ match_l4(struct nftx_rule *b, int family, uint8_t l4)
 }
 
 /* A flow our own nat rule sent to listener g, in the original direction:
- * on loopback (shared layout) or arriving on iifname (guard side). The
- * rewritten destination must be the listener's address and port. */
+ * the rewritten destination must be the listener's address and port
+ * (guard side: arriving on iifname). No "oif lo" in the shared layout: the
+ * output hook keeps the device the packet was first routed to (the
+ * uplink), although the redirect has rerouted it to loopback. */
 static int
 rule_redirected(struct nftnl_chain *c, const char *chain,
     const char *iifname, const struct nftrules_guard *g, uint8_t l4)
@@ -280,8 +282,6 @@ rule_redirected(struct nftnl_chain *c, const char *chain,
 	struct nftx_rule b;
 
 	start(&b, chain, iifname);
-	if (iifname == NULL)
-		nftx_meta_u32(&b, NFT_META_OIF, NFTX_LOOPBACK_IFINDEX);
 	nftx_ct_original(&b);
 	nftx_ct_dnat(&b);
 	nftx_dest(&b, g->family, g->addr, l4, g->port);
