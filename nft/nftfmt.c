@@ -678,6 +678,30 @@ rf_nat(struct rf *f, const struct nftnl_expr *e, int redir)
 	return 0;
 }
 
+/* Whether e loads something into reg 1 (the matches nftrules builds). */
+static int
+loads_reg1(const struct nftnl_expr *e, const char *n)
+{
+	static const struct {
+		const char	*name;
+		uint16_t	 dreg;
+	} loads[] = {
+		{ "meta", NFTNL_EXPR_META_DREG },
+		{ "payload", NFTNL_EXPR_PAYLOAD_DREG },
+		{ "ct", NFTNL_EXPR_CT_DREG },
+		{ "exthdr", NFTNL_EXPR_EXTHDR_DREG },
+		{ "socket", NFTNL_EXPR_SOCKET_DREG },
+		{ "rt", NFTNL_EXPR_RT_DREG },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(loads) / sizeof(loads[0]); i++)
+		if (strcmp(n, loads[i].name) == 0)
+			return nftnl_expr_is_set(e, loads[i].dreg) &&
+			    nftnl_expr_get_u32(e, loads[i].dreg) == NFT_REG_1;
+	return 0;
+}
+
 size_t
 nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 {
@@ -699,25 +723,7 @@ nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 		n = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
 		if (n == NULL)
 			n = "";
-		if (f.load == NULL && ((strcmp(n, "meta") == 0 &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_META_DREG) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG) == NFT_REG_1) ||
-		    (strcmp(n, "payload") == 0 &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_PAYLOAD_DREG) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_DREG) == NFT_REG_1) ||
-		    (strcmp(n, "ct") == 0 &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_CT_DREG) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_CT_DREG) == NFT_REG_1) ||
-		    (strcmp(n, "exthdr") == 0 &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_EXTHDR_DREG) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_DREG) ==
-		    NFT_REG_1) ||
-		    (strcmp(n, "socket") == 0 &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_SOCKET_DREG) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_DREG) ==
-		    NFT_REG_1) ||
-		    (strcmp(n, "rt") == 0 &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_RT_DREG) == NFT_REG_1))) {
+		if (f.load == NULL && loads_reg1(e, n)) {
 			f.last = NULL;
 			f.load = e;
 			continue;
