@@ -130,6 +130,32 @@ rf_deps(struct rf *f)
 	f->ndep = 0;
 }
 
+/* A match is about to be written: first the held-back ones. */
+static void
+rf_begin(struct rf *f)
+{
+	rf_deps(f);
+	rf_word(f);
+}
+
+/* The 4-byte AND mask applied to reg 1 (XOR 0) into *m; -1 otherwise. */
+static int
+rf_mask32(const struct rf *f, uint32_t *m)
+{
+	uint32_t mlen = 0, xlen = 0, x = 1;
+	const void *mp, *xp;
+
+	if (f->mask == NULL)
+		return -1;
+	mp = nftnl_expr_get(f->mask, NFTNL_EXPR_BITWISE_MASK, &mlen);
+	xp = nftnl_expr_get(f->mask, NFTNL_EXPR_BITWISE_XOR, &xlen);
+	if (mp == NULL || xp == NULL || mlen != 4 || xlen != 4)
+		return -1;
+	memcpy(m, mp, 4);
+	memcpy(&x, xp, 4);
+	return x == 0 ? 0 : -1;
+}
+
 /* Before anything that is not a match: the held-back matches, then any
  * load or mask no cmp consumed, in raw notation. */
 static void
@@ -237,15 +263,12 @@ static int
 rf_ct(struct rf *f, const struct nftnl_expr *ld, uint32_t op,
     const unsigned char *d, uint32_t dlen)
 {
-	uint32_t key = nftnl_expr_get_u32(ld, NFTNL_EXPR_CT_KEY), m = 0, x = 1;
-	const void *mp, *xp;
-	uint32_t mlen = 0, xlen = 0;
+	uint32_t key = nftnl_expr_get_u32(ld, NFTNL_EXPR_CT_KEY), m = 0;
 	uint16_t port;
 
 	if (key == NFT_CT_DIRECTION && dlen == 1 && f->mask == NULL &&
 	    !nftnl_expr_is_set(ld, NFTNL_EXPR_CT_DIR)) {
-		rf_deps(f);
-		rf_word(f);
+		rf_begin(f);
 		sb_add(f->s, "ct direction %s%s", cmpop(op),
 		    d[0] == 0 ? "original" : d[0] == 1 ? "reply" : "?");
 		return 0;
@@ -253,26 +276,17 @@ rf_ct(struct rf *f, const struct nftnl_expr *ld, uint32_t op,
 	if (key == NFT_CT_PROTO_DST && dlen == 2 && f->mask == NULL &&
 	    nftnl_expr_is_set(ld, NFTNL_EXPR_CT_DIR)) {
 		memcpy(&port, d, 2);
-		rf_deps(f);
-		rf_word(f);
+		rf_begin(f);
 		sb_add(f->s, "ct %s proto-dst %s%u",
 		    nftnl_expr_get_u8(ld, NFTNL_EXPR_CT_DIR) == 0 ? "original" :
 		    "reply", cmpop(op), (unsigned int)ntohs(port));
 		return 0;
 	}
-	if (key != NFT_CT_STATUS || dlen != 4 || f->mask == NULL ||
-	    op != NFT_CMP_NEQ || nftnl_expr_is_set(ld, NFTNL_EXPR_CT_DIR))
+	if (key != NFT_CT_STATUS || dlen != 4 || op != NFT_CMP_NEQ ||
+	    nftnl_expr_is_set(ld, NFTNL_EXPR_CT_DIR) || rf_mask32(f, &m) == -1 ||
+	    memcmp(d, "\0\0\0\0", 4) != 0)
 		return -1;
-	mp = nftnl_expr_get(f->mask, NFTNL_EXPR_BITWISE_MASK, &mlen);
-	xp = nftnl_expr_get(f->mask, NFTNL_EXPR_BITWISE_XOR, &xlen);
-	if (mp == NULL || xp == NULL || mlen != 4 || xlen != 4)
-		return -1;
-	memcpy(&m, mp, 4);
-	memcpy(&x, xp, 4);
-	if (x != 0 || memcmp(d, "\0\0\0\0", 4) != 0)
-		return -1;
-	rf_deps(f);
-	rf_word(f);
+	rf_begin(f);
 	if (m == IPS_DST_NAT)
 		sb_add(f->s, "ct status dnat");
 	else if (m == IPS_SRC_NAT)
@@ -297,8 +311,7 @@ rf_other(struct rf *f, const struct nftnl_expr *ld, const char *ln,
 		    NFT_SOCKET_CGROUPV2 || dlen != 8)
 			return -1;
 		memcpy(&id, d, 8);
-		rf_deps(f);
-		rf_word(f);
+		rf_begin(f);
 		sb_add(f->s, "socket cgroupv2 level %u %llu",
 		    nftnl_expr_get_u32(ld, NFTNL_EXPR_SOCKET_LEVEL),
 		    (unsigned long long)id);
@@ -314,8 +327,7 @@ rf_other(struct rf *f, const struct nftnl_expr *ld, const char *ln,
 		rf_drop_dep(f, 1);
 	if (xop == NFT_EXTHDR_OP_IPV4 && f->nfproto == NFPROTO_IPV4)
 		rf_drop_dep(f, 1);
-	rf_deps(f);
-	rf_word(f);
+	rf_begin(f);
 	if (xop == NFT_EXTHDR_OP_IPV6 && type == IPPROTO_ROUTING)
 		sb_add(f->s, "exthdr rt");
 	else if (xop == NFT_EXTHDR_OP_IPV4 && type == IPV4_OPT_LSRR)
@@ -351,8 +363,7 @@ rf_prefix(struct rf *f, const struct nftnl_expr *ld, uint32_t op,
 		bits++;
 	}
 	rf_drop_dep(f, 1);
-	rf_deps(f);
-	rf_word(f);
+	rf_begin(f);
 	sb_add(f->s, "ip6 daddr %s/%u", inet_ntop(AF_INET6, d, addr,
 	    sizeof(addr)) ? addr : "?", bits);
 	return 0;
@@ -383,26 +394,16 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 		if (key != NFT_CT_STATE || dlen != 4)
 			return -1;
 		if (f->mask != NULL) {
-			uint32_t mlen = 0, xlen = 0, m = 0, x = 1;
-			const void *mp = nftnl_expr_get(f->mask,
-			    NFTNL_EXPR_BITWISE_MASK, &mlen);
-			const void *xp = nftnl_expr_get(f->mask,
-			    NFTNL_EXPR_BITWISE_XOR, &xlen);
+			uint32_t m = 0;
 
-			if (mp == NULL || xp == NULL || mlen != 4 || xlen != 4)
+			if (rf_mask32(f, &m) == -1 || u32 != 0 ||
+			    (op != NFT_CMP_NEQ && op != NFT_CMP_EQ))
 				return -1;
-			memcpy(&m, mp, 4);
-			memcpy(&x, xp, 4);
-			if (x != 0 || u32 != 0 || (op != NFT_CMP_NEQ &&
-			    op != NFT_CMP_EQ))
-				return -1;
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "ct state %s", op == NFT_CMP_EQ ? "!= " : "");
 			ctstate(f->s, m);
 		} else {
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "ct state %s", cmpop(op));
 			ctstate(f->s, u32);
 		}
@@ -414,8 +415,7 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 		    !((key == NFT_RT_NEXTHOP4 && dlen == 4) ||
 		    (key == NFT_RT_NEXTHOP6 && dlen == 16)))
 			return -1;
-		rf_deps(f);
-		rf_word(f);
+		rf_begin(f);
 		sb_add(f->s, "rt %s nexthop %s", dlen == 4 ? "ip" : "ip6",
 		    inet_ntop(dlen == 4 ? AF_INET : AF_INET6, d, addr,
 		    sizeof(addr)) ? addr : "?");
@@ -450,8 +450,7 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 				f->l4proto = d[0];
 			return 0;
 		}
-		rf_deps(f);
-		rf_word(f);
+		rf_begin(f);
 		sb_add(f->s, "%s %s", nm, cmpop(op));
 		if ((key == NFT_META_OIF || key == NFT_META_IIF) && dlen == 4 &&
 		    u32 == LOOPBACK_IFINDEX)
@@ -487,8 +486,7 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 			    off == 8 ? "saddr" : "daddr");
 		else if (f->nfproto == NFPROTO_IPV6 && plen == 1 && off == 7) {
 			rf_drop_dep(f, 1);
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "ip6 hoplimit %s%u", cmpop(op), d[0]);
 			return 0;
 		} else if (f->nfproto == NFPROTO_IPV6 && plen == 2 &&
@@ -496,16 +494,14 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 			unsigned char a[16] = { d[0], d[1] };
 
 			rf_drop_dep(f, 1);
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "ip6 daddr %s/16", inet_ntop(AF_INET6, a,
 			    addr, sizeof(addr)) ? addr : "?");
 			return 0;
 		}
 		if (name[0] != '\0') {
 			rf_drop_dep(f, 1);
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "%s %s%s", name, cmpop(op),
 			    inet_ntop(plen == 4 ? AF_INET : AF_INET6, d, addr,
 			    sizeof(addr)) ? addr : "?");
@@ -519,8 +515,7 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 
 			memcpy(&port, d, 2);
 			rf_drop_dep(f, 2);
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "%s %s %s%u", nm, off == 0 ? "sport" :
 			    "dport", cmpop(op), (unsigned int)ntohs(port));
 			return 0;
@@ -567,8 +562,7 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 			return 0;
 		}
 	}
-	rf_deps(f);
-	rf_word(f);
+	rf_begin(f);
 	sb_add(f->s, "@%s,%u,%u %s", base == NFT_PAYLOAD_NETWORK_HEADER ? "nh" :
 	    base == NFT_PAYLOAD_TRANSPORT_HEADER ? "th" : "ll", off * 8,
 	    plen * 8, cmpop(op));
