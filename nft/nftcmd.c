@@ -441,8 +441,11 @@ warn_other_chains(const struct opts *o, struct nftsock *s)
 		t = nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE);
 		fam = f == NFPROTO_INET ? "inet" : f == NFPROTO_IPV4 ? "ip" :
 		    f == NFPROTO_IPV6 ? "ip6" : NULL;
+		/* The guard side's table also hooks prerouting, where a nat
+		 * chain ahead of ours could rewrite first. */
 		if (fam == NULL || t == NULL || (h != NF_INET_LOCAL_OUT &&
-		    h != NF_INET_LOCAL_IN && h != NF_INET_FORWARD))
+		    h != NF_INET_LOCAL_IN && h != NF_INET_FORWARD &&
+		    (h != NF_INET_PRE_ROUTING || o->cfg.in_ifname[0] == '\0')))
 			continue;
 		if (f == NFPROTO_INET && strcmp(t, NFTRULES_TABLE) == 0)
 			continue;
