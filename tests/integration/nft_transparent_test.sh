@@ -229,6 +229,23 @@ else fail workload_side_verify_detects_changed_next_hop "exit $RC: $ERR"; fi
 # ---- shared layout ------------------------------------------------------------
 reach control_shared_direct_tcp_reaches_far_listener "$SH" "http://$PUB4/" "$T/far4.log" conn
 udp control_shared_dns_reaches_far_resolver "$SH" $PUB4 53 "$T/fardns.log" arrives
+# Docker's embedded resolver, stood in for: its nat OUTPUT DNAT of
+# 127.0.0.11:53 (priority -100) and a resolver that logs each query.
+printf '%s\n' 'table ip nat {' ' chain DOCKER_OUTPUT {' \
+    '  ip daddr 127.0.0.11 tcp dport 53 dnat to 127.0.0.11:40053' \
+    '  ip daddr 127.0.0.11 udp dport 53 dnat to 127.0.0.11:40054' \
+    ' }' ' chain OUTPUT {' \
+    '  type nat hook output priority -100; policy accept;' \
+    '  ip daddr 127.0.0.11 counter jump DOCKER_OUTPUT' ' }' '}' |
+    ip netns exec "$SH" nft -f -
+start_bg "$SH" "$T/docker.out" python3 "$PROBE" dns-serve "$T/docker.log" "$T/docker.ready"
+wait_file "$T/docker.ready" 150
+r=$(probe "$SH" dns-query)
+if [ "$r" = "udp answered tcp connected" ] && [ "$(lines "$T/docker.log")" = 2 ]; then
+	pass control_shared_docker_dns_reached_before_apply
+else
+	fail control_shared_docker_dns_reached_before_apply "$r; $(cat "$T/docker.log")"
+fi
 SHARED="--netns $SH --guard 127.0.0.1:3128 --exempt-uid 65534 --transparent 127.0.0.1:3129 --transparent [::1]:3129 --dns-listen 127.0.0.1:5353"
 egnft apply $SHARED
 check shared_apply "$RC" "exit $RC: $ERR"
@@ -250,6 +267,17 @@ else fail shared_far_listeners_saw_nothing "a far listener logged a connection";
 udp shared_dns_redirected_to_guard "$SH" $PUB4 53 "$T/shdns.log" arrives
 udp shared_dns_never_reaches_far_resolver "$SH" $PUB4 53 "$T/fardns.log" nowhere
 udp shared_other_udp_goes_nowhere "$SH" $PUB4 5000 "$T/farudp.log" nowhere
+# Our nat chain (-110) runs before Docker's (-100): the query to
+# 127.0.0.11:53 reaches the guard's DNS listener, never Docker's resolver.
+n=$(lines "$T/shdns.log")
+d=$(lines "$T/docker.log")
+r=$(probe "$SH" dns-query)
+if [ "$r" = "udp answered tcp refused" ] && [ "$(lines "$T/docker.log")" = "$d" ] &&
+    [ "$(lines "$T/shdns.log")" != "$n" ]; then
+	pass shared_docker_dns_redirected_to_guard_not_docker
+else
+	fail shared_docker_dns_redirected_to_guard_not_docker "$r; docker log: $(cat "$T/docker.log")"
+fi
 AS="setpriv --reuid=65534 --regid=65534 --clear-groups"
 reach shared_exempt_socket_not_redirected "$SH" "http://$PUB4/" "$T/far4.log" conn
 AS=""
