@@ -17,6 +17,7 @@
 #include <libnftnl/rule.h>
 
 #include "nft/nftfmt.h"
+#include "nft/nftstmt.h"
 
 /* Loopback's index in every network namespace. */
 #define LOOPBACK_IFINDEX	1u
@@ -93,8 +94,6 @@ struct rf {
 	char				 dep[2][32];
 	int				 depkind[2];	/* 1 nfproto, 2 l4proto */
 	int				 ndep;
-	unsigned char			 imm[2][16];	/* data in reg 1, 2 */
-	uint32_t			 immlen[2];
 };
 
 static void
@@ -570,108 +569,6 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 	return 0;
 }
 
-static void
-rf_verdict(struct rf *f, const struct nftnl_expr *e)
-{
-	int v = (int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT);
-	const char *chain = nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN);
-
-	rf_word(f);
-	switch (v) {
-	case NF_ACCEPT:		sb_add(f->s, "accept"); return;
-	case NF_DROP:		sb_add(f->s, "drop"); return;
-	case NFT_CONTINUE:	sb_add(f->s, "continue"); return;
-	case NFT_RETURN:	sb_add(f->s, "return"); return;
-	case NFT_JUMP:
-	case NFT_GOTO:
-		sb_add(f->s, "%s ", v == NFT_JUMP ? "jump" : "goto");
-		sb_safe(f->s, chain != NULL ? chain : "?", 256);
-		return;
-	}
-	sb_add(f->s, "verdict %d", v);
-}
-
-static void
-rf_reject(struct rf *f, const struct nftnl_expr *e)
-{
-	uint32_t type = nftnl_expr_get_u32(e, NFTNL_EXPR_REJECT_TYPE);
-	unsigned int code = nftnl_expr_get_u8(e, NFTNL_EXPR_REJECT_CODE);
-	static const char *const icmpx[] = { "no-route", "port-unreachable",
-		"host-unreachable", "admin-prohibited" };
-
-	rf_word(f);
-	if (type == NFT_REJECT_TCP_RST &&
-	    !nftnl_expr_is_set(e, NFTNL_EXPR_REJECT_CODE))
-		sb_add(f->s, "reject with tcp reset");
-	else if (type == NFT_REJECT_ICMPX_UNREACH && code < 4)
-		sb_add(f->s, "reject with icmpx %s", icmpx[code]);
-	else
-		sb_add(f->s, "reject type %u code %u", type, code);
-}
-
-/* Data an immediate loaded into reg 1 or 2 (nat addresses and ports). */
-static int
-rf_imm(struct rf *f, const struct nftnl_expr *e)
-{
-	uint32_t reg = nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG), len = 0;
-	const void *d = nftnl_expr_get(e, NFTNL_EXPR_IMM_DATA, &len);
-
-	if (d == NULL || (reg != NFT_REG_1 && reg != NFT_REG_2) || len == 0 ||
-	    len > sizeof(f->imm[0]))
-		return -1;
-	memcpy(f->imm[reg - NFT_REG_1], d, len);
-	f->immlen[reg - NFT_REG_1] = len;
-	return 0;
-}
-
-/* The 2-byte port an immediate put in reg; -1 when none did. */
-static int
-rf_port(const struct rf *f, uint32_t reg)
-{
-	uint16_t p;
-
-	if ((reg != NFT_REG_1 && reg != NFT_REG_2) ||
-	    f->immlen[reg - NFT_REG_1] != 2)
-		return -1;
-	memcpy(&p, f->imm[reg - NFT_REG_1], 2);
-	return ntohs(p);
-}
-
-/* redirect to :PORT, dnat ip to A:PORT, dnat ip6 to [A]:PORT: the shapes
- * nfttransp builds (min == max). -1 for anything else. */
-static int
-rf_nat(struct rf *f, const struct nftnl_expr *e, int redir)
-{
-	char addr[INET6_ADDRSTRLEN];
-	uint32_t ra, fam, alen;
-	int port;
-
-	if (redir) {
-		port = rf_port(f, nftnl_expr_get_u32(e,
-		    NFTNL_EXPR_REDIR_REG_PROTO_MIN));
-		if (port < 0)
-			return -1;
-		rf_word(f);
-		sb_add(f->s, "redirect to :%d", port);
-		return 0;
-	}
-	ra = nftnl_expr_get_u32(e, NFTNL_EXPR_NAT_REG_ADDR_MIN);
-	fam = nftnl_expr_get_u32(e, NFTNL_EXPR_NAT_FAMILY);
-	port = rf_port(f, nftnl_expr_get_u32(e, NFTNL_EXPR_NAT_REG_PROTO_MIN));
-	alen = fam == NFPROTO_IPV4 ? 4 : 16;
-	if (nftnl_expr_get_u32(e, NFTNL_EXPR_NAT_TYPE) != NFT_NAT_DNAT ||
-	    port < 0 || (fam != NFPROTO_IPV4 && fam != NFPROTO_IPV6) ||
-	    (ra != NFT_REG_1 && ra != NFT_REG_2) ||
-	    f->immlen[ra - NFT_REG_1] != alen ||
-	    inet_ntop(alen == 4 ? AF_INET : AF_INET6, f->imm[ra - NFT_REG_1],
-	    addr, sizeof(addr)) == NULL)
-		return -1;
-	rf_word(f);
-	sb_add(f->s, alen == 4 ? "dnat ip to %s:%d" : "dnat ip6 to [%s]:%d",
-	    addr, port);
-	return 0;
-}
-
 /* Whether e loads something into reg 1 (the matches nftrules builds). */
 static int
 loads_reg1(const struct nftnl_expr *e, const char *n)
@@ -700,14 +597,17 @@ size_t
 nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 {
 	struct sb s = { buf, len, 0 };
+	struct nftstmt_regs regs;
 	struct rf f;
 	struct nftnl_expr_iter *it;
 	const struct nftnl_expr *e;
+	char text[320];
 	const char *n;
 
 	if (buf == NULL || len == 0)
 		return 0;
 	buf[0] = '\0';
+	memset(&regs, 0, sizeof(regs));
 	memset(&f, 0, sizeof(f));
 	f.s = &s;
 	f.nfproto = f.l4proto = -1;
@@ -740,31 +640,14 @@ nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 			continue;
 		}
 		rf_flush(&f);
-		if (strcmp(n, "counter") == 0) {
+		switch (nftstmt_render(e, &regs, text, sizeof(text))) {
+		case 1:
 			rf_word(&f);
-			if (nftnl_expr_is_set(e, NFTNL_EXPR_CTR_PACKETS))
-				sb_add(&s, "counter packets %llu bytes %llu",
-				    (unsigned long long)nftnl_expr_get_u64(e,
-				    NFTNL_EXPR_CTR_PACKETS),
-				    (unsigned long long)nftnl_expr_get_u64(e,
-				    NFTNL_EXPR_CTR_BYTES));
-			else
-				sb_add(&s, "counter");
-		} else if (strcmp(n, "immediate") == 0 &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG) ==
-		    NFT_REG_VERDICT &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT)) {
-			rf_verdict(&f, e);
-		} else if (strcmp(n, "reject") == 0) {
-			rf_reject(&f, e);
-		} else if (strcmp(n, "immediate") == 0 &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_IMM_DATA) &&
-		    rf_imm(&f, e) == 0) {
-			continue;
-		} else if ((strcmp(n, "redir") == 0 || strcmp(n, "nat") == 0) &&
-		    rf_nat(&f, e, n[0] == 'r') == 0) {
-			continue;
-		} else {
+			sb_add(&s, "%s", text);
+			break;
+		case 0:
+			break;
+		default:
 			rf_raw(&f, e);
 		}
 	}
