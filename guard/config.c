@@ -9,11 +9,12 @@ enum {
 	OPT_LISTEN = 256, OPT_CONTROL, OPT_POLICY, OPT_TRUST_KEY, OPT_STATE_DIR,
 	OPT_DNS, OPT_ALLOW, OPT_DENY, OPT_SNI, OPT_USER, OPT_LOG_FORMAT,
 	OPT_LOG_FILE, OPT_MAX_CONNS, OPT_HDR_TO, OPT_IDLE_TO, OPT_CONN_TO,
-	OPT_DNS_TO, OPT_GRACE, OPT_NO_STATE, OPT_HELP
+	OPT_DNS_TO, OPT_GRACE, OPT_NO_STATE, OPT_TRANSPARENT, OPT_HELP
 };
 
 static const struct option run_opts[] = {
 	{ "listen",		required_argument, NULL, OPT_LISTEN },
+	{ "transparent",	required_argument, NULL, OPT_TRANSPARENT },
 	{ "control",		required_argument, NULL, OPT_CONTROL },
 	{ "policy",		required_argument, NULL, OPT_POLICY },
 	{ "trust-key",		required_argument, NULL, OPT_TRUST_KEY },
@@ -40,7 +41,8 @@ void
 config_usage(const char *prog)
 {
 	fprintf(stderr,
-	    "usage: %s run [--listen ADDR:PORT]... [--control PATH] [--policy FILE]\n"
+	    "usage: %s run [--listen ADDR:PORT]... [--transparent ADDR:PORT]...\n"
+	    "       [--control PATH] [--policy FILE]\n"
 	    "       [--trust-key PUBKEY.pem]... [--state-dir DIR | --no-state]\n"
 	    "       [--dns IP[:PORT]]... [--allow-range CIDR]... [--deny-range CIDR]...\n"
 	    "       [--sni-check enforce|off] [--user NAME] [--log-format json|text]\n"
@@ -63,6 +65,10 @@ config_run_help(FILE *f)
 	    "\n"
 	    "  --listen ADDR:PORT     listener, IPv4:PORT or [IPv6]:PORT; repeatable,\n"
 	    "                         at most 16 (default 127.0.0.1:3128)\n"
+	    "  --transparent ADDR:PORT  listener for TCP that nft redirected to it\n"
+	    "                         (egress-guard nft apply --transparent): the name\n"
+	    "                         comes from the TLS SNI or the HTTP Host, never from\n"
+	    "                         the address dialled; repeatable, at most 16\n"
 	    "  --control PATH         control socket, mode 0600, created before any\n"
 	    "                         privilege drop (default /run/egress-guard/control.sock);\n"
 	    "                         its folder and those above must be writable by no one\n"
@@ -106,6 +112,27 @@ config_run_help(FILE *f)
 	    "\n"
 	    "Signals: SIGTERM drains and exits 0, SIGHUP reloads --policy. Exit status:\n"
 	    "0 clean stop, 1 event loop failure, 2 bad flags or a failed start.\n", f);
+}
+
+/* "IPv4:PORT" or "[IPv6]:PORT" appended to list (at most
+ * CONFIG_MAX_LISTEN). */
+static int
+add_listen(struct dest *list, size_t *n, const char *arg, const char *flag,
+    char *err, size_t errlen)
+{
+	char why[128];
+
+	if (*n == CONFIG_MAX_LISTEN) {
+		snprintf(err, errlen, "%s: at most %d", flag, CONFIG_MAX_LISTEN);
+		return -1;
+	}
+	if (dest_parse_authority(arg, strlen(arg), &list[*n], why, sizeof(why)) == -1 ||
+	    list[*n].kind == DEST_NAME) {
+		snprintf(err, errlen, "%s: expected IPv4:PORT or [IPv6]:PORT", flag);
+		return -1;
+	}
+	(*n)++;
+	return 0;
 }
 
 int
@@ -208,17 +235,12 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 
 		switch (ch) {
 		case OPT_LISTEN:
-			if (c->nlisten == CONFIG_MAX_LISTEN) {
-				snprintf(err, errlen, "--listen: at most %d", CONFIG_MAX_LISTEN);
-				return -1;
-			}
-			if (dest_parse_authority(optarg, strlen(optarg),
-			    &c->listen[c->nlisten], why, sizeof(why)) == -1 ||
-			    c->listen[c->nlisten].kind == DEST_NAME) {
-				snprintf(err, errlen, "--listen: expected IPv4:PORT or [IPv6]:PORT");
-				return -1;
-			}
-			c->nlisten++;
+			rc = add_listen(c->listen, &c->nlisten, optarg, "--listen",
+			    err, errlen);
+			break;
+		case OPT_TRANSPARENT:
+			rc = add_listen(c->transparent, &c->ntransparent, optarg,
+			    "--transparent", err, errlen);
 			break;
 		case OPT_CONTROL:	c->control_path = optarg; break;
 		case OPT_POLICY:	c->policy_path = optarg; break;

@@ -21,6 +21,8 @@
 struct config {
 	struct dest	 listen[CONFIG_MAX_LISTEN];
 	size_t		 nlisten;
+	struct dest	 transparent[CONFIG_MAX_LISTEN];	/* redirected TCP */
+	size_t		 ntransparent;
 	const char	*policy_path;
 	const char	*control_path;
 	const char	*state_dir;	/* NULL only with --no-state */

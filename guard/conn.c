@@ -45,6 +45,12 @@ conn_kind_proto(enum proxy_kind k)
 	return k == KIND_HTTP ? "http" : k == KIND_SOCKS5 ? "socks5" : "connect";
 }
 
+const char *
+conn_proto(const struct proxy_conn *c)
+{
+	return c->tp.kind != TRANSP_NONE ? "transparent" : conn_kind_proto(c->kind);
+}
+
 void
 conn_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
 {
@@ -91,11 +97,13 @@ conn_log_decision(struct proxy_conn *c, enum reason r, const char *detail)
 	const char *addrs[PROXY_LOG_ADDRS];
 	size_t i;
 
-	metrics_decision(c->env.metrics, conn_kind_proto(c->kind), r);
+	metrics_decision(c->env.metrics, conn_proto(c), r);
 	log_rec_begin(&rec, c->env.log, "decision");
 	log_rec_int(&rec, "id", (long long)c->id);
 	log_rec_str(&rec, "client", c->client);
-	log_rec_str(&rec, "proto", conn_kind_proto(c->kind));
+	log_rec_str(&rec, "proto", conn_proto(c));
+	if (c->tp.kind != TRANSP_NONE)	/* what the client dialled: never trusted */
+		log_rec_str(&rec, "orig_dst", c->tp.orig_str);
 	if (c->have_dest) {
 		log_rec_str(&rec, "host", c->dest.host);
 		log_rec_int(&rec, "port", c->dest.port);
@@ -262,7 +270,10 @@ conn_deny_with(struct proxy_conn *c, enum reason r, const char *detail, int sock
 		conn_finish(c);
 		return;
 	}
-	if (status != 0 && !c->ex.resp_started)
+	/* A redirected client that did not speak HTTP expects no answer of
+	 * ours: it is closed. */
+	if (status != 0 && !c->ex.resp_started &&
+	    (c->tp.kind == TRANSP_NONE || c->tp.kind == TRANSP_HTTP))
 		conn_answer_http(c, r);
 	conn_finish(c);
 }

@@ -117,6 +117,22 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	proxy_accept(g->proxy, fd, sa, salen);
 }
 
+/* A --transparent listener: the same bound, the router's transparent
+ * entry. */
+static void
+accept_transp_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+    int salen, void *arg)
+{
+	struct guard *g = arg;
+
+	(void)l;
+	if (g->nconns >= (uint64_t)g->cfg->max_conns) {
+		close(fd);	/* a redirected client reads no 503 of ours */
+		return;
+	}
+	proxy_accept_transparent(g->proxy, fd, sa, salen);
+}
+
 static void
 accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -153,7 +169,8 @@ accept_error_cb(struct evconnlistener *l, void *arg)
 }
 
 static int
-open_listener(struct guard *g, const struct dest *d, char *err, size_t errlen)
+open_listener(struct guard *g, const struct dest *d, evconnlistener_cb cb,
+    char *err, size_t errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
@@ -183,7 +200,7 @@ open_listener(struct guard *g, const struct dest *d, char *err, size_t errlen)
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, sl) == -1)
 		goto fail;
-	l = evconnlistener_new(g->base, accept_cb, g,
+	l = evconnlistener_new(g->base, cb, g,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 1024, fd);
 	if (l == NULL)
 		goto fail;
@@ -191,7 +208,8 @@ open_listener(struct guard *g, const struct dest *d, char *err, size_t errlen)
 	g->listeners[g->nlisteners++] = l;
 	return 0;
 fail:
-	snprintf(err, errlen, "--listen %s%s%s:%u: %s",
+	snprintf(err, errlen, "%s %s%s%s:%u: %s",
+	    cb == accept_cb ? "--listen" : "--transparent",
 	    d->kind == DEST_IPV6 ? "[" : "", d->host,
 	    d->kind == DEST_IPV6 ? "]" : "", d->port, strerror(errno));
 	if (fd != -1)
@@ -494,7 +512,14 @@ guard_run_main(int argc, char **argv)
 		goto out;
 	}
 	for (i = 0; i < cfg.nlisten; i++) {
-		if (open_listener(&g, &cfg.listen[i], err, sizeof(err)) == -1) {
+		if (open_listener(&g, &cfg.listen[i], accept_cb, err, sizeof(err)) == -1) {
+			fprintf(stderr, "egress-guard: %s\n", err);
+			goto out;
+		}
+	}
+	for (i = 0; i < cfg.ntransparent; i++) {
+		if (open_listener(&g, &cfg.transparent[i], accept_transp_cb, err,
+		    sizeof(err)) == -1) {
 			fprintf(stderr, "egress-guard: %s\n", err);
 			goto out;
 		}

@@ -40,7 +40,7 @@ struct guard {
 	struct classify_cfg	*classify;
 	struct resolver		*resolver;
 	struct ifaddr_watch	*ifwatch;
-	struct evconnlistener	*listeners[CONFIG_MAX_LISTEN];
+	struct evconnlistener	*listeners[2 * CONFIG_MAX_LISTEN];	/* --listen, --transparent */
 	size_t			 nlisteners;
 	struct event		*accept_resume;	/* re-enable after EMFILE */
 	struct event		*sig_term, *sig_int, *sig_hup;

@@ -4,7 +4,8 @@
 
 #include "guard/metrics.h"
 
-static const char *const proto_names[METRICS_NPROTO] = { "connect", "http", "socks5" };
+static const char *const proto_names[METRICS_NPROTO] = { "connect", "http", "socks5",
+    "transparent" };
 static const double dns_bounds[METRICS_DNS_BUCKETS] = {
 	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5
 };

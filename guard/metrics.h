@@ -12,7 +12,8 @@ struct evbuffer;
 
 #define METRICS_DNS_BUCKETS 10
 
-enum metrics_proto { METRICS_CONNECT = 0, METRICS_HTTP, METRICS_SOCKS5, METRICS_NPROTO };
+enum metrics_proto { METRICS_CONNECT = 0, METRICS_HTTP, METRICS_SOCKS5, METRICS_TRANSPARENT,
+    METRICS_NPROTO };
 
 struct metrics {
 	uint64_t	decisions[METRICS_NPROTO][REASON__COUNT];

@@ -47,6 +47,11 @@ void proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen
  * "revoked"; returns how many. */
 size_t proxy_revoke(struct proxy *px, const struct policy *p);
 
+/* The same, for a connection from a --transparent listener
+ * (guard/transp.c): refused without its original destination. */
+void proxy_accept_transparent(struct proxy *px, int fd, const struct sockaddr *sa,
+    int salen);
+
 /* Answers 503 overloaded on a connection that is not admitted as a
  * proxy_conn at all (at --max-conns), then closes it. */
 void proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
