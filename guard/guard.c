@@ -103,34 +103,39 @@ px_closed(void *arg)
 	guard_conn_closed(arg);
 }
 
+/* Both kinds of listener: at --max-conns an explicit client reads a 503;
+ * a redirected one (transparent) is closed, it would read no 503 of ours. */
+static void
+accept_any(struct guard *g, evutil_socket_t fd, struct sockaddr *sa, int salen,
+    int transparent)
+{
+	if (g->nconns >= (uint64_t)g->cfg->max_conns) {
+		if (transparent)
+			close(fd);
+		else
+			proxy_reject_overloaded(g->proxy, fd, sa, salen);
+		return;
+	}
+	if (transparent)
+		proxy_accept_transparent(g->proxy, fd, sa, salen);
+	else
+		proxy_accept(g->proxy, fd, sa, salen);
+}
+
 static void
 accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
 {
-	struct guard *g = arg;
-
 	(void)l;
-	if (g->nconns >= (uint64_t)g->cfg->max_conns) {
-		proxy_reject_overloaded(g->proxy, fd, sa, salen);
-		return;
-	}
-	proxy_accept(g->proxy, fd, sa, salen);
+	accept_any(arg, fd, sa, salen, 0);
 }
 
-/* A --transparent listener: the same bound, the router's transparent
- * entry. */
 static void
 accept_transp_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
 {
-	struct guard *g = arg;
-
 	(void)l;
-	if (g->nconns >= (uint64_t)g->cfg->max_conns) {
-		close(fd);	/* a redirected client reads no 503 of ours */
-		return;
-	}
-	proxy_accept_transparent(g->proxy, fd, sa, salen);
+	accept_any(arg, fd, sa, salen, 1);
 }
 
 static void

@@ -731,29 +731,9 @@ tpcurl() {
 # tpkeep PORT HOST1 HOST2: two requests on one connection, "S1 R1, then S2 R2"
 tpkeep() {
 	tp_to "$1" || { echo error; return; }
-	ip netns exec "$TW" python3 - "$2" "$3" <<'PY' 2>/dev/null || echo error
-import socket, sys
-s = socket.create_connection(("198.18.1.10", 80), timeout=5)
-def ask(host):
-    s.sendall(b"GET / HTTP/1.1\r\nHost: %s\r\n\r\n" % host.encode())
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        d = s.recv(4096)
-        if not d:
-            return "closed -"
-        buf += d
-    head, _, body = buf.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    h = {l.split(":", 1)[0].lower(): l.split(":", 1)[1].strip() for l in lines[1:] if ":" in l}
-    n = int(h.get("content-length", "0"))
-    while len(body) < n:
-        d = s.recv(4096)
-        if not d:
-            break
-        body += d
-    return "%s %s" % (lines[0].split()[1], h.get("x-egress-guard-reason", "-"))
-print("%s, then %s" % (ask(sys.argv[1]), ask(sys.argv[2])))
-PY
+	out=$(ip netns exec "$TW" python3 "$TI/tpkeep.py" 198.18.1.10 80 "$2" "$3" 2>/dev/null) ||
+	    out=error
+	echo "${out%; *}"
 }
 if want_fact exact_destination_match; then
 	F=exact_destination_match
