@@ -104,16 +104,13 @@ px_closed(void *arg)
 }
 
 /* Both kinds of listener: at --max-conns an explicit client reads a 503;
- * a redirected one (transparent) is closed, it would read no 503 of ours. */
+ * a redirected one (transparent) is closed. */
 static void
 accept_any(struct guard *g, evutil_socket_t fd, struct sockaddr *sa, int salen,
     int transparent)
 {
 	if (g->nconns >= (uint64_t)g->cfg->max_conns) {
-		if (transparent)
-			close(fd);
-		else
-			proxy_reject_overloaded(g->proxy, fd, sa, salen);
+		proxy_reject_overloaded(g->proxy, fd, sa, salen, transparent);
 		return;
 	}
 	if (transparent)

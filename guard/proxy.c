@@ -519,7 +519,7 @@ proxy_accept_transparent(struct proxy *px, int fd, const struct sockaddr *sa,
 
 void
 proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
-    int salen)
+    int salen, int transparent)
 {
 	static const char resp[] =
 	    "HTTP/1.1 503 Service Unavailable\r\n"
@@ -532,8 +532,10 @@ proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
 	struct proxy_conn tmp;
 
 	(void)salen;
-	/* Best effort, never blocks: a fresh socket's send buffer is empty. */
-	(void)send(fd, resp, sizeof(resp) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	/* Best effort, never blocks: a fresh socket's send buffer is empty.
+	 * A redirected client would read no 503 of ours. */
+	if (!transparent)
+		(void)send(fd, resp, sizeof(resp) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	close(fd);
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.px = px;
@@ -541,6 +543,10 @@ proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
 	tmp.id = ++px->next_id;
 	tmp.kind = KIND_CONNECT;
 	tmp.epoch = -1;
+	if (transparent) {
+		tmp.tp.kind = TRANSP_FIRST;
+		snprintf(tmp.tp.orig_str, sizeof(tmp.tp.orig_str), "-");
+	}
 	conn_sockaddr_str(sa, tmp.client, sizeof(tmp.client));
 	conn_log_decision(&tmp, REASON_OVERLOADED, NULL);
 }

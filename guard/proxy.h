@@ -53,9 +53,10 @@ void proxy_accept_transparent(struct proxy *px, int fd, const struct sockaddr *s
     int salen);
 
 /* Answers 503 overloaded on a connection that is not admitted as a
- * proxy_conn at all (at --max-conns), then closes it. */
+ * proxy_conn at all (at --max-conns), then closes it; a transparent one
+ * (from a --transparent listener) is closed without an answer. */
 void proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
-    int salen);
+    int salen, int transparent);
 
 /* Frees every connection (shutdown). */
 void proxy_close_all(struct proxy *px);

@@ -44,7 +44,7 @@ ip -n "$WL" addr add fd77::2/64 dev wl0-$$ nodad
 ip -n "$GD" addr add fd77::1/64 dev gw0-$$ nodad
 ip -n "$WL" route add default via 10.77.0.1
 ip -n "$WL" -6 route add default via fd77::1
-for a in 198.18.1.12 198.18.1.20 198.18.1.66; do ip -n "$IN" addr add "$a/32" dev lo; done
+for a in 198.18.1.12 198.18.1.20 198.18.1.21 198.18.1.66; do ip -n "$IN" addr add "$a/32" dev lo; done
 ip -n "$IN" addr add 2001:2:0:1::66/128 dev lo nodad
 
 # The workload's own name table: the addresses it chooses to dial.
@@ -64,7 +64,7 @@ cat >"$T/zone.json" <<'Z'
 {
  "app.test": {"A": ["198.18.1.10"], "AAAA": ["2001:2:0:1::10"]},
  "git.test": {"A": ["198.18.1.12"]},
- "mixed.test": {"A": ["10.99.0.5", "198.18.1.20"]},
+ "mixed.test": {"A": ["10.99.0.5", "198.18.1.21"]},
  "evil.test": {"A": ["198.18.1.66"]}
 }
 Z
@@ -249,7 +249,9 @@ out=$(echo | wl separate timeout 10 openssl s_client -connect 198.18.1.66:443 \
 echo "$out" | grep -q 'Verify return code: 0' && log_empty attackertls
 check openssl_attacker_address_admitted_sni $? "$(echo "$out" | tail -n 2)"
 
-# ---- an admitted name whose answers include a private address
+# ---- an admitted name whose answers include a private address (the
+# public one has no listener: a guard that skipped classification would
+# end up at the private listener)
 for L in separate shared; do
 	m=$(mark)
 	out=$(wl $L curl -sS --max-time 10 -o /dev/null -w '%{http_code}' http://mixed.test/ 2>&1)
