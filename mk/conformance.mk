@@ -9,6 +9,8 @@ MUTANT_FLAGS_lenient_sni = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_LENIENT_SNI
 MUTANT_FLAGS_range_first = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_RANGE_FIRST
 MUTANT_FLAGS_early_body  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_EARLY_BODY
 MUTANT_FLAGS_trust_dialled = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_TRUST_DIALLED
+# nft apply --transparent-in forwards instead of redirecting (nfttransp.c).
+MUTANT_FLAGS_nft_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NFT_FORWARD
 # The range-first mutant is also the matrix's control guard for the
 # connect_time_public_address cases under --allow-range ::/0.
 RANGE_FIRST_BIN = $(BUILD)/mutant-range_first/egress-guard

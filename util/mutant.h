@@ -20,6 +20,9 @@
 #if defined(EG_MUTANT_EARLY_BODY) && !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for make conformance-mutants only"
 #endif
+#if defined(EG_MUTANT_NFT_FORWARD) && !defined(EG_TEST_MUTANT_BUILD)
+#error "EG_MUTANT_* is for make conformance-mutants only"
+#endif
 
 #ifdef EG_TEST_MUTANT_BUILD
 #define EG_MUTANT_TAG "-MUTANT"
