@@ -37,6 +37,7 @@ trap transp_cleanup EXIT INT TERM
 topo_up || { echo "FAIL topology"; exit 1; }
 chmod 0755 "$T"
 TP=15001
+TP2=15002	# the listeners egress-guard nft apply DNATs to (its own address)
 WUID=12345
 
 # The workload's link gets IPv6 too, and default routes via the guard.
@@ -109,10 +110,12 @@ EXTRA=""
 start_guard G 3128 --policy "$T/policy.json" --dns 198.18.0.53 --dns-timeout 2 \
     --connect-timeout 2 --header-timeout 3 --allow-range 198.18.0.0/15 \
     --allow-range 2001:2::/48 --transparent "0.0.0.0:$TP" --transparent "[::]:$TP" \
+    --transparent "10.77.0.1:$TP2" --transparent "[fd77::1]:$TP2" \
     $EXTRA || exit 1
 
-# The capture: written with the nft CLI (egress-guard nft apply
-# --transparent, issue 18's other half, replaces it once merged).
+# The capture for most cases: written with the nft CLI, both layouts at
+# once (egress-guard nft apply writes one layout per namespace: its
+# separate layout's guard side is checked at the end).
 ingd nft -f - <<N || { echo "FAIL nft rules"; exit 1; }
 table inet egtransp {
 	chain pre {
@@ -366,6 +369,23 @@ s.sendto(b"control", ("198.18.1.10", 443))'
 for _ in $(seq 20); do grep -q got "$T/udp.log" && break; sleep 0.1; done
 [ "$(grep -c got "$T/udp.log")" = 1 ]
 check udp_quic_443_no_route $? "$(cat "$T/udp.log")"
+
+# ---- the capture by egress-guard nft apply, separate layout, guard
+# side (DNAT to the listener's own address, forward chain drop)
+ingd nft delete table inet egtransp
+out=$("$BIN" nft apply --netns "$GD" --transparent-in "gw0-$$" --transparent "10.77.0.1:$TP2" \
+    --transparent "[fd77::1]:$TP2" --guard 10.77.0.1:3128 2>&1)
+check nft_apply_transparent_in_guard_side $? "$out"
+m=$(mark)
+out=$(wl separate curl -sS --max-time 10 --resolve app.test:80:198.18.1.66 http://app.test/ 2>&1)
+[ "$out" = "hello from pub" ] && log_empty attacker &&
+    has_dec "$m" '^transparent app.test 80 allow allowlisted 198.18.1.66:80$'
+check nft_apply_attacker_address_http_reaches_the_guards_answer $? "$out / $(decs_since "$m")"
+m=$(mark)
+out=$(wl separate curl -6 -sS --max-time 10 --cacert "$T/cert.pem" https://app.test/ 2>&1)
+case "$out" in "hello from pubtls"*)
+	has_dec "$m" '^transparent app.test 443 allow allowlisted \[2001:2:0:1::10\]:443$';; *) false;; esac
+check nft_apply_curl_https_ipv6 $? "$out / $(decs_since "$m")"
 
 json_lines_valid "$LOG"
 check log_json_valid $?
