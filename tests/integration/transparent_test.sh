@@ -16,7 +16,11 @@
 # connection, neither TLS nor HTTP, every hostile first flight of the SNI
 # gate (tlsdiff/flights.py --direct: malformed records, ECH, two names, a
 # second ClientHello), a connection with no original destination, one to
-# the listener itself, and UDP to 443. About 40 s.
+# the listener itself, and UDP to 443. Most cases capture with rules
+# written by the nft CLI (both layouts at once); the last ones with
+# egress-guard nft apply --transparent-in (separate layout, guard side).
+# 45 checks, one guard; about 10 minutes at load 22 on 2 cores (python and
+# node start-ups dominate), far less on an idle machine.
 #
 # Negative controls (run by hand, see the commit): BUILD=build/mutant-trust_dialled
 # fails the attacker cases; EG_TRANSP_ALLOW10=1 (--allow-range 10.0.0.0/8)
