@@ -149,6 +149,7 @@ refuses_trailing_bytes udp ${H}026f6b04746573740000010001ff rcode=1_qd=0
 never_answers_a_response udp abcd81800001000000000000026f6b04746573740000010001 none
 drops_message_shorter_than_header udp abcd0100 none
 closes_oversized_tcp_frame tcp ffff$(printf '%01200d' 0) none
+tcp_two_queries_then_half_close_both_answered tcppipe ${H}026f6b04746573740000010001 answers=2
 X
 inwl python3 - "$T/hostile.txt" >"$T/hostile.out" 2>&1 <<'PY'
 import socket, struct, sys
@@ -156,6 +157,25 @@ for line in open(sys.argv[1]):
     name, kind, hexmsg, want = line.split()
     msg = bytes.fromhex(hexmsg)
     try:
+        if kind == "tcppipe":
+            # two framed queries at once, then the write side closed: both
+            # are answered before the guard closes
+            s = socket.create_connection(("10.77.0.1", 53), timeout=3)
+            s.sendall((struct.pack("!H", len(msg)) + msg) * 2)
+            s.shutdown(socket.SHUT_WR)
+            buf = b""
+            while True:
+                c = s.recv(65535)
+                if not c:
+                    break
+                buf += c
+            n = 0
+            while len(buf) >= 2 and len(buf) >= 2 + struct.unpack("!H", buf[:2])[0]:
+                ln = struct.unpack("!H", buf[:2])[0]
+                n += buf[2 + 3] & 15 == 0
+                buf = buf[2 + ln:]
+            print(name, "ok" if "answers=%d" % n == want else "got answers=%d" % n)
+            continue
         if kind == "udp":
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.settimeout(0.5)
