@@ -39,17 +39,19 @@ cat >"$T/zone.json" <<Z
  "denied.test": {"A": ["198.18.1.10"]},
  "priv.test": {"A": ["198.18.1.10", "10.99.0.5"]},
  "slow.test": {"drop": true},
+ "slowok.test": {"drop": true},
  "many.test": {"A": $many}
 }
 Z
 cat >"$T/policy.json" <<'P'
-{"allow":[{"host":"many.test","port":443},{"host":"ok.test","port":443},{"host":"priv.test","port":443},{"host":"slow.test","port":443},{"host":"v4only.test","port":8080}],"epoch":1,"mode":"allowlist","schema":"egress-guard.policy.v1"}
+{"allow":[{"host":"many.test","port":443},{"host":"ok.test","port":443},{"host":"priv.test","port":443},{"host":"slow.test","port":443},{"host":"slowok.test","port":443},{"host":"v4only.test","port":8080}],"epoch":1,"mode":"allowlist","schema":"egress-guard.policy.v1"}
 P
 start_dns "$T/zone.json" || { echo "FAIL dns server"; exit 1; }
 COMMON="--dns 198.18.0.53 --dns-timeout 1 --policy $T/policy.json --allow-range 198.18.0.0/15 --allow-range 2001:2::/48"
 start_guard G 3128 $COMMON --dns-listen 10.77.0.1:53 --dns-listen '[::1]:53' || exit 1
 # The control: the same, but 10.0.0.0/8 counts as public.
-start_guard C 3129 $COMMON --allow-range 10.0.0.0/8 --dns-listen 10.77.0.1:5353 || exit 1
+start_guard C 3129 $COMMON --allow-range 10.0.0.0/8 --dns-listen 10.77.0.1:5353 \
+    --dns-timeout 4 || exit 1
 # No policy at all.
 start_guard N 3130 --dns 198.18.0.53 --dns-listen 10.77.0.1:5354 || exit 1
 
@@ -122,6 +124,21 @@ check upstream_silent_is_servfail $? "$STATUS"
 dq ok.test A -p 5354
 [ "$STATUS" = REFUSED ]
 check no_policy_is_refused $? "$STATUS"
+
+# ---- a policy installed during the lookup that no longer admits the name
+# (SIGHUP on C): NXDOMAIN "revoked", not the answer or SERVFAIL.
+inwl dig @10.77.0.1 -p 5353 +tries=1 +time=6 slowok.test A >"$T/revoke.out" 2>&1 &
+DIGPID=$!
+for _ in $(seq 50); do grep -q '^slowok.test A' "$T/queries.log" && break; sleep 0.1; done
+sed 's/{"host":"slowok.test","port":443},//; s/"epoch":1/"epoch":2/' "$T/policy.json" >"$T/policy2.json"
+cp "$T/policy2.json" "$T/policy.json"
+n0=$(grep -c '"event":"policy"' "$T/C.log")
+kill -HUP "$PID_C"
+for _ in $(seq 50); do [ "$(grep -c '"event":"policy"' "$T/C.log")" -gt "$n0" ] && break; sleep 0.1; done
+wait "$DIGPID"
+st=$(sed -n 's/.*status: \([A-Z]*\),.*/\1/p' "$T/revoke.out")
+[ "$st" = NXDOMAIN ] && [ "$(last_decision "$T/C.log" slowok.test)" = deny:revoked ]
+check policy_change_during_lookup_revokes_name $? "$st $(last_decision "$T/C.log" slowok.test)"
 
 # ---- getaddrinfo through the workload's resolv.conf
 out=$(inwl python3 -c '
