@@ -31,7 +31,6 @@
 #include "proto/dnsmsg.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
-#include "util/mutant.h"
 
 #if defined(EG_MUTANT_DNS_FORWARD) && !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for test mutant builds only"
