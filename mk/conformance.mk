@@ -31,7 +31,7 @@ conformance: all $(RANGE_FIRST_BIN)
 	    --attesters $(CONF)/attesters || rc=1; exit $$rc
 
 $(BUILD)/mutant-%/egress-guard: FORCE
-	$(Q)$(MAKE) -s BUILD=$(BUILD)/mutant-$* CFLAGS='$(MUTANT_FLAGS_$*)' \
+	$(Q)$(MAKE) -s BUILD=$(BUILD)/mutant-$* MUTANT_BASE=$(BUILD) CFLAGS='$(MUTANT_FLAGS_$*)' \
 	    $(BUILD)/mutant-$*/egress-guard $(BUILD)/mutant-$*/egress-guardctl
 
 
