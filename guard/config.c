@@ -9,7 +9,7 @@ enum {
 	OPT_LISTEN = 256, OPT_CONTROL, OPT_POLICY, OPT_TRUST_KEY, OPT_STATE_DIR,
 	OPT_DNS, OPT_ALLOW, OPT_DENY, OPT_SNI, OPT_USER, OPT_LOG_FORMAT,
 	OPT_LOG_FILE, OPT_MAX_CONNS, OPT_HDR_TO, OPT_IDLE_TO, OPT_CONN_TO,
-	OPT_DNS_TO, OPT_GRACE, OPT_NO_STATE, OPT_TRANSPARENT, OPT_HELP
+	OPT_DNS_TO, OPT_GRACE, OPT_NO_STATE, OPT_TRANSPARENT, OPT_DNS_LISTEN, OPT_HELP
 };
 
 static const struct option run_opts[] = {
@@ -21,6 +21,7 @@ static const struct option run_opts[] = {
 	{ "state-dir",		required_argument, NULL, OPT_STATE_DIR },
 	{ "no-state",		no_argument,       NULL, OPT_NO_STATE },
 	{ "dns",		required_argument, NULL, OPT_DNS },
+	{ "dns-listen",		required_argument, NULL, OPT_DNS_LISTEN },
 	{ "allow-range",	required_argument, NULL, OPT_ALLOW },
 	{ "deny-range",		required_argument, NULL, OPT_DENY },
 	{ "sni-check",		required_argument, NULL, OPT_SNI },
@@ -44,7 +45,8 @@ config_usage(const char *prog)
 	    "usage: %s run [--listen ADDR:PORT]... [--transparent ADDR:PORT]...\n"
 	    "       [--control PATH] [--policy FILE]\n"
 	    "       [--trust-key PUBKEY.pem]... [--state-dir DIR | --no-state]\n"
-	    "       [--dns IP[:PORT]]... [--allow-range CIDR]... [--deny-range CIDR]...\n"
+	    "       [--dns IP[:PORT]]... [--dns-listen ADDR:PORT]...\n"
+	    "       [--allow-range CIDR]... [--deny-range CIDR]...\n"
 	    "       [--sni-check enforce|off] [--user NAME] [--log-format json|text]\n"
 	    "       [--log-file FILE] [--max-conns N]\n"
 	    "       [--header-timeout S] [--idle-timeout S] [--connect-timeout S]\n"
@@ -89,6 +91,11 @@ config_run_help(FILE *f)
 	    "                         (warned at start, shown in /v1/status)\n"
 	    "  --dns IP[:PORT]        the guard's own resolver; repeatable, at most 8\n"
 	    "                         (default: the nameservers of /etc/resolv.conf)\n"
+	    "  --dns-listen ADDR:PORT answer the workload's DNS (UDP and TCP), IPv4:PORT\n"
+	    "                         or [IPv6]:PORT; repeatable, at most 4: A and AAAA\n"
+	    "                         of names the policy admits on some port, resolved\n"
+	    "                         and classified by the guard; NXDOMAIN for any other\n"
+	    "                         name, with no upstream query (default: none)\n"
 	    "  --allow-range CIDR     count a range as public (lab networks); repeatable\n"
 	    "  --deny-range CIDR      count a range as non-public; repeatable\n"
 	    "  --sni-check enforce|off  close tunnels whose first bytes look like TLS but\n"
@@ -241,6 +248,21 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 		case OPT_TRANSPARENT:
 			rc = add_listen(c->transparent, &c->ntransparent, optarg,
 			    "--transparent", err, errlen);
+			break;
+		case OPT_DNS_LISTEN:
+			if (c->ndns_listen == CONFIG_MAX_DNS_LISTEN) {
+				snprintf(err, errlen, "--dns-listen: at most %d",
+				    CONFIG_MAX_DNS_LISTEN);
+				return -1;
+			}
+			if (dest_parse_authority(optarg, strlen(optarg),
+			    &c->dns_listen[c->ndns_listen], why, sizeof(why)) == -1 ||
+			    c->dns_listen[c->ndns_listen].kind == DEST_NAME) {
+				snprintf(err, errlen, "--dns-listen: expected IPv4:PORT or "
+				    "[IPv6]:PORT");
+				return -1;
+			}
+			c->ndns_listen++;
 			break;
 		case OPT_CONTROL:	c->control_path = optarg; break;
 		case OPT_POLICY:	c->policy_path = optarg; break;

@@ -4,10 +4,12 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -67,6 +69,43 @@ conn_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
 	} else {
 		snprintf(buf, len, "?");
 	}
+}
+
+int
+conn_bind(const struct dest *d, int type)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int fd, one = 1, e;
+
+	memset(&ss, 0, sizeof(ss));
+	if (d->kind == DEST_IPV4) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&ss;
+		s->sin_family = AF_INET;
+		s->sin_port = htons(d->port);
+		memcpy(&s->sin_addr, d->addr, 4);
+		sl = sizeof(*s);
+	} else {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
+		s->sin6_family = AF_INET6;
+		s->sin6_port = htons(d->port);
+		memcpy(&s->sin6_addr, d->addr, 16);
+		sl = sizeof(*s);
+	}
+	fd = socket(ss.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return -1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* A v6 socket serves exactly its address, never mapped v4. */
+	if (ss.ss_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) == -1) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }
 
 void

@@ -162,6 +162,9 @@ const char *conn_kind_proto(enum proxy_kind k);
 /* The log's proto of c: "transparent" or its kind's. */
 const char *conn_proto(const struct proxy_conn *c);
 void conn_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len);
+/* A non-blocking, close-on-exec socket of type bound to d (an IP literal
+ * and port; IPv6 only for v6). Returns the fd, or -1 with errno. */
+int conn_bind(const struct dest *d, int type);
 void conn_addr_peer_str(const struct resolver_addr *a, uint16_t port, char *buf,
     size_t len);
 long long conn_usec_since(const struct timespec *t0);

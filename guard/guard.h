@@ -20,6 +20,7 @@ struct classify_cfg;
 struct ifaddr_watch;
 struct log;
 struct proxy;
+struct dnsd;
 
 #define EG_VERSION "0.1.0"
 #ifndef EG_REVISION
@@ -46,6 +47,7 @@ struct guard {
 	struct event		*sig_term, *sig_int, *sig_hup;
 	struct event		*grace_timer;
 	struct proxy		*proxy;		/* the client connections */
+	struct dnsd		*dnsd;		/* --dns-listen; NULL without */
 	uint64_t		 nconns;
 	int			 stopping;
 	struct metrics		 metrics;

@@ -185,6 +185,36 @@ test_refuses_seventeenth_transparent_listener(void **state)
 	refuse_v("--transparent: at most 16", args);
 }
 
+/* --dns-listen: IP literals with a port, at most 4, never a name. */
+static void
+test_dns_listen_literals_only_and_bounded(void **state)
+{
+	static const char *const bad[] = {
+		"10.77.0.1", "10.77.0.1:0", "localhost:53", "[::1]", "::1:53",
+		"10.77.0.1:053", "", NULL
+	};
+	struct config c;
+	size_t i;
+
+	(void)state;
+	PARSE_OK(&c, "--dns-listen", "10.77.0.1:53", "--dns-listen", "[fd00::1]:5353");
+	assert_int_equal(c.ndns_listen, 2);
+	assert_int_equal(c.dns_listen[0].kind, DEST_IPV4);
+	assert_int_equal(c.dns_listen[0].port, 53);
+	assert_int_equal(c.dns_listen[1].kind, DEST_IPV6);
+	assert_int_equal(c.dns_listen[1].port, 5353);
+	PARSE_OK(&c, "--listen", "127.0.0.1:3128");
+	assert_int_equal(c.ndns_listen, 0);	/* off by default */
+	for (i = 0; bad[i] != NULL; i++) {
+		const char *args[] = { "--dns-listen", bad[i], NULL };
+
+		refuse_v("--dns-listen", args);
+	}
+	REFUSE("at most 4", "--dns-listen", "127.0.0.1:1", "--dns-listen",
+	    "127.0.0.1:2", "--dns-listen", "127.0.0.1:3", "--dns-listen",
+	    "127.0.0.1:4", "--dns-listen", "127.0.0.1:5");
+}
+
 /* Timeouts and limits: whole decimal numbers inside their bounds; the
  * edges are exact, one past them refused, never clamped. */
 static void
@@ -378,6 +408,7 @@ main(void)
 		cmocka_unit_test(test_every_flag_both_spellings),
 		cmocka_unit_test(test_refuses_bad_listen_ports_and_names),
 		cmocka_unit_test(test_refuses_seventeenth_transparent_listener),
+		cmocka_unit_test(test_dns_listen_literals_only_and_bounded),
 		cmocka_unit_test(test_refuses_numbers_out_of_bounds_or_misspelt),
 		cmocka_unit_test(test_refuses_unknown_values_of_enumerated_flags),
 		cmocka_unit_test(test_refuses_unknown_flags_and_stray_arguments),
