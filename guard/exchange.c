@@ -389,6 +389,33 @@ http_pump_resp(struct proxy_conn *c)
 		http_exchange_done(c, "complete");
 }
 
+int
+exchange_prepare(struct proxy_conn *c, const struct http_req *req,
+    const char *path, size_t path_len)
+{
+	char why[128];
+	long n;
+
+	if (http_request_framing(req, &c->dest, &c->ex.reqf, why, sizeof(why)) == -1) {
+		conn_deny(c, REASON_BAD_REQUEST, why);
+		return 0;
+	}
+	c->ex.head_req = strcmp(req->method, "HEAD") == 0;
+	c->ex.client10 = req->minor == 0;
+	free(c->ex.fwd);
+	if ((c->ex.fwd = malloc(HTTP_HEAD_MAX + 256)) == NULL) {
+		conn_deny(c, REASON_BAD_REQUEST, "out of memory");
+		return 0;
+	}
+	n = http_forward_head(req, &c->dest, path, path_len, c->ex.fwd, HTTP_HEAD_MAX + 256);
+	if (n < 0) {
+		conn_deny(c, REASON_HEADER_TOO_LARGE, NULL);
+		return 0;
+	}
+	c->ex.fwd_len = (size_t)n;
+	return 1;
+}
+
 /* The upstream is ready (new or reused): send the head, then the body as
  * it comes, and frame the response. */
 void

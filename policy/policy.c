@@ -473,3 +473,37 @@ policy_admits(const struct policy *p, const char *host, uint16_t port)
 	}
 	return 0;
 }
+
+int
+policy_admits_name(const struct policy *p, const char *host)
+{
+	size_t lo = 0, hi, hlen;
+
+	if (p == NULL || host == NULL || p->mode != POLICY_ALLOWLIST)
+		return p != NULL && host != NULL && p->mode == POLICY_UNRESTRICTED;
+	if (p->ent == NULL || p->names == NULL)
+		return 0;
+	hlen = strnlen(host, DEST_HOST_MAX + 1);
+	if (hlen > DEST_HOST_MAX)
+		return 0;
+	/* The entries are sorted by host bytes, then port, so one binary
+	 * search on the host alone finds any of its ports: O(log n), no
+	 * table as large as the policy. */
+	hi = p->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct entry *e = &p->ent[mid];
+		int c = memcmp(p->names + e->off, host,
+		    e->hlen < hlen ? e->hlen : hlen);
+
+		if (c == 0 && e->hlen != hlen)
+			c = e->hlen < hlen ? -1 : 1;
+		if (c == 0)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}

@@ -288,6 +288,38 @@ http_parse_absolute(const char *t, size_t len, struct dest *d,
 	return 0;
 }
 
+int
+http_parse_origin(const struct http_req *req, uint16_t port, struct dest *d,
+    const char **path, size_t *path_len, char *err, size_t errlen)
+{
+	const struct http_header *host;
+	size_t nhost;
+
+	if (req->target_len == 0 || req->target[0] != '/') {
+		snprintf(err, errlen, "request target is not origin-form");
+		return -1;
+	}
+	if (memchr(req->target, '#', req->target_len) != NULL) {
+		snprintf(err, errlen, "fragment in request target");
+		return -1;
+	}
+	nhost = http_find_header(req->headers, req->nheaders, "Host", &host);
+	if (nhost != 1) {
+		snprintf(err, errlen, nhost == 0 ? "no Host" : "repeated Host");
+		return -1;
+	}
+	if (host->value_len == 0 ||
+	    parse_authority80(host->value, host->value_len, d, err, errlen) == -1)
+		return fail(NULL, 0, err, errlen, "malformed Host");
+	if (d->port != port) {
+		snprintf(err, errlen, "Host port differs from the port dialled");
+		return -1;
+	}
+	*path = req->target;
+	*path_len = req->target_len;
+	return 0;
+}
+
 /* Calls fn for each element of a comma-separated list value, OWS trimmed,
  * empty elements skipped. Stops and returns 1 as soon as fn does. */
 static int

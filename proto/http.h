@@ -6,6 +6,7 @@
 #define EG_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "policy/dest.h"
 
@@ -70,6 +71,15 @@ int http_content_length(const struct http_header *cl, long long *len);
  * other refusal (userinfo, fragment, bad authority, other schemes). */
 int http_parse_absolute(const char *t, size_t len, struct dest *d,
     const char **path, size_t *path_len, int *https, char *err, size_t errlen);
+
+/* Transparent mode (guard/transp.c): an origin-form request ("/path",
+ * nothing else) names its destination by its one Host field, whose port
+ * (80 when absent, RFC 9110 7.2) must equal port, the port the client
+ * dialled. On success fills d and points *path at the target. Returns -1
+ * with err on any refusal: another target form, no Host or several, a bad
+ * authority, another port. */
+int http_parse_origin(const struct http_req *req, uint16_t port, struct dest *d,
+    const char **path, size_t *path_len, char *err, size_t errlen);
 
 /* How a forwarded request's body is framed. */
 struct http_framing {

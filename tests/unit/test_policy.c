@@ -737,6 +737,51 @@ test_matcher_exact_match_only(void **state)
 	policy_free(p);
 }
 
+/* The DNS listener's question: the name on any port, and nothing that
+ * merely shares bytes with it. */
+static void
+test_name_matcher_any_port_exact_name_only(void **state)
+{
+	const char *pol = HEAD "[{\"host\":\"a.test\",\"port\":1},"
+	    "{\"host\":\"api.example.com\",\"port\":8443},"
+	    "{\"host\":\"api.example.com\",\"port\":443},"
+	    "{\"host\":\"api.example.co\",\"port\":80},"
+	    "{\"host\":\"198.18.1.10\",\"port\":443},"
+	    "{\"host\":\"zz.test\",\"port\":65535}]}";
+	const char *none = "{\"schema\":\"egress-guard.policy.v1\","
+	    "\"mode\":\"none\",\"epoch\":1,\"allow\":[]}";
+	const char *open = "{\"schema\":\"egress-guard.policy.v1\","
+	    "\"mode\":\"unrestricted\",\"epoch\":1,\"allow\":[]}";
+	char err[256] = "";
+	struct policy *p = parse(pol, err, sizeof(err));
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(policy_admits_name(p, "api.example.com"), 1);
+	assert_int_equal(policy_admits_name(p, "api.example.co"), 1);
+	assert_int_equal(policy_admits_name(p, "a.test"), 1);	/* first */
+	assert_int_equal(policy_admits_name(p, "zz.test"), 1);	/* last */
+	/* prefix, suffix, subdomain, parent, not normalised: all miss */
+	assert_int_equal(policy_admits_name(p, "api.example.c"), 0);
+	assert_int_equal(policy_admits_name(p, "api.example.comm"), 0);
+	assert_int_equal(policy_admits_name(p, "x.api.example.com"), 0);
+	assert_int_equal(policy_admits_name(p, "example.com"), 0);
+	assert_int_equal(policy_admits_name(p, "API.example.com"), 0);
+	assert_int_equal(policy_admits_name(p, "api.example.com."), 0);
+	assert_int_equal(policy_admits_name(p, "a"), 0);
+	assert_int_equal(policy_admits_name(p, "zzz.test"), 0);
+	assert_int_equal(policy_admits_name(p, ""), 0);
+	assert_int_equal(policy_admits_name(p, NULL), 0);
+	policy_free(p);
+	assert_int_equal(policy_admits_name(NULL, "api.example.com"), 0);
+	assert_non_null(p = parse(none, err, sizeof(err)));
+	assert_int_equal(policy_admits_name(p, "api.example.com"), 0);
+	policy_free(p);
+	assert_non_null(p = parse(open, err, sizeof(err)));
+	assert_int_equal(policy_admits_name(p, "anything.test"), 1);
+	policy_free(p);
+}
+
 static void
 test_matcher_mode_none_admits_nothing(void **state)
 {
@@ -1250,6 +1295,7 @@ main(void)
 		cmocka_unit_test(test_profile_refuses_bad_epoch),
 		cmocka_unit_test(test_matcher_exact_match_only),
 		cmocka_unit_test(test_matcher_mode_none_admits_nothing),
+		cmocka_unit_test(test_name_matcher_any_port_exact_name_only),
 		cmocka_unit_test(test_matcher_unrestricted_admits_everything),
 		cmocka_unit_test(test_matcher_null_policy_denies),
 		cmocka_unit_test(test_matcher_literals),
