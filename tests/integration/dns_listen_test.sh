@@ -19,9 +19,9 @@
 #   then a half-close are both answered; the guard still answers after;
 # - an IPv6 listener;
 # - every answer is a decision line (proto dns) and exactly its metrics.
-# Negative control for "no upstream query": a build without the policy
-# step (EG_MUTANT_DNS_FORWARD in guard/dnsd.c) turns
-# denied_name_never_queried_upstream red. 65 s on the shared build
+# Negative control for "no upstream query": the mutant without the policy
+# step (make build/mutant-dns_forward/egress-guard, then this script with
+# BUILD=build/mutant-dns_forward) fails denied_name_never_queried_upstream. 65 s on the shared build
 # machine at load ~40 (dig and python start-up dominate).
 . "$(dirname "$0")/lib.sh"
 
