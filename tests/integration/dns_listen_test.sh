@@ -42,13 +42,14 @@ cat >"$T/zone.json" <<Z
  "v4only.test": {"A": ["198.18.1.10"], "ttl": 300},
  "denied.test": {"A": ["198.18.1.10"]},
  "priv.test": {"A": ["198.18.1.10", "10.99.0.5"]},
+ "priv6.test": {"A": ["198.18.1.10"], "AAAA": ["fd00::5"]},
  "slow.test": {"drop": true},
  "slowok.test": {"drop": true},
  "many.test": {"A": $many}
 }
 Z
 cat >"$T/policy.json" <<'P'
-{"allow":[{"host":"many.test","port":443},{"host":"ok.test","port":443},{"host":"priv.test","port":443},{"host":"slow.test","port":443},{"host":"slowok.test","port":443},{"host":"v4only.test","port":8080}],"epoch":1,"mode":"allowlist","schema":"egress-guard.policy.v1"}
+{"allow":[{"host":"many.test","port":443},{"host":"ok.test","port":443},{"host":"priv.test","port":443},{"host":"priv6.test","port":443},{"host":"slow.test","port":443},{"host":"slowok.test","port":443},{"host":"v4only.test","port":8080}],"epoch":1,"mode":"allowlist","schema":"egress-guard.policy.v1"}
 P
 start_dns "$T/zone.json" || { echo "FAIL dns server"; exit 1; }
 COMMON="--dns 198.18.0.53 --dns-timeout 1 --policy $T/policy.json --allow-range 198.18.0.0/15 --allow-range 2001:2::/48"
@@ -117,6 +118,9 @@ check denied_name_never_queried_upstream $? "$(grep -i 'denied\|^198' "$T/querie
 dq priv.test A
 [ "$STATUS" = REFUSED ] && [ -z "$ANS" ]
 check private_answer_refused_not_answered $? "$STATUS $ANS"
+dq priv6.test A
+[ "$STATUS" = REFUSED ] && [ -z "$ANS" ]
+check private_aaaa_refuses_the_a_query_too $? "$STATUS $ANS"
 dq priv.test A -p 5353
 case "$STATUS $ANS" in NOERROR*10.99.0.5*) r=0;; *) r=1;; esac
 check control_allow_range_answers_private_address $r "$STATUS $ANS"
