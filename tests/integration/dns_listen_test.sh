@@ -145,6 +145,10 @@ kill -HUP "$PID_C"
 for _ in $(seq 50); do [ "$(grep -c '"event":"policy"' "$T/C.log")" -gt "$n0" ] && break; sleep 0.1; done
 wait "$DIGPID"
 st=$(sed -n 's/.*status: \([A-Z]*\),.*/\1/p' "$T/revoke.out")
+# The line is written at the end of the loop pass that sent the answer.
+for _ in $(seq 30); do
+	grep -q '"host":"slowok.test".*"reason":"revoked"' "$T/C.log" && break; sleep 0.1
+done
 [ "$st" = NXDOMAIN ] && [ "$(last_decision "$T/C.log" slowok.test)" = deny:revoked ]
 check policy_change_during_lookup_revokes_name $? "$st $(last_decision "$T/C.log" slowok.test)"
 
