@@ -11,6 +11,9 @@ MUTANT_FLAGS_early_body  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_EARLY_BODY
 MUTANT_FLAGS_trust_dialled = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_TRUST_DIALLED
 # nft apply --transparent-in forwards instead of redirecting (nfttransp.c).
 MUTANT_FLAGS_nft_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NFT_FORWARD
+# Not in the matrix: BUILD=$(BUILD)/mutant-dns_forward tests/integration/dns_listen_test.sh
+# must fail denied_name_never_queried_upstream (guard/dnsd.c).
+MUTANT_FLAGS_dns_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_DNS_FORWARD
 # The range-first mutant is also the matrix's control guard for the
 # connect_time_public_address cases under --allow-range ::/0.
 RANGE_FIRST_BIN = $(BUILD)/mutant-range_first/egress-guard

@@ -19,9 +19,9 @@
 #   then a half-close are both answered; the guard still answers after;
 # - an IPv6 listener;
 # - every answer is a decision line (proto dns) and exactly its metrics.
-# Negative control for "no upstream query": a build without the policy
-# step (EG_MUTANT_DNS_FORWARD in guard/dnsd.c) turns
-# denied_name_never_queried_upstream red. 65 s on the shared build
+# Negative control for "no upstream query": the mutant without the policy
+# step (make build/mutant-dns_forward/egress-guard, then this script with
+# BUILD=build/mutant-dns_forward) fails denied_name_never_queried_upstream. 65 s on the shared build
 # machine at load ~40 (dig and python start-up dominate).
 . "$(dirname "$0")/lib.sh"
 
@@ -42,13 +42,14 @@ cat >"$T/zone.json" <<Z
  "v4only.test": {"A": ["198.18.1.10"], "ttl": 300},
  "denied.test": {"A": ["198.18.1.10"]},
  "priv.test": {"A": ["198.18.1.10", "10.99.0.5"]},
+ "priv6.test": {"A": ["198.18.1.10"], "AAAA": ["fd00::5"]},
  "slow.test": {"drop": true},
  "slowok.test": {"drop": true},
  "many.test": {"A": $many}
 }
 Z
 cat >"$T/policy.json" <<'P'
-{"allow":[{"host":"many.test","port":443},{"host":"ok.test","port":443},{"host":"priv.test","port":443},{"host":"slow.test","port":443},{"host":"slowok.test","port":443},{"host":"v4only.test","port":8080}],"epoch":1,"mode":"allowlist","schema":"egress-guard.policy.v1"}
+{"allow":[{"host":"many.test","port":443},{"host":"ok.test","port":443},{"host":"priv.test","port":443},{"host":"priv6.test","port":443},{"host":"slow.test","port":443},{"host":"slowok.test","port":443},{"host":"v4only.test","port":8080}],"epoch":1,"mode":"allowlist","schema":"egress-guard.policy.v1"}
 P
 start_dns "$T/zone.json" || { echo "FAIL dns server"; exit 1; }
 COMMON="--dns 198.18.0.53 --dns-timeout 1 --policy $T/policy.json --allow-range 198.18.0.0/15 --allow-range 2001:2::/48"
@@ -117,6 +118,9 @@ check denied_name_never_queried_upstream $? "$(grep -i 'denied\|^198' "$T/querie
 dq priv.test A
 [ "$STATUS" = REFUSED ] && [ -z "$ANS" ]
 check private_answer_refused_not_answered $? "$STATUS $ANS"
+dq priv6.test A
+[ "$STATUS" = REFUSED ] && [ -z "$ANS" ]
+check private_aaaa_refuses_the_a_query_too $? "$STATUS $ANS"
 dq priv.test A -p 5353
 case "$STATUS $ANS" in NOERROR*10.99.0.5*) r=0;; *) r=1;; esac
 check control_allow_range_answers_private_address $r "$STATUS $ANS"
@@ -141,6 +145,10 @@ kill -HUP "$PID_C"
 for _ in $(seq 50); do [ "$(grep -c '"event":"policy"' "$T/C.log")" -gt "$n0" ] && break; sleep 0.1; done
 wait "$DIGPID"
 st=$(sed -n 's/.*status: \([A-Z]*\),.*/\1/p' "$T/revoke.out")
+# The line is written at the end of the loop pass that sent the answer.
+for _ in $(seq 30); do
+	grep -q '"host":"slowok.test".*"reason":"revoked"' "$T/C.log" && break; sleep 0.1
+done
 [ "$st" = NXDOMAIN ] && [ "$(last_decision "$T/C.log" slowok.test)" = deny:revoked ]
 check policy_change_during_lookup_revokes_name $? "$st $(last_decision "$T/C.log" slowok.test)"
 
