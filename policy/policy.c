@@ -492,7 +492,7 @@ policy_admits_name(const struct policy *p, const char *host)
 	hi = p->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		const struct entry *e = &p->ent[mid];
+		const struct policy_entry *e = &p->ent[mid];
 		int c = memcmp(p->names + e->off, host,
 		    e->hlen < hlen ? e->hlen : hlen);
 
