@@ -18,6 +18,8 @@
 #include <event2/listener.h>
 
 #include "plane/control.h"
+#include "guard/conn.h"
+#include "guard/dnsd.h"
 #include "guard/guard.h"
 #include "guard/ifaddr.h"
 #include "guard/log.h"
@@ -328,6 +330,12 @@ log_start(struct guard *g)
 		v[i] = bufs[i];
 	}
 	log_rec_strv(&r, "listen", v, g->cfg->nlisten);
+	for (i = 0; i < g->cfg->ndns_listen; i++) {
+		(void)dest_format(&g->cfg->dns_listen[i], bufs[i], sizeof(bufs[i]));
+		v[i] = bufs[i];
+	}
+	if (g->cfg->ndns_listen > 0)
+		log_rec_strv(&r, "dns_listen", v, g->cfg->ndns_listen);
 	log_rec_str(&r, "dns", resolver_servers(g->resolver));
 	log_emit(g->log, &r);
 	for (i = 0; i < g->cfg->nallow; i++) {
@@ -344,6 +352,8 @@ guard_free(struct guard *g)
 {
 	unsigned i;
 
+	dnsd_free(g->dnsd);
+	g->dnsd = NULL;
 	control_free(g->control);
 	/* Threads first (each closes what it still holds), then worker 0. */
 	for (i = g->nworkers; i-- > 1;)
@@ -480,6 +490,16 @@ guard_run_main(int argc, char **argv)
 		goto out;
 	}
 	if (workers_new(&g, err, sizeof(err)) == -1) {
+		fprintf(stderr, "egress-guard: %s\n", err);
+		goto out;
+	}
+	/* The DNS listener runs on worker 0's loop (the main thread), with
+	 * its resolver and classifier. */
+	if (cfg.ndns_listen > 0 && (g.dnsd = dnsd_new(&(struct dnsd_env){
+	    .base = g.base, .log = g.log, .metrics = worker_metrics(g.workers[0]),
+	    .classify = g.classify, .resolver = g.resolver, .arg = &g,
+	    .policy = ctl_policy }, cfg.dns_listen, cfg.ndns_listen, err,
+	    sizeof(err))) == NULL) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
 	}

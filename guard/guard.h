@@ -22,6 +22,7 @@ struct classify_cfg;
 struct ifaddr_watch;
 struct log;
 struct proxy;
+struct dnsd;
 
 #define EG_VERSION "0.1.0"
 #ifndef EG_REVISION
@@ -45,6 +46,7 @@ struct guard {
 	struct resolver		*resolver;	/* worker 0's */
 	struct event		*sig_term, *sig_int, *sig_hup;
 	struct event		*grace_timer;
+	struct dnsd		*dnsd;		/* --dns-listen, on worker 0's loop; NULL without */
 	int			 stopping;
 	int			 failed;	/* a worker loop stopped on its own */
 	/* The worker loops (guard/worker.h); worker 0 runs on base. */

@@ -14,7 +14,12 @@ struct evbuffer;
 
 #define METRICS_DNS_BUCKETS 10
 
-enum metrics_proto { METRICS_CONNECT = 0, METRICS_HTTP, METRICS_SOCKS5, METRICS_NPROTO };
+enum metrics_proto { METRICS_CONNECT = 0, METRICS_HTTP, METRICS_SOCKS5, METRICS_DNS,
+    METRICS_TRANSPARENT, METRICS_NPROTO };
+
+/* DNS listener answers by rcode (NOERROR … REFUSED), plus messages dropped
+ * unanswered (guard/dnsd.c). */
+#define METRICS_DNS_RCODES 6
 
 struct metrics {
 	uint64_t	decisions[METRICS_NPROTO][REASON__COUNT];
@@ -24,12 +29,16 @@ struct metrics {
 	uint64_t	dns_count;
 	double		dns_sum;
 	struct metrics	*next;		/* the next worker's, or NULL */
+	uint64_t	dns_answers[METRICS_DNS_RCODES];
+	uint64_t	dns_dropped;
 };
 
 void metrics_decision(struct metrics *m, const char *proto, enum reason r);
 void metrics_dns(struct metrics *m, double seconds);
 /* A tunnel or exchange closed after relaying up and down bytes. */
 void metrics_bytes(struct metrics *m, uint64_t up, uint64_t down);
+/* One answer of the DNS listener with rcode; -1: a message dropped. */
+void metrics_dns_answer(struct metrics *m, int rcode);
 
 /* Adds m and every struct metrics after it on next into *sum (cleared
  * first; sum->next is NULL). */

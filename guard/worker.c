@@ -42,8 +42,8 @@ struct worker {
 	const struct policy	*policy;	/* in force here; read on this thread only */
 	int			 stopping;
 	int			 failed;
-	struct event		*listeners[CONFIG_MAX_LISTEN];
-	int			 lfds[CONFIG_MAX_LISTEN];
+	struct event		*listeners[2 * CONFIG_MAX_LISTEN];	/* --listen, --transparent */
+	int			 lfds[2 * CONFIG_MAX_LISTEN];
 	size_t			 nlisteners;
 	struct event		*accept_resume;
 	int			 cmd_fd;	/* eventfd: the main thread posted */
@@ -197,18 +197,19 @@ accept_resume_cb(evutil_socket_t fd, short what, void *arg)
  * backlog that holds more makes it ready again on the next pass, and no
  * accept4 is spent learning that the backlog is empty (EAGAIN). */
 static void
-listen_cb(evutil_socket_t lfd, short what, void *arg)
+accept_one(struct worker *w, evutil_socket_t lfd, int transparent)
 {
-	struct worker *w = arg;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	struct timeval tv = { 0, WORKER_PAUSE_USEC };
 	int fd, e;
 
-	(void)what;
 	fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd != -1) {
-		proxy_accept(w->proxy, fd, (struct sockaddr *)&ss, (int)sl);
+		if (transparent)
+			proxy_accept_transparent(w->proxy, fd, (struct sockaddr *)&ss, (int)sl);
+		else
+			proxy_accept(w->proxy, fd, (struct sockaddr *)&ss, (int)sl);
 		return;
 	}
 	e = errno;
@@ -222,6 +223,21 @@ listen_cb(evutil_socket_t lfd, short what, void *arg)
 	set_accepting(w, 0);
 	log_msg(w->log, "warning", "accept paused: out of file descriptors");
 	evtimer_add(w->accept_resume, &tv);
+}
+
+static void
+listen_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)what;
+	accept_one(arg, lfd, 0);
+}
+
+/* A --transparent listener: redirected connections (guard/proxy.c). */
+static void
+listen_transp_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)what;
+	accept_one(arg, lfd, 1);
 }
 
 static socklen_t
@@ -247,7 +263,8 @@ dest_sockaddr(const struct dest *d, struct sockaddr_storage *ss)
  * first binds without it, as with one worker: an address another process
  * listens on is refused (EADDRINUSE) instead of shared with it. */
 static int
-open_listener(struct worker *w, const struct dest *d, char *err, size_t errlen)
+open_listener(struct worker *w, const struct dest *d, int transparent, char *err,
+    size_t errlen)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = dest_sockaddr(d, &ss);
@@ -278,7 +295,7 @@ open_listener(struct worker *w, const struct dest *d, char *err, size_t errlen)
 	if (bind(fd, (struct sockaddr *)&ss, sl) == -1 || listen(fd, WORKER_BACKLOG) == -1)
 		goto fail;
 	w->listeners[w->nlisteners] = event_new(w->base, fd, EV_READ | EV_PERSIST,
-	    listen_cb, w);
+	    transparent ? listen_transp_cb : listen_cb, w);
 	if (w->listeners[w->nlisteners] == NULL) {
 		errno = ENOMEM;
 		goto fail;
@@ -286,8 +303,8 @@ open_listener(struct worker *w, const struct dest *d, char *err, size_t errlen)
 	w->lfds[w->nlisteners++] = fd;
 	return 0;
 fail:
-	snprintf(err, errlen, "--listen %s%s%s:%u: %s",
-	    d->kind == DEST_IPV6 ? "[" : "", d->host,
+	snprintf(err, errlen, "%s %s%s%s:%u: %s",
+	    transparent ? "--transparent" : "--listen", d->kind == DEST_IPV6 ? "[" : "", d->host,
 	    d->kind == DEST_IPV6 ? "]" : "", d->port, strerror(errno));
 	if (fd != -1)
 		close(fd);
@@ -603,7 +620,10 @@ worker_new(struct guard *g, unsigned idx, struct event_base *base, char *err,
 		goto fail;
 	}
 	for (i = 0; i < cfg->nlisten; i++)
-		if (open_listener(w, &cfg->listen[i], err, errlen) == -1)
+		if (open_listener(w, &cfg->listen[i], 0, err, errlen) == -1)
+			goto fail;
+	for (i = 0; i < cfg->ntransparent; i++)
+		if (open_listener(w, &cfg->transparent[i], 1, err, errlen) == -1)
 			goto fail;
 	set_accepting(w, 1);
 	return w;
