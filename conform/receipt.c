@@ -471,6 +471,64 @@ unproved_note(const struct tally *t, const char *name, char *note,
 		    "not pass", name, t->first_bad);
 }
 
+/* ---- the deployment a run ran against ---- */
+
+/* The report's optional "deployment": what the matrix deployed the guard
+ * with (the Docker target: engine, layout, image). Carried into the
+ * signed receipt as is, so it must be small, flat and plain: 1-16 keys of
+ * [a-z_], each a string of 1-256 printable ASCII bytes, "target",
+ * "layout", "engine" and "image_id" among them. */
+static int
+check_deployment(json_t *d, const char *where, char *err, size_t errlen)
+{
+	static const char *const need[] = {
+		"target", "layout", "engine", "image_id", NULL
+	};
+	char shown[ERRBUF_SHOW_BUF];
+	const char *key, *v;
+	json_t *val;
+	size_t i, len;
+
+	if (!json_is_object(d) || json_object_size(d) == 0 ||
+	    json_object_size(d) > RECEIPT_DEPLOY_KEYS) {
+		errbuf_set(err, errlen, "%s: deployment must be an object of 1-%d "
+		    "strings", where, RECEIPT_DEPLOY_KEYS);
+		return -1;
+	}
+	json_object_foreach(d, key, val) {
+		len = strlen(key);
+		for (i = 0; i < len && ((key[i] >= 'a' && key[i] <= 'z') ||
+		    key[i] == '_'); i++)
+			;
+		if (len == 0 || len > 32 || i != len) {
+			errbuf_set(err, errlen, "%s: deployment key \"%s\" must be "
+			    "1-32 of [a-z_]", where, errbuf_show(key, len, shown));
+			return -1;
+		}
+		if ((v = jsonstrict_str(d, key, &len)) == NULL || len == 0 ||
+		    len > RECEIPT_DEPLOY_VALUE) {
+			errbuf_set(err, errlen, "%s: deployment \"%s\" must be a "
+			    "string of 1-%d bytes", where, key, RECEIPT_DEPLOY_VALUE);
+			return -1;
+		}
+		for (i = 0; i < len; i++) {
+			if (v[i] != ' ' && !ascii_is_vchar((unsigned char)v[i])) {
+				errbuf_set(err, errlen, "%s: deployment \"%s\" must be "
+				    "printable ASCII", where, key);
+				return -1;
+			}
+		}
+	}
+	for (i = 0; need[i] != NULL; i++) {
+		if (json_object_get(d, need[i]) == NULL) {
+			errbuf_set(err, errlen, "%s: deployment lacks \"%s\"",
+			    where, need[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* ---- report → canonical receipt ---- */
 
 void
@@ -488,7 +546,7 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 	/* The string-valued keys first: the loop below checks them. */
 	static const char *const keys[] = {
 		"schema", "provider", "guard_binary", "guard_sha256", "version",
-		"ran_at", "facts", "cases", NULL
+		"ran_at", "facts", "cases", "deployment", NULL
 	};
 	struct receipt_report *r;
 	char shown[ERRBUF_SHOW_BUF];
@@ -558,6 +616,10 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 	    errlen) == -1 ||
 	    tally_cases(json_object_get(r->root, "cases"), 1, r->t, err,
 	    errlen) == -1)
+		goto bad;
+	if (json_object_get(r->root, "deployment") != NULL &&
+	    check_deployment(json_object_get(r->root, "deployment"), "report",
+	    err, errlen) == -1)
 		goto bad;
 	return r;
 bad:
@@ -868,6 +930,11 @@ receipt_canonical(const struct receipt_report *r, const char *sha256,
 	    "ran_at", json_object_get(r->root, "ran_at"));
 	if (obj == NULL)
 		goto oom;
+	/* Signed with the rest: a receipt says which deployment it speaks of. */
+	if (json_object_get(r->root, "deployment") != NULL &&
+	    json_object_set(obj, "deployment",
+	    json_object_get(r->root, "deployment")) == -1)
+		goto oom;
 	if ((out = dump_canonical(obj, len)) == NULL) {
 		errbuf_set(err, errlen, "cannot write the receipt: out of memory or "
 		    "larger than %u bytes", RECEIPT_MAX_BYTES);
@@ -901,7 +968,7 @@ parse_receipt(const char *buf, size_t len, struct tally *t,
 {
 	static const char *const keys[] = {
 		"schema", "provider", "provider_revision", "ran_at", "facts",
-		"cases", NULL
+		"cases", "deployment", NULL
 	};
 	char shown[ERRBUF_SHOW_BUF], *again = NULL;
 	const char *extra, *s;
@@ -957,6 +1024,10 @@ parse_receipt(const char *buf, size_t len, struct tally *t,
 	    errlen) == -1 ||
 	    tally_cases(json_object_get(root, "cases"), 0, t, err,
 	    errlen) == -1)
+		goto bad;
+	if (json_object_get(root, "deployment") != NULL &&
+	    check_deployment(json_object_get(root, "deployment"),
+	    "signed receipt", err, errlen) == -1)
 		goto bad;
 	if ((again = dump_canonical(root, &alen)) == NULL) {
 		errbuf_set(err, errlen, "signed receipt cannot be written in "
