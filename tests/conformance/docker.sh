@@ -232,12 +232,18 @@ EOF
 t0=$(date +%s)
 WORKLOAD_IMAGE=$TOOLS dc up -d >"$T/up.log" 2>&1 ||
     { echo "conformance: docker-compose up failed:"; tail -n 20 "$T/up.log"; exit 2; }
+echo "(compose up: $(($(date +%s) - t0)) s)"
 for f in dns53 dns pub pub8443 priv meta cgnat bys bysdns; do
 	wait_file "$T/$f.ready" 100 || { echo "conformance: pretend internet: $f not ready"; exit 2; }
 done
-cid() { dc ps -q "$1" 2>/dev/null | head -n1; }
-WCID=$(cid workload) RCID=$(cid runner) GCID=$(cid guard) HCID=$(cid sandbox-net)
-[ -n "$WCID" ] && [ -n "$GCID" ] && [ -n "$HCID" ] || { echo "conformance: containers missing"; exit 2; }
+# The containers' ids by service, in one call (docker-compose takes a
+# second or more to start, each time).
+declare -A CIDS
+while read -r sv id; do CIDS[$sv]=$id; done < <(dk ps -a --filter "label=com.docker.compose.project=$PROJ" \
+    --format '{{.Label "com.docker.compose.service"}} {{.ID}}')
+cid() { echo "${CIDS[$1]:-}"; }
+WCID=$(cid workload) RCID=$(cid runner) GCID=$(cid guard) HCID=$(cid sandbox-net) KCID=$(cid guard-open)
+[ -n "$WCID" ] && [ -n "$GCID" ] && [ -n "$HCID" ] && [ -n "$KCID" ] && [ -n "$(cid plane)" ] || { echo "conformance: containers missing"; exit 2; }
 for _ in $(seq 100); do
 	[ "$(dk inspect -f '{{.State.Status}}' "$RCID")" = exited ] && break
 	sleep 0.2
@@ -245,7 +251,7 @@ done
 [ "$(dk inspect -f '{{.State.ExitCode}}' "$RCID")" = 0 ] ||
     { echo "conformance: the runner's push failed: $(dk logs "$RCID" 2>&1 | tail -n 3)"; exit 2; }
 for _ in $(seq 120); do
-	[ "$(dk inspect -f '{{.State.Health.Status}}' "$(cid guard-open)" 2>/dev/null)" = healthy ] && break
+	[ "$(dk inspect -f '{{.State.Health.Status}}' "$KCID" 2>/dev/null)" = healthy ] && break
 	sleep 0.5
 done
 echo "(deployed in $(($(date +%s) - t0)) s)"
