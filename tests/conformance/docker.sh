@@ -45,7 +45,10 @@ docker_down() {
 	dc down -v -t 1 >/dev/null 2>&1
 	dk volume rm "${PROJ}_control" "${PROJ}_control-open" "${PROJ}_state" >/dev/null 2>&1
 }
-trap 'docker_down; cleanup' EXIT
+# EG_DOCKER_LEAVE=1: leave the deployment to the caller, who removes the
+# whole daemon (docker_test.sh: its `docker rm -f` is quicker than a
+# compose down).
+trap '[ "${EG_DOCKER_LEAVE:-0}" = 1 ] || docker_down; cleanup' EXIT
 dk version >/dev/null 2>&1 || { echo "conformance: no Docker daemon at ${DOCKER_HOST:-the default socket}"; exit 2; }
 [ -x "$CTL" ] || { echo "conformance: build egress-guardctl first (the plane's side)"; exit 2; }
 

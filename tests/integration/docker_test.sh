@@ -4,7 +4,11 @@
 # does, then runs compose layout (a) (container/compose.yaml) and layout (b)
 # (container/compose.shared.yaml) and checks, for each, what the workload
 # can and cannot reach, the plane's push, the guard's privileges, health,
-# stop and restart.
+# stop and restart; then the pod shape of container/k8s with plain Docker,
+# and the conformance matrix's Docker target (tests/conformance/docker.sh,
+# layout (a)), whose receipt must verify and name this engine, layout (a)
+# and this image. BuildKit builds the image too on a cold cache (or with
+# EG_DOCKER_BUILDKIT=1).
 #
 # Two daemons, one after the other, on one data root under $T:
 #   build: on the host's network (apt-get in the build needs Debian's
@@ -663,7 +667,7 @@ if part matrix; then
 echo "# matrix at $(($(date +%s) - T0)) s"
 CONF=${EG_DOCKER_CONF_OUT:-$T/conformance}
 t=$(date +%s)
-EG_CONF_TARGET=docker EG_DOCKER_IMAGE=$IMG EG_DOCKER_TOOLS=$TOOLS EG_DOCKER_INET=$INET \
+EG_CONF_TARGET=docker EG_DOCKER_IMAGE=$IMG EG_DOCKER_TOOLS=$TOOLS EG_DOCKER_INET=$INET EG_DOCKER_LEAVE=1 \
     bash "$TOP/tests/conformance/matrix.sh" "$CONF" >"$T/matrix.log" 2>&1
 rc=$?
 grep -E '^\(' "$T/matrix.log" | sed 's/^/# /'
