@@ -96,8 +96,8 @@ define docker-mutant-run
 endef
 
 # The Docker target's own negative control (heavy: two daemon runs, so not
-# in make test): the deploy without the holder's nft step (EG_NFT=skip)
-# must fail default_deny; the image with the no_classify guard over its own
+# in make test): the deploy with the holder's table deleted once it is up
+# (EG_CONF_SKIP_NFT=1) must fail default_deny; the image with the no_classify guard over its own
 # (a derived image: FROM it, the host-built mutant copied in) must fail
 # connect_time_public_address.
 conformance-mutants-docker: all $(BUILD)/mutant-no_classify/egress-guard

@@ -25,8 +25,9 @@
 # What this target cannot express is not run, and not claimed (the report
 # has no such case): listed in docs/receipts.md ("The Docker target").
 #
-# EG_CONF_SKIP_NFT=1: the holder does not apply the table (EG_NFT=skip): a
-# mutant of the deploy; default_deny must turn false.
+# EG_CONF_SKIP_NFT=1: the holder's table is deleted once the deployment is
+# up (the holder itself refuses EG_NFT=skip: it fails closed): a mutant
+# of the deploy; default_deny must turn false.
 # Writes OUT/report.json with a "deployment" object (engine, layout, image),
 # OUT/deployment.json, and OUT/image/egress-guard: the guard binary copied
 # out of the image, the bytes the receipt certifies (checked against
@@ -65,6 +66,7 @@ BIN=$OUT/image/egress-guard
 BIN_SHA256=$(sha256sum <"$BIN" | cut -d' ' -f1)
 sv=$(dk version -f '{{.Server.Version}} {{.Server.APIVersion}} {{.Server.Os}}/{{.Server.Arch}}' 2>/dev/null)
 set -- $sv
+[ $# = 3 ] || { echo "conformance: cannot read the engine's version (\"$sv\")"; exit 2; }
 python3 - "$OUT/deployment.json" "$1" "$2" "$3" \
     "$(dk image inspect -f '{{.Id}}' "$IMG")" \
     "$(dk image inspect -f '{{join .RepoDigests " "}}' "$IMG")" "$IMG" \
@@ -139,8 +141,6 @@ python3 /t/listener.py --listen $BYS:8080 --log bys.log --ready bys.ready --name
 python3 /t/dnsd.py --listen $BYS:53 --zone /inet/zone.json --log bysdns.log --ready bysdns.ready &
 wait
 EOF
-NFT=apply
-[ "${EG_CONF_SKIP_NFT:-0}" = 1 ] && NFT=skip
 cp "$TOP/container/compose.yaml" "$DIR/"
 # net NAME SUBNET RANGE: dynamic addresses from RANGE only, never the
 # fixed ones given below (Docker hands out a fixed address only at start).
@@ -158,7 +158,10 @@ GUARD_COMMON="    environment:
 volumes:
   control-open: {}
 services:
+  # compose.yaml names egress-guard:0.1.0: the image under test instead
+  # (a mutant run's derived image; the receipt names this one).
   guard:
+    image: $IMG
     networks:
       egress: {ipv4_address: $GEG}
       private: {}
@@ -192,12 +195,13 @@ $GUARD_COMMON
     healthcheck:
       interval: 1s
   sandbox-net:
+    image: $IMG
     environment:
       EG_GUARD_ADDR: "$GIP:3128 $KIP:3128"
-      EG_NFT: $NFT
   workload:
     volumes: ['$TI:/t:ro']
   runner:
+    image: $IMG
     command: ["push", "/bundles/strict.json", "--control", "/run/egress-guard/control.sock"]
   # The plane's side for the cases: the runner's shape, kept running.
   plane:
@@ -266,6 +270,11 @@ exe_is_bin() {
 	    { echo "conformance: the running guard is sha256:$s, the image's sha256:$BIN_SHA256"; exit 2; }
 }
 exe_is_bin
+HPID=$(dk inspect -f '{{.State.Pid}}' "$HCID")
+if [ "${EG_CONF_SKIP_NFT:-0}" = 1 ]; then
+	nsenter "--net=/proc/$HPID/ns/net" nft delete table inet egress_guard ||
+	    { echo "conformance: EG_CONF_SKIP_NFT: no table to delete"; exit 2; }
+fi
 
 # --------------------------------------------------------- the target
 # The lab's primitives (common.sh), in the workload container: nsenter
@@ -357,7 +366,6 @@ dd() {	# the probes at once → "TCP|UDP|RESOLVER", each with what its listener 
 	echo "$1 $(seen bys)|$2 $(seen bysdns)|udp $3 tcp $4"
 }
 o=$(dd p)
-HPID=$(dk inspect -f '{{.State.Pid}}' "$HCID")
 nsenter "--net=/proc/$HPID/ns/net" nft delete table inet egress_guard 2>/dev/null
 k=$(dd c)
 IFS='|' read -r o1 o2 o3 <<EOF
