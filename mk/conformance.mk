@@ -48,7 +48,7 @@ conformance-docker: all
 	$(call sign-receipt,$(CONF_DOCKER),--binary $(CONF_DOCKER)/image/egress-guard)
 
 $(BUILD)/mutant-%/egress-guard: FORCE
-	$(Q)$(MAKE) -s BUILD=$(BUILD)/mutant-$* CFLAGS='$(MUTANT_FLAGS_$*)' \
+	$(Q)$(MAKE) -s BUILD=$(BUILD)/mutant-$* MUTANT_BASE=$(BUILD) CFLAGS='$(MUTANT_FLAGS_$*)' \
 	    $(BUILD)/mutant-$*/egress-guard $(BUILD)/mutant-$*/egress-guardctl
 
 
