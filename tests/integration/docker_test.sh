@@ -673,7 +673,7 @@ rc=$?
 grep -E '^\(' "$T/matrix.log" | sed 's/^/# /'
 sed -n '/^fact /,$p' "$T/matrix.log" | sed 's/^/# /'
 echo "# matrix: $(($(date +%s) - t)) s"
-check docker_conformance_matrix_layout_a_facts_true $rc "$(grep -E '^(fail|incon|conformance)' "$T/matrix.log" | head -n 8 | tr '\n' ' ')"
+check docker_conformance_matrix_layout_a_facts_true $rc "$(grep -E -A3 '^(fail|incon|conformance)' "$T/matrix.log" | head -n 12 | tr '\n' ' ')"
 mkdir -p "$T/attesters" && chmod 0700 "$T/attesters"
 "$CTL" keygen --out "$T/attesters/t.pem" >/dev/null 2>&1
 "$CTL" receipt sign "$CONF/report.json" --key "$T/attesters/t.pem" >"$CONF/receipt.json" 2>"$T/sign.err"
