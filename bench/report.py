@@ -450,6 +450,14 @@ def main():
     busy = [r.get("busy_pct_before") for r in rows if r.get("section") == "machine"]
     w("")
     w(f"CPU busy before each repetition (%, all processes): {busy}")
+    loads = [r.get("loadavg") for r in rows if r.get("section") == "machine"]
+    end = [r for r in rows if r.get("section") == "machine-end"]
+    if loads or end:
+        w("")
+        w("Load average (1, 5, 15 min) at each repetition's start: " +
+          "; ".join(str(v) for v in loads) +
+          (f"; after the last run: {end[-1].get('loadavg')} "
+           f"(CPU busy {end[-1].get('busy_pct')}%)" if end else ""))
     oth = [r["others_pct"] for r in rows if "others_pct" in r]
     if oth:
         w("")

@@ -4,9 +4,11 @@
  * One request per connection ("Connection: close"). Everything the guard
  * sends back is bounded (head, body, each recv by SO_RCVTIMEO, the whole
  * exchange by a deadline), since a wedged or hostile socket must not hang
- * a deploy script. The response parser is pure and stateless: it is run
- * again over the whole buffer after each read, which is cheap at these
- * sizes and keeps it trivially testable. */
+ * a deploy script. The response is read by proto/http.c's head parser and
+ * framing rules and proto/chunked.c, as the guard reads an upstream's;
+ * ctlclient_parse_response is pure and stateless: it is run again over
+ * the whole buffer after each read, which is cheap at these sizes and
+ * keeps it trivially testable. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -27,239 +29,158 @@
 #include "plane/bundle.h"
 #include "plane/bundlepeek.h"
 #include "policy/policy.h"
+#include "proto/chunked.h"
+#include "proto/http.h"
 #include "util/ascii.h"
 #include "util/file.h"
 #include "util/num.h"
 #include "util/errbuf.h"
 
-#define PROG		"egress-guardctl"
 
 #define DEADLINE_S	(3 * CTLCLIENT_TIMEOUT_S)	/* the whole exchange */
-#define CHUNK_LINE_MAX	256	/* chunk-size line with extensions */
 /* Chunk framing costs wire bytes beyond the body; allow some of it. */
 #define WIRE_MAX	(CTLCLIENT_HEAD_MAX + CTLCLIENT_BODY_MAX + 64u * 1024)
 
-/* Case-insensitive ASCII comparison of s[0..len) with a lowercase literal. */
+/* The body of a chunked response, decoded into out (room for
+ * CTLCLIENT_BODY_MAX bytes) by proto/chunked.c's state machine, which
+ * the guard uses for the same grammar. Returns 1 complete, 0 need more,
+ * -1 malformed or larger than CTLCLIENT_BODY_MAX. */
 static int
-ieq(const char *s, size_t len, const char *lit)
-{
-	size_t i;
-
-	if (strlen(lit) != len)
-		return 0;
-	for (i = 0; i < len; i++)
-		if (ascii_lower((unsigned char)s[i]) != (unsigned char)lit[i])
-			return 0;
-	return 1;
-}
-
-static int
-hex_val(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	return ascii_lower(c) - 'a' + 10;
-}
-
-/* Decodes a chunked body starting at p. Returns 1 complete, 0 need more,
- * -1 malformed. out has room for end - p bytes. */
-static int
-dechunk(const char *p, const char *end, int eof, char *out, size_t *olen,
+dechunk(const char *p, size_t len, int eof, char *out, size_t *olen,
     char *err, size_t errlen)
 {
-	const char *nl, *q;
-	size_t size, n = 0;
+	struct chunked c;
+	size_t off, dlen, n = 0;
+	long used;
+	int done = 0;
 
-	for (;;) {
-		nl = memmem(p, (size_t)(end - p), "\r\n", 2);
-		if (nl == NULL) {
-			if ((size_t)(end - p) > CHUNK_LINE_MAX) {
-				errbuf_set(err, errlen, "chunk size line too long");
-				return -1;
-			}
-			goto more;
-		}
-		if ((size_t)(nl - p) > CHUNK_LINE_MAX) {
-			errbuf_set(err, errlen, "chunk size line too long");
-			return -1;
-		}
-		size = 0;
-		/* Seven hex digits already exceed the body bound. */
-		for (q = p; q < nl && ascii_is_xdigit((unsigned char)*q) &&
-		    q - p < 7; q++)
-			size = size * 16 + (size_t)hex_val((unsigned char)*q);
-		if (q == p || (q < nl && *q != ';')) {
-			errbuf_set(err, errlen, "bad chunk size");
-			return -1;
-		}
-		if (size > CTLCLIENT_BODY_MAX - n) {
-			errbuf_set(err, errlen, "response body larger than %u bytes",
-			    CTLCLIENT_BODY_MAX);
-			return -1;
-		}
-		p = nl + 2;
-		if (size == 0)
-			break;
-		if ((size_t)(end - p) < size + 2)
-			goto more;
-		if (p[size] != '\r' || p[size + 1] != '\n') {
-			errbuf_set(err, errlen, "chunk not followed by CRLF");
-			return -1;
-		}
-		memcpy(out + n, p, size);
-		n += size;
-		p += size + 2;
+	chunked_init(&c);
+	while (!done && len > 0) {
+		if ((used = chunked_decode(&c, p, len, &done, &off,
+		    &dlen)) == -1)
+			return errbuf_fail(err, errlen, "malformed chunked body");
+		/* What a chunk-size announces counts before its data comes. */
+		if (dlen > CTLCLIENT_BODY_MAX - n ||
+		    chunked_pending(&c) > CTLCLIENT_BODY_MAX - n - dlen)
+			return errbuf_fail(err, errlen, "response body larger "
+			    "than %u bytes", CTLCLIENT_BODY_MAX);
+		memcpy(out + n, p + off, dlen);
+		n += dlen;
+		p += used;
+		len -= (size_t)used;
 	}
-	/* Trailer fields, ignored, up to the empty line. */
-	for (;;) {
-		nl = memmem(p, (size_t)(end - p), "\r\n", 2);
-		if (nl == NULL) {
-			if ((size_t)(end - p) > CTLCLIENT_HEAD_MAX) {
-				errbuf_set(err, errlen, "trailer too long");
-				return -1;
-			}
-			goto more;
-		}
-		if (nl == p)
-			break;
-		p = nl + 2;
+	if (!done) {
+		if (eof)
+			return errbuf_fail(err, errlen, "connection closed "
+			    "inside a chunked body");
+		return 0;
 	}
 	*olen = n;
 	return 1;
-more:
-	if (eof) {
-		errbuf_set(err, errlen, "connection closed inside a chunked body");
-		return -1;
+}
+
+/* The head through proto/http.c, the parser and the framing rules the
+ * guard applies to upstream answers (RFC 9112 6.3), within this client's
+ * own bounds. Returns 1 with *hlen, *kind, *length and r->status set, 0
+ * when more bytes are needed, -1 with err. */
+static int
+parse_head(const char *buf, size_t len, int eof, struct ctlclient_response *r,
+    size_t *hlen, enum http_body *kind, long long *length, char *err,
+    size_t errlen)
+{
+	struct http_resp h;
+	long end;
+	int close;
+
+	if ((end = http_head_end(buf, len)) == -1)
+		return errbuf_fail(err, errlen, "malformed response head");
+	if (end == 0) {
+		if (len >= CTLCLIENT_HEAD_MAX)
+			return errbuf_fail(err, errlen, "response head larger "
+			    "than %u bytes", CTLCLIENT_HEAD_MAX);
+		if (eof)
+			return errbuf_fail(err, errlen, len == 0 ?
+			    "connection closed without a response" :
+			    "connection closed inside the response head");
+		return 0;
 	}
-	return 0;
+	if ((size_t)end > CTLCLIENT_HEAD_MAX)
+		return errbuf_fail(err, errlen, "response head larger than %u "
+		    "bytes", CTLCLIENT_HEAD_MAX);
+	if (http_parse_response_head(buf, (size_t)end, &h, err, errlen) == -1)
+		return -1;
+	if (h.status > 599)
+		return errbuf_fail(err, errlen, "not an HTTP/1.x status line");
+	if (h.status < 200)
+		return errbuf_fail(err, errlen, "unexpected interim response %d",
+		    h.status);
+	/* This client removes chunked framing and no other coding: the
+	 * rule the guard applies for an HTTP/1.0 client. */
+	if (http_response_framing(&h, 0, kind, length, &close, err,
+	    errlen) == -1 ||
+	    http_response_check_http10(&h, *kind, err, errlen) == -1)
+		return -1;
+	if (*kind == HTTP_BODY_LENGTH && *length > CTLCLIENT_BODY_MAX)
+		return errbuf_fail(err, errlen, "response body larger than %u "
+		    "bytes", CTLCLIENT_BODY_MAX);
+	r->status = h.status;
+	*hlen = (size_t)end;
+	return 1;
 }
 
 int
 ctlclient_parse_response(const char *buf, size_t len, int eof,
     struct ctlclient_response *r, char *err, size_t errlen)
 {
-	const char *he, *line, *nl, *colon, *v, *ve, *body;
-	long long status, cl = -1, n;
-	size_t rest, blen = 0;
-	int chunked = 0, done;
-	char *out = NULL;
+	struct ctlclient_response got = { 0, NULL, 0 };
+	enum http_body kind;
+	long long length;
+	size_t hlen, rest, blen = 0;
+	int rc;
 
-	he = memmem(buf, len, "\r\n\r\n", 4);
-	if (he == NULL || (size_t)(he - buf) + 4 > CTLCLIENT_HEAD_MAX) {
-		if (he != NULL || len >= CTLCLIENT_HEAD_MAX) {
-			errbuf_set(err, errlen, "response head larger than %u bytes",
-			    CTLCLIENT_HEAD_MAX);
-			return -1;
-		}
-		if (eof) {
-			errbuf_set(err, errlen, len == 0 ? "connection closed "
-			    "without a response" : "connection closed inside "
-			    "the response head");
-			return -1;
-		}
-		return 0;
-	}
-	/* "HTTP/1.x SSS[ reason]" */
-	nl = memmem(buf, (size_t)(he + 2 - buf), "\r\n", 2);
-	if ((size_t)(nl - buf) < 12 || memcmp(buf, "HTTP/1.", 7) != 0 ||
-	    (buf[7] != '0' && buf[7] != '1') || buf[8] != ' ' ||
-	    num_parse_n(buf + 9, 3, 100, 599, &status) == -1 ||
-	    (nl - buf > 12 && buf[12] != ' ')) {
-		errbuf_set(err, errlen, "not an HTTP/1.x status line");
-		return -1;
-	}
-	if (status < 200) {
-		errbuf_set(err, errlen, "unexpected interim response %lld", status);
-		return -1;
-	}
-	for (line = nl + 2; line < he + 2; line = nl + 2) {
-		nl = memmem(line, (size_t)(he + 2 - line), "\r\n", 2);
-		colon = memchr(line, ':', (size_t)(nl - line));
-		if (colon == NULL || colon == line) {
-			errbuf_set(err, errlen, "malformed header line");
-			return -1;
-		}
-		for (v = line; v < colon; v++) {
-			if (!ascii_is_tchar((unsigned char)*v)) {
-				errbuf_set(err, errlen, "malformed header name");
-				return -1;
-			}
-		}
-		for (v = colon + 1; v < nl && (*v == ' ' || *v == '\t'); v++)
-			;
-		for (ve = nl; ve > v && (ve[-1] == ' ' || ve[-1] == '\t'); ve--)
-			;
-		if (ieq(line, (size_t)(colon - line), "content-length")) {
-			if (num_parse_n(v, (unsigned long)(ve - v), 0,
-			    CTLCLIENT_BODY_MAX, &n) == -1) {
-				errbuf_set(err, errlen, "bad Content-Length or body "
-				    "larger than %u bytes", CTLCLIENT_BODY_MAX);
-				return -1;
-			}
-			if (cl != -1 && cl != n) {
-				errbuf_set(err, errlen, "conflicting Content-Length");
-				return -1;
-			}
-			cl = n;
-		} else if (ieq(line, (size_t)(colon - line),
-		    "transfer-encoding")) {
-			if (!ieq(v, (size_t)(ve - v), "chunked")) {
-				errbuf_set(err, errlen, "unsupported Transfer-Encoding");
-				return -1;
-			}
-			chunked = 1;
-		}
-	}
-	if (chunked && cl != -1) {
-		errbuf_set(err, errlen, "both Content-Length and Transfer-Encoding");
-		return -1;
-	}
-	body = he + 4;
-	rest = len - (size_t)(body - buf);
-	if (status == 204 || status == 304) {
+	if ((rc = parse_head(buf, len, eof, &got, &hlen, &kind, &length, err,
+	    errlen)) != 1)
+		return rc;
+	rest = len - hlen;
+	switch (kind) {
+	case HTTP_BODY_NONE:
 		rest = 0;
-		done = 1;
-	} else if (chunked) {
-		done = -2;	/* decoded below, into out */
-	} else if (cl != -1) {
-		if (rest < (size_t)cl) {
-			if (eof) {
-				errbuf_set(err, errlen, "connection closed after %zu "
-				    "of %lld body bytes", rest, cl);
-				return -1;
-			}
+		break;
+	case HTTP_BODY_LENGTH:
+		if (rest < (size_t)length) {
+			if (eof)
+				return errbuf_fail(err, errlen, "connection "
+				    "closed after %zu of %lld body bytes", rest,
+				    length);
 			return 0;
 		}
-		rest = (size_t)cl;	/* bytes past it are not ours */
-		done = 1;
-	} else {
-		if (rest > CTLCLIENT_BODY_MAX) {
-			errbuf_set(err, errlen, "response body larger than %u bytes",
-			    CTLCLIENT_BODY_MAX);
-			return -1;
-		}
+		rest = (size_t)length;	/* bytes past it are not ours */
+		break;
+	case HTTP_BODY_CLOSE:
+		if (rest > CTLCLIENT_BODY_MAX)
+			return errbuf_fail(err, errlen, "response body larger "
+			    "than %u bytes", CTLCLIENT_BODY_MAX);
 		if (!eof)
 			return 0;
-		done = 1;
+		break;
+	case HTTP_BODY_CHUNKED:
+		break;
 	}
-	if ((out = malloc(rest + 1)) == NULL) {
-		errbuf_set(err, errlen, "out of memory");
-		return -1;
-	}
-	if (done == -2) {
-		done = dechunk(body, buf + len, eof, out, &blen, err, errlen);
-		if (done != 1) {
-			free(out);
-			return done;
+	if ((got.body = malloc(rest + 1)) == NULL)
+		return errbuf_fail(err, errlen, "out of memory");
+	if (kind == HTTP_BODY_CHUNKED) {
+		if ((rc = dechunk(buf + hlen, rest, eof, got.body, &blen, err,
+		    errlen)) != 1) {
+			free(got.body);
+			return rc;
 		}
 	} else {
-		memcpy(out, body, rest);
+		memcpy(got.body, buf + hlen, rest);
 		blen = rest;
 	}
-	out[blen] = '\0';
-	r->status = (int)status;
-	r->body = out;
-	r->body_len = blen;
+	got.body[blen] = '\0';
+	got.body_len = blen;
+	*r = got;
 	return 1;
 }
 
@@ -328,71 +249,18 @@ check_peer(int fd, const char *sock_path, long guard_uid, char *err,
 	return -1;
 }
 
+/* Reads the answer on fd until ctlclient_parse_response has all of it,
+ * within WIRE_MAX bytes and the deadline. 0 with r filled, or -1 with err
+ * naming sock_path. */
 static int
-request(const char *sock_path, const char *method, const char *target,
-    const struct body *body, long guard_uid, struct ctlclient_response *r,
-    char *err, size_t errlen)
+read_answer(int fd, const char *sock_path, double deadline,
+    struct ctlclient_response *r, char *err, size_t errlen)
 {
-	struct timeval tv = { .tv_sec = CTLCLIENT_TIMEOUT_S, .tv_usec = 0 };
-	struct sockaddr_un sa;
-	char head[512], why[256], *buf = NULL, *nb;
-	size_t len = 0, cap = 0, body_len = body->len;
-	double deadline;
+	char why[256], *buf = NULL, *nb;
+	size_t len = 0, cap = 0;
 	ssize_t got;
-	int fd = -1, n, pr, rc = -1;
+	int pr, rc = -1;
 
-	if (sock_path == NULL || method == NULL || target == NULL ||
-	    r == NULL || (body->mem == NULL && body_len > 0)) {
-		errbuf_set(err, errlen, "bad request arguments");
-		return -1;
-	}
-	memset(r, 0, sizeof(*r));
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	if (sock_path[0] == '\0' || strlen(sock_path) >= sizeof(sa.sun_path)) {
-		errbuf_set(err, errlen, "%s: not a usable socket path (1-%zu bytes)",
-		    sock_path, sizeof(sa.sun_path) - 1);
-		return -1;
-	}
-	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
-	n = body_len > 0 ?
-	    snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: localhost\r\n"
-	    "User-Agent: " PROG "\r\nAccept: application/json\r\n"
-	    "Connection: close\r\nContent-Type: application/json\r\n"
-	    "Content-Length: %zu\r\n\r\n", method, target, body_len) :
-	    snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: localhost\r\n"
-	    "User-Agent: " PROG "\r\nAccept: application/json\r\n"
-	    "Connection: close\r\n\r\n", method, target);
-	if (n < 0 || (size_t)n >= sizeof(head)) {
-		errbuf_set(err, errlen, "request line too long");
-		return -1;
-	}
-
-	deadline = now_s() + DEADLINE_S;
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
-		errbuf_set(err, errlen, "%s: socket: %s", sock_path, strerror(errno));
-		goto out;
-	}
-	/* Set before connect: a Unix connect waits on a full backlog for
-	 * up to SO_SNDTIMEO. */
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1) {
-		errbuf_set(err, errlen, "%s: setsockopt: %s", sock_path,
-		    strerror(errno));
-		goto out;
-	}
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
-		errbuf_set(err, errlen, "%s: connect: %s", sock_path, io_error());
-		goto out;
-	}
-	/* Before a byte of the bundle goes out. */
-	if (check_peer(fd, sock_path, guard_uid, err, errlen) == -1)
-		goto out;
-	if (send_all(fd, head, (size_t)n) == -1 ||
-	    (body_len > 0 && send_all(fd, body->mem, body_len) == -1)) {
-		errbuf_set(err, errlen, "%s: send: %s", sock_path, io_error());
-		goto out;
-	}
 	for (;;) {
 		if (len == cap) {
 			if (cap >= WIRE_MAX) {
@@ -434,9 +302,80 @@ request(const char *sock_path, const char *method, const char *target,
 	}
 	rc = 0;
 out:
+	free(buf);
+	return rc;
+}
+
+static int
+request(const char *sock_path, const char *method, const char *target,
+    const struct body *body, long guard_uid, struct ctlclient_response *r,
+    char *err, size_t errlen)
+{
+	struct timeval tv = { .tv_sec = CTLCLIENT_TIMEOUT_S, .tv_usec = 0 };
+	struct sockaddr_un sa;
+	char head[512];
+	size_t body_len = body->len;
+	double deadline;
+	int fd = -1, n, rc = -1;
+
+	if (sock_path == NULL || method == NULL || target == NULL ||
+	    r == NULL || (body->mem == NULL && body_len > 0)) {
+		errbuf_set(err, errlen, "bad request arguments");
+		return -1;
+	}
+	memset(r, 0, sizeof(*r));
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	if (sock_path[0] == '\0' || strlen(sock_path) >= sizeof(sa.sun_path)) {
+		errbuf_set(err, errlen, "%s: not a usable socket path (1-%zu bytes)",
+		    sock_path, sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	memcpy(sa.sun_path, sock_path, strlen(sock_path) + 1);
+	n = body_len > 0 ?
+	    snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: localhost\r\n"
+	    "User-Agent: " CLI_PROG "\r\nAccept: application/json\r\n"
+	    "Connection: close\r\nContent-Type: application/json\r\n"
+	    "Content-Length: %zu\r\n\r\n", method, target, body_len) :
+	    snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: localhost\r\n"
+	    "User-Agent: " CLI_PROG "\r\nAccept: application/json\r\n"
+	    "Connection: close\r\n\r\n", method, target);
+	if (n < 0 || (size_t)n >= sizeof(head)) {
+		errbuf_set(err, errlen, "request line too long");
+		return -1;
+	}
+
+	deadline = now_s() + DEADLINE_S;
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		errbuf_set(err, errlen, "%s: socket: %s", sock_path, strerror(errno));
+		goto out;
+	}
+	/* Set before connect: a Unix connect waits on a full backlog for
+	 * up to SO_SNDTIMEO. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == -1) {
+		errbuf_set(err, errlen, "%s: setsockopt: %s", sock_path,
+		    strerror(errno));
+		goto out;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
+		errbuf_set(err, errlen, "%s: connect: %s", sock_path, io_error());
+		goto out;
+	}
+	/* Before a byte of the bundle goes out. */
+	if (check_peer(fd, sock_path, guard_uid, err, errlen) == -1)
+		goto out;
+	if (send_all(fd, head, (size_t)n) == -1 ||
+	    (body_len > 0 && send_all(fd, body->mem, body_len) == -1)) {
+		errbuf_set(err, errlen, "%s: send: %s", sock_path, io_error());
+		goto out;
+	}
+	if (read_answer(fd, sock_path, deadline, r, err, errlen) == -1)
+		goto out;
+	rc = 0;
+out:
 	if (fd != -1)
 		close(fd);
-	free(buf);
 	return rc;
 }
 
@@ -478,26 +417,6 @@ ctlclient_check_pushed(const struct ctlclient_response *r, const char *want,
 
 /* ---- subcommands: the CLI layer, which prints. ---- */
 
-/* The value of --NAME VALUE or --NAME=VALUE at argv[*i] into *val
- * (advancing *i); 0 when argv[*i] is not that option, -1 when it has no
- * value. */
-static int
-opt_value(int argc, char **argv, int *i, const char *name, const char **val)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-
-	if (strncmp(a, name, n) != 0 || (a[n] != '\0' && a[n] != '='))
-		return 0;
-	if (a[n] == '=')
-		*val = a + n + 1;
-	else if (*i + 1 < argc)
-		*val = argv[++*i];
-	else
-		*val = "";
-	return (*val)[0] == '\0' ? -1 : 1;
-}
-
 /* Parses [POSITIONAL] --control PATH [--guard-uid N]; want_pos says
  * whether the one positional argument is expected. *guard_uid comes
  * from --guard-uid, else EG_GUARD_UID, else -1 (root and this user
@@ -514,12 +433,12 @@ parse_args(int argc, char **argv, const char *usage, int want_pos,
 		a = argv[i];
 		if (opts && strcmp(a, "--") == 0) {
 			opts = 0;
-		} else if (opts && (rc = opt_value(argc, argv, &i, "--control",
+		} else if (opts && (rc = cli_opt_value(argc, argv, &i, "--control",
 		    control)) != 0) {
 			if (rc == -1)
 				return cli_usage_error(cmd, usage,
 				    "--control needs a socket path", NULL);
-		} else if (opts && (rc = opt_value(argc, argv, &i, "--guard-uid",
+		} else if (opts && (rc = cli_opt_value(argc, argv, &i, "--guard-uid",
 		    &uid)) != 0) {
 			if (rc == -1)
 				return cli_usage_error(cmd, usage,
@@ -550,12 +469,10 @@ parse_args(int argc, char **argv, const char *usage, int want_pos,
 static int
 print_body(const struct ctlclient_response *r)
 {
-	if (fwrite(r->body, 1, r->body_len, stdout) != r->body_len ||
-	    ((r->body_len == 0 || r->body[r->body_len - 1] != '\n') &&
-	    fputc('\n', stdout) == EOF) || fflush(stdout) == EOF) {
-		fprintf(stderr, "%s: cannot write to standard output\n", PROG);
+	if (cli_print_all(r->body, r->body_len) == -1)
 		return -1;
-	}
+	if (r->body_len == 0 || r->body[r->body_len - 1] != '\n')
+		return cli_print_all("\n", 1);
 	return 0;
 }
 
@@ -577,7 +494,7 @@ ctlclient_cmd_push(int argc, char **argv)
 	/* The guard refuses more than BUNDLE_MAX_BYTES anyway: say so here
 	 * rather than send it. */
 	if ((buf = file_read(path, BUNDLE_MAX_BYTES, 0, &len, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: push: %s\n", PROG, err);
+		fprintf(stderr, "%s: push: %s\n", CLI_PROG, err);
 		goto out;
 	}
 	/* The digest the guard must answer with. Bytes that hold no bundle
@@ -588,13 +505,13 @@ ctlclient_cmd_push(int argc, char **argv)
 	policy_free(p);
 	if (ctlclient_request(control, guard_uid, "PUT", "/v1/policy", buf, len, &r,
 	    err, sizeof(err)) == -1) {
-		fprintf(stderr, "%s: push: %s\n", PROG, err);
+		fprintf(stderr, "%s: push: %s\n", CLI_PROG, err);
 		goto out;
 	}
 	if (r.status == 200 && (digest[0] == '\0' ||
 	    ctlclient_check_pushed(&r, digest, why, sizeof(why)) == -1)) {
 		fprintf(stderr, "%s: push: %s: %s answered 200 but %s: the push is "
-		    "not confirmed\n", PROG, path, control, digest[0] == '\0' ?
+		    "not confirmed\n", CLI_PROG, path, control, digest[0] == '\0' ?
 		    "the file holds no bundle to compare with" : why);
 		goto out;
 	}
@@ -606,10 +523,10 @@ ctlclient_cmd_push(int argc, char **argv)
 		rc = 0;
 	} else if (r.status == 403 || r.status == 409) {
 		fprintf(stderr, "%s: push: %s: refused by %s (HTTP %d)\n",
-		    PROG, path, control, r.status);
+		    CLI_PROG, path, control, r.status);
 		rc = CLI_EXIT_FAIL;
 	} else {
-		fprintf(stderr, "%s: push: %s: %s answered HTTP %d\n", PROG,
+		fprintf(stderr, "%s: push: %s: %s answered HTTP %d\n", CLI_PROG,
 		    path, control, r.status);
 	}
 out:
@@ -633,7 +550,7 @@ ctlclient_cmd_status(int argc, char **argv)
 	rc = CLI_EXIT_USAGE;
 	if (ctlclient_request(control, guard_uid, "GET", "/v1/status", NULL, 0, &r,
 	    err, sizeof(err)) == -1) {
-		fprintf(stderr, "%s: status: %s\n", PROG, err);
+		fprintf(stderr, "%s: status: %s\n", CLI_PROG, err);
 		goto out;
 	}
 	if (print_body(&r) == -1) {
@@ -643,7 +560,7 @@ ctlclient_cmd_status(int argc, char **argv)
 	if (r.status == 200)
 		rc = 0;
 	else
-		fprintf(stderr, "%s: status: %s answered HTTP %d\n", PROG,
+		fprintf(stderr, "%s: status: %s answered HTTP %d\n", CLI_PROG,
 		    control, r.status);
 out:
 	free(r.body);

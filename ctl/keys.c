@@ -26,7 +26,6 @@
 #include "util/errbuf.h"
 #include "util/file.h"
 
-#define PROG		"egress-guardctl"
 
 char *
 ctlkeys_pub_path(const char *priv_path)
@@ -413,12 +412,12 @@ ctlkeys_cmd_keygen(int argc, char **argv)
 		return cli_usage_error(cmd, CTLKEYS_KEYGEN_USAGE, "missing --out",
 		    NULL);
 	if (ctlkeys_keygen(out, err, sizeof(err)) == -1) {
-		fprintf(stderr, "%s: keygen: %s\n", PROG, err);
+		fprintf(stderr, "%s: keygen: %s\n", CLI_PROG, err);
 		return CLI_EXIT_FAIL;
 	}
 	/* Tell the operator which file to hand to the guard. */
 	pub = ctlkeys_pub_path(out);
-	fprintf(stderr, "%s: wrote %s (private, 0600) and %s (public)\n", PROG,
+	fprintf(stderr, "%s: wrote %s (private, 0600) and %s (public)\n", CLI_PROG,
 	    out, pub != NULL ? pub : "the .pub.pem file");
 	free(pub);
 	return 0;
@@ -462,16 +461,16 @@ ctlkeys_cmd_sign(int argc, char **argv)
 	 * signed message is built without a copy. */
 	if ((canon = policy_file_canonical(path, sizeof(BUNDLE_CONTEXT), &len, err,
 	    sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: sign: %s\n", PROG, err);
+		fprintf(stderr, "%s: sign: %s\n", CLI_PROG, err);
 		goto out;
 	}
 	if ((pk = ctlkeys_load_private(key, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: sign: %s\n", PROG, err);
+		fprintf(stderr, "%s: sign: %s\n", CLI_PROG, err);
 		goto out;
 	}
 	if (ctlkeys_sign_to(&bundle_envelope, canon, len, pk, stdout, err,
 	    sizeof(err)) == -1) {
-		fprintf(stderr, "%s: sign: %s: %s\n", PROG, path, err);
+		fprintf(stderr, "%s: sign: %s: %s\n", CLI_PROG, path, err);
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
@@ -496,7 +495,7 @@ ctlkeys_cmd_verify(int argc, char **argv)
 	int i, r, opts = 1, rc = CLI_EXIT_USAGE;
 
 	if ((kr = bundle_keyring_new()) == NULL) {
-		fprintf(stderr, "%s: verify: out of memory\n", PROG);
+		fprintf(stderr, "%s: verify: out of memory\n", CLI_PROG);
 		return CLI_EXIT_FAIL;
 	}
 	for (i = 1; i < argc; i++) {
@@ -513,7 +512,7 @@ ctlkeys_cmd_verify(int argc, char **argv)
 		if (r == 1) {
 			if (bundle_keyring_add_file(kr, key, err,
 			    sizeof(err)) == -1) {
-				fprintf(stderr, "%s: verify: %s\n", PROG, err);
+				fprintf(stderr, "%s: verify: %s\n", CLI_PROG, err);
 				goto out;
 			}
 			continue;
@@ -538,12 +537,12 @@ ctlkeys_cmd_verify(int argc, char **argv)
 	}
 	if ((buf = file_read(path, BUNDLE_MAX_BYTES, 0, &len, err,
 	    sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: verify: %s\n", PROG, err);
+		fprintf(stderr, "%s: verify: %s\n", CLI_PROG, err);
 		goto out;
 	}
 	if ((p = bundle_verify(kr, buf, len, id, &why, err,
 	    sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: verify: %s: refused (%s): %s\n", PROG,
+		fprintf(stderr, "%s: verify: %s: refused (%s): %s\n", CLI_PROG,
 		    path, bundle_error_name(why), err);
 		rc = why == BUNDLE_MALFORMED ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 		goto out;

@@ -17,7 +17,6 @@
 #define EG_VERSION "0.1.0"
 #endif
 
-#define PROG		"egress-guardctl"
 
 struct command {
 	const char	*name;
@@ -45,9 +44,9 @@ usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: %s --version\n", PROG);
+	fprintf(f, "usage: %s --version\n", CLI_PROG);
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "       %s %s %s\n", PROG, commands[i].name,
+		fprintf(f, "       %s %s %s\n", CLI_PROG, commands[i].name,
 		    commands[i].usage);
 }
 
@@ -56,11 +55,11 @@ static int
 usage_error_arg(const struct command *c, const char *msg, const char *arg)
 {
 	if (msg != NULL && arg != NULL)
-		fprintf(stderr, "%s: %s: \"%s\"\n", PROG, msg, arg);
+		fprintf(stderr, "%s: %s: \"%s\"\n", CLI_PROG, msg, arg);
 	else if (msg != NULL)
-		fprintf(stderr, "%s: %s\n", PROG, msg);
+		fprintf(stderr, "%s: %s\n", CLI_PROG, msg);
 	if (c != NULL)
-		fprintf(stderr, "usage: %s %s %s\n", PROG, c->name, c->usage);
+		fprintf(stderr, "usage: %s %s %s\n", CLI_PROG, c->name, c->usage);
 	else
 		usage(stderr);
 	return CLI_EXIT_USAGE;
@@ -77,7 +76,7 @@ write_all(const char *buf, size_t len)
 {
 	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) == EOF ||
 	    ferror(stdout)) {
-		fprintf(stderr, "%s: cannot write to standard output\n", PROG);
+		fprintf(stderr, "%s: cannot write to standard output\n", CLI_PROG);
 		return -1;
 	}
 	return 0;
@@ -123,7 +122,7 @@ cmd_compile(int argc, char **argv)
 	canon = policy_profile_canonical(profile, epoch, &len, err, sizeof(err));
 	if (canon == NULL) {
 		/* err starts with the path. */
-		fprintf(stderr, "%s: %s\n", PROG, err);
+		fprintf(stderr, "%s: %s\n", CLI_PROG, err);
 		return CLI_EXIT_USAGE;
 	}
 	/* The NUL after the bytes makes room for the newline: one write. */
@@ -161,7 +160,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "--version") == 0) {
 		if (argc != 2)
 			return usage_error(NULL, NULL);
-		printf("%s %s\n", PROG, EG_VERSION);
+		printf("%s %s\n", CLI_PROG, EG_VERSION);
 		return fflush(stdout) == EOF ? CLI_EXIT_FAIL : 0;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -171,7 +170,7 @@ main(int argc, char **argv)
 	for (i = 0; i < NCOMMANDS; i++)
 		if (strcmp(argv[1], commands[i].name) == 0) {
 			if (wants_help(argc, argv)) {
-				printf("usage: %s %s %s\n", PROG, commands[i].name,
+				printf("usage: %s %s %s\n", CLI_PROG, commands[i].name,
 				    commands[i].usage);
 				return fflush(stdout) == EOF ? CLI_EXIT_FAIL : 0;
 			}

@@ -27,7 +27,6 @@
 #include "util/errbuf.h"
 #include "util/file.h"
 
-#define PROG		"egress-guardctl"
 #define GUARD_NAME	"egress-guard"
 #define PUB_SUFFIX	".pub.pem"
 #define MAX_DIR_NAMES	256
@@ -143,12 +142,12 @@ parse_opts(int argc, char **argv, int first, struct opts *o)
 			    &val)) == 0)
 				continue;
 			if (r == -1) {
-				snprintf(msg, sizeof(msg), "%s needs a value",
+				errbuf_set(msg, sizeof(msg), "%s needs a value",
 				    o->names[j]);
 				return cli_usage_error(o->cmd, o->usage, msg, NULL);
 			}
 			if (o->vals[j] != NULL) {
-				snprintf(msg, sizeof(msg), "%s given twice",
+				errbuf_set(msg, sizeof(msg), "%s given twice",
 				    o->names[j]);
 				return cli_usage_error(o->cmd, o->usage, msg, NULL);
 			}
@@ -201,33 +200,33 @@ grade_receipt(const char *cmd, const char *path, const char *dir,
 	int rc = CLI_EXIT_USAGE;
 
 	if ((kr = bundle_keyring_new()) == NULL) {
-		fprintf(stderr, "%s: %s: out of memory\n", PROG, cmd);
+		fprintf(stderr, "%s: %s: out of memory\n", CLI_PROG, cmd);
 		return CLI_EXIT_FAIL;
 	}
 	if (receiptcmd_load_attesters(kr, dir, err, sizeof(err)) == -1) {
-		fprintf(stderr, "%s: %s: attesters: %s\n", PROG, cmd, err);
+		fprintf(stderr, "%s: %s: attesters: %s\n", CLI_PROG, cmd, err);
 		goto out;
 	}
 	if (binary == NULL) {
 		if (default_binary(def, sizeof(def)) == -1) {
 			fprintf(stderr, "%s: %s: cannot locate %s next to "
-			    "this program; use --binary\n", PROG, cmd,
+			    "this program; use --binary\n", CLI_PROG, cmd,
 			    GUARD_NAME);
 			goto out;
 		}
 		binary = def;
 	}
 	if (receipt_file_sha256(binary, hex, err, sizeof(err)) == -1) {
-		fprintf(stderr, "%s: %s: binary: %s\n", PROG, cmd, err);
+		fprintf(stderr, "%s: %s: binary: %s\n", CLI_PROG, cmd, err);
 		goto out;
 	}
 	if ((buf = file_read(path, RECEIPT_MAX_BYTES, 0, &len, err,
 	    sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: %s: %s\n", PROG, cmd, err);
+		fprintf(stderr, "%s: %s: %s\n", CLI_PROG, cmd, err);
 		goto out;
 	}
 	if (receipt_verify(kr, buf, len, hex, v, why, whylen) == -1) {
-		fprintf(stderr, "%s: %s: %s: malformed receipt: %s\n", PROG,
+		fprintf(stderr, "%s: %s: %s: malformed receipt: %s\n", CLI_PROG,
 		    cmd, path, why);
 		goto out;
 	}
@@ -286,25 +285,25 @@ cmd_sign(int argc, char **argv)
 	rc = CLI_EXIT_USAGE;
 	if ((buf = file_read(o.operand, RECEIPT_MAX_BYTES, 0, &len, err,
 	    sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: receipt sign: %s\n", PROG, err);
+		fprintf(stderr, "%s: receipt sign: %s\n", CLI_PROG, err);
 		goto out;
 	}
 	if ((r = receipt_report_parse(buf, len, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: receipt sign: %s: %s\n", PROG, o.operand,
+		fprintf(stderr, "%s: receipt sign: %s: %s\n", CLI_PROG, o.operand,
 		    err);
 		goto out;
 	}
 	if ((pk = ctlkeys_load_private(o.vals[0], err, sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: receipt sign: %s\n", PROG, err);
+		fprintf(stderr, "%s: receipt sign: %s\n", CLI_PROG, err);
 		goto out;
 	}
 	binary = o.vals[1] != NULL ? o.vals[1] : receipt_report_guard_binary(r);
 	if (receipt_file_sha256(binary, hex, err, sizeof(err)) == -1) {
-		fprintf(stderr, "%s: receipt sign: binary: %s\n", PROG, err);
+		fprintf(stderr, "%s: receipt sign: binary: %s\n", CLI_PROG, err);
 		goto out;
 	}
 	if (receipt_report_check_binary(r, hex, err, sizeof(err)) == -1) {
-		fprintf(stderr, "%s: receipt sign: %s: %s\n", PROG, binary, err);
+		fprintf(stderr, "%s: receipt sign: %s: %s\n", CLI_PROG, binary, err);
 		rc = CLI_EXIT_REVISION;
 		goto out;
 	}
@@ -313,13 +312,13 @@ cmd_sign(int argc, char **argv)
 			ntrue++;
 		else if (note[0] != '\0')
 			fprintf(stderr, "%s: receipt sign: %s: false in the "
-			    "receipt\n", PROG, note);
+			    "receipt\n", CLI_PROG, note);
 	}
 	if ((canon = receipt_canonical(r, hex, &clen, err,
 	    sizeof(err))) == NULL ||
 	    (env = receiptcmd_sign_envelope(canon, clen, pk, err,
 	    sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: receipt sign: %s\n", PROG, err);
+		fprintf(stderr, "%s: receipt sign: %s\n", CLI_PROG, err);
 		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
@@ -328,7 +327,7 @@ cmd_sign(int argc, char **argv)
 		goto out;
 	}
 	fprintf(stderr, "%s: receipt sign: %zu of %d facts true, binary %s "
-	    "sha256:%s\n", PROG, ntrue, RECEIPT_NFACTS, binary, hex);
+	    "sha256:%s\n", CLI_PROG, ntrue, RECEIPT_NFACTS, binary, hex);
 	rc = 0;
 out:
 	free(env);
@@ -364,7 +363,7 @@ cmd_verify(int argc, char **argv)
 	    cli_print_all("", 0) == -1)
 		return CLI_EXIT_FAIL;
 	if (v.reason != RECEIPT_OK)
-		fprintf(stderr, "%s: receipt verify: %s: %s: %s\n", PROG,
+		fprintf(stderr, "%s: receipt verify: %s: %s: %s\n", CLI_PROG,
 		    receipt_grade_name(v.grade), receipt_reason_name(v.reason),
 		    why);
 	/* The grade alone cannot gate a deployment: `verify && deploy` must
@@ -386,6 +385,44 @@ receiptcmd_cmd_receipt(int argc, char **argv)
 	    "unknown receipt command", argv[1]);
 }
 
+/* admit's options into o (vals: profile, grade, receipt, attesters,
+ * binary), the ones that exclude or need each other checked, and a
+ * --grade parsed into *have (*have_grade 1). 0, or an exit status. */
+static int
+admit_opts(int argc, char **argv, struct opts *o, enum receipt_grade *have,
+    int *have_grade)
+{
+	const char *gradearg, *receipt, *attesters, *binary;
+	int rc;
+
+	if ((rc = parse_opts(argc, argv, 1, o)) != 0)
+		return rc;
+	gradearg = o->vals[1];
+	receipt = o->vals[2];
+	attesters = o->vals[3];
+	binary = o->vals[4];
+	if (o->vals[0] == NULL)
+		return cli_usage_error(o->cmd, o->usage, "missing --profile",
+		    NULL);
+	if (gradearg != NULL && receipt != NULL)
+		return cli_usage_error(o->cmd, o->usage, "--grade and "
+		    "--receipt exclude each other", NULL);
+	if (receipt != NULL && attesters == NULL)
+		return cli_usage_error(o->cmd, o->usage, "--receipt needs "
+		    "--attesters", NULL);
+	if (receipt == NULL && (attesters != NULL || binary != NULL))
+		return cli_usage_error(o->cmd, o->usage, "--attesters and "
+		    "--binary go with --receipt", NULL);
+	if (gradearg != NULL) {
+		if (receipt_grade_parse(gradearg, have) == -1)
+			return cli_usage_error(o->cmd, o->usage, "--grade must "
+			    "be unsupported, advisory_filter or "
+			    "security_boundary", gradearg);
+		*have_grade = 1;
+	}
+	return 0;
+}
+
 /* admit --profile P [--grade G | --receipt R --attesters DIR [--binary B]] */
 int
 receiptcmd_cmd_admit(int argc, char **argv)
@@ -397,43 +434,24 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	struct opts o = { "admit", RECEIPTCMD_ADMIT_USAGE, names, { NULL },
 	    NULL, 0 };
 	enum receipt_grade have = RECEIPT_UNSUPPORTED, need;
-	const char *profile, *gradearg, *receipt, *attesters, *binary, *req;
+	const char *profile, *receipt, *attesters, *binary, *req;
 	struct receipt_verdict v;
 	struct policy *p = NULL;
 	char err[1024], why[1024];
 	int rc, have_grade = 0;
 
 	memset(&v, 0, sizeof(v));
-	if ((rc = parse_opts(argc, argv, 1, &o)) != 0)
+	if ((rc = admit_opts(argc, argv, &o, &have, &have_grade)) != 0)
 		return rc;
 	profile = o.vals[0];
-	gradearg = o.vals[1];
 	receipt = o.vals[2];
 	attesters = o.vals[3];
 	binary = o.vals[4];
-	if (profile == NULL)
-		return cli_usage_error(o.cmd, o.usage, "missing --profile", NULL);
-	if (gradearg != NULL && receipt != NULL)
-		return cli_usage_error(o.cmd, o.usage, "--grade and --receipt "
-		    "exclude each other", NULL);
-	if (receipt != NULL && attesters == NULL)
-		return cli_usage_error(o.cmd, o.usage, "--receipt needs "
-		    "--attesters", NULL);
-	if (receipt == NULL && (attesters != NULL || binary != NULL))
-		return cli_usage_error(o.cmd, o.usage, "--attesters and --binary "
-		    "go with --receipt", NULL);
-	if (gradearg != NULL) {
-		if (receipt_grade_parse(gradearg, &have) == -1)
-			return cli_usage_error(o.cmd, o.usage, "--grade must be "
-			    "unsupported, advisory_filter or "
-			    "security_boundary", gradearg);
-		have_grade = 1;
-	}
 
 	/* Epoch 0: only the mode and the requirement are used here. */
 	if ((p = policy_compile_profile_file(profile, 0, err,
 	    sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: admit: %s\n", PROG, err);
+		fprintf(stderr, "%s: admit: %s\n", CLI_PROG, err);
 		return CLI_EXIT_USAGE;
 	}
 	rc = CLI_EXIT_USAGE;
@@ -443,7 +461,7 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	    (receipt_grade_parse(req, &need) == -1 ||
 	    need == RECEIPT_UNSUPPORTED)) {
 		fprintf(stderr, "%s: admit: %s: required_egress_certification "
-		    "must be advisory_filter or security_boundary\n", PROG,
+		    "must be advisory_filter or security_boundary\n", CLI_PROG,
 		    profile);
 		goto out;
 	}
@@ -458,9 +476,9 @@ receiptcmd_cmd_admit(int argc, char **argv)
 		if ((rc = authenticity_exit(v.reason)) != 0) {
 			if (v.reason == RECEIPT_UNTRUSTED_SIGNER)
 				fprintf(stderr, "%s: admit: untrusted signer: %s "
-				    "(%s)\n", PROG, why, attesters);
+				    "(%s)\n", CLI_PROG, why, attesters);
 			else
-				fprintf(stderr, "%s: admit: %s: %s\n", PROG,
+				fprintf(stderr, "%s: admit: %s: %s\n", CLI_PROG,
 				    v.reason == RECEIPT_BAD_SIGNATURE ?
 				    "bad signature" :
 				    v.reason == RECEIPT_REVISION_MISMATCH ?
@@ -485,7 +503,7 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	}
 	if (!receipt_grade_meets(have, need)) {
 		fprintf(stderr, "%s: admit: requirement %s not met by grade "
-		    "%s%s%s\n", PROG, receipt_grade_name(need),
+		    "%s%s%s\n", CLI_PROG, receipt_grade_name(need),
 		    receipt_grade_name(have), receipt != NULL &&
 		    v.reason != RECEIPT_OK ? ": " : "", receipt != NULL &&
 		    v.reason != RECEIPT_OK ? why : "");

@@ -9,17 +9,19 @@ enum {
 	OPT_LISTEN = 256, OPT_CONTROL, OPT_POLICY, OPT_TRUST_KEY, OPT_STATE_DIR,
 	OPT_DNS, OPT_ALLOW, OPT_DENY, OPT_SNI, OPT_USER, OPT_LOG_FORMAT,
 	OPT_LOG_FILE, OPT_MAX_CONNS, OPT_HDR_TO, OPT_IDLE_TO, OPT_CONN_TO,
-	OPT_DNS_TO, OPT_GRACE, OPT_NO_STATE, OPT_HELP
+	OPT_DNS_TO, OPT_GRACE, OPT_NO_STATE, OPT_TRANSPARENT, OPT_DNS_LISTEN, OPT_HELP
 };
 
 static const struct option run_opts[] = {
 	{ "listen",		required_argument, NULL, OPT_LISTEN },
+	{ "transparent",	required_argument, NULL, OPT_TRANSPARENT },
 	{ "control",		required_argument, NULL, OPT_CONTROL },
 	{ "policy",		required_argument, NULL, OPT_POLICY },
 	{ "trust-key",		required_argument, NULL, OPT_TRUST_KEY },
 	{ "state-dir",		required_argument, NULL, OPT_STATE_DIR },
 	{ "no-state",		no_argument,       NULL, OPT_NO_STATE },
 	{ "dns",		required_argument, NULL, OPT_DNS },
+	{ "dns-listen",		required_argument, NULL, OPT_DNS_LISTEN },
 	{ "allow-range",	required_argument, NULL, OPT_ALLOW },
 	{ "deny-range",		required_argument, NULL, OPT_DENY },
 	{ "sni-check",		required_argument, NULL, OPT_SNI },
@@ -40,9 +42,11 @@ void
 config_usage(const char *prog)
 {
 	fprintf(stderr,
-	    "usage: %s run [--listen ADDR:PORT]... [--control PATH] [--policy FILE]\n"
+	    "usage: %s run [--listen ADDR:PORT]... [--transparent ADDR:PORT]...\n"
+	    "       [--control PATH] [--policy FILE]\n"
 	    "       [--trust-key PUBKEY.pem]... [--state-dir DIR | --no-state]\n"
-	    "       [--dns IP[:PORT]]... [--allow-range CIDR]... [--deny-range CIDR]...\n"
+	    "       [--dns IP[:PORT]]... [--dns-listen ADDR:PORT]...\n"
+	    "       [--allow-range CIDR]... [--deny-range CIDR]...\n"
 	    "       [--sni-check enforce|off] [--user NAME] [--log-format json|text]\n"
 	    "       [--log-file FILE] [--max-conns N]\n"
 	    "       [--header-timeout S] [--idle-timeout S] [--connect-timeout S]\n"
@@ -63,6 +67,10 @@ config_run_help(FILE *f)
 	    "\n"
 	    "  --listen ADDR:PORT     listener, IPv4:PORT or [IPv6]:PORT; repeatable,\n"
 	    "                         at most 16 (default 127.0.0.1:3128)\n"
+	    "  --transparent ADDR:PORT  listener for TCP that nft redirected to it\n"
+	    "                         (egress-guard nft apply --transparent): the name\n"
+	    "                         comes from the TLS SNI or the HTTP Host, never from\n"
+	    "                         the address dialled; repeatable, at most 16\n"
 	    "  --control PATH         control socket, mode 0600, created before any\n"
 	    "                         privilege drop (default /run/egress-guard/control.sock);\n"
 	    "                         its folder and those above must be writable by no one\n"
@@ -83,6 +91,11 @@ config_run_help(FILE *f)
 	    "                         (warned at start, shown in /v1/status)\n"
 	    "  --dns IP[:PORT]        the guard's own resolver; repeatable, at most 8\n"
 	    "                         (default: the nameservers of /etc/resolv.conf)\n"
+	    "  --dns-listen ADDR:PORT answer the workload's DNS (UDP and TCP), IPv4:PORT\n"
+	    "                         or [IPv6]:PORT; repeatable, at most 4: A and AAAA\n"
+	    "                         of names the policy admits on some port, resolved\n"
+	    "                         and classified by the guard; NXDOMAIN for any other\n"
+	    "                         name, with no upstream query (default: none)\n"
 	    "  --allow-range CIDR     count a range as public (lab networks); repeatable\n"
 	    "  --deny-range CIDR      count a range as non-public; repeatable\n"
 	    "  --sni-check enforce|off  close tunnels whose first bytes look like TLS but\n"
@@ -106,6 +119,27 @@ config_run_help(FILE *f)
 	    "\n"
 	    "Signals: SIGTERM drains and exits 0, SIGHUP reloads --policy. Exit status:\n"
 	    "0 clean stop, 1 event loop failure, 2 bad flags or a failed start.\n", f);
+}
+
+/* "IPv4:PORT" or "[IPv6]:PORT" appended to list (at most
+ * CONFIG_MAX_LISTEN). */
+static int
+add_listen(struct dest *list, size_t *n, const char *arg, const char *flag,
+    char *err, size_t errlen)
+{
+	char why[128];
+
+	if (*n == CONFIG_MAX_LISTEN) {
+		snprintf(err, errlen, "%s: at most %d", flag, CONFIG_MAX_LISTEN);
+		return -1;
+	}
+	if (dest_parse_authority(arg, strlen(arg), &list[*n], why, sizeof(why)) == -1 ||
+	    list[*n].kind == DEST_NAME) {
+		snprintf(err, errlen, "%s: expected IPv4:PORT or [IPv6]:PORT", flag);
+		return -1;
+	}
+	(*n)++;
+	return 0;
 }
 
 int
@@ -208,17 +242,27 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 
 		switch (ch) {
 		case OPT_LISTEN:
-			if (c->nlisten == CONFIG_MAX_LISTEN) {
-				snprintf(err, errlen, "--listen: at most %d", CONFIG_MAX_LISTEN);
+			rc = add_listen(c->listen, &c->nlisten, optarg, "--listen",
+			    err, errlen);
+			break;
+		case OPT_TRANSPARENT:
+			rc = add_listen(c->transparent, &c->ntransparent, optarg,
+			    "--transparent", err, errlen);
+			break;
+		case OPT_DNS_LISTEN:
+			if (c->ndns_listen == CONFIG_MAX_DNS_LISTEN) {
+				snprintf(err, errlen, "--dns-listen: at most %d",
+				    CONFIG_MAX_DNS_LISTEN);
 				return -1;
 			}
 			if (dest_parse_authority(optarg, strlen(optarg),
-			    &c->listen[c->nlisten], why, sizeof(why)) == -1 ||
-			    c->listen[c->nlisten].kind == DEST_NAME) {
-				snprintf(err, errlen, "--listen: expected IPv4:PORT or [IPv6]:PORT");
+			    &c->dns_listen[c->ndns_listen], why, sizeof(why)) == -1 ||
+			    c->dns_listen[c->ndns_listen].kind == DEST_NAME) {
+				snprintf(err, errlen, "--dns-listen: expected IPv4:PORT or "
+				    "[IPv6]:PORT");
 				return -1;
 			}
-			c->nlisten++;
+			c->ndns_listen++;
 			break;
 		case OPT_CONTROL:	c->control_path = optarg; break;
 		case OPT_POLICY:	c->policy_path = optarg; break;

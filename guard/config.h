@@ -12,6 +12,7 @@
 
 #define CONFIG_MAX_LISTEN	16
 #define CONFIG_MAX_DNS		8
+#define CONFIG_MAX_DNS_LISTEN	4	/* = DNSD_MAX_LISTEN */
 #define CONFIG_MAX_RANGES	256
 #define CONFIG_MAX_KEYS		16
 /* Where the epoch floor lives unless --state-dir names another folder or
@@ -21,6 +22,10 @@
 struct config {
 	struct dest	 listen[CONFIG_MAX_LISTEN];
 	size_t		 nlisten;
+	struct dest	 transparent[CONFIG_MAX_LISTEN];	/* redirected TCP */
+	size_t		 ntransparent;
+	struct dest	 dns_listen[CONFIG_MAX_DNS_LISTEN];	/* guard/dnsd.c */
+	size_t		 ndns_listen;
 	const char	*policy_path;
 	const char	*control_path;
 	const char	*state_dir;	/* NULL only with --no-state */

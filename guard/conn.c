@@ -4,10 +4,12 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -45,6 +47,12 @@ conn_kind_proto(enum proxy_kind k)
 	return k == KIND_HTTP ? "http" : k == KIND_SOCKS5 ? "socks5" : "connect";
 }
 
+const char *
+conn_proto(const struct proxy_conn *c)
+{
+	return c->tp.kind != TRANSP_NONE ? "transparent" : conn_kind_proto(c->kind);
+}
+
 void
 conn_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
 {
@@ -61,6 +69,43 @@ conn_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
 	} else {
 		snprintf(buf, len, "?");
 	}
+}
+
+int
+conn_bind(const struct dest *d, int type)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int fd, one = 1, e;
+
+	memset(&ss, 0, sizeof(ss));
+	if (d->kind == DEST_IPV4) {
+		struct sockaddr_in *s = (struct sockaddr_in *)&ss;
+		s->sin_family = AF_INET;
+		s->sin_port = htons(d->port);
+		memcpy(&s->sin_addr, d->addr, 4);
+		sl = sizeof(*s);
+	} else {
+		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
+		s->sin6_family = AF_INET6;
+		s->sin6_port = htons(d->port);
+		memcpy(&s->sin6_addr, d->addr, 16);
+		sl = sizeof(*s);
+	}
+	fd = socket(ss.ss_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return -1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	/* A v6 socket serves exactly its address, never mapped v4. */
+	if (ss.ss_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) == -1) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }
 
 void
@@ -91,11 +136,13 @@ conn_log_decision(struct proxy_conn *c, enum reason r, const char *detail)
 	const char *addrs[PROXY_LOG_ADDRS];
 	size_t i;
 
-	metrics_decision(c->env.metrics, conn_kind_proto(c->kind), r);
+	metrics_decision(c->env.metrics, conn_proto(c), r);
 	log_rec_begin(&rec, c->env.log, "decision");
 	log_rec_int(&rec, "id", (long long)c->id);
 	log_rec_str(&rec, "client", c->client);
-	log_rec_str(&rec, "proto", conn_kind_proto(c->kind));
+	log_rec_str(&rec, "proto", conn_proto(c));
+	if (c->tp.kind != TRANSP_NONE)	/* what the client dialled: never trusted */
+		log_rec_str(&rec, "orig_dst", c->tp.orig_str);
 	if (c->have_dest) {
 		log_rec_str(&rec, "host", c->dest.host);
 		log_rec_int(&rec, "port", c->dest.port);
@@ -197,11 +244,44 @@ conn_finish(struct proxy_conn *c)
 	bufferevent_disable(c->cbev, EV_READ);
 	bufferevent_set_timeouts(c->cbev, NULL, NULL);
 	bufferevent_setcb(c->cbev, NULL, linger_write_cb, linger_event_cb, c);
-	bufferevent_enable(c->cbev, EV_WRITE);
 	evtimer_add(c->timer, &tv);
-	/* Nothing queued: the write callback would never run. */
+	/* Nothing queued: the write callback would never run, and arming
+	 * EV_WRITE would cost an epoll change and a loop pass for nothing. */
 	if (evbuffer_get_length(bufferevent_get_output(c->cbev)) == 0)
 		linger_write_cb(c->cbev, c);
+	else
+		bufferevent_enable(c->cbev, EV_WRITE);
+}
+
+/* A socket with room (nearly always, one request at a time) takes the
+ * bytes at once: no loop pass waiting for EPOLLOUT, no epoll change to
+ * arm and disarm it (issue 17). EV_WRITE on means bytes already wait for
+ * room: these keep their turn behind them. */
+void
+conn_send_now(struct bufferevent *bev)
+{
+	struct evbuffer *out = bufferevent_get_output(bev);
+
+	if (evbuffer_get_length(out) == 0 ||
+	    (bufferevent_get_enabled(bev) & EV_WRITE) != 0)
+		return;
+	/* A socket bufferevent keeps its output's front frozen: only its own
+	 * write may drain it. Thaw it for this one write, as that write does. */
+	if (evbuffer_unfreeze(out, 1) == 0) {
+		(void)evbuffer_write(out, bufferevent_getfd(bev));
+		(void)evbuffer_freeze(out, 1);
+	}
+	if (evbuffer_get_length(out) > 0)
+		bufferevent_enable(bev, EV_WRITE);
+}
+
+/* Called by the write callbacks: with nothing left, the next bytes go
+ * out at once again (conn_send_now). */
+void
+conn_send_drained(struct bufferevent *bev)
+{
+	if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+		bufferevent_disable(bev, EV_WRITE);
 }
 
 static unsigned char
@@ -262,7 +342,10 @@ conn_deny_with(struct proxy_conn *c, enum reason r, const char *detail, int sock
 		conn_finish(c);
 		return;
 	}
-	if (status != 0 && !c->ex.resp_started)
+	/* A redirected client that did not speak HTTP expects no answer of
+	 * ours: it is closed. */
+	if (status != 0 && !c->ex.resp_started &&
+	    (c->tp.kind == TRANSP_NONE || c->tp.kind == TRANSP_HTTP))
 		conn_answer_http(c, r);
 	conn_finish(c);
 }

@@ -48,6 +48,10 @@ enum proxy_kind { KIND_CONNECT = 1, KIND_HTTP, KIND_SOCKS5 };
 
 enum resp_state { RESP_HEAD = 1, RESP_BODY, RESP_DONE };
 
+/* A connection from a --transparent listener (guard/transp.c): what its
+ * first bytes turned out to be. TRANSP_NONE everywhere else. */
+enum transp_kind { TRANSP_NONE = 0, TRANSP_FIRST, TRANSP_TLS, TRANSP_HTTP };
+
 /* What the lower layers need from the daemon, and the calls back up to
  * the router (guard/proxy.c), handed in when the connection is made:
  * no file below the router reads struct guard or calls into it. */
@@ -68,6 +72,20 @@ struct conn_env {
 	void	(*header_timeout)(evutil_socket_t fd, short what, void *arg);
 	/* A dial (or a re-dial of a pooled upstream) ended. */
 	dial_cb	 dial_done;
+	/* A fresh request id (a further request on a kept-alive connection). */
+	uint64_t (*new_id)(void *owner);
+};
+
+/* Transparent mode: the original destination (from the kernel, logged,
+ * never dialled for a name) and the Host a kept-alive HTTP connection is
+ * pinned to. */
+struct transp_conn {
+	enum transp_kind	 kind;
+	struct resolver_addr	 orig;
+	uint16_t		 orig_port;
+	char			 orig_str[INET6_ADDRSTRLEN + 8];
+	int			 pinned;
+	struct dest		 pin;
 };
 
 /* A CONNECT or SOCKS5 tunnel (guard/tunnel.c). */
@@ -132,6 +150,7 @@ struct proxy_conn {
 	struct timespec		 dns_start;
 	struct tunnel		 tun;
 	struct exchange		 ex;
+	struct transp_conn	 tp;
 };
 
 /* Frees what the tunnel / the exchange holds; safe on a cleared or
@@ -140,7 +159,12 @@ void conn_tunnel_release(struct tunnel *t);
 void conn_exchange_release(struct exchange *x);
 
 const char *conn_kind_proto(enum proxy_kind k);
+/* The log's proto of c: "transparent" or its kind's. */
+const char *conn_proto(const struct proxy_conn *c);
 void conn_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len);
+/* A non-blocking, close-on-exec socket of type bound to d (an IP literal
+ * and port; IPv6 only for v6). Returns the fd, or -1 with errno. */
+int conn_bind(const struct dest *d, int type);
 void conn_addr_peer_str(const struct resolver_addr *a, uint16_t port, char *buf,
     size_t len);
 long long conn_usec_since(const struct timespec *t0);
@@ -154,6 +178,13 @@ void conn_log_close(struct proxy_conn *c, const char *reason, uint64_t up,
 
 /* Flushes what is queued for the client, then closes. */
 void conn_finish(struct proxy_conn *c);
+/* Writes what bev has queued now instead of after its next writable
+ * event, unless its EV_WRITE is on (bytes already wait for room); what
+ * the socket does not take (and any error) is left to the bufferevent,
+ * whose EV_WRITE this turns on. Users keep EV_WRITE off while nothing
+ * waits: off before queueing, conn_send_drained in the write callback. */
+void conn_send_now(struct bufferevent *bev);
+void conn_send_drained(struct bufferevent *bev);
 /* Queues the HTTP answer for reason r. */
 void conn_answer_http(struct proxy_conn *c, enum reason r);
 /* Ends a request that was not admitted: log, answer in the client's

@@ -29,6 +29,10 @@ static const struct {
 	[REASON_OVERLOADED]		= { "overloaded", 503, "Service Unavailable" },
 	[REASON_SNI_MISMATCH]		= { "sni_mismatch", 0, "" },
 	[REASON_REVOKED]		= { "revoked", 403, "Forbidden" },
+	[REASON_NO_ORIGINAL_DST]	= { "no_original_dst", 0, "" },
+	[REASON_TRANSPARENT_LOOP]	= { "transparent_loop", 0, "" },
+	[REASON_UNIDENTIFIED]		= { "unidentified", 0, "" },
+	[REASON_HOST_CHANGED]		= { "host_changed", 400, "Bad Request" },
 };
 
 const char *

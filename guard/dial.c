@@ -90,7 +90,10 @@ dial_attempt(struct dial *d)
 			continue;
 		}
 		d->fd = fd;
-		event_assign(d->ev, d->base, fd, EV_WRITE, dial_step, d);
+		/* EV_READ too, only to tell the outcome without a system call:
+		 * libevent reports EPOLLERR and EPOLLHUP as EV_READ|EV_WRITE, a
+		 * connect that completed cleanly as EV_WRITE alone (issue 17). */
+		event_assign(d->ev, d->base, fd, EV_READ | EV_WRITE, dial_step, d);
 		event_add(d->ev, &d->timeout);
 		return;
 	}
@@ -110,8 +113,10 @@ dial_step(evutil_socket_t fd, short what, void *arg)
 	}
 	if (what & EV_TIMEOUT) {
 		d->timeouts++;
-	} else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 &&
-	    soerr == 0) {
+	} else if (what == EV_WRITE ||
+	    /* Error, hang-up, or bytes that came with the handshake: only
+	     * SO_ERROR tells those apart. */
+	    (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)) {
 		d->fd = -1;
 		dial_finish(d, fd, d->next - 1);
 		return;

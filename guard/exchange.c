@@ -147,6 +147,7 @@ http_pump_body(struct proxy_conn *c)
 	if (m > 0 && evbuffer_remove_buffer(in, out, m) != (int)m)
 		return -1;
 	c->ex.up += m;
+	conn_send_now(c->ex.ubev);
 	if (c->ex.req_done || evbuffer_get_length(out) >= PROXY_HIGH_WATER)
 		bufferevent_disable(c->cbev, EV_READ);
 	return 0;
@@ -168,7 +169,7 @@ cl_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct proxy_conn *c = arg;
 
-	(void)bev;
+	conn_send_drained(bev);
 	if (c->ex.ubev != NULL && c->ex.resp != RESP_DONE)
 		bufferevent_enable(c->ex.ubev, EV_READ);
 }
@@ -201,7 +202,7 @@ up_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct proxy_conn *c = arg;
 
-	(void)bev;
+	conn_send_drained(bev);
 	if (!c->ex.req_done)
 		bufferevent_enable(c->cbev, EV_READ);
 }
@@ -328,8 +329,12 @@ http_pump_resp(struct proxy_conn *c)
 		size_t n = evbuffer_get_length(in), m = 0, skip = 0, off;
 
 		if (c->ex.resp == RESP_HEAD) {
-			if (http_take_resp_head(c, in, out) <= 0)
-				return;
+			int k = http_take_resp_head(c, in, out);
+
+			if (k == -1)
+				return;		/* aborted: c may be gone */
+			if (k == 0)
+				break;		/* a 1xx forwarded may wait below */
 			continue;
 		}
 		if (n == 0)
@@ -371,6 +376,7 @@ http_pump_resp(struct proxy_conn *c)
 			return;
 		}
 		c->ex.down += skip + m;
+		conn_send_now(c->cbev);
 		if (evbuffer_get_length(out) >= PROXY_HIGH_WATER) {
 			bufferevent_disable(c->ex.ubev, EV_READ);
 			break;
@@ -378,8 +384,36 @@ http_pump_resp(struct proxy_conn *c)
 		if (skip + m == 0)
 			break;
 	}
+	conn_send_now(c->cbev);		/* a head alone, or a bodiless end */
 	if (c->ex.resp == RESP_DONE)
 		http_exchange_done(c, "complete");
+}
+
+int
+exchange_prepare(struct proxy_conn *c, const struct http_req *req,
+    const char *path, size_t path_len)
+{
+	char why[128];
+	long n;
+
+	if (http_request_framing(req, &c->dest, &c->ex.reqf, why, sizeof(why)) == -1) {
+		conn_deny(c, REASON_BAD_REQUEST, why);
+		return 0;
+	}
+	c->ex.head_req = strcmp(req->method, "HEAD") == 0;
+	c->ex.client10 = req->minor == 0;
+	free(c->ex.fwd);
+	if ((c->ex.fwd = malloc(HTTP_HEAD_MAX + 256)) == NULL) {
+		conn_deny(c, REASON_BAD_REQUEST, "out of memory");
+		return 0;
+	}
+	n = http_forward_head(req, &c->dest, path, path_len, c->ex.fwd, HTTP_HEAD_MAX + 256);
+	if (n < 0) {
+		conn_deny(c, REASON_HEADER_TOO_LARGE, NULL);
+		return 0;
+	}
+	c->ex.fwd_len = (size_t)n;
+	return 1;
 }
 
 /* The upstream is ready (new or reused): send the head, then the body as
@@ -400,6 +434,10 @@ exchange_start(struct proxy_conn *c)
 	c->ex.req_left = c->ex.reqf.chunked ? 0 : c->ex.reqf.length;
 	c->ex.req_done = !c->ex.reqf.chunked && c->ex.reqf.length == 0;
 	chunked_init(&c->ex.req_ch);
+	/* A socket bufferevent starts with EV_WRITE on, which would arm
+	 * EPOLLOUT for every byte queued: off while nothing waits. */
+	conn_send_drained(c->ex.ubev);
+	conn_send_drained(c->cbev);
 	evbuffer_add(bufferevent_get_output(c->ex.ubev), c->ex.fwd, c->ex.fwd_len);
 	/* A pooled upstream may have closed just before this request: keep
 	 * the head for one retry on a fresh connection (bodiless requests
@@ -418,8 +456,10 @@ exchange_start(struct proxy_conn *c)
 	bufferevent_set_timeouts(c->cbev, &idle, NULL);
 	bufferevent_setcb(c->ex.ubev, up_read_cb, up_write_cb, up_event_cb, c);
 	bufferevent_setcb(c->cbev, cl_read_cb, cl_write_cb, cl_event_cb, c);
-	bufferevent_enable(c->ex.ubev, EV_READ | EV_WRITE);
-	bufferevent_enable(c->cbev, EV_WRITE);
+	/* Writes go out at once (conn_send_now): EV_WRITE is armed only
+	 * for what a socket did not take. */
+	bufferevent_enable(c->ex.ubev, EV_READ);
+	conn_send_now(c->ex.ubev);
 	if (!c->ex.req_done) {
 		bufferevent_enable(c->cbev, EV_READ);
 		if (http_pump_body(c) == -1)

@@ -3,9 +3,19 @@
 #ifndef EG_EXCHANGE_H
 #define EG_EXCHANGE_H
 
+#include <stddef.h>
+
 #include "guard/decide.h"
 
+struct http_req;
 struct proxy_conn;
+
+/* c->dest is the request's destination: checks req's framing and writes
+ * the origin-form head to send upstream (path, length path_len, is the
+ * target's path). Returns 1 when the request is ready to route, 0 when it
+ * was refused (c denied). */
+int exchange_prepare(struct proxy_conn *c, const struct http_req *req,
+    const char *path, size_t path_len);
 
 /* The upstream (c->ex.ubev) is ready, new or reused: send the head, then
  * the body as it comes, and frame the response. */

@@ -17,6 +17,8 @@
 #include <event2/listener.h>
 
 #include "plane/control.h"
+#include "guard/conn.h"
+#include "guard/dnsd.h"
 #include "guard/guard.h"
 #include "guard/ifaddr.h"
 #include "guard/log.h"
@@ -103,18 +105,36 @@ px_closed(void *arg)
 	guard_conn_closed(arg);
 }
 
+/* Both kinds of listener: at --max-conns an explicit client reads a 503;
+ * a redirected one (transparent) is closed. */
+static void
+accept_any(struct guard *g, evutil_socket_t fd, struct sockaddr *sa, int salen,
+    int transparent)
+{
+	if (g->nconns >= (uint64_t)g->cfg->max_conns) {
+		proxy_reject_overloaded(g->proxy, fd, sa, salen, transparent);
+		return;
+	}
+	if (transparent)
+		proxy_accept_transparent(g->proxy, fd, sa, salen);
+	else
+		proxy_accept(g->proxy, fd, sa, salen);
+}
+
 static void
 accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
 {
-	struct guard *g = arg;
-
 	(void)l;
-	if (g->nconns >= (uint64_t)g->cfg->max_conns) {
-		proxy_reject_overloaded(g->proxy, fd, sa, salen);
-		return;
-	}
-	proxy_accept(g->proxy, fd, sa, salen);
+	accept_any(arg, fd, sa, salen, 0);
+}
+
+static void
+accept_transp_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+    int salen, void *arg)
+{
+	(void)l;
+	accept_any(arg, fd, sa, salen, 1);
 }
 
 static void
@@ -153,37 +173,15 @@ accept_error_cb(struct evconnlistener *l, void *arg)
 }
 
 static int
-open_listener(struct guard *g, const struct dest *d, char *err, size_t errlen)
+open_listener(struct guard *g, const struct dest *d, evconnlistener_cb cb,
+    char *err, size_t errlen)
 {
-	struct sockaddr_storage ss;
-	socklen_t sl;
 	struct evconnlistener *l;
-	int fd, one = 1;
+	int fd;
 
-	memset(&ss, 0, sizeof(ss));
-	if (d->kind == DEST_IPV4) {
-		struct sockaddr_in *s = (struct sockaddr_in *)&ss;
-		s->sin_family = AF_INET;
-		s->sin_port = htons(d->port);
-		memcpy(&s->sin_addr, d->addr, 4);
-		sl = sizeof(*s);
-	} else {
-		struct sockaddr_in6 *s = (struct sockaddr_in6 *)&ss;
-		s->sin6_family = AF_INET6;
-		s->sin6_port = htons(d->port);
-		memcpy(&s->sin6_addr, d->addr, 16);
-		sl = sizeof(*s);
-	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1)
+	if ((fd = conn_bind(d, SOCK_STREAM)) == -1)
 		goto fail;
-	(void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	/* A v6 listener serves exactly its address, never mapped v4. */
-	if (ss.ss_family == AF_INET6)
-		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, sl) == -1)
-		goto fail;
-	l = evconnlistener_new(g->base, accept_cb, g,
+	l = evconnlistener_new(g->base, cb, g,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 1024, fd);
 	if (l == NULL)
 		goto fail;
@@ -191,7 +189,8 @@ open_listener(struct guard *g, const struct dest *d, char *err, size_t errlen)
 	g->listeners[g->nlisteners++] = l;
 	return 0;
 fail:
-	snprintf(err, errlen, "--listen %s%s%s:%u: %s",
+	snprintf(err, errlen, "%s %s%s%s:%u: %s",
+	    cb == accept_cb ? "--listen" : "--transparent",
 	    d->kind == DEST_IPV6 ? "[" : "", d->host,
 	    d->kind == DEST_IPV6 ? "]" : "", d->port, strerror(errno));
 	if (fd != -1)
@@ -365,6 +364,12 @@ log_start(struct guard *g)
 		v[i] = bufs[i];
 	}
 	log_rec_strv(&r, "listen", v, g->cfg->nlisten);
+	for (i = 0; i < g->cfg->ndns_listen; i++) {
+		(void)dest_format(&g->cfg->dns_listen[i], bufs[i], sizeof(bufs[i]));
+		v[i] = bufs[i];
+	}
+	if (g->cfg->ndns_listen > 0)
+		log_rec_strv(&r, "dns_listen", v, g->cfg->ndns_listen);
 	log_rec_str(&r, "dns", resolver_servers(g->resolver));
 	log_emit(g->log, &r);
 	for (i = 0; i < g->cfg->nallow; i++) {
@@ -401,6 +406,8 @@ guard_free(struct guard *g)
 {
 	proxy_free(g->proxy);
 	g->proxy = NULL;
+	dnsd_free(g->dnsd);
+	g->dnsd = NULL;
 	stop_accepting(g);
 	control_free(g->control);
 	plane_free(g->plane);
@@ -494,10 +501,25 @@ guard_run_main(int argc, char **argv)
 		goto out;
 	}
 	for (i = 0; i < cfg.nlisten; i++) {
-		if (open_listener(&g, &cfg.listen[i], err, sizeof(err)) == -1) {
+		if (open_listener(&g, &cfg.listen[i], accept_cb, err, sizeof(err)) == -1) {
 			fprintf(stderr, "egress-guard: %s\n", err);
 			goto out;
 		}
+	}
+	for (i = 0; i < cfg.ntransparent; i++) {
+		if (open_listener(&g, &cfg.transparent[i], accept_transp_cb, err,
+		    sizeof(err)) == -1) {
+			fprintf(stderr, "egress-guard: %s\n", err);
+			goto out;
+		}
+	}
+	if (cfg.ndns_listen > 0 && (g.dnsd = dnsd_new(&(struct dnsd_env){
+	    .base = g.base, .log = g.log, .metrics = &g.metrics,
+	    .classify = g.classify, .resolver = g.resolver, .arg = &g,
+	    .policy = px_policy }, cfg.dns_listen, cfg.ndns_listen, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "egress-guard: %s\n", err);
+		goto out;
 	}
 	/* The control socket is bound before the privilege drop, so it stays
 	 * root's: the dropped guard cannot be reached through it by anyone

@@ -20,6 +20,7 @@ struct classify_cfg;
 struct ifaddr_watch;
 struct log;
 struct proxy;
+struct dnsd;
 
 #define EG_VERSION "0.1.0"
 #ifndef EG_REVISION
@@ -40,12 +41,13 @@ struct guard {
 	struct classify_cfg	*classify;
 	struct resolver		*resolver;
 	struct ifaddr_watch	*ifwatch;
-	struct evconnlistener	*listeners[CONFIG_MAX_LISTEN];
+	struct evconnlistener	*listeners[2 * CONFIG_MAX_LISTEN];	/* --listen, --transparent */
 	size_t			 nlisteners;
 	struct event		*accept_resume;	/* re-enable after EMFILE */
 	struct event		*sig_term, *sig_int, *sig_hup;
 	struct event		*grace_timer;
 	struct proxy		*proxy;		/* the client connections */
+	struct dnsd		*dnsd;		/* --dns-listen; NULL without */
 	uint64_t		 nconns;
 	int			 stopping;
 	struct metrics		 metrics;

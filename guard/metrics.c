@@ -4,7 +4,12 @@
 
 #include "guard/metrics.h"
 
-static const char *const proto_names[METRICS_NPROTO] = { "connect", "http", "socks5" };
+static const char *const proto_names[METRICS_NPROTO] = {
+	"connect", "http", "socks5", "dns", "transparent"
+};
+static const char *const rcode_names[METRICS_DNS_RCODES] = {
+	"NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED"
+};
 static const double dns_bounds[METRICS_DNS_BUCKETS] = {
 	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1, 5
 };
@@ -35,6 +40,15 @@ metrics_dns(struct metrics *m, double seconds)
 	}
 	m->dns_count++;
 	m->dns_sum += seconds;
+}
+
+void
+metrics_dns_answer(struct metrics *m, int rcode)
+{
+	if (rcode >= 0 && rcode < METRICS_DNS_RCODES)
+		m->dns_answers[rcode]++;
+	else
+		m->dns_dropped++;
 }
 
 int
@@ -84,5 +98,15 @@ metrics_render(const struct metrics *m, struct evbuffer *out, uint64_t active,
 	    "egress_guard_policy_epoch %lld\n",
 	    (unsigned long long)m->dns_count, m->dns_sum,
 	    (unsigned long long)m->dns_count, epoch);
+	evbuffer_add_printf(out,
+	    "# HELP egress_guard_dns_answers_total Answers of the DNS listener, by rcode.\n"
+	    "# TYPE egress_guard_dns_answers_total counter\n");
+	for (i = 0; i < METRICS_DNS_RCODES; i++)
+		evbuffer_add_printf(out, "egress_guard_dns_answers_total{rcode=\"%s\"} %llu\n",
+		    rcode_names[i], (unsigned long long)m->dns_answers[i]);
+	evbuffer_add_printf(out,
+	    "# HELP egress_guard_dns_dropped_total Messages to the DNS listener left unanswered (short, a response, oversized).\n"
+	    "# TYPE egress_guard_dns_dropped_total counter\n"
+	    "egress_guard_dns_dropped_total %llu\n", (unsigned long long)m->dns_dropped);
 	return 0;
 }

@@ -30,6 +30,7 @@
 #include "guard/metrics.h"
 #include "guard/proxy.h"
 #include "proto/socks5.h"
+#include "guard/transp.h"
 #include "guard/tunnel.h"
 #include "policy/policy.h"
 #include "util/mutant.h"
@@ -66,6 +67,12 @@ proxy_closed(void *owner)
 	px->env.closed(px->env.arg);
 }
 
+static uint64_t
+proxy_new_id(void *owner)
+{
+	return ++((struct proxy *)owner)->next_id;
+}
+
 static void
 proxy_conn_env(struct proxy *px, struct conn_env *env)
 {
@@ -81,6 +88,7 @@ proxy_conn_env(struct proxy *px, struct conn_env *env)
 	env->head_event = head_event_cb;
 	env->header_timeout = header_timeout_cb;
 	env->dial_done = dial_done;
+	env->new_id = proxy_new_id;
 }
 
 /* ---- the shared path: policy → resolve → classify → dial ---- */
@@ -197,6 +205,14 @@ route(struct proxy_conn *c)
 		return;
 	}
 	c->allow_reason = r;
+#ifdef EG_MUTANT_TRUST_DIALLED
+	/* Test-only mutant (make conformance-mutants): a redirected
+	 * connection goes where the client dialled, the name only checked. */
+	if (c->tp.kind != TRANSP_NONE && c->dest.kind == DEST_NAME) {
+		classify_and_dial(c, &c->tp.orig, 1);
+		return;
+	}
+#endif
 	if (c->dest.kind != DEST_NAME) {
 		/* IP literals are classified exactly like DNS answers. */
 		memset(&lit, 0, sizeof(lit));
@@ -222,7 +238,6 @@ handle_http(struct proxy_conn *c, const struct http_req *req)
 	size_t path_len;
 	int https;
 	char why[128];
-	long n;
 
 	c->kind = KIND_HTTP;
 	if (http_parse_absolute(req->target, req->target_len, &c->dest, &path,
@@ -230,24 +245,7 @@ handle_http(struct proxy_conn *c, const struct http_req *req)
 		conn_deny(c, https ? REASON_METHOD_NOT_ALLOWED : REASON_BAD_REQUEST, why);
 		return 0;
 	}
-	if (http_request_framing(req, &c->dest, &c->ex.reqf, why, sizeof(why)) == -1) {
-		conn_deny(c, REASON_BAD_REQUEST, why);
-		return 0;
-	}
-	c->ex.head_req = strcmp(req->method, "HEAD") == 0;
-	c->ex.client10 = req->minor == 0;
-	free(c->ex.fwd);
-	if ((c->ex.fwd = malloc(HTTP_HEAD_MAX + 256)) == NULL) {
-		conn_deny(c, REASON_BAD_REQUEST, "out of memory");
-		return 0;
-	}
-	n = http_forward_head(req, &c->dest, path, path_len, c->ex.fwd, HTTP_HEAD_MAX + 256);
-	if (n < 0) {
-		conn_deny(c, REASON_HEADER_TOO_LARGE, NULL);
-		return 0;
-	}
-	c->ex.fwd_len = (size_t)n;
-	return 1;
+	return exchange_prepare(c, req, path, path_len);
 }
 
 /* Parses and checks one head, which lies in buf and nowhere else: the
@@ -350,6 +348,11 @@ head_read_cb(struct bufferevent *bev, void *arg)
 		return;
 	if (avail == 0)
 		return;
+	if (c->tp.kind != TRANSP_NONE) {	/* a redirected connection */
+		if (transp_read(c, in) == TRANSP_ROUTE)
+			route(c);
+		return;
+	}
 	if (c->state == ST_SOCKS_REQ || (c->kind != KIND_HTTP &&
 	    *(const unsigned char *)evbuffer_pullup(in, 1) == SOCKS5_VERSION)) {
 		c->kind = KIND_SOCKS5;
@@ -455,13 +458,13 @@ header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 
-void
-proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen)
+/* transparent: from a --transparent listener. */
+static void
+accept_conn(struct proxy *px, int fd, const struct sockaddr *sa, int transparent)
 {
 	struct proxy_conn *c;
 	struct timeval tv;
 
-	(void)salen;
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		close(fd);
 		return;
@@ -483,8 +486,14 @@ proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen)
 		conn_free(c);
 		return;
 	}
-	/* Never buffer more than one head's worth before deciding. */
+	/* Never buffer more than one head's worth before deciding (a
+	 * ClientHello's, on a redirected connection). */
 	bufferevent_setwatermark(c->cbev, EV_READ, 0, HTTP_HEAD_MAX);
+	if (transparent) {
+		if (transp_begin(c, fd) == TRANSP_REFUSED)
+			return;
+		bufferevent_setwatermark(c->cbev, EV_READ, 0, TLSHELLO_INPUT_MAX);
+	}
 	bufferevent_setcb(c->cbev, head_read_cb, NULL, head_event_cb, c);
 	bufferevent_enable(c->cbev, EV_READ);
 	tv.tv_sec = px->env.cfg->header_timeout;
@@ -494,8 +503,23 @@ proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen)
 }
 
 void
-proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
+proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen)
+{
+	(void)salen;
+	accept_conn(px, fd, sa, 0);
+}
+
+void
+proxy_accept_transparent(struct proxy *px, int fd, const struct sockaddr *sa,
     int salen)
+{
+	(void)salen;
+	accept_conn(px, fd, sa, 1);
+}
+
+void
+proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
+    int salen, int transparent)
 {
 	static const char resp[] =
 	    "HTTP/1.1 503 Service Unavailable\r\n"
@@ -508,8 +532,10 @@ proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
 	struct proxy_conn tmp;
 
 	(void)salen;
-	/* Best effort, never blocks: a fresh socket's send buffer is empty. */
-	(void)send(fd, resp, sizeof(resp) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	/* Best effort, never blocks: a fresh socket's send buffer is empty.
+	 * A redirected client would read no 503 of ours. */
+	if (!transparent)
+		(void)send(fd, resp, sizeof(resp) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	close(fd);
 	memset(&tmp, 0, sizeof(tmp));
 	tmp.px = px;
@@ -517,6 +543,10 @@ proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
 	tmp.id = ++px->next_id;
 	tmp.kind = KIND_CONNECT;
 	tmp.epoch = -1;
+	if (transparent) {
+		tmp.tp.kind = TRANSP_FIRST;
+		snprintf(tmp.tp.orig_str, sizeof(tmp.tp.orig_str), "-");
+	}
 	conn_sockaddr_str(sa, tmp.client, sizeof(tmp.client));
 	conn_log_decision(&tmp, REASON_OVERLOADED, NULL);
 }

@@ -47,10 +47,16 @@ void proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen
  * "revoked"; returns how many. */
 size_t proxy_revoke(struct proxy *px, const struct policy *p);
 
-/* Answers 503 overloaded on a connection that is not admitted as a
- * proxy_conn at all (at --max-conns), then closes it. */
-void proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
+/* The same, for a connection from a --transparent listener
+ * (guard/transp.c): refused without its original destination. */
+void proxy_accept_transparent(struct proxy *px, int fd, const struct sockaddr *sa,
     int salen);
+
+/* Answers 503 overloaded on a connection that is not admitted as a
+ * proxy_conn at all (at --max-conns), then closes it; a transparent one
+ * (from a --transparent listener) is closed without an answer. */
+void proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
+    int salen, int transparent);
 
 /* Frees every connection (shutdown). */
 void proxy_close_all(struct proxy *px);

@@ -113,7 +113,9 @@ tunnel_open(struct proxy_conn *c, int ufd)
 	const void *greet = ok, *early = NULL;
 	relay_gate_cb gate = NULL;
 
-	if (c->kind == KIND_SOCKS5) {
+	if (c->tp.kind != TRANSP_NONE) {
+		glen = 0;	/* redirected: the client expects nothing of ours */
+	} else if (c->kind == KIND_SOCKS5) {
 		glen = socks5_reply(rep, SOCKS5_REP_SUCCEEDED);
 		greet = rep;
 	} else {
@@ -123,7 +125,8 @@ tunnel_open(struct proxy_conn *c, int ufd)
 		elen = 0;	/* pullup failed: no memory, refused below */
 	/* Every tunnel, literal ones included: a name in their ClientHello
 	 * can only be another host's. */
-	if (c->env.cfg->sni_check) {
+	/* A redirected connection's name is its SNI: always gated. */
+	if (c->env.cfg->sni_check || c->tp.kind != TRANSP_NONE) {
 		tlshello_init(&c->tun.hello);
 		gate = sni_gate;
 	}

@@ -8,6 +8,12 @@ MUTANT_FLAGS_no_recheck  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_RECHECK
 MUTANT_FLAGS_lenient_sni = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_LENIENT_SNI
 MUTANT_FLAGS_range_first = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_RANGE_FIRST
 MUTANT_FLAGS_early_body  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_EARLY_BODY
+MUTANT_FLAGS_trust_dialled = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_TRUST_DIALLED
+# nft apply --transparent-in forwards instead of redirecting (nfttransp.c).
+MUTANT_FLAGS_nft_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NFT_FORWARD
+# Not in the matrix: BUILD=$(BUILD)/mutant-dns_forward tests/integration/dns_listen_test.sh
+# must fail denied_name_never_queried_upstream (guard/dnsd.c).
+MUTANT_FLAGS_dns_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_DNS_FORWARD
 # The range-first mutant is also the matrix's control guard for the
 # connect_time_public_address cases under --allow-range ::/0.
 RANGE_FIRST_BIN = $(BUILD)/mutant-range_first/egress-guard
@@ -52,7 +58,9 @@ $(BUILD)/mutant-%/egress-guard: FORCE
 	    $(BUILD)/mutant-$*/egress-guard $(BUILD)/mutant-$*/egress-guardctl
 
 
-# mutant-run MUTANT_BUILD FACT [ENV]: the matrix over FACT must fail it.
+# mutant-run MUTANT_BUILD FACT [ENV] NAME [CASES]: the matrix over FACT
+# must fail it; with CASES (an id prefix, e.g. tp- for the transparent
+# path), one of those cases must be among the failed ones.
 define mutant-run
 	$(Q)out=$(BUILD)/conformance/mutant-$(2); mkdir -p $$out; \
 	if BUILD=$(1) EG_CONF_FACTS=$(2) EG_CONF_RANGE_FIRST_BIN=$(abspath $(RANGE_FIRST_BIN)) \
@@ -60,21 +68,24 @@ define mutant-run
 	    >$$out/matrix.log 2>&1; then \
 		echo "FAIL mutant $(4): the matrix stayed green"; exit 1; \
 	fi; \
-	if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["facts"][sys.argv[2]] is False else 1)' \
-	    $$out/report.json $(2); then \
-		echo "PASS mutant $(4): $(2) turned false"; \
+	if python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); p=sys.argv[3]; \
+	    sys.exit(0 if r["facts"][sys.argv[2]] is False and (not p or any(c["id"].startswith(p) \
+	    and c["verdict"] == "fail" for c in r["cases"])) else 1)' \
+	    $$out/report.json $(2) '$(5)'; then \
+		echo "PASS mutant $(4): $(2) turned false$(if $(5), ($(5)* cases too))"; \
 	else echo "FAIL mutant $(4): no report or fact not false"; exit 1; fi
 endef
 
 conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutant-no_recheck/egress-guard \
     $(BUILD)/mutant-lenient_sni/egress-guard $(RANGE_FIRST_BIN)
-	$(call mutant-run,$(BUILD)/mutant-no_classify,connect_time_public_address,,no_classify)
-	$(call mutant-run,$(BUILD)/mutant-no_recheck,redirect_recheck,,no_recheck)
+	$(call mutant-run,$(BUILD)/mutant-no_classify,connect_time_public_address,,no_classify,tp-ctpa)
+	$(call mutant-run,$(BUILD)/mutant-no_recheck,redirect_recheck,,no_recheck,tp-rr)
 	$(call mutant-run,$(BUILD)/mutant-range_first,connect_time_public_address,,range_first)
 	$(call mutant-run,$(BUILD),default_deny,EG_CONF_SKIP_NFT=1,skip_nft)
 	$(call mutant-run,$(BUILD)/mutant-lenient_sni,exact_destination_match,,lenient_sni)
 	$(call mutant-run,$(BUILD)/mutant-early_body,redirect_recheck,,early_body)
-conformance-mutants: $(BUILD)/mutant-early_body/egress-guard
+	$(call mutant-run,$(BUILD)/mutant-trust_dialled,exact_destination_match,,trust_dialled,tp-edm)
+conformance-mutants: $(BUILD)/mutant-early_body/egress-guard $(BUILD)/mutant-trust_dialled/egress-guard
 
 # The table without the rules for loopback DNS/DNAT, ND scope and source
 # routing, uid exemption in the shared layout: dd-10..dd-15 must fail. A

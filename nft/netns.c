@@ -139,3 +139,28 @@ netns_return(int saved, char *err, size_t errlen)
 	close(saved);
 	return rc;
 }
+
+/* One sysctl flag ("0\n" / "1\n") of the calling thread's namespace:
+ * 1 on, 0 off, -1 unreadable. */
+static int
+flag(const char *path)
+{
+	char buf[8];
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	return buf[0] == '0' ? 0 : 1;
+}
+
+void
+netns_forwarding(int *v4, int *v6)
+{
+	*v4 = flag("/proc/sys/net/ipv4/ip_forward");
+	*v6 = flag("/proc/sys/net/ipv6/conf/all/forwarding");
+}

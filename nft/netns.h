@@ -16,4 +16,10 @@ int netns_enter(const char *spec, char *err, size_t errlen);
  * thread is still in the other namespace: the caller must not go on. */
 int netns_return(int saved, char *err, size_t errlen);
 
+/* Whether the calling thread's namespace forwards IPv4 and IPv6
+ * (net.ipv4.ip_forward, net.ipv6.conf.all.forwarding): 1 on, 0 off, -1
+ * unreadable. /proc/sys/net answers for the namespace of the thread that
+ * opens it, so call it between netns_enter and netns_return. */
+void netns_forwarding(int *v4, int *v6);
+
 #endif

@@ -18,8 +18,10 @@
 #include "nft/nftcg.h"
 #include "nft/nftcmd.h"
 #include "nft/nftfmt.h"
+#include "nft/nftcmp.h"
 #include "nft/nftrules.h"
 #include "nft/nftsock.h"
+#include "nft/nfttransp.h"
 
 #define EXIT_OK		0
 #define EXIT_DIFFERS	1
@@ -36,6 +38,11 @@ static const char usage_text[] =
     " [--guard IP:PORT]...\n"
     "                              [--exempt-cgroup PATH | --exempt-cgroup-of PID]"
     " [--exempt-uid UID]\n"
+    "                              [--transparent IP:PORT]... [--dns-listen IP:PORT]...\n"
+    "                              [--transparent-via IP|IFNAME]... [--transparent-dns]\n"
+    "       egress-guard nft apply  --netns GUARD_NS --transparent-in IFNAME"
+    " --transparent IP:PORT...\n"
+    "                              [--dns-listen IP:PORT]... [--guard IP:PORT]...\n"
     "       egress-guard nft verify (the same options as apply)\n"
     "       egress-guard nft show   --netns NAME|PATH|PID\n"
     "       egress-guard nft remove --netns NAME|PATH|PID\n"
@@ -49,6 +56,15 @@ static const char usage_text[] =
     "  --exempt-uid  uid whose sockets may go anywhere; with a cgroup option,\n"
     "            the fallback when cgroup v2 is unavailable. A uid exemption\n"
     "            " UID_PRECONDITION "\n"
+    "  --transparent IP:PORT  transparent mode: TCP of every other socket goes\n"
+    "            to this listener (one per family; shared layout: 127.0.0.1 or\n"
+    "            [::1], needs the exemption; guard side: with --transparent-in)\n"
+    "  --dns-listen IP:PORT  UDP/TCP to port 53 goes to this DNS listener\n"
+    "  --transparent-via IP|IFNAME  separate layout, workload side: TCP leaves\n"
+    "            only via this next hop (the guard) or interface\n"
+    "  --transparent-dns  with --transparent-via: UDP to port 53 too\n"
+    "  --transparent-in IFNAME  separate layout, guard side: redirect what\n"
+    "            arrives on IFNAME to the listeners; forward nothing\n"
     "  --help    this text\n"
     "Installs table inet egress_guard in one atomic batch. Needs CAP_SYS_ADMIN\n"
     "(to enter the namespace) and CAP_NET_ADMIN in it. Exit status: 0 ok,\n"
@@ -64,6 +80,7 @@ struct opts {
 	const char		*cg_pid;	/* --exempt-cgroup-of */
 	char			 cg[NFTCG_PATH_MAX];	/* resolved folder */
 	char			 cg_why[ERR_MAX];	/* why no cgroup */
+	int			 fwd4, fwd6;	/* guard side: forwarding */
 };
 
 static void say(FILE *f, const char *verb, const char *fmt, ...)
@@ -179,7 +196,7 @@ parse(int argc, char **argv, struct opts *o)
 {
 	char err[ERR_MAX], sh[96];
 	const char *v;
-	int i, bad, ruleset;
+	int i, bad, ruleset, dns;
 
 	ruleset = strcmp(o->verb, "apply") == 0 || strcmp(o->verb, "verify") == 0;
 	for (i = 2; i < argc; i++) {
@@ -212,6 +229,30 @@ parse(int argc, char **argv, struct opts *o)
 				    shown(v, sh, sizeof(sh)), err);
 				return -1;
 			}
+		} else if (ruleset && ((dns = 0, v = optval(argc, argv, &i,
+		    "--transparent", &bad)) != NULL || (dns = 1, v = optval(argc,
+		    argv, &i, "--dns-listen", &bad)) != NULL)) {
+			if (nfttransp_add_listener(&o->cfg, dns, v, err,
+			    sizeof(err)) == -1) {
+				say(stderr, o->verb, "%s %s: %s", dns ?
+				    "--dns-listen" : "--transparent",
+				    shown(v, sh, sizeof(sh)), err);
+				return -1;
+			}
+		} else if (ruleset && (v = optval(argc, argv, &i,
+		    "--transparent-via", &bad)) != NULL) {
+			if (nfttransp_set_via(&o->cfg, v, err, sizeof(err)) == -1) {
+				say(stderr, o->verb, "%s", err);
+				return -1;
+			}
+		} else if (ruleset && (v = optval(argc, argv, &i,
+		    "--transparent-in", &bad)) != NULL) {
+			if (nfttransp_set_in(&o->cfg, v, err, sizeof(err)) == -1) {
+				say(stderr, o->verb, "%s", err);
+				return -1;
+			}
+		} else if (ruleset && strcmp(argv[i], "--transparent-dns") == 0) {
+			o->cfg.via_dns = 1;
 		} else if (ruleset && (v = optval(argc, argv, &i,
 		    "--exempt-cgroup", &bad)) != NULL) {
 			if (cg_once(o) == -1)
@@ -233,12 +274,17 @@ parse(int argc, char **argv, struct opts *o)
 		say(stderr, o->verb, "--netns is required");
 		return -1;
 	}
-	if (ruleset && o->guards == 0) {
+	if (ruleset && o->guards == 0 && o->cfg.in_ifname[0] == '\0') {
 		say(stderr, o->verb, "at least one --guard is required");
 		return -1;
 	}
-	if (ruleset && (o->cg_path != NULL || o->cg_pid != NULL))
-		return exempt_cgroup(o);
+	if (ruleset && (o->cg_path != NULL || o->cg_pid != NULL) &&
+	    exempt_cgroup(o) == -1)
+		return -1;
+	if (ruleset && nfttransp_check(&o->cfg, err, sizeof(err)) == -1) {
+		say(stderr, o->verb, "%s", err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -246,7 +292,7 @@ parse(int argc, char **argv, struct opts *o)
  * straight back. A failed return is fatal: the process would otherwise go
  * on in the wrong namespace. */
 static struct nftsock *
-open_in(const struct opts *o)
+open_in(struct opts *o)
 {
 	char err[ERR_MAX], err2[ERR_MAX];
 	struct nftsock *s;
@@ -257,6 +303,7 @@ open_in(const struct opts *o)
 		return NULL;
 	}
 	s = nftsock_open(err, sizeof(err));
+	netns_forwarding(&o->fwd4, &o->fwd6);
 	if (netns_return(saved, err2, sizeof(err2)) == -1) {
 		say(stderr, o->verb, "%s", err2);
 		nftsock_close(s);
@@ -284,7 +331,7 @@ read_table(const struct opts *o, struct nftsock *s, struct nftnl_table **t,
 	return 0;
 }
 
-/* Prints the differences to stderr, one per line as nftrules_compare wrote
+/* Prints the differences to stderr, one per line as nftcmp_compare wrote
  * them. Returns 0 same, 1 differs, -1 error. */
 static int
 check(const struct opts *o, struct nftsock *s)
@@ -303,7 +350,7 @@ check(const struct opts *o, struct nftsock *s)
 		free(diff);
 		return -1;
 	}
-	rc = nftrules_compare(&o->cfg, t, c, diff, DIFF_MAX, err, sizeof(err));
+	rc = nftcmp_compare(&o->cfg, t, c, diff, DIFF_MAX, err, sizeof(err));
 	if (rc == -1)
 		say(stderr, o->verb, "%s", err);
 	else if (rc == 1)
@@ -332,6 +379,8 @@ describe(const struct opts *o, char *buf, size_t len)
 			break;
 		off += (size_t)n;
 	}
+	if (off == 0 && len > 8)
+		off = (size_t)snprintf(buf, len, "(none)");
 	if (o->cfg.has_exempt_cgroup && off + 32 < len)
 		snprintf(buf + off, len - off, "; exempt: cgroup %s (level %u, "
 		    "id %llu)", o->cg, (unsigned int)o->cfg.exempt_cgroup_level,
@@ -339,6 +388,25 @@ describe(const struct opts *o, char *buf, size_t len)
 	else if (o->cfg.has_exempt_uid && off + 32 < len)
 		snprintf(buf + off, len - off, "; exempt: uid %u, which "
 		    UID_PRECONDITION, (unsigned int)o->cfg.exempt_uid);
+	off = strlen(buf);
+	if (off + 1 < len)
+		nfttransp_describe(&o->cfg, buf + off, len - off);
+}
+
+/* The guard side's forward chain drops what is not redirected whatever
+ * the sysctls say; forwarding on is still a mistake worth naming. */
+static void
+warn_forwarding(const struct opts *o)
+{
+	if (o->cfg.in_ifname[0] == '\0')
+		return;
+	if (o->fwd4 == 1 || o->fwd6 == 1)
+		say(stderr, o->verb, "warning: forwarding is on in %s (%s%s%s): "
+		    "the table's forward chain drops every forwarded packet, "
+		    "but nothing here needs forwarding; turn it off", o->netns,
+		    o->fwd4 == 1 ? "net.ipv4.ip_forward=1" : "",
+		    o->fwd4 == 1 && o->fwd6 == 1 ? ", " : "",
+		    o->fwd6 == 1 ? "net.ipv6.conf.all.forwarding=1" : "");
 }
 
 /* Other base chains on the hooks this table uses see the same packets: an
@@ -373,8 +441,11 @@ warn_other_chains(const struct opts *o, struct nftsock *s)
 		t = nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE);
 		fam = f == NFPROTO_INET ? "inet" : f == NFPROTO_IPV4 ? "ip" :
 		    f == NFPROTO_IPV6 ? "ip6" : NULL;
+		/* The guard side's table also hooks prerouting, where a nat
+		 * chain ahead of ours could rewrite first. */
 		if (fam == NULL || t == NULL || (h != NF_INET_LOCAL_OUT &&
-		    h != NF_INET_LOCAL_IN && h != NF_INET_FORWARD))
+		    h != NF_INET_LOCAL_IN && h != NF_INET_FORWARD &&
+		    (h != NF_INET_PRE_ROUTING || o->cfg.in_ifname[0] == '\0')))
 			continue;
 		if (f == NFPROTO_INET && strcmp(t, NFTRULES_TABLE) == 0)
 			continue;
@@ -397,7 +468,7 @@ warn_other_chains(const struct opts *o, struct nftsock *s)
 }
 
 static int
-cmd_apply(const struct opts *o)
+cmd_apply(struct opts *o)
 {
 	struct nftrules_batch *b = NULL;
 	struct nftsock_error e;
@@ -443,6 +514,7 @@ cmd_apply(const struct opts *o)
 	say(stdout, o->verb, "table inet %s in place in %s: guard %s",
 	    NFTRULES_TABLE, o->netns, what);
 	warn_other_chains(o, s);
+	warn_forwarding(o);
 	rc = EXIT_OK;
 out:
 	nftsock_close(s);
@@ -452,7 +524,7 @@ out:
 }
 
 static int
-cmd_verify(const struct opts *o)
+cmd_verify(struct opts *o)
 {
 	struct nftsock *s;
 	char what[1024];
@@ -461,8 +533,10 @@ cmd_verify(const struct opts *o)
 	if ((s = open_in(o)) == NULL)
 		return EXIT_ERROR;
 	d = check(o, s);
-	if (d != -1)
+	if (d != -1) {
 		warn_other_chains(o, s);
+		warn_forwarding(o);
+	}
 	nftsock_close(s);
 	if (d == -1)
 		return EXIT_ERROR;
@@ -506,7 +580,7 @@ show_chain(const struct nftnl_chain *c)
 }
 
 static int
-cmd_show(const struct opts *o)
+cmd_show(struct opts *o)
 {
 	struct nftnl_table *t = NULL;
 	struct nftnl_chain_list *cl = NULL;
@@ -546,7 +620,7 @@ cmd_show(const struct opts *o)
 }
 
 static int
-cmd_remove(const struct opts *o)
+cmd_remove(struct opts *o)
 {
 	struct nftrules_batch *b;
 	struct nftsock_error e;

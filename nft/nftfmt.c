@@ -17,6 +17,7 @@
 #include <libnftnl/rule.h>
 
 #include "nft/nftfmt.h"
+#include "nft/nftstmt.h"
 
 /* Loopback's index in every network namespace. */
 #define LOOPBACK_IFINDEX	1u
@@ -128,6 +129,32 @@ rf_deps(struct rf *f)
 	f->ndep = 0;
 }
 
+/* A match is about to be written: first the held-back ones. */
+static void
+rf_begin(struct rf *f)
+{
+	rf_deps(f);
+	rf_word(f);
+}
+
+/* The 4-byte AND mask applied to reg 1 (XOR 0) into *m; -1 otherwise. */
+static int
+rf_mask32(const struct rf *f, uint32_t *m)
+{
+	uint32_t mlen = 0, xlen = 0, x = 1;
+	const void *mp, *xp;
+
+	if (f->mask == NULL)
+		return -1;
+	mp = nftnl_expr_get(f->mask, NFTNL_EXPR_BITWISE_MASK, &mlen);
+	xp = nftnl_expr_get(f->mask, NFTNL_EXPR_BITWISE_XOR, &xlen);
+	if (mp == NULL || xp == NULL || mlen != 4 || xlen != 4)
+		return -1;
+	memcpy(m, mp, 4);
+	memcpy(&x, xp, 4);
+	return x == 0 ? 0 : -1;
+}
+
 /* Before anything that is not a match: the held-back matches, then any
  * load or mask no cmp consumed, in raw notation. */
 static void
@@ -235,15 +262,12 @@ static int
 rf_ct(struct rf *f, const struct nftnl_expr *ld, uint32_t op,
     const unsigned char *d, uint32_t dlen)
 {
-	uint32_t key = nftnl_expr_get_u32(ld, NFTNL_EXPR_CT_KEY), m = 0, x = 1;
-	const void *mp, *xp;
-	uint32_t mlen = 0, xlen = 0;
+	uint32_t key = nftnl_expr_get_u32(ld, NFTNL_EXPR_CT_KEY), m = 0;
 	uint16_t port;
 
 	if (key == NFT_CT_DIRECTION && dlen == 1 && f->mask == NULL &&
 	    !nftnl_expr_is_set(ld, NFTNL_EXPR_CT_DIR)) {
-		rf_deps(f);
-		rf_word(f);
+		rf_begin(f);
 		sb_add(f->s, "ct direction %s%s", cmpop(op),
 		    d[0] == 0 ? "original" : d[0] == 1 ? "reply" : "?");
 		return 0;
@@ -251,26 +275,17 @@ rf_ct(struct rf *f, const struct nftnl_expr *ld, uint32_t op,
 	if (key == NFT_CT_PROTO_DST && dlen == 2 && f->mask == NULL &&
 	    nftnl_expr_is_set(ld, NFTNL_EXPR_CT_DIR)) {
 		memcpy(&port, d, 2);
-		rf_deps(f);
-		rf_word(f);
+		rf_begin(f);
 		sb_add(f->s, "ct %s proto-dst %s%u",
 		    nftnl_expr_get_u8(ld, NFTNL_EXPR_CT_DIR) == 0 ? "original" :
 		    "reply", cmpop(op), (unsigned int)ntohs(port));
 		return 0;
 	}
-	if (key != NFT_CT_STATUS || dlen != 4 || f->mask == NULL ||
-	    op != NFT_CMP_NEQ || nftnl_expr_is_set(ld, NFTNL_EXPR_CT_DIR))
+	if (key != NFT_CT_STATUS || dlen != 4 || op != NFT_CMP_NEQ ||
+	    nftnl_expr_is_set(ld, NFTNL_EXPR_CT_DIR) || rf_mask32(f, &m) == -1 ||
+	    memcmp(d, "\0\0\0\0", 4) != 0)
 		return -1;
-	mp = nftnl_expr_get(f->mask, NFTNL_EXPR_BITWISE_MASK, &mlen);
-	xp = nftnl_expr_get(f->mask, NFTNL_EXPR_BITWISE_XOR, &xlen);
-	if (mp == NULL || xp == NULL || mlen != 4 || xlen != 4)
-		return -1;
-	memcpy(&m, mp, 4);
-	memcpy(&x, xp, 4);
-	if (x != 0 || memcmp(d, "\0\0\0\0", 4) != 0)
-		return -1;
-	rf_deps(f);
-	rf_word(f);
+	rf_begin(f);
 	if (m == IPS_DST_NAT)
 		sb_add(f->s, "ct status dnat");
 	else if (m == IPS_SRC_NAT)
@@ -295,8 +310,7 @@ rf_other(struct rf *f, const struct nftnl_expr *ld, const char *ln,
 		    NFT_SOCKET_CGROUPV2 || dlen != 8)
 			return -1;
 		memcpy(&id, d, 8);
-		rf_deps(f);
-		rf_word(f);
+		rf_begin(f);
 		sb_add(f->s, "socket cgroupv2 level %u %llu",
 		    nftnl_expr_get_u32(ld, NFTNL_EXPR_SOCKET_LEVEL),
 		    (unsigned long long)id);
@@ -312,8 +326,7 @@ rf_other(struct rf *f, const struct nftnl_expr *ld, const char *ln,
 		rf_drop_dep(f, 1);
 	if (xop == NFT_EXTHDR_OP_IPV4 && f->nfproto == NFPROTO_IPV4)
 		rf_drop_dep(f, 1);
-	rf_deps(f);
-	rf_word(f);
+	rf_begin(f);
 	if (xop == NFT_EXTHDR_OP_IPV6 && type == IPPROTO_ROUTING)
 		sb_add(f->s, "exthdr rt");
 	else if (xop == NFT_EXTHDR_OP_IPV4 && type == IPV4_OPT_LSRR)
@@ -349,8 +362,7 @@ rf_prefix(struct rf *f, const struct nftnl_expr *ld, uint32_t op,
 		bits++;
 	}
 	rf_drop_dep(f, 1);
-	rf_deps(f);
-	rf_word(f);
+	rf_begin(f);
 	sb_add(f->s, "ip6 daddr %s/%u", inet_ntop(AF_INET6, d, addr,
 	    sizeof(addr)) ? addr : "?", bits);
 	return 0;
@@ -381,29 +393,31 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 		if (key != NFT_CT_STATE || dlen != 4)
 			return -1;
 		if (f->mask != NULL) {
-			uint32_t mlen = 0, xlen = 0, m = 0, x = 1;
-			const void *mp = nftnl_expr_get(f->mask,
-			    NFTNL_EXPR_BITWISE_MASK, &mlen);
-			const void *xp = nftnl_expr_get(f->mask,
-			    NFTNL_EXPR_BITWISE_XOR, &xlen);
+			uint32_t m = 0;
 
-			if (mp == NULL || xp == NULL || mlen != 4 || xlen != 4)
+			if (rf_mask32(f, &m) == -1 || u32 != 0 ||
+			    (op != NFT_CMP_NEQ && op != NFT_CMP_EQ))
 				return -1;
-			memcpy(&m, mp, 4);
-			memcpy(&x, xp, 4);
-			if (x != 0 || u32 != 0 || (op != NFT_CMP_NEQ &&
-			    op != NFT_CMP_EQ))
-				return -1;
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "ct state %s", op == NFT_CMP_EQ ? "!= " : "");
 			ctstate(f->s, m);
 		} else {
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "ct state %s", cmpop(op));
 			ctstate(f->s, u32);
 		}
+		return 0;
+	}
+	if (strcmp(ln, "rt") == 0) {
+		key = nftnl_expr_get_u32(ld, NFTNL_EXPR_RT_KEY);
+		if (f->mask != NULL || op != NFT_CMP_EQ ||
+		    !((key == NFT_RT_NEXTHOP4 && dlen == 4) ||
+		    (key == NFT_RT_NEXTHOP6 && dlen == 16)))
+			return -1;
+		rf_begin(f);
+		sb_add(f->s, "rt %s nexthop %s", dlen == 4 ? "ip" : "ip6",
+		    inet_ntop(dlen == 4 ? AF_INET : AF_INET6, d, addr,
+		    sizeof(addr)) ? addr : "?");
 		return 0;
 	}
 	if (strcmp(ln, "exthdr") == 0 || strcmp(ln, "socket") == 0)
@@ -435,8 +449,7 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 				f->l4proto = d[0];
 			return 0;
 		}
-		rf_deps(f);
-		rf_word(f);
+		rf_begin(f);
 		sb_add(f->s, "%s %s", nm, cmpop(op));
 		if ((key == NFT_META_OIF || key == NFT_META_IIF) && dlen == 4 &&
 		    u32 == LOOPBACK_IFINDEX)
@@ -472,8 +485,7 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 			    off == 8 ? "saddr" : "daddr");
 		else if (f->nfproto == NFPROTO_IPV6 && plen == 1 && off == 7) {
 			rf_drop_dep(f, 1);
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "ip6 hoplimit %s%u", cmpop(op), d[0]);
 			return 0;
 		} else if (f->nfproto == NFPROTO_IPV6 && plen == 2 &&
@@ -481,16 +493,14 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 			unsigned char a[16] = { d[0], d[1] };
 
 			rf_drop_dep(f, 1);
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "ip6 daddr %s/16", inet_ntop(AF_INET6, a,
 			    addr, sizeof(addr)) ? addr : "?");
 			return 0;
 		}
 		if (name[0] != '\0') {
 			rf_drop_dep(f, 1);
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "%s %s%s", name, cmpop(op),
 			    inet_ntop(plen == 4 ? AF_INET : AF_INET6, d, addr,
 			    sizeof(addr)) ? addr : "?");
@@ -504,8 +514,7 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 
 			memcpy(&port, d, 2);
 			rf_drop_dep(f, 2);
-			rf_deps(f);
-			rf_word(f);
+			rf_begin(f);
 			sb_add(f->s, "%s %s %s%u", nm, off == 0 ? "sport" :
 			    "dport", cmpop(op), (unsigned int)ntohs(port));
 			return 0;
@@ -552,8 +561,7 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 			return 0;
 		}
 	}
-	rf_deps(f);
-	rf_word(f);
+	rf_begin(f);
 	sb_add(f->s, "@%s,%u,%u %s", base == NFT_PAYLOAD_NETWORK_HEADER ? "nh" :
 	    base == NFT_PAYLOAD_TRANSPORT_HEADER ? "th" : "ll", off * 8,
 	    plen * 8, cmpop(op));
@@ -561,57 +569,45 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 	return 0;
 }
 
-static void
-rf_verdict(struct rf *f, const struct nftnl_expr *e)
+/* Whether e loads something into reg 1 (the matches nftrules builds). */
+static int
+loads_reg1(const struct nftnl_expr *e, const char *n)
 {
-	int v = (int)nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_VERDICT);
-	const char *chain = nftnl_expr_get_str(e, NFTNL_EXPR_IMM_CHAIN);
+	static const struct {
+		const char	*name;
+		uint16_t	 dreg;
+	} loads[] = {
+		{ "meta", NFTNL_EXPR_META_DREG },
+		{ "payload", NFTNL_EXPR_PAYLOAD_DREG },
+		{ "ct", NFTNL_EXPR_CT_DREG },
+		{ "exthdr", NFTNL_EXPR_EXTHDR_DREG },
+		{ "socket", NFTNL_EXPR_SOCKET_DREG },
+		{ "rt", NFTNL_EXPR_RT_DREG },
+	};
+	size_t i;
 
-	rf_word(f);
-	switch (v) {
-	case NF_ACCEPT:		sb_add(f->s, "accept"); return;
-	case NF_DROP:		sb_add(f->s, "drop"); return;
-	case NFT_CONTINUE:	sb_add(f->s, "continue"); return;
-	case NFT_RETURN:	sb_add(f->s, "return"); return;
-	case NFT_JUMP:
-	case NFT_GOTO:
-		sb_add(f->s, "%s ", v == NFT_JUMP ? "jump" : "goto");
-		sb_safe(f->s, chain != NULL ? chain : "?", 256);
-		return;
-	}
-	sb_add(f->s, "verdict %d", v);
-}
-
-static void
-rf_reject(struct rf *f, const struct nftnl_expr *e)
-{
-	uint32_t type = nftnl_expr_get_u32(e, NFTNL_EXPR_REJECT_TYPE);
-	unsigned int code = nftnl_expr_get_u8(e, NFTNL_EXPR_REJECT_CODE);
-	static const char *const icmpx[] = { "no-route", "port-unreachable",
-		"host-unreachable", "admin-prohibited" };
-
-	rf_word(f);
-	if (type == NFT_REJECT_TCP_RST &&
-	    !nftnl_expr_is_set(e, NFTNL_EXPR_REJECT_CODE))
-		sb_add(f->s, "reject with tcp reset");
-	else if (type == NFT_REJECT_ICMPX_UNREACH && code < 4)
-		sb_add(f->s, "reject with icmpx %s", icmpx[code]);
-	else
-		sb_add(f->s, "reject type %u code %u", type, code);
+	for (i = 0; i < sizeof(loads) / sizeof(loads[0]); i++)
+		if (strcmp(n, loads[i].name) == 0)
+			return nftnl_expr_is_set(e, loads[i].dreg) &&
+			    nftnl_expr_get_u32(e, loads[i].dreg) == NFT_REG_1;
+	return 0;
 }
 
 size_t
 nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 {
 	struct sb s = { buf, len, 0 };
+	struct nftstmt_regs regs;
 	struct rf f;
 	struct nftnl_expr_iter *it;
 	const struct nftnl_expr *e;
+	char text[320];
 	const char *n;
 
 	if (buf == NULL || len == 0)
 		return 0;
 	buf[0] = '\0';
+	memset(&regs, 0, sizeof(regs));
 	memset(&f, 0, sizeof(f));
 	f.s = &s;
 	f.nfproto = f.l4proto = -1;
@@ -621,23 +617,7 @@ nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 		n = nftnl_expr_get_str(e, NFTNL_EXPR_NAME);
 		if (n == NULL)
 			n = "";
-		if (f.load == NULL && ((strcmp(n, "meta") == 0 &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_META_DREG) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_META_DREG) == NFT_REG_1) ||
-		    (strcmp(n, "payload") == 0 &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_PAYLOAD_DREG) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_PAYLOAD_DREG) == NFT_REG_1) ||
-		    (strcmp(n, "ct") == 0 &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_CT_DREG) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_CT_DREG) == NFT_REG_1) ||
-		    (strcmp(n, "exthdr") == 0 &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_EXTHDR_DREG) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_EXTHDR_DREG) ==
-		    NFT_REG_1) ||
-		    (strcmp(n, "socket") == 0 &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_SOCKET_DREG) &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_SOCKET_DREG) ==
-		    NFT_REG_1))) {
+		if (f.load == NULL && loads_reg1(e, n)) {
 			f.last = NULL;
 			f.load = e;
 			continue;
@@ -660,24 +640,14 @@ nftfmt_rule(const struct nftnl_rule *r, char *buf, size_t len)
 			continue;
 		}
 		rf_flush(&f);
-		if (strcmp(n, "counter") == 0) {
+		switch (nftstmt_render(e, &regs, text, sizeof(text))) {
+		case 1:
 			rf_word(&f);
-			if (nftnl_expr_is_set(e, NFTNL_EXPR_CTR_PACKETS))
-				sb_add(&s, "counter packets %llu bytes %llu",
-				    (unsigned long long)nftnl_expr_get_u64(e,
-				    NFTNL_EXPR_CTR_PACKETS),
-				    (unsigned long long)nftnl_expr_get_u64(e,
-				    NFTNL_EXPR_CTR_BYTES));
-			else
-				sb_add(&s, "counter");
-		} else if (strcmp(n, "immediate") == 0 &&
-		    nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG) ==
-		    NFT_REG_VERDICT &&
-		    nftnl_expr_is_set(e, NFTNL_EXPR_IMM_VERDICT)) {
-			rf_verdict(&f, e);
-		} else if (strcmp(n, "reject") == 0) {
-			rf_reject(&f, e);
-		} else {
+			sb_add(&s, "%s", text);
+			break;
+		case 0:
+			break;
+		default:
 			rf_raw(&f, e);
 		}
 	}

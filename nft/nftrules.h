@@ -13,14 +13,16 @@ struct nftnl_table;
 
 #define NFTRULES_TABLE		"egress_guard"
 #define NFTRULES_MAX_GUARDS	64
-/* Messages between batch begin and end: 3 table + 3 chain messages, at
- * most 3 + 1 + 3 + 1 + (2 + 64) + 64 + 2 output and 3 + 3 input rules. */
-#define NFTRULES_MAX_MSGS	160
+/* Messages between batch begin and end: 3 table + 4 chain messages, at
+ * most 3 + 1 + 6 + 3 + 1 + (2 + 66) + 64 + 4 + 2 output, 3 + 3 input and
+ * 1 + 4 + 1 + 64 + 2 nat rules (nfttransp.c); fewer on the guard side. */
+#define NFTRULES_MAX_MSGS	256
 /* Room every message must find before it is written; ours stay under 1 KiB. */
 #define NFTRULES_MSG_MAX	2048
 /* A caller buffer of this size always holds the largest batch. */
 #define NFTRULES_BATCH_MAX	((NFTRULES_MAX_MSGS + 2) * NFTRULES_MSG_MAX)
 #define NFTRULES_WHAT_MAX	112
+#define NFTRULES_IFNAME_MAX	16	/* IFNAMSIZ, NUL included */
 
 struct nftrules_guard {
 	int		family;		/* AF_INET or AF_INET6 */
@@ -40,6 +42,20 @@ struct nftrules_config {
 	int			has_exempt_cgroup;
 	uint64_t		exempt_cgroup_id;
 	uint32_t		exempt_cgroup_level;
+	/* Transparent mode (nfttransp.h), one listener per family each.
+	 * Workload side, shared layout: transparent/dns (loopback) set.
+	 * Workload side, separate layout: via (next hops, port 0) or
+	 * via_ifname, and via_dns. Guard side: in_ifname with transparent
+	 * and dns; the table is then another one altogether. */
+	struct nftrules_guard	transparent[2];
+	size_t			ntransparent;
+	struct nftrules_guard	dns[2];
+	size_t			ndns;
+	struct nftrules_guard	via[2];
+	size_t			nvia;
+	char			via_ifname[NFTRULES_IFNAME_MAX];
+	int			via_dns;
+	char			in_ifname[NFTRULES_IFNAME_MAX];
 };
 
 #define NFTRULES_CGROUP_LEVEL_MAX	64
@@ -63,6 +79,11 @@ void nftrules_config_init(struct nftrules_config *cfg);
  * IPv4-mapped addresses, duplicates, and more than NFTRULES_MAX_GUARDS. */
 int nftrules_add_guard(struct nftrules_config *cfg, const char *text,
     char *err, size_t errlen);
+
+/* The parse behind nftrules_add_guard, for any listener address: "IPv4:PORT"
+ * or "[IPv6]:PORT" into *g; what names it in messages ("guard"). */
+int nftrules_parse_addr(const char *text, const char *what,
+    struct nftrules_guard *g, char *err, size_t errlen);
 
 /* Decimal uid 1..4294967294. uid 0 is refused: exempting root would exempt
  * a workload that runs as root in the shared namespace. */
@@ -105,13 +126,27 @@ const char *nftrules_batch_what(const struct nftrules_batch *b, uint32_t seq);
 struct nftnl_chain_list *nftrules_expected(const struct nftrules_config *cfg,
     char *err, size_t errlen);
 
-/* Compares a dumped table (NULL: absent) and its chains (each holding its
- * rules, in kernel order) with what apply installs. Expressions are compared
- * attribute by attribute; handles and counter values are ignored. Returns 0
- * when identical, 1 when they differ (one line per difference in diff,
- * "output: unexpected rule #5 (...)"), -1 on failure. */
-int nftrules_compare(const struct nftrules_config *cfg,
-    const struct nftnl_table *table, const struct nftnl_chain_list *chains,
-    char *diff, size_t difflen, char *err, size_t errlen);
+/* ---- internal to nft/ (the rules nfttransp.c shares) ------------------ */
+
+struct nftnl_chain;
+
+/* NULL, or why g cannot be a destination (unspecified, multicast,
+ * broadcast, IPv4-mapped). */
+const char *nftrules_unusable(const struct nftrules_guard *g);
+/* Each appends one kind of rule to chain c (named chain); iifname, when
+ * not NULL, limits it to packets arriving on that interface. -1 on
+ * allocation failure. */
+int nftrules_rule_nd(struct nftnl_chain *c, const char *chain,
+    const char *iifname, const unsigned char *dest,
+    const unsigned char *mask, uint32_t len);
+int nftrules_rule_guard(struct nftnl_chain *c, const char *chain,
+    const char *iifname, const struct nftrules_guard *g);
+int nftrules_rule_lo(struct nftnl_chain *c, const char *chain, uint32_t key);
+int nftrules_rule_exempt(struct nftnl_chain *c, const char *chain,
+    const struct nftrules_config *cfg);
+int nftrules_rule_established(struct nftnl_chain *c, const char *chain,
+    const char *iifname);
+int nftrules_rules_reject(struct nftnl_chain *c, const char *chain,
+    const char *iifname);
 
 #endif

@@ -22,12 +22,12 @@
 #include "plane/control.h"
 #include "plane/ctljson.h"
 #include "plane/ctlpush.h"
+#include "plane/ctlsock.h"
 #include "proto/http.h"
 #include "policy/policy.h"
 #include "util/bigbuf.h"
 #include "util/errbuf.h"
 #include "util/num.h"
-#include "util/safepath.h"
 
 /* Control connections open at once, whatever they are doing; with the
  * body bound this caps what callers can make the guard hold. */
@@ -219,8 +219,11 @@ reply(struct conn *k, int status, const char *type, struct evbuffer *body)
 	(void)conn_flush(k);
 }
 
+/* A JSON answer: {"error":…} when error is set, else a push's 200 for
+ * p. NULL-safe like reply. */
 static void
-reply_error(struct conn *k, int status, const char *error, const char *msg)
+reply_json(struct conn *k, int status, const char *error, const char *msg,
+    const struct policy *p, size_t revoked)
 {
 	struct evbuffer *b;
 
@@ -230,9 +233,18 @@ reply_error(struct conn *k, int status, const char *error, const char *msg)
 		conn_fail(k);
 		return;
 	}
-	ctljson_error(b, error, msg);
+	if (error != NULL)
+		ctljson_error(b, error, msg);
+	else
+		ctljson_accepted(b, p, revoked);
 	reply(k, status, "application/json", b);
 	evbuffer_free(b);
+}
+
+static void
+reply_error(struct conn *k, int status, const char *error, const char *msg)
+{
+	reply_json(k, status, error, msg, NULL, 0);
 }
 
 /* A request refused from its head alone: logged, answered, closed. */
@@ -247,17 +259,7 @@ refuse(struct conn *k, const char *method, const char *path, int status,
 static void
 reply_policy(struct conn *k, const struct policy *p, size_t revoked)
 {
-	struct evbuffer *b;
-
-	if (k == NULL)
-		return;
-	if ((b = evbuffer_new()) == NULL) {
-		conn_fail(k);
-		return;
-	}
-	ctljson_accepted(b, p, revoked);
-	reply(k, 200, "application/json", b);
-	evbuffer_free(b);
+	reply_json(k, 200, NULL, NULL, p, revoked);
 }
 
 /* The end of every push: on PLANE_OK the new policy is installed (it is
@@ -456,8 +458,14 @@ route(struct conn *k, size_t end)
 		ctljson_policy(b, c->env.policy(c->env.arg));
 		reply(k, 200, "application/json", b);
 	} else if (strcmp(path, "/v1/status") == 0) {
+		struct ctljson_status st = {
+			c->env.version, c->env.revision, c->env.cfg,
+			c->env.resolver, c->env.plane, c->env.nconns(c->env.arg),
+			c->env.started, c->env.policy(c->env.arg)
+		};
+
 		log_call(c, k->uid, "GET", path, 200, NULL);
-		ctljson_status(b, &c->env);
+		ctljson_status(b, &st);
 		reply(k, 200, "application/json", b);
 	} else if (strcmp(path, "/v1/health") == 0) {
 		evbuffer_add_printf(b, "{\"status\":\"ok\"}\n");
@@ -696,67 +704,6 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	}
 }
 
-/* Refuses to take over a socket a live guard still serves; removes a
- * stale one. */
-static int
-claim_path(const char *path, char *err, size_t errlen)
-{
-	struct sockaddr_un sun;
-	struct stat st;
-	int fd, live;
-
-	if (lstat(path, &st) == -1)
-		return errno == ENOENT ? 0 : -1;
-	if (!S_ISSOCK(st.st_mode)) {
-		errbuf_set(err, errlen, "--control %s: exists and is not a socket", path);
-		return -1;
-	}
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, path, strlen(path));
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		return -1;
-	live = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
-	close(fd);
-	if (live) {
-		errbuf_set(err, errlen, "--control %s: another guard is serving it", path);
-		return -1;
-	}
-	return unlink(path);
-}
-
-/* The default path lives in /run/egress-guard, which may not exist yet.
- * The folder, and every folder above it, must be one nobody but root or
- * owner can write (util/safepath.h): whoever can rename in it can put
- * their own socket in the guard's place, and the plane would push to
- * them. */
-static int
-make_parent(const char *path, uid_t owner, char *err, size_t errlen)
-{
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], why[512];
-	char *slash;
-	int fd;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	if ((slash = strrchr(dir, '/')) == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	if (mkdir(dir, 0700) == -1 && errno != EEXIST) {
-		errbuf_set(err, errlen, "--control %s: cannot create %s: %s", path, dir,
-		    strerror(errno));
-		return -1;
-	}
-	if ((fd = safepath_open_dir(dir, owner, why, sizeof(why))) == -1) {
-		errbuf_set(err, errlen, "--control %s: unsafe folder: %s", path, why);
-		return -1;
-	}
-	close(fd);
-	return 0;
-}
-
 struct control *
 control_new(const struct control_env *env, const char *path, uid_t owner,
     char *err, size_t errlen)
@@ -784,9 +731,9 @@ control_new(const struct control_env *env, const char *path, uid_t owner,
 		errbuf_set(err, errlen, "--control %s: %s", path, why);
 		goto fail;
 	}
-	if (make_parent(path, owner, err, errlen) == -1)
+	if (ctlsock_make_parent(path, owner, err, errlen) == -1)
 		goto fail;
-	if (claim_path(path, err, errlen) == -1) {
+	if (ctlsock_claim(path, err, errlen) == -1) {
 		if (err[0] == '\0')
 			errbuf_set(err, errlen, "--control %s: %s", path, strerror(errno));
 		goto fail;

@@ -4,7 +4,6 @@
 #include <event2/buffer.h>
 
 #include "guard/config.h"
-#include "plane/control.h"
 #include "plane/ctljson.h"
 #include "plane/plane.h"
 #include "policy/policy.h"
@@ -72,15 +71,15 @@ cidr_list(struct evbuffer *b, const struct classify_cidr *c, size_t n)
 }
 
 void
-ctljson_status(struct evbuffer *b, const struct control_env *env)
+ctljson_status(struct evbuffer *b, const struct ctljson_status *st)
 {
-	const struct config *cfg = env->cfg;
-	struct plane *pl = env->plane;
+	const struct config *cfg = st->cfg;
+	const struct plane *pl = st->plane;
 	char buf[128];
 	size_t i;
 
-	evbuffer_add_printf(b, "{\"version\":\"%s\",\"revision\":", env->version);
-	ctljson_str(b, env->revision);
+	evbuffer_add_printf(b, "{\"version\":\"%s\",\"revision\":", st->version);
+	ctljson_str(b, st->revision);
 	evbuffer_add_printf(b, ",\"listeners\":[");
 	for (i = 0; i < cfg->nlisten; i++) {
 		(void)dest_format(&cfg->listen[i], buf, sizeof(buf));
@@ -92,11 +91,11 @@ ctljson_status(struct evbuffer *b, const struct control_env *env)
 	evbuffer_add_printf(b, ",\"deny_ranges\":");
 	cidr_list(b, cfg->deny, cfg->ndeny);
 	evbuffer_add_printf(b, ",\"dns\":");
-	ctljson_str(b, resolver_servers(env->resolver));
+	ctljson_str(b, resolver_servers(st->resolver));
 	evbuffer_add_printf(b, ",\"active_connections\":%llu,\"uptime_s\":%lld,"
 	    "\"trusted_keys\":%zu,\"policy_signer\":",
-	    (unsigned long long)env->nconns(env->arg),
-	    (long long)(time(NULL) - env->started), plane_trusted_keys(pl));
+	    (unsigned long long)st->nconns,
+	    (long long)(time(NULL) - st->started), plane_trusted_keys(pl));
 	ctljson_str(b, plane_signer(pl));
 	/* What the process runs as now, after any --user drop: an operator
 	 * sees a guard left running as root without reading its log. */
@@ -119,6 +118,6 @@ ctljson_status(struct evbuffer *b, const struct control_env *env)
 		ctljson_str(b, plane_floor_note(pl));
 	}
 	evbuffer_add_printf(b, ",\"policy\":");
-	ctljson_policy(b, env->policy(env->arg));
+	ctljson_policy(b, st->policy);
 	evbuffer_add_printf(b, "}\n");
 }

@@ -4,10 +4,27 @@
 #define EG_CTLJSON_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
+struct config;
 struct evbuffer;
+struct plane;
 struct policy;
-struct control_env;
+struct resolver;
+
+/* What GET /v1/status shows, gathered by the caller (plane/control.c):
+ * the answer depends on no control type. */
+struct ctljson_status {
+	const char		*version;
+	const char		*revision;
+	const struct config	*cfg;		/* listeners and ranges */
+	const struct resolver	*resolver;
+	const struct plane	*plane;
+	uint64_t		 nconns;	/* proxy connections open */
+	time_t			 started;
+	const struct policy	*policy;	/* NULL: none active */
+};
 
 /* s, quoted and escaped (util/jsonw.h). */
 void ctljson_str(struct evbuffer *b, const char *s);
@@ -19,6 +36,6 @@ void ctljson_policy(struct evbuffer *b, const struct policy *p);
 void ctljson_accepted(struct evbuffer *b, const struct policy *p,
     size_t revoked);
 /* GET /v1/status. */
-void ctljson_status(struct evbuffer *b, const struct control_env *env);
+void ctljson_status(struct evbuffer *b, const struct ctljson_status *st);
 
 #endif

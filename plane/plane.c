@@ -115,7 +115,7 @@ plane_new(const struct config *cfg, uid_t owner, char *err, size_t errlen)
 
 	if ((pl = calloc(1, sizeof(*pl))) == NULL ||
 	    (pl->kr = bundle_keyring_new()) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		plane_free(pl);
 		return NULL;
 	}
@@ -135,7 +135,7 @@ plane_new(const struct config *cfg, uid_t owner, char *err, size_t errlen)
 		 * read. */
 		if ((fd = safepath_open_path(cfg->trust_keys[i], owner, why,
 		    sizeof(why))) == -1) {
-			snprintf(err, errlen, "--trust-key: %s", why);
+			errbuf_set(err, errlen, "--trust-key: %s", why);
 			plane_free(pl);
 			return NULL;
 		}
@@ -189,14 +189,14 @@ epoch_rule(const struct floor *f, const struct policy *p, char *err, size_t errl
 	if (f->epoch < 0)
 		return PLANE_OK;
 	if (policy_epoch(p) < f->epoch) {
-		snprintf(err, errlen, "epoch %lld is below the active epoch %lld",
+		errbuf_set(err, errlen, "epoch %lld is below the active epoch %lld",
 		    policy_epoch(p), f->epoch);
 		return PLANE_STALE_EPOCH;
 	}
 	if (policy_epoch(p) == f->epoch) {
 		if (strcmp(policy_digest(p), f->digest) == 0)
 			return f->active ? PLANE_SAME : PLANE_OK;
-		snprintf(err, errlen, "epoch %lld is already active with another digest",
+		errbuf_set(err, errlen, "epoch %lld is already active with another digest",
 		    f->epoch);
 		return PLANE_EPOCH_CONFLICT;
 	}
@@ -258,7 +258,7 @@ store(int dfd, const char *state_dir, const char *buf, size_t len, char *err,
 	rc = 0;
 	goto out;
 fail:
-	snprintf(err, errlen, "%s: cannot store the bundle: %s", state_dir,
+	errbuf_set(err, errlen, "%s: cannot store the bundle: %s", state_dir,
 	    strerror_r(errno, why, sizeof(why)));
 	(void)unlinkat(dfd, PLANE_STATE_TMP, 0);
 out:
@@ -287,9 +287,9 @@ check_parse(struct plane_check *c, int bundle)
 	if (taken)
 		c->buf = NULL;
 	if (c->v != PLANE_OK && c->origin != NULL)
-		snprintf(c->err, sizeof(c->err), "%s: %s", c->origin, why);
+		errbuf_set(c->err, sizeof(c->err), "%s: %s", c->origin, why);
 	else if (c->v != PLANE_OK)
-		snprintf(c->err, sizeof(c->err), "%s", why);
+		errbuf_set(c->err, sizeof(c->err), "%s", why);
 	return c->v;
 }
 
@@ -354,7 +354,7 @@ check_end(struct plane *pl, struct plane_check *c, struct policy **out,
 	enum plane_verdict v = c->v;
 
 	*out = NULL;
-	snprintf(err, errlen, "%s", c->err);
+	errbuf_set(err, errlen, "%s", c->err);
 	if (v == PLANE_OK)
 		v = epoch_rule(&pl->floor, c->p, err, errlen);
 	if (v == PLANE_OK) {
@@ -392,12 +392,12 @@ plane_check_start(struct plane *pl, char *body, size_t len, int notify_fd,
 	*out = NULL;
 	if (pl->busy) {
 		free(body);
-		snprintf(err, errlen, "another policy change is being checked");
+		errbuf_set(err, errlen, "another policy change is being checked");
 		return PLANE_BUSY;
 	}
 	if ((c = check_new(pl, NULL)) == NULL) {
 		free(body);
-		snprintf(err, errlen, "cannot check the bundle: out of memory");
+		errbuf_set(err, errlen, "cannot check the bundle: out of memory");
 		return PLANE_UNAVAILABLE;
 	}
 	/* From here check_free frees the body with the check. */
@@ -406,7 +406,7 @@ plane_check_start(struct plane *pl, char *body, size_t len, int notify_fd,
 	c->notify_fd = notify_fd;
 	if ((rc = thread_start(&c->thread, check_thread, c)) != 0) {
 		char why[128];
-		snprintf(err, errlen, "cannot start a thread to check the bundle: %s",
+		errbuf_set(err, errlen, "cannot start a thread to check the bundle: %s",
 		    strerror_r(rc, why, sizeof(why)));
 		check_free(c);
 		return PLANE_UNAVAILABLE;
@@ -441,18 +441,18 @@ plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 
 	*out = NULL;
 	if (pl->policy_path == NULL) {
-		snprintf(err, errlen, "no --policy file to reload");
+		errbuf_set(err, errlen, "no --policy file to reload");
 		return PLANE_MALFORMED;
 	}
 	if (pl->busy) {
-		snprintf(err, errlen, "a pushed bundle is being checked");
+		errbuf_set(err, errlen, "a pushed bundle is being checked");
 		return PLANE_BUSY;
 	}
 	/* An unsigned compiled policy is taken on the file's word: the file
 	 * and its folders get the state folder's rules. */
 	if ((fd = safepath_open_path(pl->policy_path, pl->owner, why,
 	    sizeof(why))) == -1) {
-		snprintf(err, errlen, "--policy: %s", why);
+		errbuf_set(err, errlen, "--policy: %s", why);
 		return PLANE_MALFORMED;
 	}
 	buf = file_read_fd(fd, pl->policy_path, POLICY_MAX_BYTES, 0, &len, err, errlen);
@@ -461,7 +461,7 @@ plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 		return PLANE_MALFORMED;
 	if ((c = check_new(pl, pl->policy_path)) == NULL) {
 		free(buf);
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return PLANE_UNAVAILABLE;
 	}
 	c->buf = buf;
@@ -479,14 +479,14 @@ open_state(struct plane *pl, char *err, size_t errlen)
 	char why[512];
 
 	if (pl->state_default && mkdir(pl->state_dir, 0700) == -1 && errno != EEXIST) {
-		snprintf(err, errlen, "--state-dir %s (the default): cannot create it: "
+		errbuf_set(err, errlen, "--state-dir %s (the default): cannot create it: "
 		    "%s (name another with --state-dir, or --no-state)", pl->state_dir,
 		    strerror(errno));
 		return -1;
 	}
 	if ((pl->state_fd = safepath_open_dir(pl->state_dir, pl->owner, why,
 	    sizeof(why))) == -1) {
-		snprintf(err, errlen, "--state-dir: %s", why);
+		errbuf_set(err, errlen, "--state-dir: %s", why);
 		return -1;
 	}
 	return 0;
@@ -504,7 +504,7 @@ floor_only(struct plane *pl, const char *path, const char *buf, size_t len,
 	char perr[512], kid[BUNDLE_KEY_ID_LEN + 1];
 
 	if ((p = bundlepeek_policy(buf, len, kid, perr, sizeof(perr))) == NULL) {
-		snprintf(err, errlen, "%s: %s", path, perr);
+		errbuf_set(err, errlen, "%s: %s", path, perr);
 		return -1;
 	}
 	pl->floor.epoch = policy_epoch(p);
@@ -551,7 +551,7 @@ load_state(struct plane *pl, struct policy **state, char *err, size_t errlen)
 	} else {
 		/* Tampered or broken: an error, not a reason to forget the
 		 * floor. */
-		snprintf(err, errlen, "%s: %s", path, why);
+		errbuf_set(err, errlen, "%s: %s", path, why);
 	}
 	free(buf);
 	return rc;
@@ -580,10 +580,10 @@ plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
 			/* already active from the state folder */
 		} else if (pl->floor.epoch >= 0 && (v == PLANE_STALE_EPOCH ||
 		    v == PLANE_EPOCH_CONFLICT)) {
-			snprintf(warn, warnlen, "--policy %s ignored: %s (keeping the "
+			errbuf_set(warn, warnlen, "--policy %s ignored: %s (keeping the "
 			    "floor of the bundle in --state-dir)", pl->policy_path, why);
 		} else {
-			snprintf(err, errlen, "%s", why);
+			errbuf_set(err, errlen, "%s", why);
 			policy_free(state);
 			return -1;
 		}
@@ -601,13 +601,13 @@ plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
 	if (pl->state_fd == -1)
 		return 0;
 	if (fstat(pl->state_fd, &st) == -1) {
-		snprintf(err, errlen, "--state-dir %s: %s", pl->state_dir, strerror(errno));
+		errbuf_set(err, errlen, "--state-dir %s: %s", pl->state_dir, strerror(errno));
 		return -1;
 	}
 	if (st.st_uid == uid)
 		return 0;
 	if (st.st_uid != 0) {
-		snprintf(err, errlen, "--state-dir %s: owned by uid %u, neither root "
+		errbuf_set(err, errlen, "--state-dir %s: owned by uid %u, neither root "
 		    "nor --user %s (uid %u): chown it to %s", pl->state_dir,
 		    (unsigned)st.st_uid, name, (unsigned)uid, name);
 		return -1;
@@ -618,7 +618,7 @@ plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
 	    S_ISREG(fst.st_mode) && fst.st_nlink == 1 &&
 	    fchownat(pl->state_fd, PLANE_STATE_FILE, uid, gid,
 	    AT_SYMLINK_NOFOLLOW) == -1) {
-		snprintf(err, errlen, "--state-dir %s: cannot hand %s to %s: %s",
+		errbuf_set(err, errlen, "--state-dir %s: cannot hand %s to %s: %s",
 		    pl->state_dir, PLANE_STATE_FILE, name, strerror(errno));
 		return -1;
 	}
@@ -626,7 +626,7 @@ plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
 	 * with CAP_FOWNER, which a container need not grant. Both through
 	 * the descriptor: the folder opened at start, never a link. */
 	if (fchmod(pl->state_fd, 0700) == -1 || fchown(pl->state_fd, uid, gid) == -1) {
-		snprintf(err, errlen, "--state-dir %s: cannot hand it to %s: %s",
+		errbuf_set(err, errlen, "--state-dir %s: cannot hand it to %s: %s",
 		    pl->state_dir, name, strerror(errno));
 		return -1;
 	}
@@ -638,7 +638,7 @@ plane_state_writable(const struct plane *pl, char *err, size_t errlen)
 {
 	if (pl->state_fd == -1 || faccessat(pl->state_fd, ".", W_OK | X_OK, 0) == 0)
 		return 0;
-	snprintf(err, errlen, "--state-dir %s: not writable by uid %u: %s (make it "
+	errbuf_set(err, errlen, "--state-dir %s: not writable by uid %u: %s (make it "
 	    "that user's, mode 0700)", pl->state_dir, (unsigned)getuid(),
 	    strerror(errno));
 	return -1;

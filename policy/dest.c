@@ -16,6 +16,7 @@
 
 #include "policy/dest.h"
 #include "util/ascii.h"
+#include "util/errbuf.h"
 #include "util/num.h"
 
 #define LABEL_MAX	63
@@ -25,7 +26,7 @@ static int
 fail(char *err, size_t errlen, const char *msg)
 {
 	if (err != NULL && errlen > 0)
-		snprintf(err, errlen, "%s", msg);
+		errbuf_set(err, errlen, "%s", msg);
 	return -1;
 }
 

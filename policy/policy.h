@@ -87,4 +87,9 @@ const char *policy_required_grade(const struct policy *p);
  * applies). */
 int policy_admits(const struct policy *p, const char *host, uint16_t port);
 
+/* Returns 1 when the policy admits host (normalised, a name) on any port,
+ * 0 otherwise: what the DNS listener (guard/dnsd.c) answers for. Mode none
+ * admits nothing, unrestricted everything. O(log entries). */
+int policy_admits_name(const struct policy *p, const char *host);
+
 #endif

@@ -98,6 +98,30 @@ tname_add(struct chunked *c, unsigned char ch)
 	c->tname_len++;
 }
 
+/* The one byte a line end allows here, then state next. */
+static int
+expect(struct chunked *c, unsigned char ch, unsigned char want, int next)
+{
+	if (ch != want)
+		return -1;
+	c->state = next;
+	return 0;
+}
+
+/* After the chunk-size or a whole extension: another extension, or the
+ * end of the line. */
+static int
+ext_next(struct chunked *c, unsigned char ch)
+{
+	if (ch == ';')
+		c->state = S_EXT_NAME0;
+	else if (ch == '\r')
+		c->state = S_SIZE_LF;
+	else
+		return -1;
+	return 0;
+}
+
 /* One byte of everything but chunk data. Returns 0, or -1. */
 static int
 step(struct chunked *c, unsigned char ch)
@@ -122,13 +146,7 @@ step(struct chunked *c, unsigned char ch)
 		}
 		if (c->ndigits == 0)
 			return -1;	/* sign, "0x", space, empty size */
-		if (ch == ';')
-			c->state = S_EXT_NAME0;
-		else if (ch == '\r')
-			c->state = S_SIZE_LF;
-		else
-			return -1;
-		return 0;
+		return ext_next(c, ch);
 	case S_EXT_NAME0:
 		if (!ascii_is_tchar(ch))
 			return -1;
@@ -138,15 +156,11 @@ step(struct chunked *c, unsigned char ch)
 	case S_EXT_TOKEN:
 		if (ascii_is_tchar(ch))
 			return 0;
-		if (ch == '=' && c->state == S_EXT_NAME)
+		if (ch == '=' && c->state == S_EXT_NAME) {
 			c->state = S_EXT_VAL0;
-		else if (ch == ';')
-			c->state = S_EXT_NAME0;
-		else if (ch == '\r')
-			c->state = S_SIZE_LF;
-		else
-			return -1;
-		return 0;
+			return 0;
+		}
+		return ext_next(c, ch);
 	case S_EXT_VAL0:
 		if (ch == '"')
 			c->state = S_EXT_QUOTED;
@@ -169,31 +183,20 @@ step(struct chunked *c, unsigned char ch)
 		c->state = S_EXT_QUOTED;
 		return 0;
 	case S_EXT_QEND:
-		if (ch == ';')
-			c->state = S_EXT_NAME0;
-		else if (ch == '\r')
-			c->state = S_SIZE_LF;
-		else
-			return -1;
-		return 0;
+		return ext_next(c, ch);
 	case S_SIZE_LF:
 		if (ch != '\n')
 			return -1;
 		return size_line_done(c);
 	case S_DATA_CR:
 		/* Data longer than its size lands here: refused. */
-		if (ch != '\r')
-			return -1;
-		c->state = S_DATA_LF;
-		return 0;
+		return expect(c, ch, '\r', S_DATA_LF);
 	case S_DATA_LF:
-		if (ch != '\n')
-			return -1;
-		c->state = S_SIZE;
+		/* The next chunk-size line starts (a refusal ends it all). */
 		c->ndigits = 0;
 		c->left = 0;
 		c->line = 0;
-		return 0;
+		return expect(c, ch, '\n', S_SIZE);
 	case S_TR_LINE:
 		if (ch == '\r') {
 			c->state = S_FINAL_LF;
@@ -225,15 +228,9 @@ step(struct chunked *c, unsigned char ch)
 			return -1;
 		return 0;
 	case S_TR_LF:
-		if (ch != '\n')
-			return -1;
-		c->state = S_TR_LINE;
-		return 0;
+		return expect(c, ch, '\n', S_TR_LINE);
 	case S_FINAL_LF:
-		if (ch != '\n')
-			return -1;
-		c->state = S_DONE;
-		return 0;
+		return expect(c, ch, '\n', S_DONE);
 	}
 	return -1;
 }
@@ -307,6 +304,12 @@ chunked_decode(struct chunked *c, const char *b, size_t len, int *done,
 		return -1;
 	}
 	return feed(c, b, len, done, data_off, data_len);
+}
+
+uint64_t
+chunked_pending(const struct chunked *c)
+{
+	return c != NULL && c->state != S_ERROR ? c->left : 0;
 }
 
 static int

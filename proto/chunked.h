@@ -57,6 +57,12 @@ long chunked_feed(struct chunked *c, const char *b, size_t len, int *done);
 long chunked_decode(struct chunked *c, const char *b, size_t len, int *done,
     size_t *data_off, size_t *data_len);
 
+/* Chunk data announced and not yet returned: while a chunk-size is read,
+ * its value so far; inside chunk data, the bytes still to come; else 0.
+ * Lets a caller that keeps the data refuse a chunk past its own bound
+ * before the data arrives. */
+uint64_t chunked_pending(const struct chunked *c);
+
 /* For a Transfer-Encoding field value (len bytes): 1 if it is a list of
  * transfer codings whose last is "chunked" (case-insensitive; OWS around
  * commas and empty elements allowed), 0 if the list is well-formed but

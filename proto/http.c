@@ -5,6 +5,7 @@
 #include "proto/chunked.h"
 #include "proto/http.h"
 #include "util/ascii.h"
+#include "util/errbuf.h"
 #include "util/num.h"
 
 long
@@ -34,7 +35,7 @@ fail(int *status, int code, char *err, size_t errlen, const char *msg)
 {
 	if (status != NULL)
 		*status = code;
-	snprintf(err, errlen, "%s", msg);
+	errbuf_set(err, errlen, "%s", msg);
 	return -1;
 }
 
@@ -204,6 +205,12 @@ name_eq(const char *a, size_t alen, const char *b)
 	return alen == strlen(b) && strncasecmp(a, b, alen) == 0;
 }
 
+int
+http_content_length(const struct http_header *cl, long long *len)
+{
+	return num_parse_n(cl->value, cl->value_len, 0, HTTP_LENGTH_MAX, len);
+}
+
 size_t
 http_find_header(const struct http_header *h, size_t n, const char *name,
     const struct http_header **first)
@@ -239,7 +246,7 @@ parse_authority80(const char *s, size_t len, struct dest *d, char *err, size_t e
 	if (colon != NULL)
 		return dest_parse_authority(s, len, d, err, errlen);
 	if (len + 4 > sizeof(buf)) {
-		snprintf(err, errlen, "authority too long");
+		errbuf_set(err, errlen, "authority too long");
 		return -1;
 	}
 	memcpy(buf, s, len);
@@ -255,29 +262,61 @@ http_parse_absolute(const char *t, size_t len, struct dest *d,
 
 	*https = 0;
 	if (memchr(t, '#', len) != NULL) {
-		snprintf(err, errlen, "fragment in request target");
+		errbuf_set(err, errlen, "fragment in request target");
 		return -1;
 	}
 	if (len >= 8 && strncasecmp(t, "https://", 8) == 0) {
 		*https = 1;
-		snprintf(err, errlen, "https:// absolute-form: use CONNECT");
+		errbuf_set(err, errlen, "https:// absolute-form: use CONNECT");
 		return -1;
 	}
 	if (len < 7 || strncasecmp(t, "http://", 7) != 0) {
-		snprintf(err, errlen, "request target is not http:// absolute-form");
+		errbuf_set(err, errlen, "request target is not http:// absolute-form");
 		return -1;
 	}
 	start = 7;
 	for (i = start; i < len && t[i] != '/' && t[i] != '?'; i++)
 		;
 	if (i == start) {
-		snprintf(err, errlen, "empty authority");
+		errbuf_set(err, errlen, "empty authority");
 		return -1;
 	}
 	if (parse_authority80(t + start, i - start, d, err, errlen) == -1)
 		return -1;
 	*path = t + i;
 	*path_len = len - i;
+	return 0;
+}
+
+int
+http_parse_origin(const struct http_req *req, uint16_t port, struct dest *d,
+    const char **path, size_t *path_len, char *err, size_t errlen)
+{
+	const struct http_header *host;
+	size_t nhost;
+
+	if (req->target_len == 0 || req->target[0] != '/') {
+		snprintf(err, errlen, "request target is not origin-form");
+		return -1;
+	}
+	if (memchr(req->target, '#', req->target_len) != NULL) {
+		snprintf(err, errlen, "fragment in request target");
+		return -1;
+	}
+	nhost = http_find_header(req->headers, req->nheaders, "Host", &host);
+	if (nhost != 1) {
+		snprintf(err, errlen, nhost == 0 ? "no Host" : "repeated Host");
+		return -1;
+	}
+	if (host->value_len == 0 ||
+	    parse_authority80(host->value, host->value_len, d, err, errlen) == -1)
+		return fail(NULL, 0, err, errlen, "malformed Host");
+	if (d->port != port) {
+		snprintf(err, errlen, "Host port differs from the port dialled");
+		return -1;
+	}
+	*path = req->target;
+	*path_len = req->target_len;
 	return 0;
 }
 
@@ -340,8 +379,7 @@ http_request_framing(const struct http_req *req, const struct dest *d,
 		return fail(NULL, 0, err, errlen, "repeated Content-Length");
 	if (nte > 1)
 		return fail(NULL, 0, err, errlen, "repeated Transfer-Encoding");
-	if (ncl == 1 && num_parse_n(cl->value, cl->value_len, 0, (1LL << 62),
-	    &f->length) == -1)
+	if (ncl == 1 && http_content_length(cl, &f->length) == -1)
 		return fail(NULL, 0, err, errlen, "malformed Content-Length");
 	if (nte == 1) {
 		if (req->minor == 0)
@@ -526,7 +564,7 @@ http_response_framing(const struct http_resp *r, int head_request,
 		return 0;
 	}
 	if (ncl == 1) {
-		if (num_parse_n(cl->value, cl->value_len, 0, (1LL << 62), length) == -1)
+		if (http_content_length(cl, length) == -1)
 			return fail(NULL, 0, err, errlen, "malformed Content-Length");
 		*kind = HTTP_BODY_LENGTH;
 		return 0;

@@ -6,6 +6,7 @@
 #define EG_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "policy/dest.h"
 
@@ -13,6 +14,7 @@
 #define HTTP_RESP_HEAD_MAX	65536	/* whole response head from an upstream */
 #define HTTP_MAX_HEADERS	100
 #define HTTP_METHOD_MAX		32
+#define HTTP_LENGTH_MAX		(1LL << 62)	/* a Content-Length value */
 
 struct http_header {
 	const char	*name;
@@ -56,6 +58,12 @@ int http_parse_head(const char *buf, size_t len, struct http_req *req,
 size_t http_find_header(const struct http_header *h, size_t n, const char *name,
     const struct http_header **first);
 
+/* The one reader of a Content-Length value (requests and responses, the
+ * guard and egress-guardctl): 1*DIGIT without sign, leading zero or
+ * whitespace, at most HTTP_LENGTH_MAX. Returns 0 with *len, or -1. A
+ * repeated field is the caller's to refuse (it counts them). */
+int http_content_length(const struct http_header *cl, long long *len);
+
 /* Absolute-form target "http://host[:port][/path][?query]" (scheme
  * case-insensitive, port 80 by default). On success fills d and points
  * *path into t (length 0 means "/"). Sets *https for an https:// target
@@ -63,6 +71,15 @@ size_t http_find_header(const struct http_header *h, size_t n, const char *name,
  * other refusal (userinfo, fragment, bad authority, other schemes). */
 int http_parse_absolute(const char *t, size_t len, struct dest *d,
     const char **path, size_t *path_len, int *https, char *err, size_t errlen);
+
+/* Transparent mode (guard/transp.c): an origin-form request ("/path",
+ * nothing else) names its destination by its one Host field, whose port
+ * (80 when absent, RFC 9110 7.2) must equal port, the port the client
+ * dialled. On success fills d and points *path at the target. Returns -1
+ * with err on any refusal: another target form, no Host or several, a bad
+ * authority, another port. */
+int http_parse_origin(const struct http_req *req, uint16_t port, struct dest *d,
+    const char **path, size_t *path_len, char *err, size_t errlen);
 
 /* How a forwarded request's body is framed. */
 struct http_framing {

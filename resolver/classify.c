@@ -29,6 +29,7 @@
 
 #include "resolver/classify.h"
 #include "util/ascii.h"
+#include "util/errbuf.h"
 #include "util/num.h"
 #include "util/mutant.h"
 
@@ -222,7 +223,7 @@ static void
 set_err(char *err, size_t errlen, const char *msg)
 {
 	if (err != NULL && errlen > 0)
-		snprintf(err, errlen, "%s", msg);
+		errbuf_set(err, errlen, "%s", msg);
 }
 
 /* Strict dotted quad over s[0..len): four decimal octets 0-255, no

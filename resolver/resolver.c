@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "resolver/resolver.h"
+#include "util/errbuf.h"
 
 #define RESOLVER_MAX_SOCKS 64
 /* The first c-ares with a query cache (on by default): 1.23.0. */
@@ -143,11 +144,11 @@ resolver_new(struct event_base *base, const char *servers, int timeout_ms,
 	size_t off = 0;
 
 	if ((rc = ares_library_init(ARES_LIB_INIT_ALL)) != ARES_SUCCESS) {
-		snprintf(err, errlen, "c-ares init: %s", ares_strerror(rc));
+		errbuf_set(err, errlen, "c-ares init: %s", ares_strerror(rc));
 		return NULL;
 	}
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	r->base = base;
@@ -178,7 +179,7 @@ resolver_new(struct event_base *base, const char *servers, int timeout_ms,
 	 * library that has it (same soname): the cache would be on and
 	 * could not be turned off. Refuse to start rather than cache. */
 	if (ares_run_version() >= RESOLVER_ARES_CACHE_VERSION) {
-		snprintf(err, errlen, "c-ares %s caches answers and this build "
+		errbuf_set(err, errlen, "c-ares %s caches answers and this build "
 		    "cannot turn that off (built against c-ares %s): rebuild "
 		    "against the installed headers", ares_version(NULL),
 		    ARES_VERSION_STR);
@@ -187,17 +188,17 @@ resolver_new(struct event_base *base, const char *servers, int timeout_ms,
 	}
 #endif
 	if ((rc = ares_init_options(&r->channel, &opts, optmask)) != ARES_SUCCESS) {
-		snprintf(err, errlen, "c-ares: %s", ares_strerror(rc));
+		errbuf_set(err, errlen, "c-ares: %s", ares_strerror(rc));
 		free(r);
 		return NULL;
 	}
 	if (servers != NULL &&
 	    (rc = ares_set_servers_ports_csv(r->channel, servers)) != ARES_SUCCESS) {
-		snprintf(err, errlen, "bad --dns list: %s", ares_strerror(rc));
+		errbuf_set(err, errlen, "bad --dns list: %s", ares_strerror(rc));
 		goto fail;
 	}
 	if ((r->timer = evtimer_new(base, timer_cb, r)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	/* Record what is in use, for status and check output. */
@@ -213,7 +214,7 @@ resolver_new(struct event_base *base, const char *servers, int timeout_ms,
 		ares_free_data(list);
 	}
 	if (r->servers[0] == '\0') {
-		snprintf(err, errlen, "no DNS servers configured");
+		errbuf_set(err, errlen, "no DNS servers configured");
 		goto fail;
 	}
 	return r;

@@ -2,7 +2,7 @@
  * log, the control answers): '"' and '\\' get a backslash, every byte
  * outside printable ASCII (below 0x20, 0x7f and above) becomes \u00xx
  * with lower-case hex, so a peer's bytes stay inert whatever they are.
- * Receipts have their own canonical form (policy/receipt.c, see
+ * Receipts have their own canonical form (conform/canon.c, see
  * docs/receipts.md), which spells escapes differently on purpose. */
 #ifndef EG_JSONW_H
 #define EG_JSONW_H

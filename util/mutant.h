@@ -14,7 +14,13 @@
 #if defined(EG_MUTANT_RANGE_FIRST) && !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for make conformance-mutants only"
 #endif
+#if defined(EG_MUTANT_TRUST_DIALLED) && !defined(EG_TEST_MUTANT_BUILD)
+#error "EG_MUTANT_* is for make conformance-mutants only"
+#endif
 #if defined(EG_MUTANT_EARLY_BODY) && !defined(EG_TEST_MUTANT_BUILD)
+#error "EG_MUTANT_* is for make conformance-mutants only"
+#endif
+#if defined(EG_MUTANT_NFT_FORWARD) && !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for make conformance-mutants only"
 #endif
 

@@ -49,6 +49,36 @@ ip -n "$GD" addr add fd77::1/64 dev gw0-$$ nodad
 ip -n "$WL" -6 route add default via fd77::1
 ip -n "$IN" -6 route add fd77::/64 via 2001:2::1
 ingd sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+# The transparent workload (TW): its own link to the guard's namespace
+# (10.78.0.2 - 10.78.0.1), its default route there, and every TCP
+# connection arriving on that link redirected to a guard's --transparent
+# listener (tp_to PORT picks which guard: A 15001, B the control 15002).
+# Its names come from its own hosts file: the addresses it dials are its
+# choice, never the guard's.
+TW=egt-$$
+ip netns add "$TW"
+ip -n "$TW" link set lo up
+ip link add tw0-$$ netns "$TW" type veth peer name gt0-$$ netns "$GD"
+ip -n "$TW" addr add 10.78.0.2/24 dev tw0-$$
+ip -n "$GD" addr add 10.78.0.1/24 dev gt0-$$
+ip -n "$TW" link set tw0-$$ up
+ip -n "$GD" link set gt0-$$ up
+ip -n "$TW" route add default via 10.78.0.1
+mkdir -p "/etc/netns/$TW"
+printf '%s\n' "127.0.0.1 localhost" "198.18.1.10 api.example.test other.example.test" \
+    "198.18.1.10 private.example.test mixed.example.test tprebind.example.test" \
+    >"/etc/netns/$TW/hosts"
+trap 'cleanup; ip netns del "$TW" 2>/dev/null; rm -rf "/etc/netns/$TW"' EXIT INT TERM
+ingd nft -f - <<N || { echo "conformance: transparent redirect failed"; exit 2; }
+table ip eg_transp_matrix {
+	chain pre { type nat hook prerouting priority dstnat; policy accept; }
+}
+N
+tp_to() {	# PORT: the transparent workload's TCP goes to that listener
+	ingd nft flush chain ip eg_transp_matrix pre &&
+	    ingd nft add rule ip eg_transp_matrix pre iifname "gt0-$$" meta l4proto tcp \
+	    redirect to ":$1"
+}
 chmod 0755 "$T"
 mkdir -p "$T/run" "$T/state" "$T/keys" "$T/attest"
 chmod 0700 "$T/keys"
@@ -67,13 +97,15 @@ cat >"$T/zone.json" <<'Z'
  "metadata.example.test": {"A": ["169.254.169.254"]},
  "cgnat.example.test": {"A": ["100.100.100.200"]},
  "rebind.example.test": {"cycle": [{"A": ["198.18.1.10"]}, {"A": ["10.99.0.5"]}], "ttl": 0},
- "reconnect.example.test": {"cycle": [{"A": ["198.18.1.10"]}, {"A": ["10.99.0.5"]}], "ttl": 0}
+ "reconnect.example.test": {"cycle": [{"A": ["198.18.1.10"]}, {"A": ["10.99.0.5"]}], "ttl": 0},
+ "tprebind.example.test": {"cycle": [{"A": ["198.18.1.10"]}, {"A": ["10.99.0.5"]}], "ttl": 0}
 }
 Z
 start_dns "$T/zone.json" || { echo "conformance: dns server failed"; exit 2; }
+ip -n "$IN" addr add 198.18.1.66/32 dev lo	# the transparent cases' attacker
 for l in "pub 198.18.1.10:80" "pub6 [2001:2:0:1::10]:80" "pub8443 198.18.1.10:8443" \
     "priv 10.99.0.5:80" "meta 169.254.169.254:80" "cgnat 100.100.100.200:80" \
-    "neigh 198.18.0.2:3128"; do
+    "neigh 198.18.0.2:3128" "attacker 198.18.1.66:80"; do
 	set -- $l
 	start_listener "$1" "$2" || { echo "conformance: listener $1 failed"; exit 2; }
 done
@@ -93,7 +125,7 @@ print(json.dumps({"network_policy":m,"allowed_hosts":h} if m=="allowlist" else {
 STRICT="api.example.test:80 api.example.test:443 private.example.test:80 mixed.example.test:80
 mapped.example.test:80 nat64.example.test:80 metadata.example.test:80 cgnat.example.test:80
 rebind.example.test:80 reconnect.example.test:80 198.18.1.10:80 10.99.0.5:80
-10.77.0.1:3128 198.18.0.1:3128"
+10.77.0.1:3128 198.18.0.1:3128 tprebind.example.test:80"
 bundle strict 10 allowlist $STRICT
 bundle open 10 unrestricted
 
@@ -114,9 +146,9 @@ start_guard_ns() {	# NAME PORT ARGS...: like lib's start_guard, own control path
 	done
 	echo "conformance: guard $name did not start"; cat "$T/$name.out"; exit 2
 }
-start_guard_ns A 3128 --listen '[fd77::1]:3128' --user nobody --trust-key "$T/trust.pub.pem" \
+start_guard_ns A 3128 --listen '[fd77::1]:3128' --transparent 10.78.0.1:15001 --user nobody --trust-key "$T/trust.pub.pem" \
     --state-dir "$T/state" --dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2 $PUB_RANGES
-start_guard_ns B 3129 --user nobody --trust-key "$T/trust.pub.pem" --policy "$T/open.bundle" \
+start_guard_ns B 3129 --transparent 10.78.0.1:15002 --user nobody --trust-key "$T/trust.pub.pem" --policy "$T/open.bundle" \
     --dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2 $PUB_RANGES \
     --allow-range 10.0.0.0/8 --allow-range 169.254.0.0/16 --allow-range 100.64.0.0/10 \
     --allow-range ::ffff:0:0/96
@@ -168,7 +200,10 @@ cases_edm_literals 198.18.1.10
 fl() {
 	clear_log pub
 	echo 0 >"$T/fl.allowed"
-	inwl python3 - "$1" "$2" "$3" "$4" "$TI/tlsdiff" "$T/fl.allowed" <<'PY' >/dev/null 2>&1
+	# direct: from the transparent workload, redirected to guard A's
+	# --transparent listener (tp_to, below), no proxy protocol.
+	if [ "$2" = direct ]; then tp_to 15001; flns=$TW; else flns=$WL; fi
+	ip netns exec "$flns" python3 - "$1" "$2" "$3" "$4" "$TI/tlsdiff" "$T/fl.allowed" <<'PY' >/dev/null 2>&1
 import socket, struct, sys, time
 port, via, target, kind = sys.argv[1:5]
 sys.path.insert(0, sys.argv[5])
@@ -179,14 +214,21 @@ flight = {"alert-evil": f.record(0x15, b"\x01\x5a") + hello("evil.example.test")
           "version-0001-evil": f.record(0x16, f.Client("evil.example.test").hs, 0x0001),
           "sslv2": f.sslv2_hello(), "plain": b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
           "evil": hello("evil.example.test"), "good": hello("api.example.test"),
-          "nosni": hello(None)}.get(kind)
+          "nosni": hello(None),
+          "ech-good": f.record(0x16, f.rewrite(f.Client("api.example.test").hs, lambda x: x +
+              [(0xfe0d, b"\x00\x00\x01\x00\x01\x00\x00\x20" + bytes(32) + f.u16(0))]))}.get(kind)
 if flight is None:	# a first hello naming the host, then a second
     first = hello("api.example.test")
     flight = first + hello({"good-then-evil": "evil.example.test",
                             "good-then-good": "api.example.test"}[kind])
     open(sys.argv[6], "w").write(str(len(first)))
-s = socket.create_connection(("10.77.0.1", int(port)), timeout=5)
-if via == "connect":
+if via == "direct":
+    s = socket.create_connection((host, int(tport)), timeout=5)
+else:
+    s = socket.create_connection(("10.77.0.1", int(port)), timeout=5)
+if via == "direct":
+    pass
+elif via == "connect":
     s.sendall(b"CONNECT %s HTTP/1.1\r\n\r\n" % target.encode())
     b = b""
     while b"\r\n\r\n" not in b:
@@ -220,6 +262,10 @@ edm-22|connect|api.example.test:80|sslv2|plain|SSLv2-style hello as the tunnel's
 edm-23|connect|198.18.1.10:80|evil|nosni|CONNECT to an admitted IP literal, ClientHello naming a host
 edm-24|socks5|198.18.1.10:80|evil|nosni|SOCKS5 ATYP IPv4 to an admitted literal, ClientHello naming a host
 edm-25|connect|api.example.test:80|good-then-evil|good-then-good|second ClientHello naming another host behind one naming the admitted host
+tp-edm-01|direct|api.example.test:80|evil|good|transparent: ClientHello naming a host the policy does not admit, dialled at an admitted host's address
+tp-edm-02|direct|api.example.test:80|ech-good|good|transparent: ClientHello with encrypted_client_hello, outer name admitted
+tp-edm-03|direct|api.example.test:80|good-then-evil|good-then-good|transparent: second ClientHello naming another host behind one naming the admitted host
+tp-edm-04|direct|api.example.test:80|alert-evil|good|transparent: an alert record, then a ClientHello naming another host
 C
 fi
 
@@ -490,7 +536,7 @@ SH=egs-$$
 CGM=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } break } }' /proc/self/mountinfo)
 CG=""
 [ -n "$CGM" ] && mkdir "$CGM/egconf-$$" 2>/dev/null && CG=$CGM/egconf-$$
-trap 'cleanup; ip netns del "$SH" 2>/dev/null; [ -n "$CG" ] && rmdir "$CG" 2>/dev/null' EXIT INT TERM
+trap 'cleanup; ip netns del "$TW" 2>/dev/null; rm -rf "/etc/netns/$TW"; ip netns del "$SH" 2>/dev/null; [ -n "$CG" ] && rmdir "$CG" 2>/dev/null' EXIT INT TERM
 ip netns add "$SH"
 ip -n "$SH" link set lo up
 ip link add sh0-$$ netns "$SH" type veth peer name is0-$$ netns "$IN"
@@ -543,6 +589,72 @@ record dd-16 $F "shared layout, uid exemption with its precondition kept (no CAP
     "blocked untouched" "$o16" "reached reached" "$k15"
 echo "(dd-10..16: $(( ($(date +%s%N) - DD_T0) / 1000000 )) ms)"
 fi
+
+# ------------------------------------------------------------- transparent
+# The facts over the transparent path (run --transparent, issue 18): the
+# workload TW dials with no proxy protocol; the name is the SNI or Host,
+# never the address dialled. The controls run the same probe through
+# guard B's transparent listener (unrestricted, private ranges allowed) or
+# show that what must stay untouched is live.
+TP_T0=$(date +%s%N)
+# tpcurl PORT URL [curl args] → "allow" | "deny REASON" | "error"
+tpcurl() {
+	tp_to "$1" || { echo error; return; }
+	shift
+	out=$(ip netns exec "$TW" curl -sS -v --max-time 5 -o /dev/null -w 'code=%{http_code}' \
+	    "$@" 2>"$T/tp.err")
+	r=$(sed -n 's/^< X-Egress-Guard-Reason: \([a-z_]*\).*/\1/p' "$T/tp.err" | tr -d '\r' | head -n1)
+	case "$out" in code=200) echo allow;; *) if [ -n "$r" ]; then echo "deny $r"; else echo error; fi;; esac
+}
+# tpkeep PORT HOST1 HOST2: two requests on one connection, "S1 R1, then S2 R2"
+tpkeep() {
+	tp_to "$1" || { echo error; return; }
+	out=$(ip netns exec "$TW" python3 "$TI/tpkeep.py" 198.18.1.10 80 "$2" "$3" 2>/dev/null) ||
+	    out=error
+	echo "${out%; *}"
+}
+if want_fact exact_destination_match; then
+	F=exact_destination_match
+	clear_log pub; clear_log attacker
+	o="$(tpcurl 15001 http://api.example.test/ --resolve api.example.test:80:198.18.1.66) pub $(seen pub) attacker $(seen attacker)"
+	clear_log attacker
+	k="attacker $(inin curl -s -o /dev/null --max-time 3 http://198.18.1.66/ && seen attacker)"
+	clear_log pub; clear_log attacker
+	record tp-edm-05 $F "transparent: admitted name dialled at an attacker's address (its listener live): the guard dials its own answer" \
+	    "allow pub reached attacker untouched" "$o" "attacker reached" "$k"
+	o=$(tpcurl 15001 http://other.example.test/)
+	k=$(tpcurl 15002 http://other.example.test/)
+	record tp-edm-06 $F "transparent: Host names a host the policy does not admit" \
+	    "deny not_allowlisted" "$o" allow "$k"
+fi
+if want_fact connect_time_public_address; then
+	F=connect_time_public_address
+	for c in "tp-ctpa-01 private.example.test" "tp-ctpa-02 mixed.example.test"; do
+		set -- $c
+		clear_log priv
+		o="$(tpcurl 15001 "http://$2/") $(seen priv)"
+		clear_log priv
+		k="$(tpcurl 15002 "http://$2/") $(seen priv)"
+		clear_log priv
+		record "$1" $F "transparent: admitted name $2 with a private answer (live private listener)" \
+		    "deny non_public_address untouched" "$o" "allow reached" "$k"
+	done
+fi
+if want_fact redirect_recheck; then
+	F=redirect_recheck
+	clear_log priv
+	o="$(tpkeep 15001 tprebind.example.test tprebind.example.test) $(seen priv)"
+	clear_log priv
+	k="$(tpkeep 15002 tprebind.example.test tprebind.example.test) $(seen priv)"
+	clear_log priv
+	record tp-rr-01 $F "transparent keep-alive: the same Host again, its answer now private (TTL 0)" \
+	    "200 -, then 403 non_public_address untouched" "$o" "200 -, then 200 - reached" "$k"
+	o=$(tpkeep 15001 api.example.test 198.18.1.10)
+	k=$(tpkeep 15001 198.18.1.10 198.18.1.10)
+	record tp-rr-02 $F "transparent keep-alive: a second request with another (admitted) Host" \
+	    "200 -, then 400 host_changed" "$o" "200 -, then 200 -" "$k"
+fi
+echo "(transparent cases: $(( ($(date +%s%N) - TP_T0) / 1000000 )) ms)"
 
 # ------------------------------------------------------------------ report
 write_report "$OUT" "$BIN" "$BIN_SHA256"

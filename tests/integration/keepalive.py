@@ -101,6 +101,12 @@ def read_body(rec, hdrs):
     return b""
 
 
+def big(n):
+    """n bytes of a position-dependent pattern: a lost, doubled or
+    reordered block shows."""
+    return b"".join(b"%015d\n" % i for i in range(0, n, 16))[:n]
+
+
 def serve_conn(sock, path, idx):
     rec = Rec(sock, path)
     try:
@@ -143,6 +149,10 @@ def serve_conn(sock, path, idx):
             elif target == "/te-gzip":
                 sock.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nnot-gzip")
                 return
+            elif target.startswith("/big/"):
+                b = big(int(target[5:]))
+                sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n" % len(b) + conn +
+                             b"\r\n" + b)
             elif target == "/extra":
                 sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + EVIL)
             elif target == "/extra-late":
@@ -745,6 +755,26 @@ def _(a, up):
         if "Proxy-" in str(e):
             return
     raise Fail("the recorder's check did not see the Proxy-Authorization sent to it")
+
+
+@origins("keepalive_megabytes_both_ways_to_a_slow_reader_exact")
+def _(a, up, o):
+    # Bodies far above the socket buffers and the guard's high water, and
+    # a client that reads late: the guard's writes go out at once while
+    # the socket takes them and wait for room when it does not (issue
+    # 17), with nothing lost or reordered; then the next request on the
+    # same connection.
+    k = conn0(up, o)
+    n = 3 * 1024 * 1024
+    r = [req("POST", o, "/big/%d" % n, [H("Content-Length", str(n))], big(n)),
+         req("GET", o, "/after")]
+    c = Client(a.proxy)
+    c.send(r[0][0])
+    time.sleep(0.3)
+    c.ok(big(n))
+    c.send(r[1][0])
+    c.ok(expect_body(k, 2, "GET", 0))
+    up.expect([b"".join(x[1] for x in r)])
 
 
 def cases(a):

@@ -61,8 +61,19 @@ cleanup() {
 	done
 	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
+	# Anything still in the cgroup this script made was started by it.
+	if [ -n "${CG:-}" ] && [ -d "$CG" ]; then
+		for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do
+			kill -9 "$p" 2>/dev/null
+		done
+	fi
 	for ns in $WL $GD $IN $SH; do ip netns del "$ns" 2>/dev/null; done
-	[ -n "${CG:-}" ] && [ -d "$CG" ] && rmdir "$CG" 2>/dev/null
+	i=0	# rmdir waits for the killed to be reaped
+	while [ -n "${CG:-}" ] && [ -d "$CG" ] && ! rmdir "$CG" 2>/dev/null &&
+	    [ $i -lt 20 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -99,17 +110,17 @@ start() { # ns cmd...: in the background, PID kept for cleanup
 }
 
 # $AS, when set, is a command prefix (setpriv ...) for eg and try_curl;
-# $PRE one run before `ip netns exec` (in_cg: it remounts /sys, where the
-# cgroup file system is).
+# $PRE one run before `ip netns exec` ($T/in_cg: it remounts /sys, where
+# the cgroup file system is). in_cg is a script that execs its command,
+# not a shell function: a function run with & is a subshell whose $! is
+# not the command's, and killing it left the shared layout's guard
+# running after the test.
 AS=""
 PRE=""
 
 # The cgroup2 mount (root "/"), and egnft-$$ under it for the exempt guard.
 CG2=$(awk '{ for (i = 7; i < NF; i++) if ($i == "-") { if ($(i + 1) == "cgroup2" && $4 == "/") { print $5; exit } break } }' /proc/self/mountinfo)
 CG=""
-in_cg() { # cmd...: runs cmd in the exempt cgroup
-	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$@"
-}
 
 eg() { # egress-guard nft ...: sets RC, OUT (stdout), ERR (stderr)
 	$AS "$BIN" nft "$@" >"$T/out" 2>"$T/err"
@@ -811,6 +822,9 @@ expect_refused cgroup_unavailable_without_uid_refused "cgroup exemption" "unavai
 
 if [ -n "$CG2" ] && mkdir "$CG2/egnft-$$" 2>/dev/null; then
 	CG=$CG2/egnft-$$
+	# cmd...: runs cmd in the exempt cgroup, under this very PID
+	printf '#!/bin/sh\necho $$ >"%s/cgroup.procs" && exec "$@"\n' "$CG" >"$T/in_cg"
+	chmod 755 "$T/in_cg"
 fi
 if [ -z "$CG" ]; then
 	skip cgroup_exemption "no writable cgroup2 mount on this machine (cgroup v1 only?)"
@@ -833,7 +847,7 @@ else
 	if [ $RC -eq 1 ]; then pass verify_notices_uid_in_place_of_cgroup
 	else fail verify_notices_uid_in_place_of_cgroup "exit $RC: $ERR"; fi
 
-	PRE=in_cg
+	PRE=$T/in_cg
 	expect_reach cgroup_exempt_guard_reaches_outside "$T/pub4.log" "$SH" http://$PUB4/
 	expect_reach cgroup_exempt_guard_reaches_outside_over_ipv6 "$T/pub6.log" "$SH" -g "http://[$PUB6]/"
 	r=$(dns_query "$SH")
@@ -869,7 +883,7 @@ else
 	chown $NOBODY:$NOBODY "$T/sh"
 	# In the exempt cgroup when there is one (the table says so), else by
 	# uid.
-	[ -n "$CG" ] && PRE=in_cg
+	[ -n "$CG" ] && PRE=$T/in_cg
 	$PRE ip netns exec "$SH" setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups \
 	    "$BIN" run --listen 127.0.0.1:3128 --policy "$T/policy.json" \
 	    --allow-range 198.18.0.0/15 --dns 10.202.0.1 \

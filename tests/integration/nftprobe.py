@@ -15,6 +15,15 @@
       (needs CAP_NET_RAW).
   nftprobe.py fsuid UID DST PORT    setfsuid(UID) around socket(), then a
       TCP connect to DST (needs CAP_SETUID); prints "reached" or "blocked".
+  nftprobe.py origdst-serve ADDR PORT LOG READY   transparent-mode listener
+      (TCP, IPv4 or IPv6): per connection one log line "conn PEER orig
+      DST" with DST from getsockopt SO_ORIGINAL_DST (IPv6: its sibling
+      IP6T_SO_ORIGINAL_DST), then an HTTP/1.0 200 whose body says the same.
+      Runs at most 600 s.
+  nftprobe.py udp-serve ADDR PORT LOG READY   UDP: one log line "dgram PEER"
+      per datagram, answered with the datagram (a DNS-shaped reply).
+  nftprobe.py udp DST PORT          one DNS-shaped datagram to DST:PORT;
+      prints "udp answered|refused|silent" (1 s).
 Several probes in one process (each process start costs on a loaded
 machine): separate them with "--". "as UID PROBE..." runs one probe as UID
 (no groups, in a child process).
@@ -73,6 +82,75 @@ def dns_query():
     print("udp %s tcp %s" % (u, c))
 
 
+SO_ORIGINAL_DST = 80		# linux/netfilter_ipv4.h, and IP6T_ for IPv6
+
+
+def family(addr):
+    return socket.AF_INET6 if ":" in addr else socket.AF_INET
+
+
+def original_dst(c, fam):
+    if fam == socket.AF_INET:
+        raw = c.getsockopt(socket.SOL_IP, SO_ORIGINAL_DST, 16)
+        port = struct.unpack("!H", raw[2:4])[0]
+        return "%s:%d" % (socket.inet_ntop(socket.AF_INET, raw[4:8]), port)
+    raw = c.getsockopt(socket.IPPROTO_IPV6, SO_ORIGINAL_DST, 28)
+    port = struct.unpack("!H", raw[2:4])[0]
+    return "[%s]:%d" % (socket.inet_ntop(socket.AF_INET6, raw[8:24]), port)
+
+
+def serve(kind, addr, port, log_path, ready):
+    fam = family(addr)
+    s = socket.socket(fam, socket.SOCK_STREAM if kind == "tcp" else
+                      socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((addr, int(port)))
+    if kind == "tcp":
+        s.listen(16)
+    log = open(log_path, "a")
+    open(ready, "w").write("ready\n")
+    end = time.time() + 600
+    while time.time() < end:
+        r, _, _ = select.select([s], [], [], 1)
+        if not r:
+            continue
+        if kind == "udp":
+            d, peer = s.recvfrom(4096)
+            log.write("dgram %s:%d\n" % peer[:2])
+            log.flush()
+            s.sendto(d[:2] + b"\x81\x80" + d[4:], peer)
+            continue
+        c, peer = s.accept()
+        try:
+            orig = original_dst(c, fam)
+        except OSError as e:
+            orig = "none (%s)" % e.strerror
+        log.write("conn %s:%d orig %s\n" % (peer[0], peer[1], orig))
+        log.flush()
+        body = ("transparent orig %s\n" % orig).encode()
+        c.settimeout(1)
+        try:
+            c.recv(4096)
+            c.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n"
+                      % len(body) + body)
+        except OSError:
+            pass
+        c.close()
+
+
+def udp_probe(dst, port):
+    s = socket.socket(family(dst), socket.SOCK_DGRAM)
+    s.settimeout(1)
+    try:
+        s.sendto(QUERY, (dst, int(port)))
+        s.recv(512)
+        print("udp answered")
+    except socket.timeout:
+        print("udp silent")
+    except OSError:
+        print("udp refused")
+
+
 def connect(s, dst):
     s.settimeout(0.5)
     try:
@@ -98,6 +176,12 @@ def probe(argv):
         dns_serve(argv[1], argv[2])
     elif cmd == "dns-query":
         dns_query()
+    elif cmd == "origdst-serve":
+        serve("tcp", *argv[1:5])
+    elif cmd == "udp-serve":
+        serve("udp", *argv[1:5])
+    elif cmd == "udp":
+        udp_probe(argv[1], argv[2])
     elif cmd == "nd":
         s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
         s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_UNICAST_HOPS, 255)

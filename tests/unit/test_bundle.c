@@ -1727,7 +1727,7 @@ test_client_parses_content_length_and_chunked(void **state)
 	    "\r\nContent-Type: application/json\r\n\r\n{\"error\":\"stale_epoch\"}";
 	static const char ch[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked"
 	    "\r\n\r\n5\r\n{\"epo\r\na;ext=1\r\nch\":7,\"x\":\r\n2\r\n1}\r\n0\r\n"
-	    "Trailer: x\r\n\r\n";
+	    "X-Checksum: x\r\n\r\n";
 	size_t i;
 
 	(void)state;
@@ -1814,6 +1814,75 @@ test_client_refuses_malformed_responses(void **state)
 	free(head);
 }
 
+/* The ctl client reads answers with the guard's own rules (proto/http.c,
+ * proto/chunked.c): what the guard refuses from an upstream, the client
+ * refuses from whatever answers on the control socket. */
+static void
+test_client_refuses_what_the_guard_refuses_from_upstreams(void **state)
+{
+	static const char *const bad[] = {
+		/* bare LF and NUL in the head */
+		"HTTP/1.1 200 OK\nContent-Length: 0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nX: a\0b\r\n\r\n",
+		/* a status past 599 */
+		"HTTP/1.1 600 Odd\r\nContent-Length: 0\r\n\r\n",
+		/* Connection dropping a framing field */
+		"HTTP/1.1 200 OK\r\nConnection: content-length\r\n"
+		    "Content-Length: 2\r\n\r\nok",
+		/* a coding under chunked that the client cannot remove */
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+		    "0\r\n\r\n",
+		/* a trailer that names framing */
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "0\r\nContent-Length: 5\r\n\r\n",
+		/* whitespace in a chunk extension */
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "1 ;a=b\r\nx\r\n0\r\n\r\n",
+		/* one chunk past the body bound, refused before its data */
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+		    "100001\r\n",
+		NULL
+	};
+	static const char two[] = "HTTP/1.1 200 OK\r\nTransfer-Encoding: "
+	    "chunked\r\n\r\n80000\r\n";
+	struct ctlclient_response r;
+	char err[256], *big;
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; bad[i] != NULL; i++) {
+		err[0] = '\0';
+		n = strlen(bad[i]);
+		if (i == 1)
+			n = 28;	/* past the NUL */
+		if (ctlclient_parse_response(bad[i], n, 0, &r, err,
+		    sizeof(err)) != -1)
+			fail_msg("accepted: %s", bad[i]);
+		check_err(err);
+	}
+	/* Two chunks of half the bound each fit; one byte more does not. */
+	n = sizeof(two) - 1;
+	big = malloc(n + 2 * (0x80000 + 2) + 16);
+	assert_non_null(big);
+	memcpy(big, two, n);
+	memset(big + n, 'a', 0x80000);
+	n += 0x80000;
+	memcpy(big + n, "\r\n80000\r\n", 9);
+	n += 9;
+	memset(big + n, 'b', 0x80000);
+	n += 0x80000;
+	memcpy(big + n, "\r\n0\r\n\r\n", 7);
+	assert_int_equal(ctlclient_parse_response(big, n + 7, 0, &r, err,
+	    sizeof(err)), 1);
+	assert_int_equal(r.body_len, CTLCLIENT_BODY_MAX);
+	free(r.body);
+	memcpy(big + n, "\r\n1\r\n", 5);
+	assert_int_equal(ctlclient_parse_response(big, n + 5, 0, &r, err,
+	    sizeof(err)), -1);
+	check_err(err);
+	free(big);
+}
+
 int
 main(void)
 {
@@ -1853,6 +1922,7 @@ main(void)
 		cmocka_unit_test(test_sign_refuses_non_ed25519_public_only_and_oversize),
 		cmocka_unit_test(test_client_parses_content_length_and_chunked),
 		cmocka_unit_test(test_client_refuses_malformed_responses),
+		cmocka_unit_test(test_client_refuses_what_the_guard_refuses_from_upstreams),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

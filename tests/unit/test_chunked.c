@@ -788,6 +788,33 @@ test_decode_random_bodies_match_their_data(void **state)
 	}
 }
 
+/* chunked_pending: what a chunk-size announced counts before the data
+ * arrives, so a caller with a body bound (ctl/client.c) can refuse a
+ * huge chunk at once; it falls as data comes and is 0 after an error. */
+static void
+test_pending_counts_an_announced_chunk_before_its_data(void **state)
+{
+	struct chunked c;
+	size_t off, len;
+	int done;
+
+	(void)state;
+	chunked_init(&c);
+	assert_int_equal(chunked_pending(&c), 0);
+	assert_int_equal(chunked_feed(&c, "7fffffff", 8, &done), 8);
+	assert_true(chunked_pending(&c) == 0x7fffffffu);
+	chunked_init(&c);
+	assert_int_equal(chunked_decode(&c, "5\r\nhel", 6, &done, &off, &len),
+	    6);
+	assert_int_equal(len, 3);
+	assert_true(chunked_pending(&c) == 2);
+	assert_int_equal(chunked_feed(&c, "lo\r\n", 4, &done), 4);
+	assert_true(chunked_pending(&c) == 0);
+	assert_int_equal(chunked_feed(&c, "1x", 2, &done), -1);
+	assert_true(chunked_pending(&c) == 0);
+	assert_true(chunked_pending(NULL) == 0);
+}
+
 static void
 test_decode_refuses_null_arguments(void **state)
 {
@@ -855,6 +882,7 @@ main(void)
 		cmocka_unit_test(test_decode_refuses_what_feed_refuses),
 		cmocka_unit_test(test_decode_random_bodies_match_their_data),
 		cmocka_unit_test(test_decode_refuses_null_arguments),
+		cmocka_unit_test(test_pending_counts_an_announced_chunk_before_its_data),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -113,8 +113,13 @@ test_every_flag_both_spellings(void **state)
 	    "--sni-check", "off", "--user=nobody", "--log-format", "text",
 	    "--log-file", "/tmp/log", "--max-conns", "1",
 	    "--header-timeout=3600", "--idle-timeout", "604800",
-	    "--connect-timeout", "1", "--dns-timeout", "300", "--grace", "0");
+	    "--connect-timeout", "1", "--dns-timeout", "300", "--grace", "0",
+	    "--transparent", "10.0.0.1:15001", "--transparent=[::]:15001");
 	assert_int_equal(c.nlisten, 2);
+	assert_int_equal(c.ntransparent, 2);
+	assert_string_equal(c.transparent[0].host, "10.0.0.1");
+	assert_int_equal(c.transparent[1].kind, DEST_IPV6);
+	assert_int_equal(c.transparent[1].port, 15001);
 	assert_string_equal(c.listen[0].host, "10.0.0.1");
 	assert_int_equal(c.listen[0].port, 8080);
 	assert_string_equal(c.listen[1].host, "::1");
@@ -156,9 +161,58 @@ test_refuses_bad_listen_ports_and_names(void **state)
 	(void)state;
 	for (i = 0; bad[i] != NULL; i++) {
 		const char *args[] = { "--listen", bad[i], NULL };
+		const char *targs[] = { "--transparent", bad[i], NULL };
 
 		refuse_v("--listen", args);
+		refuse_v("--transparent", targs);
 	}
+}
+
+static void
+test_refuses_seventeenth_transparent_listener(void **state)
+{
+	const char *args[2 * CONFIG_MAX_LISTEN + 3];
+	char bufs[CONFIG_MAX_LISTEN + 1][32];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i <= CONFIG_MAX_LISTEN; i++) {
+		snprintf(bufs[i], sizeof(bufs[i]), "127.0.0.1:%zu", 15000 + i);
+		args[2 * i] = "--transparent";
+		args[2 * i + 1] = bufs[i];
+	}
+	args[2 * i] = NULL;
+	refuse_v("--transparent: at most 16", args);
+}
+
+/* --dns-listen: IP literals with a port, at most 4, never a name. */
+static void
+test_dns_listen_literals_only_and_bounded(void **state)
+{
+	static const char *const bad[] = {
+		"10.77.0.1", "10.77.0.1:0", "localhost:53", "[::1]", "::1:53",
+		"10.77.0.1:053", "", NULL
+	};
+	struct config c;
+	size_t i;
+
+	(void)state;
+	PARSE_OK(&c, "--dns-listen", "10.77.0.1:53", "--dns-listen", "[fd00::1]:5353");
+	assert_int_equal(c.ndns_listen, 2);
+	assert_int_equal(c.dns_listen[0].kind, DEST_IPV4);
+	assert_int_equal(c.dns_listen[0].port, 53);
+	assert_int_equal(c.dns_listen[1].kind, DEST_IPV6);
+	assert_int_equal(c.dns_listen[1].port, 5353);
+	PARSE_OK(&c, "--listen", "127.0.0.1:3128");
+	assert_int_equal(c.ndns_listen, 0);	/* off by default */
+	for (i = 0; bad[i] != NULL; i++) {
+		const char *args[] = { "--dns-listen", bad[i], NULL };
+
+		refuse_v("--dns-listen", args);
+	}
+	REFUSE("at most 4", "--dns-listen", "127.0.0.1:1", "--dns-listen",
+	    "127.0.0.1:2", "--dns-listen", "127.0.0.1:3", "--dns-listen",
+	    "127.0.0.1:4", "--dns-listen", "127.0.0.1:5");
 }
 
 /* Timeouts and limits: whole decimal numbers inside their bounds; the
@@ -353,6 +407,8 @@ main(void)
 		cmocka_unit_test(test_defaults_when_no_flags),
 		cmocka_unit_test(test_every_flag_both_spellings),
 		cmocka_unit_test(test_refuses_bad_listen_ports_and_names),
+		cmocka_unit_test(test_refuses_seventeenth_transparent_listener),
+		cmocka_unit_test(test_dns_listen_literals_only_and_bounded),
 		cmocka_unit_test(test_refuses_numbers_out_of_bounds_or_misspelt),
 		cmocka_unit_test(test_refuses_unknown_values_of_enumerated_flags),
 		cmocka_unit_test(test_refuses_unknown_flags_and_stray_arguments),

@@ -183,6 +183,10 @@ test_reason_table_is_the_wire_contract(void **state)
 		{ REASON_OVERLOADED, "overloaded", 503 },
 		{ REASON_SNI_MISMATCH, "sni_mismatch", 0 },
 		{ REASON_REVOKED, "revoked", 403 },
+		{ REASON_NO_ORIGINAL_DST, "no_original_dst", 0 },
+		{ REASON_TRANSPARENT_LOOP, "transparent_loop", 0 },
+		{ REASON_UNIDENTIFIED, "unidentified", 0 },
+		{ REASON_HOST_CHANGED, "host_changed", 400 },
 	};
 	size_t i, j;
 

@@ -490,6 +490,73 @@ test_http10_client_refuses_codings_other_than_chunked(void **state)
 	    "\r\n", 0), 0);
 }
 
+/* Transparent mode: the destination is the Host of an origin-form
+ * request, its port the port the client dialled. */
+static int
+origin(const char *head, uint16_t port, struct dest *d)
+{
+	const char *path;
+	size_t path_len;
+	char err[128];
+	int status;
+
+	if (parse(head, &status) != 0)
+		return -2;
+	return http_parse_origin(&req, port, d, &path, &path_len, err, sizeof(err));
+}
+
+static void
+test_origin_form_host_is_the_destination(void **state)
+{
+	struct dest d;
+
+	(void)state;
+	assert_int_equal(origin("GET /a?b HTTP/1.1\r\nHost: API.Example.COM.\r\n\r\n", 80, &d), 0);
+	assert_string_equal(d.host, "api.example.com");
+	assert_int_equal(d.port, 80);
+	assert_int_equal(origin("GET / HTTP/1.1\r\nHost: api.example.com:8080\r\n\r\n", 8080, &d), 0);
+	assert_int_equal(d.port, 8080);
+	assert_int_equal(origin("GET / HTTP/1.1\r\nHost: [2001:db8::1]:8080\r\n\r\n", 8080, &d), 0);
+	assert_int_equal(d.kind, DEST_IPV6);
+}
+
+static void
+test_origin_refuses_host_port_other_than_dialled(void **state)
+{
+	struct dest d;
+
+	(void)state;
+	/* A Host without a port means 80: dialled 8080, that is another port. */
+	assert_int_equal(origin("GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 8080, &d), -1);
+	assert_int_equal(origin("GET / HTTP/1.1\r\nHost: api.example.com:443\r\n\r\n", 80, &d), -1);
+}
+
+static void
+test_origin_refuses_absolute_form_authority_form_and_asterisk(void **state)
+{
+	struct dest d;
+
+	(void)state;
+	assert_int_equal(origin("GET http://api.example.com/ HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 80, &d), -1);
+	assert_int_equal(origin("CONNECT api.example.com:80 HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 80, &d), -1);
+	assert_int_equal(origin("OPTIONS * HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 80, &d), -1);
+	assert_int_equal(origin("GET /#frag HTTP/1.1\r\nHost: api.example.com\r\n\r\n", 80, &d), -1);
+}
+
+static void
+test_origin_refuses_missing_repeated_or_malformed_host(void **state)
+{
+	struct dest d;
+
+	(void)state;
+	assert_int_equal(origin("GET / HTTP/1.1\r\n\r\n", 80, &d), -1);
+	assert_int_equal(origin("GET / HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n", 80, &d), -1);
+	assert_int_equal(origin("GET / HTTP/1.1\r\nHost:\r\n\r\n", 80, &d), -1);
+	assert_int_equal(origin("GET / HTTP/1.1\r\nHost: u@api.example.com\r\n\r\n", 80, &d), -1);
+	assert_int_equal(origin("GET / HTTP/1.1\r\nHost: 0x7f.0.0.1\r\n\r\n", 80, &d), -1);
+	assert_int_equal(origin("GET / HTTP/1.1\r\nHost: api.example.com:080\r\n\r\n", 80, &d), -1);
+}
+
 int
 main(void)
 {
@@ -521,6 +588,10 @@ main(void)
 		cmocka_unit_test(test_response_ambiguous_framing_refused),
 		cmocka_unit_test(test_http10_client_response_head_has_no_transfer_encoding),
 		cmocka_unit_test(test_http10_client_refuses_codings_other_than_chunked),
+		cmocka_unit_test(test_origin_form_host_is_the_destination),
+		cmocka_unit_test(test_origin_refuses_host_port_other_than_dialled),
+		cmocka_unit_test(test_origin_refuses_absolute_form_authority_form_and_asterisk),
+		cmocka_unit_test(test_origin_refuses_missing_repeated_or_malformed_host),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

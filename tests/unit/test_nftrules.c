@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 
 #include <linux/netfilter.h>
+#include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
 
@@ -25,12 +26,15 @@
 #include <libnftnl/table.h>
 
 #include "nft/nftcg.h"
+#include "nft/nftcmp.h"
 #include "nft/nftrules.h"
+#include "nft/nfttransp.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define SEQ	1000u
+#define EXPRS_MAX	24
 
 /* The output chain's layout without an exemption: three source-routing
  * drops, three loopback DNS/DNAT refusals, loopback, two ND rules (plus one
@@ -181,7 +185,7 @@ nrules(struct fx *f, const char *chain_name)
 	return n;
 }
 
-/* The expressions of a rule, in order (at most 16). */
+/* The expressions of a rule, in order (at most EXPRS_MAX). */
 static size_t
 exprs(struct nftnl_rule *r, struct nftnl_expr **v)
 {
@@ -189,7 +193,7 @@ exprs(struct nftnl_rule *r, struct nftnl_expr **v)
 	struct nftnl_expr *e;
 	size_t n = 0;
 
-	while ((e = nftnl_expr_iter_next(it)) != NULL && n < 16)
+	while ((e = nftnl_expr_iter_next(it)) != NULL && n < EXPRS_MAX)
 		v[n++] = e;
 	nftnl_expr_iter_destroy(it);
 	return n;
@@ -268,7 +272,7 @@ expect_refused(const char *guard, const char *why)
 static int
 compare(struct fx *f)
 {
-	return nftrules_compare(&f->cfg, f->table, f->chains, f->diff,
+	return nftcmp_compare(&f->cfg, f->table, f->chains, f->diff,
 	    sizeof(f->diff), f->err, sizeof(f->err));
 }
 
@@ -1196,7 +1200,7 @@ test_compare_names_a_changed_guard_address(void **state)
 	    f->err, sizeof(f->err)), 0);
 	assert_int_equal(nftrules_set_exempt_uid(&other, "65534", f->err,
 	    sizeof(f->err)), 0);
-	assert_int_equal(nftrules_compare(&other, f->table, f->chains, f->diff,
+	assert_int_equal(nftcmp_compare(&other, f->table, f->chains, f->diff,
 	    sizeof(f->diff), f->err, sizeof(f->err)), 1);
 	assert_non_null(strstr(f->diff, "output: rule #12 is (ip daddr "
 	    "10.200.0.1 tcp dport 3128 counter accept), expected (ip daddr "
@@ -1223,7 +1227,7 @@ test_compare_names_a_missing_or_dormant_table(void **state)
 	struct fx *f = built();
 
 	(void)state;
-	assert_int_equal(nftrules_compare(&f->cfg, NULL, f->chains, f->diff,
+	assert_int_equal(nftcmp_compare(&f->cfg, NULL, f->chains, f->diff,
 	    sizeof(f->diff), f->err, sizeof(f->err)), 1);
 	assert_non_null(strstr(f->diff, "table inet egress_guard: missing"));
 	nftnl_table_set_u32(f->table, NFTNL_TABLE_FLAGS, NFT_TABLE_F_DORMANT);
@@ -1321,6 +1325,458 @@ test_cgroup_of_own_pid_resolves_to_its_inode(void **state)
 	assert_true(id == (uint64_t)st.st_ino);
 }
 
+/* ---- transparent mode (nfttransp.c) --------------------------------------- */
+
+static void
+transp(struct fx *f, int dns, const char *text)
+{
+	if (nfttransp_add_listener(&f->cfg, dns, text, f->err,
+	    sizeof(f->err)) != 0)
+		fail_msg("refused %s: %s", text, f->err);
+}
+
+/* The shared layout with both listeners in both families. */
+static struct fx *
+shared_built(void)
+{
+	struct fx *f = fx_new();
+
+	add_guard(f, "127.0.0.1:3128");
+	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	    sizeof(f->err)), 0);
+	transp(f, 0, "127.0.0.1:3129");
+	transp(f, 0, "[::1]:3130");
+	transp(f, 1, "127.0.0.1:5353");
+	build(f);
+	return f;
+}
+
+static struct fx *
+guard_side_built(void)
+{
+	struct fx *f = fx_new();
+
+	add_guard(f, "10.200.0.1:3128");
+	assert_int_equal(nfttransp_set_in(&f->cfg, "gd0", f->err,
+	    sizeof(f->err)), 0);
+	transp(f, 0, "10.200.0.1:3129");
+	transp(f, 0, "[fd00:200::1]:3129");
+	transp(f, 1, "10.200.0.1:5353");
+	build(f);
+	return f;
+}
+
+/* The index of the first rule of chain whose expressions include one
+ * named name; -1 when none does. */
+static int
+find_expr_rule(struct fx *f, const char *chain_name, const char *name,
+    uint32_t from)
+{
+	struct nftnl_expr *v[EXPRS_MAX];
+	size_t i, n, k;
+
+	n = nrules(f, chain_name);
+	for (i = from; i < n; i++) {
+		size_t m = exprs(rule(f, chain_name, (uint32_t)i), v);
+
+		for (k = 0; k < m; k++)
+			if (strcmp(nftnl_expr_get_str(v[k], NFTNL_EXPR_NAME),
+			    name) == 0)
+				return (int)i;
+	}
+	return -1;
+}
+
+static void
+expect_imm(const struct nftnl_expr *e, uint32_t reg, const void *data,
+    uint32_t len)
+{
+	uint32_t got = 0;
+	const void *d;
+
+	expect_name(e, "immediate");
+	assert_int_equal(nftnl_expr_get_u32(e, NFTNL_EXPR_IMM_DREG), reg);
+	d = nftnl_expr_get(e, NFTNL_EXPR_IMM_DATA, &got);
+	assert_non_null(d);
+	assert_int_equal(got, len);
+	assert_memory_equal(d, data, len);
+}
+
+/* Shared layout: a nat output chain, ahead of Docker's DNAT (-100), that
+ * never redirects the exempt guard or loopback, and redirects each
+ * family's TCP to its own listener's port. */
+static void
+test_transparent_shared_redirects_tcp_in_nat_output(void **state)
+{
+	struct fx *f = shared_built();
+	struct nftnl_chain *c = chain(f, "nat_output");
+	struct nftnl_expr *v[EXPRS_MAX];
+	uint16_t p4 = htons(3129), p6 = htons(3130);
+	uint32_t skuid = 65534, lo = 1;
+	size_t n, last;
+
+	(void)state;
+	assert_string_equal(nftnl_chain_get_str(c, NFTNL_CHAIN_TYPE), "nat");
+	assert_int_equal(nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM),
+	    NF_INET_LOCAL_OUT);
+	assert_int_equal(nftnl_chain_get_s32(c, NFTNL_CHAIN_PRIO), -110);
+	assert_int_equal(nftnl_chain_get_u32(c, NFTNL_CHAIN_POLICY), NF_ACCEPT);
+	/* #0 the exemption, before any redirect */
+	n = exprs(rule(f, "nat_output", 0), v);
+	expect_meta(v[0], NFT_META_SKUID);
+	expect_cmp(v[1], NFT_CMP_EQ, &skuid, 4);
+	expect_verdict(v[n - 1], NF_ACCEPT);
+	/* the DNS redirects (udp, tcp), then oif lo accept */
+	n = exprs(rule(f, "nat_output", 3), v);
+	expect_meta(v[0], NFT_META_OIF);
+	expect_cmp(v[1], NFT_CMP_EQ, &lo, 4);
+	expect_verdict(v[2], NF_ACCEPT);
+	last = nrules(f, "nat_output") - 1;
+	n = exprs(rule(f, "nat_output", (uint32_t)last - 1), v);
+	expect_meta(v[0], NFT_META_NFPROTO);
+	expect_meta(v[2], NFT_META_L4PROTO);
+	expect_name(v[4], "counter");
+	expect_imm(v[5], NFT_REG_1, &p4, 2);
+	expect_name(v[6], "redir");
+	assert_int_equal(nftnl_expr_get_u32(v[6],
+	    NFTNL_EXPR_REDIR_REG_PROTO_MIN), NFT_REG_1);
+	n = exprs(rule(f, "nat_output", (uint32_t)last), v);
+	expect_imm(v[5], NFT_REG_1, &p6, 2);
+	assert_int_equal(n, 7);
+	assert_int_equal(compare(f), 0);
+	fx_free(f);
+}
+
+/* DNS to any address, udp and tcp, goes to the DNS listener before the
+ * loopback accept (Docker's 127.0.0.11 included). */
+static void
+test_transparent_shared_redirects_dns_before_loopback(void **state)
+{
+	struct fx *f = shared_built();
+	struct nftnl_expr *v[EXPRS_MAX];
+	uint16_t p53 = htons(53), p = htons(5353);
+	uint8_t udp = IPPROTO_UDP, tcp = IPPROTO_TCP;
+	size_t n;
+
+	(void)state;
+	n = exprs(rule(f, "nat_output", 1), v);
+	assert_int_equal(n, 9);
+	expect_cmp(v[3], NFT_CMP_EQ, &udp, 1);
+	expect_payload(v[4], NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2);
+	expect_cmp(v[5], NFT_CMP_EQ, &p53, 2);
+	expect_imm(v[7], NFT_REG_1, &p, 2);
+	expect_name(v[8], "redir");
+	exprs(rule(f, "nat_output", 2), v);
+	expect_cmp(v[3], NFT_CMP_EQ, &tcp, 1);
+	fx_free(f);
+}
+
+/* The filter lets through our redirected flows only: original direction,
+ * ct status dnat, to the listener's address and port, placed before the
+ * loopback DNS/DNAT refusals (which they would hit). */
+static void
+test_transparent_shared_filter_accepts_only_redirected_flows(void **state)
+{
+	struct fx *f = shared_built();
+	struct nftnl_expr *v[EXPRS_MAX];
+	static const unsigned char lo4[4] = { 127, 0, 0, 1 };
+	uint16_t p = htons(3129);
+	uint32_t dnat = IPS_DST_NAT;
+	size_t n;
+	int first_reject;
+
+	(void)state;
+	/* srcroute (3), exemption, then 2 TCP + 2 DNS redirected accepts;
+	 * no oif match: the output hook still sees the first route's device */
+	n = exprs(rule(f, "output", 4), v);
+	expect_name(v[0], "ct");
+	assert_int_equal(nftnl_expr_get_u32(v[0], NFTNL_EXPR_CT_KEY),
+	    NFT_CT_DIRECTION);
+	expect_name(v[2], "ct");
+	assert_int_equal(nftnl_expr_get_u32(v[2], NFTNL_EXPR_CT_KEY),
+	    NFT_CT_STATUS);
+	expect_name(v[3], "bitwise");
+	assert_memory_equal(nftnl_expr_get(v[3], NFTNL_EXPR_BITWISE_MASK,
+	    &(uint32_t){ 0 }), &dnat, 4);
+	expect_payload(v[7], NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
+	expect_cmp(v[8], NFT_CMP_EQ, lo4, 4);
+	expect_cmp(v[12], NFT_CMP_EQ, &p, 2);
+	expect_verdict(v[n - 1], NF_ACCEPT);
+	first_reject = find_expr_rule(f, "output", "reject", 0);
+	assert_int_equal(first_reject, 4 + 4);
+	fx_free(f);
+}
+
+static void
+expect_transp_refused(struct nftrules_config *cfg, const char *why)
+{
+	char err[256];
+
+	err[0] = '\0';
+	if (nfttransp_check(cfg, err, sizeof(err)) != -1)
+		fail_msg("accepted a configuration that lacks \"%s\"", why);
+	if (strstr(err, why) == NULL)
+		fail_msg("reason \"%s\" lacks \"%s\"", err, why);
+	assert_null(nftrules_expected(cfg, err, sizeof(err)));
+}
+
+/* Without the exemption the guard's own upstream connections would be
+ * redirected to itself. */
+static void
+test_refuses_transparent_shared_without_exemption(void **state)
+{
+	struct fx *f = fx_new();
+
+	(void)state;
+	add_guard(f, "127.0.0.1:3128");
+	transp(f, 0, "127.0.0.1:3129");
+	expect_transp_refused(&f->cfg, "exemption");
+	fx_free(f);
+}
+
+/* redirect in the output hook goes to 127.0.0.1 / ::1 whatever the
+ * listener: any other address would leave the redirected flows refused. */
+static void
+test_refuses_transparent_shared_listener_off_loopback(void **state)
+{
+	struct fx *f = fx_new();
+
+	(void)state;
+	add_guard(f, "127.0.0.1:3128");
+	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	    sizeof(f->err)), 0);
+	transp(f, 0, "10.0.0.1:3129");
+	expect_transp_refused(&f->cfg, "127.0.0.1 or [::1]");
+	fx_free(f);
+}
+
+static void
+test_refuses_second_listener_of_one_family(void **state)
+{
+	struct fx *f = fx_new();
+
+	(void)state;
+	transp(f, 0, "127.0.0.1:3129");
+	assert_int_equal(nfttransp_add_listener(&f->cfg, 0, "127.0.0.1:3139",
+	    f->err, sizeof(f->err)), -1);
+	assert_non_null(strstr(f->err, "given twice"));
+	transp(f, 1, "[::1]:53");
+	assert_int_equal(nfttransp_add_listener(&f->cfg, 1, "[::1]:54",
+	    f->err, sizeof(f->err)), -1);
+	assert_int_equal(nfttransp_add_listener(&f->cfg, 0, "localhost:80",
+	    f->err, sizeof(f->err)), -1);
+	assert_int_equal(nfttransp_add_listener(&f->cfg, 0, "0.0.0.0:80",
+	    f->err, sizeof(f->err)), -1);
+	assert_int_equal(nfttransp_add_listener(&f->cfg, 1, "[::1]:0",
+	    f->err, sizeof(f->err)), -1);
+	assert_int_equal(f->cfg.ntransparent, 1);
+	assert_int_equal(f->cfg.ndns, 1);
+	fx_free(f);
+}
+
+/* Guard side: nothing is forwarded (forward chain policy drop, no rule),
+ * the nat prerouting chain DNATs to the listener's own address, and the
+ * input chain limits every rule to the workload's link. */
+static void
+test_transparent_guard_side_forwards_nothing(void **state)
+{
+	struct fx *f = guard_side_built();
+	struct nftnl_chain *c = chain(f, "forward");
+	struct nftnl_expr *v[EXPRS_MAX];
+	static const unsigned char a4[4] = { 10, 200, 0, 1 };
+	uint16_t p = htons(3129);
+	char ifname[16] = "gd0";
+	size_t i, n;
+
+	(void)state;
+	assert_int_equal(nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM),
+	    NF_INET_FORWARD);
+	assert_int_equal(nftnl_chain_get_u32(c, NFTNL_CHAIN_POLICY), NF_DROP);
+	assert_int_equal(nrules(f, "forward"), 0);
+	assert_null(nftnl_chain_list_lookup_byname(f->chains, "output"));
+	c = chain(f, "nat_prerouting");
+	assert_string_equal(nftnl_chain_get_str(c, NFTNL_CHAIN_TYPE), "nat");
+	assert_int_equal(nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM),
+	    NF_INET_PRE_ROUTING);
+	/* guard accept, dns udp, dns tcp, tcp v4, tcp v6 */
+	assert_int_equal(nrules(f, "nat_prerouting"), 5);
+	n = exprs(rule(f, "nat_prerouting", 3), v);
+	expect_meta(v[0], NFT_META_IIFNAME);
+	expect_cmp(v[1], NFT_CMP_EQ, ifname, 16);
+	expect_imm(v[7], NFT_REG_1, a4, 4);
+	expect_imm(v[8], NFT_REG_2, &p, 2);
+	expect_name(v[9], "nat");
+	assert_int_equal(nftnl_expr_get_u32(v[9], NFTNL_EXPR_NAT_TYPE),
+	    NFT_NAT_DNAT);
+	assert_int_equal(nftnl_expr_get_u32(v[9], NFTNL_EXPR_NAT_FAMILY),
+	    NFPROTO_IPV4);
+	assert_int_equal(n, 10);
+	c = chain(f, "input");
+	assert_int_equal(nftnl_chain_get_u32(c, NFTNL_CHAIN_POLICY), NF_ACCEPT);
+	for (i = 0; i < nrules(f, "input"); i++) {
+		exprs(rule(f, "input", (uint32_t)i), v);
+		expect_meta(v[0], NFT_META_IIFNAME);
+		expect_cmp(v[1], NFT_CMP_EQ, ifname, 16);
+	}
+	/* ... and ends refusing what arrived there and was not accepted */
+	assert_int_equal(find_expr_rule(f, "input", "reject", 0),
+	    (int)nrules(f, "input") - 2);
+	assert_int_equal(compare(f), 0);
+	fx_free(f);
+}
+
+/* verify notices the one change that turns the guard into a router. */
+static void
+test_compare_names_guard_side_forward_accept(void **state)
+{
+	struct fx *f = guard_side_built();
+	struct nftnl_rule *r;
+
+	(void)state;
+	nftnl_chain_set_u32(chain(f, "forward"), NFTNL_CHAIN_POLICY, NF_ACCEPT);
+	expect_diff(f, "forward: policy accept, expected drop");
+	nftnl_chain_set_u32(chain(f, "forward"), NFTNL_CHAIN_POLICY, NF_DROP);
+	assert_int_equal(compare(f), 0);
+	r = rule(f, "nat_prerouting", 3);
+	nftnl_rule_list_del(r);
+	nftnl_rule_free(r);
+	expect_diff(f, "nat_prerouting: missing rule (iifname \"gd0\" meta "
+	    "nfproto ipv4 meta l4proto tcp counter dnat ip to "
+	    "10.200.0.1:3129) at #4");
+	fx_free(f);
+}
+
+static void
+test_refuses_guard_side_misconfigurations(void **state)
+{
+	struct fx *f = fx_new();
+
+	(void)state;
+	assert_int_equal(nfttransp_set_in(&f->cfg, "gd0", f->err,
+	    sizeof(f->err)), 0);
+	expect_transp_refused(&f->cfg, "needs --transparent");
+	transp(f, 0, "127.0.0.1:3129");
+	expect_transp_refused(&f->cfg, "other than loopback");
+	fx_free(f);
+	f = fx_new();
+	assert_int_equal(nfttransp_set_in(&f->cfg, "gd0", f->err,
+	    sizeof(f->err)), 0);
+	transp(f, 0, "10.0.0.1:3129");
+	assert_int_equal(nfttransp_check(&f->cfg, f->err, sizeof(f->err)), 0);
+	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	    sizeof(f->err)), 0);
+	expect_transp_refused(&f->cfg, "takes no exemption");
+	f->cfg.has_exempt_uid = 0;
+	assert_int_equal(nfttransp_set_via(&f->cfg, "10.0.0.1", f->err,
+	    sizeof(f->err)), 0);
+	expect_transp_refused(&f->cfg, "two different namespaces");
+	fx_free(f);
+}
+
+/* Interface names that are not one, or that nft would read as a
+ * wildcard, never reach a rule. */
+static void
+test_refuses_bad_interface_names(void **state)
+{
+	static const char *const bad[] = { "", "eth*", "a/b", "a b", "a:b",
+		".", "..", "sixteen-chars-xx", "\x1b[0m" };
+	struct nftrules_config cfg;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		nftrules_config_init(&cfg);
+		if (nfttransp_set_in(&cfg, bad[i], err, sizeof(err)) != -1)
+			fail_msg("--transparent-in accepted \"%s\"", bad[i]);
+		if (nfttransp_set_via(&cfg, bad[i], err, sizeof(err)) != -1)
+			fail_msg("--transparent-via accepted \"%s\"", bad[i]);
+	}
+	nftrules_config_init(&cfg);
+	assert_int_equal(nfttransp_set_via(&cfg, "fifteen-chars-x", err,
+	    sizeof(err)), 0);
+	assert_int_equal(nfttransp_set_via(&cfg, "10.0.0.1", err,
+	    sizeof(err)), -1);
+	nftrules_config_init(&cfg);
+	assert_int_equal(nfttransp_set_via(&cfg, "10.0.0.999", err,
+	    sizeof(err)), -1);
+	assert_int_equal(nfttransp_set_via(&cfg, "224.0.0.1", err,
+	    sizeof(err)), -1);
+	assert_int_equal(nfttransp_set_via(&cfg, "[fd00::1]", err,
+	    sizeof(err)), 0);
+	assert_int_equal(nfttransp_set_via(&cfg, "fd00::2", err,
+	    sizeof(err)), -1);
+}
+
+/* Separate layout, workload side: TCP (and UDP 53) out to any address,
+ * but only when the route's next hop is the guard. */
+static void
+test_transparent_via_matches_the_routes_next_hop(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *v[EXPRS_MAX];
+	static const unsigned char hop[4] = { 10, 200, 0, 1 };
+	uint8_t tcp = IPPROTO_TCP;
+	int at;
+
+	(void)state;
+	add_guard(f, "10.200.0.1:3128");
+	assert_int_equal(nfttransp_set_via(&f->cfg, "10.200.0.1", f->err,
+	    sizeof(f->err)), 0);
+	f->cfg.via_dns = 1;
+	build(f);
+	at = find_expr_rule(f, "output", "rt", 0);
+	assert_true(at > 0);
+	/* after the guard's own rule, before the two rejects */
+	assert_int_equal(at, (int)nrules(f, "output") - 4);
+	exprs(rule(f, "output", (uint32_t)at), v);
+	expect_cmp(v[1], NFT_CMP_EQ, &tcp, 1);
+	expect_name(v[2], "rt");
+	assert_int_equal(nftnl_expr_get_u32(v[2], NFTNL_EXPR_RT_KEY),
+	    NFT_RT_NEXTHOP4);
+	expect_cmp(v[3], NFT_CMP_EQ, hop, 4);
+	expect_verdict(v[5], NF_ACCEPT);
+	assert_int_equal(find_expr_rule(f, "output", "rt", (uint32_t)at + 1),
+	    at + 1);
+	assert_int_equal(compare(f), 0);
+	fx_free(f);
+	f = fx_new();
+	add_guard(f, "10.200.0.1:3128");
+	f->cfg.via_dns = 1;
+	expect_transp_refused(&f->cfg, "--transparent-dns needs");
+	fx_free(f);
+}
+
+/* The largest transparent ruleset (shared layout, 64 guards, both
+ * families and both listeners) still fits the documented bounds. */
+static void
+test_largest_transparent_batch_fits(void **state)
+{
+	struct fx *f = fx_new();
+	char g[64];
+	int i;
+
+	(void)state;
+	for (i = 0; i < NFTRULES_MAX_GUARDS / 2; i++) {
+		snprintf(g, sizeof(g), "127.0.0.%d:3128", i + 1);
+		add_guard(f, g);
+		snprintf(g, sizeof(g), "[fd00:ffff:ffff:ffff:ffff:ffff:ffff:%x]:65535",
+		    i + 1);
+		add_guard(f, g);
+	}
+	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "4294967294", f->err,
+	    sizeof(f->err)), 0);
+	transp(f, 0, "127.0.0.1:3129");
+	transp(f, 0, "[::1]:3129");
+	transp(f, 1, "127.0.0.1:53");
+	transp(f, 1, "[::1]:53");
+	build(f);
+	assert_true(f->b.len <= NFTRULES_BATCH_MAX);
+	assert_true(f->b.nmsgs <= NFTRULES_MAX_MSGS);
+	assert_int_equal(compare(f), 0);
+	fx_free(f);
+}
+
 int
 main(void)
 {
@@ -1368,6 +1824,18 @@ main(void)
 		cmocka_unit_test(test_compare_names_a_missing_or_dormant_table),
 		cmocka_unit_test(test_compare_shows_kernel_names_as_printable_ascii),
 		cmocka_unit_test(test_compare_notices_a_changed_reject_code),
+		cmocka_unit_test(test_transparent_shared_redirects_tcp_in_nat_output),
+		cmocka_unit_test(test_transparent_shared_redirects_dns_before_loopback),
+		cmocka_unit_test(test_transparent_shared_filter_accepts_only_redirected_flows),
+		cmocka_unit_test(test_refuses_transparent_shared_without_exemption),
+		cmocka_unit_test(test_refuses_transparent_shared_listener_off_loopback),
+		cmocka_unit_test(test_refuses_second_listener_of_one_family),
+		cmocka_unit_test(test_transparent_guard_side_forwards_nothing),
+		cmocka_unit_test(test_compare_names_guard_side_forward_accept),
+		cmocka_unit_test(test_refuses_guard_side_misconfigurations),
+		cmocka_unit_test(test_refuses_bad_interface_names),
+		cmocka_unit_test(test_transparent_via_matches_the_routes_next_hop),
+		cmocka_unit_test(test_largest_transparent_batch_fits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

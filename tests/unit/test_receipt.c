@@ -1,4 +1,4 @@
-/* Conformance receipts and grades (conform/receipt.c, ctl/receiptcmd.c):
+/* Conformance receipts and grades (conform/, ctl/receiptcmd.c):
  * pinned canonical bytes and an independently made signature; the round
  * trip to security_boundary; and every way a receipt must fall short of
  * it, each named: tampered bytes, a foreign binary, an untrusted signer,

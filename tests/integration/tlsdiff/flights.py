@@ -2,6 +2,10 @@
 """flights.py - first flights of TLS, hostile and not, through a CONNECT proxy.
 
   flights.py --proxy IP:PORT --target HOST:PORT --good NAME [--socks5] [--case NAME]...
+  flights.py --direct --target HOST:PORT --good NAME [--case NAME]...
+
+--direct: no proxy protocol, straight to the target (a transparent guard's
+nft redirect takes the connection).
 
 For each case: CONNECT (or SOCKS5 CONNECT: ATYP IPv4, IPv6 or domain as
 the target is written) to the target through the proxy, send the case's
@@ -204,8 +208,13 @@ def socks5(proxy, target, timeout):
     return s, b""
 
 
-def run(proxy, target, cl, flight, quiet, use_socks5=False):
-    s, rest = (socks5 if use_socks5 else connect)(proxy, target, 5)
+def direct(proxy, target, timeout):
+    host, port = target.rsplit(":", 1)
+    return socket.create_connection((host.strip("[]"), int(port)), timeout=timeout), b""
+
+
+def run(proxy, target, cl, flight, quiet, use_socks5=False, use_direct=False):
+    s, rest = (direct if use_direct else socks5 if use_socks5 else connect)(proxy, target, 5)
     if s is None:
         return "refused", 0
     got = len(rest)
@@ -253,6 +262,7 @@ def main():
     ap.add_argument("--good")
     ap.add_argument("--case", action="append")
     ap.add_argument("--socks5", action="store_true")
+    ap.add_argument("--direct", action="store_true")
     ap.add_argument("--quiet", type=float, default=1.0, help="seconds of silence that end a case")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
@@ -263,7 +273,7 @@ def main():
         if a.case and name not in a.case:
             continue
         try:
-            outcome, got = run(a.proxy, a.target, cl, flight, a.quiet, a.socks5)
+            outcome, got = run(a.proxy, a.target, cl, flight, a.quiet, a.socks5, a.direct)
         except OSError as e:
             outcome, got = "error:" + type(e).__name__, 0
         print(name, outcome, got, flush=True)

@@ -1,0 +1,416 @@
+/* The grammar reports and signed receipts share (docs/receipts.md): field
+ * syntax, the facts map and the tally of what the cases prove. Pure: bytes
+ * or JSON in, a tally or an error message out.
+ *
+ * A fact is never copied from what someone claims: it is true only when
+ * the claim is true AND the fact has at least one case AND every one of
+ * its cases passes, and a case passes only when its own strings agree
+ * (observed is what was expected, the negative control flipped). Both the
+ * signer and the verifier apply that rule, so a receipt cannot grade
+ * higher than its cases show, whoever made it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "conform/receipt.h"
+#include "conform/rparse.h"
+#include "util/ascii.h"
+#include "util/errbuf.h"
+#include "util/jsonstrict.h"
+
+#define MAX_CASES	4096
+#define MAX_STRING	4096	/* bytes of any case string */
+
+enum verdict { V_PASS, V_FAIL, V_INCONCLUSIVE };
+
+static int
+fact_index(const char *s)
+{
+	int i;
+
+	for (i = 0; i < RECEIPT_NFACTS; i++)
+		if (strcmp(s, receipt_fact_name((size_t)i)) == 0)
+			return i;
+	return -1;
+}
+
+int
+rparse_is_lower_hex(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (!(ascii_is_digit((unsigned char)s[i]) ||
+		    (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* 1-max of [A-Za-z0-9] and the bytes in punct. */
+static int
+is_word(const char *s, size_t len, size_t max, const char *punct)
+{
+	size_t i;
+
+	if (len == 0 || len > max)
+		return 0;
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (!(ascii_is_digit(c) || ascii_is_alpha(c) ||
+		    (c != '\0' && strchr(punct, c) != NULL)))
+			return 0;
+	}
+	return 1;
+}
+
+/* Case ids are short names ([A-Za-z0-9._-], 1-64) so that messages can
+ * name them as they are. */
+static int
+is_case_id(const char *s, size_t len)
+{
+	return is_word(s, len, RPARSE_MAX_ID, "._-");
+}
+
+/* A version: 1-64 of [A-Za-z0-9.+_~-], e.g. "0.1.0" or "0.1.0+git.ab12". */
+int
+rparse_is_version(const char *s, size_t len)
+{
+	return is_word(s, len, RPARSE_MAX_VERSION, ".+_~-");
+}
+
+static int
+two_digits(const char *s, int lo, int hi)
+{
+	int v;
+
+	if (!ascii_is_digit((unsigned char)s[0]) ||
+	    !ascii_is_digit((unsigned char)s[1]))
+		return 0;
+	v = (s[0] - '0') * 10 + (s[1] - '0');
+	return v >= lo && v <= hi;
+}
+
+/* RFC 3339 in UTC: YYYY-MM-DDTHH:MM:SS, optional .1-9 digits, then Z. */
+int
+rparse_is_timestamp(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len < 20)
+		return 0;
+	for (i = 0; i < 4; i++)
+		if (!ascii_is_digit((unsigned char)s[i]))
+			return 0;
+	if (s[4] != '-' || !two_digits(s + 5, 1, 12) || s[7] != '-' ||
+	    !two_digits(s + 8, 1, 31) || s[10] != 'T' ||
+	    !two_digits(s + 11, 0, 23) || s[13] != ':' ||
+	    !two_digits(s + 14, 0, 59) || s[16] != ':' ||
+	    !two_digits(s + 17, 0, 60))
+		return 0;
+	i = 19;
+	if (s[i] == '.') {
+		for (i++; i < len && ascii_is_digit((unsigned char)s[i]); i++)
+			;
+		if (i == 20 || i > 29)
+			return 0;
+	}
+	return i + 1 == len && s[i] == 'Z';
+}
+
+/* "<version>+sha256:<64 lowercase hex>"; *hash points at the hex. */
+int
+rparse_is_revision(const char *s, size_t len, const char **hash)
+{
+	size_t tag = sizeof(RPARSE_REV_TAG) - 1, vlen;
+
+	if (len < 1 + tag + RECEIPT_SHA256_HEX)
+		return 0;
+	vlen = len - tag - RECEIPT_SHA256_HEX;
+	if (!rparse_is_version(s, vlen) ||
+	    memcmp(s + vlen, RPARSE_REV_TAG, tag) != 0 ||
+	    !rparse_is_lower_hex(s + vlen + tag, RECEIPT_SHA256_HEX))
+		return 0;
+	*hash = s + vlen + tag;
+	return 1;
+}
+
+json_t *
+rparse_object(const char *buf, size_t len, const char *what, char *err,
+    size_t errlen)
+{
+	json_error_t jerr;
+	json_t *root;
+
+	if (buf == NULL || len == 0) {
+		errbuf_set(err, errlen, "empty %s", what);
+		return NULL;
+	}
+	if (len > RECEIPT_MAX_BYTES) {
+		errbuf_set(err, errlen, "%s larger than %u bytes", what,
+		    RECEIPT_MAX_BYTES);
+		return NULL;
+	}
+	/* jansson's message may quote input: report the position only. */
+	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL) {
+		errbuf_set(err, errlen, "%s is not valid JSON (line %d column %d) or "
+		    "has a duplicate key", what, jerr.line, jerr.column);
+		return NULL;
+	}
+	if (!json_is_object(root)) {
+		errbuf_set(err, errlen, "%s must be a JSON object", what);
+		json_decref(root);
+		return NULL;
+	}
+	return root;
+}
+
+static int
+str_eq(json_t *obj, const char *a, const char *b)
+{
+	json_t *x = json_object_get(obj, a), *y = json_object_get(obj, b);
+
+	return json_string_length(x) == json_string_length(y) &&
+	    memcmp(json_string_value(x), json_string_value(y),
+	    json_string_length(x)) == 0;
+}
+
+/* Checks one case object. Sets *fact and *passes (whether it counts as a
+ * pass under the rule in the header comment). With strict, a case that
+ * says "pass" but whose strings disagree is refused; otherwise it merely
+ * does not count. Returns 0 or -1 with err set. */
+static int
+check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
+    int *passes, char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		"id", "fact", "probe", "expected", "observed", "control",
+		"control_expected", "verdict", NULL
+	};
+	static const char *const verdicts[] = {
+		"pass", "fail", "inconclusive", NULL
+	};
+	char shown[ERRBUF_SHOW_BUF];
+	const char *extra, *s, *id;
+	size_t len = 0, idlen = 0, i;
+	enum verdict v = V_FAIL;
+	json_t *val;
+	int consistent;
+
+	if (!json_is_object(c)) {
+		errbuf_set(err, errlen, "cases[%zu] must be an object", idx);
+		return -1;
+	}
+	if ((extra = jsonstrict_unknown_key(c, keys)) != NULL) {
+		errbuf_set(err, errlen, "cases[%zu]: unknown key \"%s\"", idx,
+		    errbuf_show(extra, strlen(extra), shown));
+		return -1;
+	}
+	/* Every key but control_expected is required; all are strings. */
+	for (i = 0; keys[i] != NULL; i++) {
+		val = json_object_get(c, keys[i]);
+		if (val == NULL && strcmp(keys[i], "control_expected") == 0)
+			continue;
+		if (!json_is_string(val)) {
+			errbuf_set(err, errlen, "cases[%zu]: \"%s\" missing or not a "
+			    "string", idx, keys[i]);
+			return -1;
+		}
+		if (json_string_length(val) > MAX_STRING) {
+			errbuf_set(err, errlen, "cases[%zu]: \"%s\" longer than %d "
+			    "bytes", idx, keys[i], MAX_STRING);
+			return -1;
+		}
+	}
+	id = jsonstrict_str(c, "id", &idlen);
+	if (!is_case_id(id, idlen)) {
+		errbuf_set(err, errlen, "cases[%zu]: id \"%s\" must be 1-%d of "
+		    "[A-Za-z0-9._-]", idx, errbuf_show(id, idlen, shown),
+		    RPARSE_MAX_ID);
+		return -1;
+	}
+	if (json_object_get(seen, id) != NULL) {
+		errbuf_set(err, errlen, "cases[%zu]: duplicate id \"%s\"", idx, id);
+		return -1;
+	}
+	if (json_object_set_new(seen, id, json_true()) == -1) {
+		errbuf_set(err, errlen, "out of memory");
+		return -1;
+	}
+	s = jsonstrict_str(c, "fact", &len);
+	if (strlen(s) != len || (*fact = fact_index(s)) < 0) {
+		errbuf_set(err, errlen, "case %s: unknown fact \"%s\"", id,
+		    errbuf_show(s, len, shown));
+		return -1;
+	}
+	s = jsonstrict_str(c, "verdict", &len);
+	for (i = 0; verdicts[i] != NULL; i++)
+		if (strlen(verdicts[i]) == len && memcmp(verdicts[i], s,
+		    len) == 0)
+			break;
+	if (verdicts[i] == NULL) {
+		errbuf_set(err, errlen, "case %s: verdict must be pass, fail or "
+		    "inconclusive", id);
+		return -1;
+	}
+	v = (enum verdict)i;
+	consistent = str_eq(c, "observed", "expected") &&
+	    !str_eq(c, "control", "observed") &&
+	    (json_object_get(c, "control_expected") == NULL ||
+	    str_eq(c, "control", "control_expected"));
+	if (v == V_PASS && !consistent && strict) {
+		errbuf_set(err, errlen, "case %s: verdict pass, but observed differs "
+		    "from expected or the control did not flip", id);
+		return -1;
+	}
+	*passes = v == V_PASS && consistent;
+	return 0;
+}
+
+/* Validates the cases array into t[] (ncases, npass, first_bad). */
+int
+rparse_cases(json_t *cases, int strict, struct rparse_tally *t, char *err,
+    size_t errlen)
+{
+	json_t *seen, *c;
+	size_t i;
+	int fact, passes, rc = -1;
+
+	if (!json_is_array(cases)) {
+		errbuf_set(err, errlen, "\"cases\" must be an array");
+		return -1;
+	}
+	if (json_array_size(cases) > MAX_CASES) {
+		errbuf_set(err, errlen, "more than %d cases", MAX_CASES);
+		return -1;
+	}
+	if ((seen = json_object()) == NULL) {
+		errbuf_set(err, errlen, "out of memory");
+		return -1;
+	}
+	json_array_foreach(cases, i, c) {
+		if (check_case(c, i, seen, strict, &fact, &passes, err,
+		    errlen) == -1)
+			goto out;
+		t[fact].ncases++;
+		if (passes)
+			t[fact].npass++;
+		else if (t[fact].first_bad[0] == '\0')
+			snprintf(t[fact].first_bad, sizeof(t[fact].first_bad),
+			    "%s", json_string_value(json_object_get(c, "id")));
+	}
+	rc = 0;
+out:
+	json_decref(seen);
+	return rc;
+}
+
+/* Validates a facts map (keys among the five, boolean values) into t[]. */
+int
+rparse_facts(json_t *facts, struct rparse_tally *t, char *err, size_t errlen)
+{
+	char shown[ERRBUF_SHOW_BUF];
+	const char *key;
+	json_t *v;
+	int i;
+
+	if (!json_is_object(facts)) {
+		errbuf_set(err, errlen, "\"facts\" must be an object");
+		return -1;
+	}
+	json_object_foreach(facts, key, v) {
+		if ((i = fact_index(key)) < 0) {
+			errbuf_set(err, errlen, "facts: unknown fact \"%s\"",
+			    errbuf_show(key, strlen(key), shown));
+			return -1;
+		}
+		if (!json_is_boolean(v)) {
+			errbuf_set(err, errlen, "facts: \"%s\" must be true or false",
+			    key);
+			return -1;
+		}
+		t[i].present = 1;
+		t[i].claimed = json_is_true(v);
+	}
+	return 0;
+}
+
+int
+rparse_proved(const struct rparse_tally *t)
+{
+	return t->claimed && t->ncases > 0 && t->npass == t->ncases;
+}
+
+/* Why a claimed-true fact is not proved, or "" when nothing to say. */
+void
+rparse_note(const struct rparse_tally *t, const char *name, char *note,
+    size_t notelen)
+{
+	if (note == NULL || notelen == 0)
+		return;
+	note[0] = '\0';
+	if (!t->claimed || rparse_proved(t))
+		return;
+	if (t->ncases == 0)
+		errbuf_set(note, notelen, "fact %s is claimed true but has no case",
+		    name);
+	else
+		errbuf_set(note, notelen, "fact %s is claimed true but case %s does "
+		    "not pass", name, t->first_bad);
+}
+
+/* The Docker target's evidence (engine, layout, image) rides in the
+ * signed receipt as is, so it must be small, flat and plain. */
+int
+rparse_deployment(json_t *d, const char *where, char *err, size_t errlen)
+{
+	static const char *const need[] = {
+		"target", "layout", "engine", "image_id", NULL
+	};
+	char shown[ERRBUF_SHOW_BUF];
+	const char *key, *v;
+	json_t *val;
+	size_t i, len;
+
+	if (!json_is_object(d) || json_object_size(d) == 0 ||
+	    json_object_size(d) > RECEIPT_DEPLOY_KEYS) {
+		errbuf_set(err, errlen, "%s: deployment must be an object of 1-%d "
+		    "strings", where, RECEIPT_DEPLOY_KEYS);
+		return -1;
+	}
+	json_object_foreach(d, key, val) {
+		len = strlen(key);
+		for (i = 0; i < len && ((key[i] >= 'a' && key[i] <= 'z') ||
+		    key[i] == '_'); i++)
+			;
+		if (len == 0 || len > 32 || i != len) {
+			errbuf_set(err, errlen, "%s: deployment key \"%s\" must be "
+			    "1-32 of [a-z_]", where, errbuf_show(key, len, shown));
+			return -1;
+		}
+		if ((v = jsonstrict_str(d, key, &len)) == NULL || len == 0 ||
+		    len > RECEIPT_DEPLOY_VALUE) {
+			errbuf_set(err, errlen, "%s: deployment \"%s\" must be a "
+			    "string of 1-%d bytes", where, key, RECEIPT_DEPLOY_VALUE);
+			return -1;
+		}
+		for (i = 0; i < len; i++) {
+			if (v[i] != ' ' && !ascii_is_vchar((unsigned char)v[i])) {
+				errbuf_set(err, errlen, "%s: deployment \"%s\" must be "
+				    "printable ASCII", where, key);
+				return -1;
+			}
+		}
+	}
+	for (i = 0; need[i] != NULL; i++) {
+		if (json_object_get(d, need[i]) == NULL) {
+			errbuf_set(err, errlen, "%s: deployment lacks \"%s\"",
+			    where, need[i]);
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,287 @@
+/* Grading of a signed receipt envelope (docs/design.md "Receipts and
+ * grades"; docs/receipts.md). Like bundles, the signature is checked
+ * before the signed bytes reach the JSON parser, and the signed bytes must
+ * be exactly canonical. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+#include <openssl/evp.h>
+
+#include "conform/canon.h"
+#include "conform/receipt.h"
+#include "conform/rparse.h"
+#include "util/errbuf.h"
+#include "util/jsonstrict.h"
+
+/* Parses the signed receipt bytes strictly into t[] and the revision's
+ * hash. The bytes must be exactly the canonical dump of what they parse
+ * to, so one receipt has one signed spelling. */
+static json_t *
+parse_receipt(const char *buf, size_t len, struct rparse_tally *t,
+    const char **hash, char *err, size_t errlen)
+{
+	static const char *const keys[] = {
+		"schema", "provider", "provider_revision", "ran_at", "facts",
+		"cases", "deployment", NULL
+	};
+	char shown[ERRBUF_SHOW_BUF], *again = NULL;
+	const char *extra, *s;
+	json_t *root;
+	size_t slen = 0, alen = 0, i;
+
+	if ((root = rparse_object(buf, len, "signed receipt", err,
+	    errlen)) == NULL)
+		return NULL;
+	if ((extra = jsonstrict_unknown_key(root, keys)) != NULL) {
+		errbuf_set(err, errlen, "signed receipt: unknown key \"%s\"",
+		    errbuf_show(extra, strlen(extra), shown));
+		goto bad;
+	}
+	for (i = 0; i < 4; i++) {
+		if (jsonstrict_str(root, keys[i], &slen) == NULL) {
+			errbuf_set(err, errlen, "signed receipt: \"%s\" missing or "
+			    "not a string", keys[i]);
+			goto bad;
+		}
+	}
+	s = jsonstrict_str(root, "schema", &slen);
+	if (strcmp(s, RECEIPT_SCHEMA) != 0 || slen != strlen(s)) {
+		errbuf_set(err, errlen, "signed receipt: schema must be \"%s\"",
+		    RECEIPT_SCHEMA);
+		goto bad;
+	}
+	s = jsonstrict_str(root, "provider", &slen);
+	if (strcmp(s, RECEIPT_PROVIDER) != 0 || slen != strlen(s)) {
+		errbuf_set(err, errlen, "signed receipt: provider must be \"%s\"",
+		    RECEIPT_PROVIDER);
+		goto bad;
+	}
+	s = jsonstrict_str(root, "provider_revision", &slen);
+	if (!rparse_is_revision(s, slen, hash)) {
+		errbuf_set(err, errlen, "signed receipt: provider_revision must be "
+		    "VERSION+sha256:HEX");
+		goto bad;
+	}
+	s = jsonstrict_str(root, "ran_at", &slen);
+	if (!rparse_is_timestamp(s, slen)) {
+		errbuf_set(err, errlen, "signed receipt: ran_at is not an RFC 3339 "
+		    "UTC time");
+		goto bad;
+	}
+	if (json_object_get(root, "facts") == NULL ||
+	    json_object_get(root, "cases") == NULL) {
+		errbuf_set(err, errlen, "signed receipt: \"facts\" and \"cases\" "
+		    "are required");
+		goto bad;
+	}
+	if (rparse_facts(json_object_get(root, "facts"), t, err,
+	    errlen) == -1 ||
+	    rparse_cases(json_object_get(root, "cases"), 0, t, err,
+	    errlen) == -1)
+		goto bad;
+	if (json_object_get(root, "deployment") != NULL &&
+	    rparse_deployment(json_object_get(root, "deployment"),
+	    "signed receipt", err, errlen) == -1)
+		goto bad;
+	if ((again = canon_dump(root, &alen)) == NULL) {
+		errbuf_set(err, errlen, "signed receipt cannot be written in "
+		    "canonical form");
+		goto bad;
+	}
+	if (alen != len || memcmp(again, buf, len) != 0) {
+		errbuf_set(err, errlen, "signed receipt is not in canonical form");
+		goto bad;
+	}
+	free(again);
+	return root;
+bad:
+	free(again);
+	json_decref(root);
+	return NULL;
+}
+
+/* A receipt envelope's fields, checked for form only: nothing here says
+ * whether the signer is trusted or the signature verifies. */
+struct envelope {
+	char		 key_id[BUNDLE_KEY_ID_LEN + 1];
+	unsigned char	*rec;		/* the signed receipt bytes */
+	size_t		 reclen;
+	unsigned char	*sig;
+	size_t		 siglen;
+};
+
+/* Reads the envelope (exactly schema, key_id, receipt, signature, as
+ * strings written as they are) into e. 0, or -1 with err and nothing for
+ * the caller to free. */
+static int
+read_envelope(const char *buf, size_t len, struct envelope *e, char *err,
+    size_t errlen)
+{
+	static const char *const keys[] = {
+		"schema", "key_id", "receipt", "signature", NULL
+	};
+	const char *f[4];
+	size_t flen[4], i;
+	json_t *env;
+	int rc = -1;
+
+	memset(e, 0, sizeof(*e));
+	/* One spelling per field, as for bundles: "\/" in the base64 would
+	 * be a second one. */
+	if (bundle_envelope_escaped(buf, len))
+		return errbuf_fail(err, errlen, "receipt envelope holds a JSON "
+		    "escape: its keys and values are written as they are");
+	if ((env = rparse_object(buf, len, "receipt envelope", err,
+	    errlen)) == NULL)
+		return -1;
+	if (json_object_size(env) != 4 ||
+	    jsonstrict_unknown_key(env, keys) != NULL) {
+		errbuf_set(err, errlen, "receipt envelope must have exactly the "
+		    "keys schema, key_id, receipt, signature");
+		goto out;
+	}
+	for (i = 0; keys[i] != NULL; i++) {
+		if ((f[i] = jsonstrict_str(env, keys[i], &flen[i])) == NULL) {
+			errbuf_set(err, errlen, "receipt envelope: \"%s\" is not "
+			    "a string", keys[i]);
+			goto out;
+		}
+	}
+	if (flen[0] != sizeof(RECEIPT_ENVELOPE_SCHEMA) - 1 ||
+	    memcmp(f[0], RECEIPT_ENVELOPE_SCHEMA, flen[0]) != 0) {
+		errbuf_set(err, errlen, "receipt envelope: schema must be \"%s\"",
+		    RECEIPT_ENVELOPE_SCHEMA);
+		goto out;
+	}
+	if (flen[1] != BUNDLE_KEY_ID_LEN ||
+	    !rparse_is_lower_hex(f[1], flen[1])) {
+		errbuf_set(err, errlen, "receipt envelope: key_id must be %d "
+		    "lowercase hex digits", BUNDLE_KEY_ID_LEN);
+		goto out;
+	}
+	if ((e->rec = bundle_b64_decode(f[2], flen[2], &e->reclen)) == NULL ||
+	    e->reclen == 0) {
+		errbuf_set(err, errlen, "receipt envelope: receipt is not "
+		    "canonical base64");
+		goto out;
+	}
+	if ((e->sig = bundle_b64_decode(f[3], flen[3], &e->siglen)) == NULL) {
+		errbuf_set(err, errlen, "receipt envelope: signature is not "
+		    "canonical base64");
+		goto out;
+	}
+	memcpy(e->key_id, f[1], BUNDLE_KEY_ID_LEN);
+	e->key_id[BUNDLE_KEY_ID_LEN] = '\0';
+	rc = 0;
+out:
+	if (rc == -1) {
+		free(e->rec);
+		e->rec = NULL;
+	}
+	json_decref(env);
+	return rc;
+}
+
+/* The grade the authentic receipt's facts give (the facts rule in
+ * conform/rparse.c), into v, with err saying why when it falls short. */
+static void
+grade_facts(const struct rparse_tally *t, struct receipt_verdict *v,
+    char *err, size_t errlen)
+{
+	size_t i, nfacts = 0;
+
+	for (i = 0; i < RECEIPT_NFACTS; i++)
+		nfacts += (size_t)t[i].present;
+	if (nfacts == 0) {
+		v->grade = RECEIPT_UNSUPPORTED;
+		v->reason = RECEIPT_NO_SELECTOR;
+		errbuf_set(err, errlen, "the receipt attests no fact (no selector)");
+		return;
+	}
+	for (i = 0; i < RECEIPT_NFACTS; i++) {
+		if (rparse_proved(&t[i]))
+			continue;
+		v->reason = RECEIPT_FACTS_INCOMPLETE;
+		if (!t[i].present)
+			errbuf_set(err, errlen, "fact %s is missing",
+			    receipt_fact_name(i));
+		else if (!t[i].claimed)
+			errbuf_set(err, errlen, "fact %s is false",
+			    receipt_fact_name(i));
+		else
+			rparse_note(&t[i], receipt_fact_name(i), err, errlen);
+		return;
+	}
+	v->grade = RECEIPT_SECURITY_BOUNDARY;
+	v->reason = RECEIPT_OK;
+}
+
+int
+receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
+    const char *sha256, struct receipt_verdict *v, char *err, size_t errlen)
+{
+	struct rparse_tally t[RECEIPT_NFACTS];
+	struct envelope e;
+	const char *hash = NULL;
+	json_t *root = NULL;
+	EVP_PKEY *pk;
+	int rc = -1;
+
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if (v == NULL) {
+		errbuf_set(err, errlen, "no verdict");
+		return -1;
+	}
+	memset(v, 0, sizeof(*v));
+	memset(t, 0, sizeof(t));
+	v->grade = RECEIPT_ADVISORY_FILTER;
+	v->reason = RECEIPT_MALFORMED;
+	if (sha256 == NULL || strlen(sha256) != RECEIPT_SHA256_HEX ||
+	    !rparse_is_lower_hex(sha256, RECEIPT_SHA256_HEX)) {
+		errbuf_set(err, errlen, "no SHA-256 of the binary in hand");
+		return -1;
+	}
+	if (read_envelope(buf, len, &e, err, errlen) == -1)
+		return -1;
+	memcpy(v->key_id, e.key_id, sizeof(v->key_id));
+
+	/* From here on the input is well-formed: every outcome is a grade. */
+	rc = 0;
+	if ((pk = bundle_keyring_find(kr, e.key_id)) == NULL) {
+		v->reason = RECEIPT_UNTRUSTED_SIGNER;
+		errbuf_set(err, errlen, "signer %s is not among the attesters",
+		    v->key_id);
+		goto out;
+	}
+	if (e.siglen != BUNDLE_SIG_LEN ||
+	    !bundle_ed25519_verify(pk, RECEIPT_CONTEXT, e.sig, e.siglen,
+	    (const char *)e.rec, e.reclen)) {
+		v->reason = RECEIPT_BAD_SIGNATURE;
+		errbuf_set(err, errlen, "signature does not verify under attester "
+		    "%s", v->key_id);
+		goto out;
+	}
+	/* Signed by a trusted attester, hence parsed. A trusted attester
+	 * that signed something that is not a receipt is malformed input,
+	 * not a grade. */
+	if ((root = parse_receipt((const char *)e.rec, e.reclen, t, &hash, err,
+	    errlen)) == NULL) {
+		rc = -1;
+		v->reason = RECEIPT_MALFORMED;
+		goto out;
+	}
+	if (memcmp(hash, sha256, RECEIPT_SHA256_HEX) != 0) {
+		v->reason = RECEIPT_REVISION_MISMATCH;
+		errbuf_set(err, errlen, "receipt is for sha256:%.*s, the binary in "
+		    "hand is sha256:%s", RECEIPT_SHA256_HEX, hash, sha256);
+		goto out;
+	}
+	grade_facts(t, v, err, errlen);
+out:
+	json_decref(root);
+	free(e.rec);
+	free(e.sig);
+	return rc;
+}
