@@ -121,7 +121,7 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 	/* The string-valued keys first: the loop below checks them. */
 	static const char *const keys[] = {
 		"schema", "provider", "guard_binary", "guard_sha256", "version",
-		"ran_at", "facts", "cases", NULL
+		"ran_at", "facts", "cases", "deployment", NULL
 	};
 	struct receipt_report *r;
 	char shown[ERRBUF_SHOW_BUF];
@@ -192,6 +192,10 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 	    errlen) == -1 ||
 	    rparse_cases(json_object_get(r->root, "cases"), 1, r->t, err,
 	    errlen) == -1)
+		goto bad;
+	if (json_object_get(r->root, "deployment") != NULL &&
+	    rparse_deployment(json_object_get(r->root, "deployment"), "report",
+	    err, errlen) == -1)
 		goto bad;
 	return r;
 bad:
@@ -277,6 +281,11 @@ receipt_canonical(const struct receipt_report *r, const char *sha256,
 	    "cases", cases,
 	    "ran_at", json_object_get(r->root, "ran_at"));
 	if (obj == NULL)
+		goto oom;
+	/* Signed with the rest: a receipt says which deployment it speaks of. */
+	if (json_object_get(r->root, "deployment") != NULL &&
+	    json_object_set(obj, "deployment",
+	    json_object_get(r->root, "deployment")) == -1)
 		goto oom;
 	if ((out = canon_dump(obj, len)) == NULL) {
 		errbuf_set(err, errlen, "cannot write the receipt: out of memory or "

@@ -18,6 +18,8 @@
 #define RECEIPT_BINARY_MAX	(64u * 1024 * 1024)	/* hashed binary */
 #define RECEIPT_SHA256_HEX	64
 #define RECEIPT_NFACTS		5
+#define RECEIPT_DEPLOY_KEYS	16	/* "deployment": keys, value bytes */
+#define RECEIPT_DEPLOY_VALUE	256
 
 /* Total order: a grade meets every requirement at or below it. */
 enum receipt_grade {

@@ -361,3 +361,56 @@ rparse_note(const struct rparse_tally *t, const char *name, char *note,
 		errbuf_set(note, notelen, "fact %s is claimed true but case %s does "
 		    "not pass", name, t->first_bad);
 }
+
+/* The Docker target's evidence (engine, layout, image) rides in the
+ * signed receipt as is, so it must be small, flat and plain. */
+int
+rparse_deployment(json_t *d, const char *where, char *err, size_t errlen)
+{
+	static const char *const need[] = {
+		"target", "layout", "engine", "image_id", NULL
+	};
+	char shown[ERRBUF_SHOW_BUF];
+	const char *key, *v;
+	json_t *val;
+	size_t i, len;
+
+	if (!json_is_object(d) || json_object_size(d) == 0 ||
+	    json_object_size(d) > RECEIPT_DEPLOY_KEYS) {
+		errbuf_set(err, errlen, "%s: deployment must be an object of 1-%d "
+		    "strings", where, RECEIPT_DEPLOY_KEYS);
+		return -1;
+	}
+	json_object_foreach(d, key, val) {
+		len = strlen(key);
+		for (i = 0; i < len && ((key[i] >= 'a' && key[i] <= 'z') ||
+		    key[i] == '_'); i++)
+			;
+		if (len == 0 || len > 32 || i != len) {
+			errbuf_set(err, errlen, "%s: deployment key \"%s\" must be "
+			    "1-32 of [a-z_]", where, errbuf_show(key, len, shown));
+			return -1;
+		}
+		if ((v = jsonstrict_str(d, key, &len)) == NULL || len == 0 ||
+		    len > RECEIPT_DEPLOY_VALUE) {
+			errbuf_set(err, errlen, "%s: deployment \"%s\" must be a "
+			    "string of 1-%d bytes", where, key, RECEIPT_DEPLOY_VALUE);
+			return -1;
+		}
+		for (i = 0; i < len; i++) {
+			if (v[i] != ' ' && !ascii_is_vchar((unsigned char)v[i])) {
+				errbuf_set(err, errlen, "%s: deployment \"%s\" must be "
+				    "printable ASCII", where, key);
+				return -1;
+			}
+		}
+	}
+	for (i = 0; need[i] != NULL; i++) {
+		if (json_object_get(d, need[i]) == NULL) {
+			errbuf_set(err, errlen, "%s: deployment lacks \"%s\"",
+			    where, need[i]);
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -45,6 +45,13 @@ int rparse_facts(json_t *facts, struct rparse_tally *t, char *err,
  * otherwise it merely does not count. Returns 0 or -1 with err set. */
 int rparse_cases(json_t *cases, int strict, struct rparse_tally *t,
     char *err, size_t errlen);
+/* Validates the optional "deployment" object of a report or a receipt:
+ * 1-RECEIPT_DEPLOY_KEYS keys of [a-z_] (at most 32 bytes), each a string
+ * of 1-RECEIPT_DEPLOY_VALUE printable ASCII bytes; "target", "layout",
+ * "engine" and "image_id" required. where names the document in err.
+ * Returns 0 or -1 with err set. */
+int rparse_deployment(json_t *d, const char *where, char *err,
+    size_t errlen);
 /* 1 when the fact is claimed true and every one of its (>= 1) cases
  * passes, else 0. */
 int rparse_proved(const struct rparse_tally *t);

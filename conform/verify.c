@@ -23,7 +23,7 @@ parse_receipt(const char *buf, size_t len, struct rparse_tally *t,
 {
 	static const char *const keys[] = {
 		"schema", "provider", "provider_revision", "ran_at", "facts",
-		"cases", NULL
+		"cases", "deployment", NULL
 	};
 	char shown[ERRBUF_SHOW_BUF], *again = NULL;
 	const char *extra, *s;
@@ -79,6 +79,10 @@ parse_receipt(const char *buf, size_t len, struct rparse_tally *t,
 	    errlen) == -1 ||
 	    rparse_cases(json_object_get(root, "cases"), 0, t, err,
 	    errlen) == -1)
+		goto bad;
+	if (json_object_get(root, "deployment") != NULL &&
+	    rparse_deployment(json_object_get(root, "deployment"),
+	    "signed receipt", err, errlen) == -1)
 		goto bad;
 	if ((again = canon_dump(root, &alen)) == NULL) {
 		errbuf_set(err, errlen, "signed receipt cannot be written in "

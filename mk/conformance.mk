@@ -18,23 +18,40 @@ MUTANT_FLAGS_dns_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_DNS_FORWARD
 # connect_time_public_address cases under --allow-range ::/0.
 RANGE_FIRST_BIN = $(BUILD)/mutant-range_first/egress-guard
 
-.PHONY: conformance conformance-mutants conformance-mutants-nft
+.PHONY: conformance conformance-mutants conformance-mutants-nft conformance-docker \
+    conformance-mutants-docker
 # The matrix, then a receipt for this exact build, signed by a local
 # attester key made for the purpose, and the grade it earns. The target
 # fails when the matrix does, and when no authentic receipt results (sign
 # refuses a binary that changed since the matrix ran; verify exits
 # non-zero on anything not authentic).
 CONF = $(BUILD)/conformance
-conformance: all $(RANGE_FIRST_BIN)
-	$(Q)BUILD=$(BUILD) EG_CONF_RANGE_FIRST_BIN=$(abspath $(RANGE_FIRST_BIN)) \
-	    bash tests/conformance/matrix.sh $(CONF); rc=$$?; \
+# sign-receipt DIR [VERIFY ARGS]: DIR/report.json → DIR/receipt.json, signed
+# by the local attester, then its grade; rc=1 unless it is authentic.
+define sign-receipt
 	mkdir -p $(CONF)/attesters && chmod 0700 $(CONF)/attesters; \
 	[ -f $(CONF)/attesters/local.pem ] || \
 	    $(BUILD)/egress-guardctl keygen --out $(CONF)/attesters/local.pem 2>/dev/null; \
-	$(BUILD)/egress-guardctl receipt sign $(CONF)/report.json \
-	    --key $(CONF)/attesters/local.pem >$(CONF)/receipt.json && \
-	printf 'grade: ' && $(BUILD)/egress-guardctl receipt verify $(CONF)/receipt.json \
-	    --attesters $(CONF)/attesters || rc=1; exit $$rc
+	$(BUILD)/egress-guardctl receipt sign $(1)/report.json \
+	    --key $(CONF)/attesters/local.pem >$(1)/receipt.json && \
+	printf 'grade: ' && $(BUILD)/egress-guardctl receipt verify $(1)/receipt.json \
+	    --attesters $(CONF)/attesters $(2) || rc=1; exit $$rc
+endef
+conformance: all $(RANGE_FIRST_BIN)
+	$(Q)BUILD=$(BUILD) EG_CONF_RANGE_FIRST_BIN=$(abspath $(RANGE_FIRST_BIN)) \
+	    bash tests/conformance/matrix.sh $(CONF); rc=$$?; \
+	$(call sign-receipt,$(CONF))
+
+# The matrix against the guard as Docker deploys it (layout (a),
+# tests/conformance/docker.sh), on docker_test.sh's own dockerd and image
+# (built from container/Dockerfile; its cache makes a re-run a few
+# minutes). The receipt certifies the guard binary copied out of the image
+# and names the engine, the layout and the image (its "deployment").
+CONF_DOCKER = $(BUILD)/conformance-docker
+conformance-docker: all
+	$(Q)mkdir -p $(CONF_DOCKER); EG_DOCKER_PARTS=matrix EG_DOCKER_CONF_OUT=$(abspath $(CONF_DOCKER)) \
+	    BUILD=$(BUILD) bash tests/integration/docker_test.sh; rc=$$?; \
+	$(call sign-receipt,$(CONF_DOCKER),--binary $(CONF_DOCKER)/image/egress-guard)
 
 $(BUILD)/mutant-%/egress-guard: FORCE
 	$(Q)$(MAKE) -s BUILD=$(BUILD)/mutant-$* MUTANT_BASE=$(BUILD) CFLAGS='$(MUTANT_FLAGS_$*)' \
@@ -76,3 +93,24 @@ conformance-mutants: $(BUILD)/mutant-early_body/egress-guard $(BUILD)/mutant-tru
 # conformance-mutants, which make test runs.
 conformance-mutants-nft: all
 	$(call mutant-run,$(BUILD),default_deny,EG_CONF_NFT_MUTANT=old_rules,nft_old_rules)
+
+# docker-mutant-run FACT ENV NAME: the Docker target's matrix over FACT,
+# deployed with ENV, must turn FACT false.
+define docker-mutant-run
+	$(Q)out=$(abspath $(CONF_DOCKER))/mutant-$(3); mkdir -p $$out; rm -f $$out/report.json; \
+	EG_DOCKER_PARTS=matrix EG_DOCKER_CONF_OUT=$$out EG_CONF_FACTS=$(1) $(2) BUILD=$(BUILD) \
+	    bash tests/integration/docker_test.sh >$$out/docker_test.log 2>&1; \
+	if python3 -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["facts"][sys.argv[2]] is False else 1)' \
+	    $$out/report.json $(1); then \
+		echo "PASS docker mutant $(3): $(1) turned false"; \
+	else echo "FAIL docker mutant $(3): no report or $(1) not false ($$out)"; exit 1; fi
+endef
+
+# The Docker target's own negative control (heavy: two daemon runs, so not
+# in make test): the deploy with the holder's table deleted once it is up
+# (EG_CONF_SKIP_NFT=1) must fail default_deny; the image with the no_classify guard over its own
+# (a derived image: FROM it, the host-built mutant copied in) must fail
+# connect_time_public_address.
+conformance-mutants-docker: all $(BUILD)/mutant-no_classify/egress-guard
+	$(call docker-mutant-run,default_deny,EG_CONF_SKIP_NFT=1,skip_nft)
+	$(call docker-mutant-run,connect_time_public_address,EG_DOCKER_GUARD_BIN=$(abspath $(BUILD)/mutant-no_classify/egress-guard),no_classify)

@@ -24,20 +24,13 @@
 
 OUT=${1:-$TOP/${BUILD:-build}/conformance}
 mkdir -p "$OUT"
-RES=$T/results.tsv
-: >"$RES"
-FACTS=${EG_CONF_FACTS:-"exact_destination_match connect_time_public_address redirect_recheck authority_separation default_deny"}
-
-want_fact() { case " $FACTS " in *" $1 "*) return 0;; esac; return 1; }
-
-# record ID FACT PROBE EXPECTED OBSERVED CONTROL_EXPECTED CONTROL_OBSERVED
-record() {
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RES"
-	v=pass
-	[ "$4" = "$5" ] || v=fail
-	[ $v = pass ] && [ "$6" != "$7" ] && v=inconclusive
-	printf '%-5s %-13s %s  [%s | control: %s]\n' "$v" "$1" "$3" "$5" "$7"
-}
+. "$(dirname "$0")/common.sh"
+# EG_CONF_TARGET=docker: the same facts against the guard deployed by
+# Docker (tests/conformance/docker.sh; docker_test.sh runs it).
+if [ "${EG_CONF_TARGET:-lab}" = docker ]; then
+	. "$(dirname "$0")/docker.sh"
+	exit $?
+fi
 
 # ---------------------------------------------------------------- topology
 [ -x "$BIN" ] && [ -x "$CTL" ] || { echo "conformance: build the binaries first"; exit 2; }
@@ -189,51 +182,17 @@ fi
     { echo "conformance: push failed"; exit 2; }
 
 # ------------------------------------------------------------------ probes
-# via PORT URL [curl args] → "allow" | "deny REASON" | "error"
-via() {
-	out=$(curl_proxy "$@")
-	case "$out" in
-	*reason=-*code=200*|*code=200*reason=-) echo allow ;;
-	*reason=-) echo error ;;
-	*) echo "deny ${out##*reason=}" ;;
-	esac
-}
-# rawvia PORT TEXT → "allow" | "deny REASON" | "error"
-rawvia() {
-	out=$(raw "$@")
-	case "$out" in
-	*status=200*) echo allow ;;
-	*reason=-*) echo error ;;
-	*) r=${out#*reason=}; echo "deny ${r%% *}" ;;
-	esac
-}
-# seen NAME: "reached" if listener NAME got any byte since the last clear
-seen() { if [ -s "$T/$1.log" ]; then echo reached; else echo untouched; fi; }
-clear_log() { : >"$T/$1.log"; }
-
+# The target's addresses (common.sh): every guard on 10.77.0.1, by port.
+gaddr() { echo 10.77.0.1; }
+gport() { echo "$1"; }
 # ------------------------------------------------ exact_destination_match
 if want_fact exact_destination_match; then
 F=exact_destination_match
-for c in "edm-01 http://www.api.example.test/ subdomain" \
-    "edm-02 http://api.example.test.evil.test/ suffix-extension" \
-    "edm-03 http://other.example.test/ other-name" \
-    "edm-04 http://api.example.test:8443/ other-port"; do
-	set -- $c
-	o=$(via 3128 "$2" -p -k); k=$(via 3129 "$2" -p -k)
-	[ "$k" != allow ] && case "$k" in deny\ upstream*) k=allow;; esac
-	record "$1" $F "CONNECT $3 ${2#*//}" "deny not_allowlisted" "$o" "allow" "$k"
-done
+cases_edm_names
 o=$(via 3128 http://API.Example.TEST./ -p)
 k=$(via 3130 http://API.Example.TEST./ -p)
 record edm-05 $F "CONNECT case and trailing-dot spelling of an admitted name" allow "$o" "deny no_policy" "$k"
-n=6
-for s in 3323068682:80 0xc6.0x12.1.10:80 0306.022.01.012:80 198.18.266:80 \
-    '[::ffff:198.18.1.10]:80' 'u@198.18.1.10:80' '198.18.1.10:080' '198.18.1.10%3a80:80'; do
-	o=$(rawvia 3128 "CONNECT $s HTTP/1.1\r\n\r\n")
-	record "$(printf 'edm-%02d' $n)" $F "CONNECT IP-literal spelling $s" "deny bad_request" "$o" \
-	    "allow" "$(rawvia 3128 'CONNECT 198.18.1.10:80 HTTP/1.1\r\n\r\n')"
-	n=$((n + 1))
-done
+cases_edm_literals 198.18.1.10
 # The SNI gate (issue 14): a tunnel's first flight, then whether the
 # upstream listener got any byte of it (past a first hello the gate may
 # let go, for the second-hello flights). fl PORT VIA TARGET FLIGHT; VIA is
@@ -313,33 +272,13 @@ fi
 # --------------------------------------------- connect_time_public_address
 if want_fact connect_time_public_address; then
 F=connect_time_public_address
-ctpa() {	# ID NAME LISTENER PROBE
-	clear_log "$3"
-	o="$(via 3128 "http://$2/" -p) $(seen "$3")"
-	clear_log "$3"
-	k="$(via 3129 "http://$2/" -p) $(seen "$3")"
-	clear_log "$3"
-	record "$1" $F "$4" "deny non_public_address untouched" "$o" \
-	    "allow reached" "$k"
-}
-ctpa ctpa-01 private.example.test priv "admitted name resolving to a live private listener"
-ctpa ctpa-02 mixed.example.test priv "admitted name with mixed public and private answers"
-ctpa ctpa-03 metadata.example.test meta "admitted name resolving to the cloud metadata address"
-ctpa ctpa-04 cgnat.example.test cgnat "admitted name resolving to CGNAT metadata 100.100.100.200"
-ctpa ctpa-05 10.99.0.5 priv "admitted private IP literal with a live listener"
+cases_ctpa_names
 o=$(via 3128 http://nat64.example.test/ -p)
 k=$(via 3129 http://nat64.example.test/ -p)
 case "$k" in deny\ non_public_address) ;; *) k="not non_public_address";; esac
 record ctpa-07 $F "NAT64 AAAA 64:ff9b::a63:5 embedding 10.99.0.5" "deny non_public_address" "$o" \
     "not non_public_address" "$k"
-clear_log priv
-o1=$(via 3128 http://rebind.example.test/ -p); o2=$(via 3128 http://rebind.example.test/ -p)
-o="$o1, then $o2 $(seen priv)"
-clear_log priv
-k1=$(via 3129 http://rebind.example.test/ -p); k2=$(via 3129 http://rebind.example.test/ -p)
-k="$k1, then $k2 $(seen priv)"
-record ctpa-08 $F "answer flips public→private between queries, TTL 0" \
-    "allow, then deny non_public_address untouched" "$o" "allow, then allow reached" "$k"
+case_ctpa_rebind
 
 # Issue 14 finding 3: guard E is opened as widely as an operator can
 # (--allow-range ::/0 and 0.0.0.0/0); listeners bound ONLY on the guard
@@ -401,48 +340,8 @@ fi
 
 # ------------------------------------------------------- redirect_recheck
 if want_fact redirect_recheck; then
+cases_rr
 F=redirect_recheck
-clear_log priv
-o=$(via 3128 'http://api.example.test/redirect?to=http://other.example.test/' -L)
-k=$(via 3129 'http://api.example.test/redirect?to=http://other.example.test/' -L)
-record rr-01 $F "curl -L: 302 to a non-admitted name" "deny not_allowlisted" "$o" allow "$k"
-o="$(via 3128 'http://api.example.test/redirect?to=http://private.example.test/' -L) $(seen priv)"
-clear_log priv
-k="$(via 3129 'http://api.example.test/redirect?to=http://private.example.test/' -L) $(seen priv)"
-clear_log priv
-record rr-02 $F "curl -L: 302 to an admitted name resolving private" \
-    "deny non_public_address untouched" "$o" "allow reached" "$k"
-ka() {	# PORT: two requests on one client connection
-	inwl curl -sS --max-time 10 -x "http://10.77.0.1:$1" -o /dev/null -o /dev/null \
-	    -w '%{http_code} ' http://api.example.test/ http://other.example.test/ 2>/dev/null |
-	    sed 's/ $//'
-}
-o=$(ka 3128); k=$(ka 3129)
-record rr-03 $F "second request on a kept-alive connection, to a non-admitted name" \
-    "200 403" "$o" "200 200" "$k"
-rc() {	# PORT: upstream closes after the first answer; the name now resolves private
-	inwl python3 - "$1" <<'PY'
-import socket, sys
-s = socket.create_connection(("10.77.0.1", int(sys.argv[1])), timeout=10)
-def ask(path):
-    s.sendall(b"GET http://reconnect.example.test%s HTTP/1.1\r\n\r\n" % path)
-    d = b""
-    while b"\r\n\r\n" not in d:
-        x = s.recv(4096)
-        if not x:
-            return "closed"
-        d += x
-    return d.split(b" ")[1].decode()
-print(ask(b"/close"), ask(b"/"))
-PY
-}
-clear_log priv
-o="$(rc 3128) $(seen priv)"
-clear_log priv
-k="$(rc 3129) $(seen priv)"
-clear_log priv
-record rr-04 $F "reconnect after the upstream closed: fresh resolution, now private" \
-    "200 403 untouched" "$o" "200 200 reached" "$k"
 kab() {	# NS ADDR:PORT: three requests on one connection to the admitted literal
 	ip netns exec "$1" python3 - "$2" <<'PY'
 import socket, sys
@@ -521,35 +420,14 @@ o=$(rawvia 3128 "GET http://10.77.0.1:3128/v1/policy HTTP/1.1\r\n\r\n")
 k=$(rawvia 3129 "CONNECT 198.18.0.2:3128 HTTP/1.1\r\n\r\n")
 record as-05 $F "GET through the proxy to the guard's own listener" \
     "deny non_public_address" "$o" allow "$k"
-epoch() { curl -sS --max-time 3 --unix-socket "$T/run/A.sock" http://localhost/v1/policy |
+policy_epoch() { curl -sS --max-time 3 --unix-socket "$T/run/A.sock" http://localhost/v1/policy |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["epoch"])'; }
 KEY=$T/keys/rogue.pem bundle forged 50 allowlist api.example.test:80 evil.example.test:443
 bundle genuine 50 allowlist $STRICT
-p() { "$CTL" push "$1" --control "$T/run/A.sock" 2>&1 | grep -o '"error":"[a-z_]*"\|"epoch":[0-9]*' | head -n1; }
-o="$(p "$T/forged.bundle") epoch=$(epoch)"
-k="$(p "$T/genuine.bundle") epoch=$(epoch)"
-record as-06 $F "push a bundle signed by an untrusted key" '"error":"unknown_key" epoch=10' "$o" \
-    '"epoch":50 epoch=50' "$k"
-bundle replay 10 allowlist $STRICT api.example.test:8443
+push_bundle() { "$CTL" push "$T/$1.bundle" --control "$T/run/A.sock" 2>&1 | push_words; }
 bundle newer 60 allowlist $STRICT
-o="$(p "$T/strict.bundle") epoch=$(epoch)"
-k="$(p "$T/newer.bundle") epoch=$(epoch)"
-record as-07 $F "replay an older, validly signed bundle (stale epoch)" '"error":"stale_epoch" epoch=50' "$o" \
-    '"epoch":60 epoch=60' "$k"
-holds_key() {
-	for f in /proc/$1/fd/*; do
-		t=$(readlink "$f" 2>/dev/null)
-		case "$t" in /*) [ -f "$t" ] && grep -q "PRIVATE KEY" "$t" 2>/dev/null && { echo holds-key; return; };; esac
-	done
-	tr '\0' '\n' </proc/$1/environ | grep -q "PRIVATE KEY" && { echo holds-key; return; }
-	echo no-key
-}
-sleep 20 3<"$T/keys/plane.pem" &
-KP=$!; PIDS="$PIDS $KP"; sleep 0.2
-record as-08 $F "key material in the guard's open files and environment" no-key \
-    "$(holds_key "$PID_A")" holds-key "$(holds_key "$KP")"
-kill "$KP" 2>/dev/null
-caps() { awk '/^CapEff/ {print ($2 == "0000000000000000") ? "no-caps" : "caps"}' /proc/$1/status; }
+cases_as_push
+case_as_key "$PID_A" "$T/keys/plane.pem"
 record as-09 $F "capabilities of the running guard" no-caps "$(caps "$PID_A")" caps "$(caps $$)"
 fi
 
@@ -779,37 +657,4 @@ fi
 echo "(transparent cases: $(( ($(date +%s%N) - TP_T0) / 1000000 )) ms)"
 
 # ------------------------------------------------------------------ report
-python3 - "$RES" "$OUT/report.json" "$BIN" "$FACTS" "$BIN_SHA256" <<'PY'
-import datetime, hashlib, json, sys
-res, out, binary, facts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
-started_sha256 = sys.argv[5]
-# The binary changed under the run: the guards it started may have run
-# either version, so nothing here certifies one of them.
-now_sha256 = hashlib.sha256(open(binary, "rb").read()).hexdigest()
-if now_sha256 != started_sha256:
-    print("conformance: %s changed during the run (sha256 %s at start, %s now); no report"
-          % (binary, started_sha256, now_sha256))
-    sys.exit(2)
-cases = []
-for line in open(res):
-    cid, fact, probe, exp, obs, cexp, cobs = line.rstrip("\n").split("\t")
-    v = "pass" if exp == obs and cexp == cobs else ("fail" if exp != obs else "inconclusive")
-    cases.append({"id": cid, "fact": fact, "probe": probe, "expected": exp, "observed": obs,
-                  "control_expected": cexp, "control": cobs, "verdict": v})
-verdicts = {f: bool([c for c in cases if c["fact"] == f]) and
-            all(c["verdict"] == "pass" for c in cases if c["fact"] == f) for f in facts}
-report = {"schema": "egress-guard.conformance-report.v1", "provider": "egress-guard",
-          "guard_binary": binary, "guard_sha256": started_sha256, "version": "0.1.0",
-          "ran_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-          "facts": verdicts, "cases": cases}
-json.dump(report, open(out, "w"), indent=1, sort_keys=True)
-print()
-print("%-30s %6s %6s %6s %13s  %s" % ("fact", "cases", "pass", "fail", "inconclusive", "verdict"))
-for f in facts:
-    cs = [c for c in cases if c["fact"] == f]
-    n = lambda v: sum(1 for c in cs if c["verdict"] == v)
-    print("%-30s %6d %6d %6d %13d  %s" % (f, len(cs), n("pass"), n("fail"), n("inconclusive"),
-                                         "TRUE" if verdicts[f] else "FALSE"))
-print("\nreport: %s" % out)
-sys.exit(0 if all(verdicts.values()) else 1)
-PY
+write_report "$OUT" "$BIN" "$BIN_SHA256"

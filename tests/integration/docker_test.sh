@@ -4,7 +4,11 @@
 # does, then runs compose layout (a) (container/compose.yaml) and layout (b)
 # (container/compose.shared.yaml) and checks, for each, what the workload
 # can and cannot reach, the plane's push, the guard's privileges, health,
-# stop and restart.
+# stop and restart; then the pod shape of container/k8s with plain Docker,
+# and the conformance matrix's Docker target (tests/conformance/docker.sh,
+# layout (a)), whose receipt must verify and name this engine, layout (a)
+# and this image. BuildKit builds the image too on a cold cache (or with
+# EG_DOCKER_BUILDKIT=1).
 #
 # Two daemons, one after the other, on one data root under $T:
 #   build: on the host's network (apt-get in the build needs Debian's
@@ -43,6 +47,11 @@ INET=198.18.0.10
 export DOCKER_HOST=unix://$SOCK
 DPID=""
 mkdir -p "$DK" "$CACHE"
+# EG_DOCKER_PARTS: which runs after the build (make conformance-docker:
+# "matrix" only). EG_DOCKER_GUARD_BIN: a guard binary put over the image's
+# (a derived image, for the mutant runs of make conformance-mutants-docker).
+PARTS=${EG_DOCKER_PARTS:-"a b p matrix"}
+part() { case " $PARTS " in *" $1 "*) return 0;; esac; return 1; }
 
 # ----------------------------------------------------------------- daemon
 dk() { timeout 120 docker "$@"; }
@@ -119,8 +128,9 @@ if ! [ -s "$base" ]; then
 	echo "# base: mmdebstrap minbase bookworm in $(($(date +%s) - t)) s"
 fi
 dockerd_start build || bail dockerd_build_starts "$WHY"
+COLD=1
 if [ -s "$CACHE/images.tar" ] && dk load -i "$CACHE/images.tar" >/dev/null 2>&1; then
-	:
+	COLD=0
 else
 	dk import "$base" debian:12 >/dev/null && dk tag debian:12 debian:12-slim ||
 	    bail docker_base_image "docker import failed"
@@ -147,6 +157,25 @@ build() {
 }
 build --target build -t egress-guard-build:cache && build -t "$IMG"
 check docker_image_builds_offline_with_legacy_builder $? "$(tail -n 8 "$T/build.log" | tr '\n' ' ')"
+# BuildKit, the same file. Debian 12's docker CLI (20.10, /usr/bin/docker)
+# has it built in; a newer CLI needs the buildx plugin, which Debian 12 does
+# not ship, so this is Debian's CLI by path. Its cache is the daemon's
+# BuildKit store, which the image cache here does not keep: it redoes the
+# package layers (minutes of Debian's mirror), so only on a cold run or
+# with EG_DOCKER_BUILDKIT=1; its image is not kept.
+if [ "$COLD" = 1 ] || [ "${EG_DOCKER_BUILDKIT:-0}" = 1 ]; then
+	tb=$(date +%s)
+	DOCKER_BUILDKIT=1 timeout 900 "${EG_DOCKER_DEBIAN_CLI:-/usr/bin/docker}" build --progress plain \
+	    --network host -f container/Dockerfile --build-arg VERSION=0.1.0 --build-arg "REVISION=$REV" \
+	    -t egress-guard:buildkit . >"$T/buildkit.log" 2>&1
+	check docker_image_builds_offline_with_buildkit $? "$(tail -n 8 "$T/buildkit.log" | tr '\n' ' ')"
+	echo "# BuildKit build: $(($(date +%s) - tb)) s, $(dk image inspect -f '{{.Size}}' egress-guard:buildkit 2>/dev/null) bytes"
+	dk run --rm --entrypoint egress-guard egress-guard:buildkit --version >"$T/bkver" 2>&1
+	check docker_buildkit_image_runs_guard $? "$(cat "$T/bkver")"
+	dk rmi egress-guard:buildkit >/dev/null 2>&1
+else
+	echo "# BuildKit build skipped: warm cache (EG_DOCKER_BUILDKIT=1 runs it)"
+fi
 wait "$TOOLS_PID" || bail docker_tools_image "$(tail -n 5 "$T/tools.log" | tr '\n' ' ')"
 cd - >/dev/null || exit 1
 echo "# build: $(($(date +%s) - t)) s"
@@ -164,6 +193,17 @@ after=$(dk images -q --no-trunc | sort | tr '\n' ' ')
 if [ "$before" != "$after" ] || ! [ -s "$CACHE/images.tar" ]; then
 	dk save debian:12 debian:12-slim "$TOOLS" egress-guard-build:cache "$IMG" \
 	    -o "$CACHE/images.tmp.tar" && mv "$CACHE/images.tmp.tar" "$CACHE/images.tar"
+fi
+# A mutant guard over the image's (never cached): the image a mutant run
+# deploys instead.
+if [ -n "${EG_DOCKER_GUARD_BIN:-}" ]; then
+	mkdir -p "$T/mutant" && cp "$EG_DOCKER_GUARD_BIN" "$T/mutant/egress-guard" &&
+	    printf 'FROM %s\nCOPY egress-guard /usr/local/bin/egress-guard\n' "$IMG" >"$T/mutant/Dockerfile" &&
+	    DOCKER_BUILDKIT=0 dk build -q -t egress-guard:mutant "$T/mutant" >/dev/null ||
+	    bail docker_mutant_image "cannot build the image with $EG_DOCKER_GUARD_BIN"
+	IMG=egress-guard:mutant
+	DIGEST=$(dk image inspect -f '{{.Id}}' "$IMG" 2>/dev/null)
+	echo "# mutant image $IMG ($EG_DOCKER_GUARD_BIN): $DIGEST"
 fi
 dockerd_stop
 
@@ -371,6 +411,7 @@ guard_checks() {
 }
 
 # ------------------------------------------------- layout (a), compose.yaml
+if part a; then
 echo "# layout (a) at $(($(date +%s) - T0)) s"
 LAYOUT=a PROJ=egda$$ DIR=$T/a CFILE=compose.yaml GIP=172.30.0.2
 mkdir -p "$DIR"
@@ -463,8 +504,10 @@ if [ -n "$(cid workload)" ]; then
 	guard_checks a
 fi
 dc down -v -t 1 >/dev/null 2>&1	# the workload (sleep) ignores SIGTERM
+fi
 
 # -------------------------------------- layout (b), compose.shared.yaml
+if part b; then
 echo "# layout (b) at $(($(date +%s) - T0)) s"
 LAYOUT=b PROJ=egdb$$ DIR=$T/b CFILE=compose.shared.yaml GIP=127.0.0.1
 mkdir -p "$DIR"
@@ -552,6 +595,7 @@ if [ -n "$(cid workload)" ]; then
 	guard_checks b
 fi
 dc down -v -t 1 >/dev/null 2>&1	# the workload (sleep) ignores SIGTERM
+fi
 
 # ------------------------------- the pod shape of container/k8s, plain Docker
 # A holder (the pause container), the init step joining it with
@@ -562,6 +606,7 @@ dc down -v -t 1 >/dev/null 2>&1	# the workload (sleep) ignores SIGTERM
 # CAP_FOWNER), as the pod's init container; all mounted `nocopy` (Docker
 # copies the image folder's owner and mode onto an empty volume at every
 # mount otherwise). The plane runs as the guard's uid, with EG_GUARD_UID.
+if part p; then
 echo "# pod shape at $(($(date +%s) - T0)) s"
 LAYOUT=p PROJ=egdp$$ GIP=127.0.0.1 PLANE_USER=10001:10001 PLANE_ENV=(-e EG_GUARD_UID=10001)
 : >"$T/inet/dns53.log"; : >"$T/inet/dns5353.log"
@@ -612,6 +657,43 @@ fi
 for c in workload guard pod internet; do dk rm -f -v "$(pn $c)" >/dev/null 2>&1; done
 dk volume rm "$(pn control)" "$(pn state)" >/dev/null 2>&1
 dk network rm "$(pn net)" >/dev/null 2>&1
+fi
+
+# ---------------------- the conformance matrix on this daemon, layout (a)
+# tests/conformance/docker.sh deploys container/compose.yaml with its own
+# additions and writes the report; a receipt is signed from it with a key
+# made here and must verify, naming this engine, layout (a) and this image.
+if part matrix; then
+echo "# matrix at $(($(date +%s) - T0)) s"
+CONF=${EG_DOCKER_CONF_OUT:-$T/conformance}
+t=$(date +%s)
+EG_CONF_TARGET=docker EG_DOCKER_IMAGE=$IMG EG_DOCKER_TOOLS=$TOOLS EG_DOCKER_INET=$INET EG_DOCKER_LEAVE=1 \
+    bash "$TOP/tests/conformance/matrix.sh" "$CONF" >"$T/matrix.log" 2>&1
+rc=$?
+grep -E '^\(' "$T/matrix.log" | sed 's/^/# /'
+sed -n '/^fact /,$p' "$T/matrix.log" | sed 's/^/# /'
+echo "# matrix: $(($(date +%s) - t)) s"
+check docker_conformance_matrix_layout_a_facts_true $rc "$(grep -E -A3 '^(fail|incon|conformance)' "$T/matrix.log" | head -n 12 | tr '\n' ' ')"
+mkdir -p "$T/attesters" && chmod 0700 "$T/attesters"
+"$CTL" keygen --out "$T/attesters/t.pem" >/dev/null 2>&1
+"$CTL" receipt sign "$CONF/report.json" --key "$T/attesters/t.pem" >"$CONF/receipt.json" 2>"$T/sign.err"
+grade=$("$CTL" receipt verify "$CONF/receipt.json" --attesters "$T/attesters" \
+    --binary "$CONF/image/egress-guard" 2>"$T/verify.err")
+check docker_receipt_signs_and_verifies "$?" "grade=$grade $(cat "$T/sign.err" "$T/verify.err" | tr '\n' ' ')"
+echo "# receipt grade: $grade"
+# What the signed bytes say of the deployment: this engine, (a), this image.
+out=$(python3 - "$CONF/receipt.json" "$DIGEST" "$(dk version -f '{{.Server.Version}}')" <<'PY'
+import base64, json, sys
+r = json.loads(base64.b64decode(json.load(open(sys.argv[1]))["receipt"]))
+d = r.get("deployment", {})
+ok = (d.get("layout") == "a" and d.get("image_id") == sys.argv[2]
+      and d.get("engine") == "docker " + sys.argv[3] and d.get("target") == "docker")
+print("ok" if ok else "wrong", json.dumps(d, sort_keys=True))
+PY
+)
+case "$out" in ok*) r=0;; *) r=1;; esac
+check docker_receipt_names_engine_layout_a_and_image_digest $r "$out"
+fi
 
 # ---------------------------------------------------------------- teardown
 docker_cleanup

@@ -1585,6 +1585,114 @@ test_report_refuses_binary_changed_since_the_run(void **state)
 	receipt_report_free(r);
 }
 
+/* The Docker target's evidence: signed into the receipt, its tampering
+ * caught by the signature like any other byte. */
+static json_t *
+docker_deployment(void)
+{
+	json_t *d = json_pack("{s:s, s:s, s:s, s:s, s:s}", "target", "docker",
+	    "layout", "a", "engine", "docker 20.10.24+dfsg1", "image_id",
+	    "sha256:" SHA_ABC, "image_repo_digests", "none");
+
+	assert_non_null(d);
+	return d;
+}
+
+static void
+test_deployment_evidence_is_signed_into_receipt(void **state)
+{
+	EVP_PKEY *k = gen_key("ED25519");
+	struct bundle_keyring *kr = ring(k, NULL);
+	json_t *r = pinned();
+	char *text, *c, *env;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(json_object_set_new(r, "deployment",
+	    docker_deployment()), 0);
+	text = text_of(r);
+	c = canon_of(text, SHA_ABC, &len);
+	assert_non_null(strstr(c, ",\"deployment\":{\"engine\":\"docker "
+	    "20.10.24+dfsg1\",\"image_id\":\"sha256:" SHA_ABC "\","
+	    "\"image_repo_digests\":\"none\",\"layout\":\"a\","
+	    "\"target\":\"docker\"},\"facts\":"));
+	free(c);
+	free(text);
+	env = envelope_of(r, SHA_ABC, k);
+	expect_grade(kr, env, SHA_ABC, RECEIPT_SECURITY_BOUNDARY, RECEIPT_OK);
+	expect_tampered(env, "\"layout\":\"a\"", "\"layout\":\"b\"", kr);
+	free(env);
+	/* Negative control: without it the receipt says nothing of one. */
+	c = canon_of(pinned_report, SHA_ABC, &len);
+	assert_null(strstr(c, "deployment"));
+	free(c);
+	bundle_keyring_free(kr);
+	EVP_PKEY_free(k);
+}
+
+static void
+test_report_refuses_malformed_deployment(void **state)
+{
+	json_t *r, *d;
+	char key[8], big[RECEIPT_DEPLOY_VALUE + 2];
+	int i;
+
+	(void)state;
+	r = pinned();
+	set_str(r, "deployment", "docker");
+	refuse_report(r, "deployment must be an object");
+	r = pinned();
+	assert_int_equal(json_object_set_new(r, "deployment", json_object()), 0);
+	refuse_report(r, "deployment must be an object");
+	r = pinned();
+	d = docker_deployment();
+	assert_int_equal(json_object_del(d, "image_id"), 0);
+	assert_int_equal(json_object_set_new(r, "deployment", d), 0);
+	refuse_report(r, "deployment lacks \"image_id\"");
+	r = pinned();
+	d = docker_deployment();
+	set_str(d, "Engine", "x");
+	assert_int_equal(json_object_set_new(r, "deployment", d), 0);
+	refuse_report(r, "deployment key \"Engine\" must be 1-32 of [a-z_]");
+	r = pinned();
+	d = docker_deployment();
+	set_str(d, "layout", "a\nfacts: all true");
+	assert_int_equal(json_object_set_new(r, "deployment", d), 0);
+	refuse_report(r, "deployment \"layout\" must be printable ASCII");
+	r = pinned();
+	d = docker_deployment();
+	assert_int_equal(json_object_set_new(d, "engine", json_pack("{s:s}",
+	    "version", "20.10")), 0);
+	assert_int_equal(json_object_set_new(r, "deployment", d), 0);
+	refuse_report(r, "deployment \"engine\" must be a string");
+	r = pinned();
+	d = docker_deployment();
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	set_str(d, "engine", big);
+	assert_int_equal(json_object_set_new(r, "deployment", d), 0);
+	refuse_report(r, "deployment \"engine\" must be a string of 1-256");
+	r = pinned();
+	d = docker_deployment();
+	for (i = 0; i < RECEIPT_DEPLOY_KEYS; i++) {
+		snprintf(key, sizeof(key), "k_%c", 'a' + i);
+		set_str(d, key, "v");
+	}
+	assert_int_equal(json_object_set_new(r, "deployment", d), 0);
+	refuse_report(r, "deployment must be an object of 1-16");
+	/* Negative control: the well-formed one passes. */
+	r = pinned();
+	assert_int_equal(json_object_set_new(r, "deployment",
+	    docker_deployment()), 0);
+	{
+		char *text = text_of(r);
+
+		receipt_report_free(parse_ok(text));
+		free(text);
+	}
+	json_decref(r);
+}
+
 int
 main(void)
 {
@@ -1593,6 +1701,8 @@ main(void)
 		cmocka_unit_test(test_envelope_matches_node_signature_for_rfc8032_key),
 		cmocka_unit_test(test_signed_message_is_context_nul_then_receipt),
 		cmocka_unit_test(test_sign_then_verify_is_security_boundary),
+		cmocka_unit_test(test_deployment_evidence_is_signed_into_receipt),
+		cmocka_unit_test(test_report_refuses_malformed_deployment),
 		cmocka_unit_test(test_large_receipt_near_the_size_bound_round_trips),
 		cmocka_unit_test(test_tampered_fact_is_bad_signature),
 		cmocka_unit_test(test_tampered_case_verdict_is_bad_signature),

@@ -1,0 +1,196 @@
+# Shared by the conformance targets (sourced by tests/conformance/matrix.sh
+# for the lab, and by tests/conformance/docker.sh for the Docker
+# deployment): recording a case, the probes' verdict words, the report.
+# A target defines curl_proxy PORT URL… and raw PORT TEXT… (lib.sh's, for
+# the lab) and keeps its listeners' logs in $T/NAME.log.
+
+RES=$T/results.tsv
+: >"$RES"
+FACTS=${EG_CONF_FACTS:-"exact_destination_match connect_time_public_address redirect_recheck authority_separation default_deny"}
+
+want_fact() { case " $FACTS " in *" $1 "*) return 0;; esac; return 1; }
+
+# record ID FACT PROBE EXPECTED OBSERVED CONTROL_EXPECTED CONTROL_OBSERVED
+record() {
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RES"
+	v=pass
+	[ "$4" = "$5" ] || v=fail
+	[ $v = pass ] && [ "$6" != "$7" ] && v=inconclusive
+	printf '%-5s %-13s %s  [%s | control: %s]\n' "$v" "$1" "$3" "$5" "$7"
+}
+
+# via PORT URL [curl args] → "allow" | "deny REASON" | "error"
+via() {
+	out=$(curl_proxy "$@")
+	case "$out" in
+	*reason=-*code=200*|*code=200*reason=-) echo allow ;;
+	*reason=-) echo error ;;
+	*) echo "deny ${out##*reason=}" ;;
+	esac
+}
+# rawvia PORT TEXT → "allow" | "deny REASON" | "error"
+rawvia() {
+	out=$(raw "$@")
+	case "$out" in
+	*status=200*) echo allow ;;
+	*reason=-*) echo error ;;
+	*) r=${out#*reason=}; echo "deny ${r%% *}" ;;
+	esac
+}
+# seen NAME: "reached" if listener NAME got any byte since the last clear
+seen() { if [ -s "$T/$1.log" ]; then echo reached; else echo untouched; fi; }
+clear_log() { : >"$T/$1.log"; }
+
+# write_report OUT_DIR BINARY SHA256 [DEPLOYMENT_JSON]: OUT_DIR/report.json
+# from the recorded cases, and the summary table; exit status 0 only when
+# every fact run is true.
+write_report() {
+	python3 "$(dirname "${BASH_SOURCE[0]}")/report.py" "$RES" "$1/report.json" "$2" "$FACTS" \
+	    "$3" ${4:+"$4"}
+}
+
+# ------------------------------------------------ cases both targets run
+# A target also defines inwl CMD… (in the workload's namespace, as its
+# user), gaddr PORT and gport PORT (where guard PORT listens: 3128 the
+# guard under test, 3129 the control guard), push_bundle NAME (the plane
+# pushes bundle NAME to the guard under test: prints the "error" or the
+# "epoch" it answered) and policy_epoch (the guard's epoch); listeners
+# priv, meta and cgnat; the zone's names.
+
+cases_edm_names() {
+	F=exact_destination_match
+	for c in "edm-01 http://www.api.example.test/ subdomain" \
+	    "edm-02 http://api.example.test.evil.test/ suffix-extension" \
+	    "edm-03 http://other.example.test/ other-name" \
+	    "edm-04 http://api.example.test:8443/ other-port"; do
+		set -- $c
+		o=$(via 3128 "$2" -p -k); k=$(via 3129 "$2" -p -k)
+		[ "$k" != allow ] && case "$k" in deny\ upstream*) k=allow;; esac
+		record "$1" $F "CONNECT $3 ${2#*//}" "deny not_allowlisted" "$o" "allow" "$k"
+	done
+}
+
+# cases_edm_literals IP: edm-06…: other spellings of an admitted IPv4
+# literal (IP:80 is admitted; the control is that spelling itself).
+cases_edm_literals() {
+	F=exact_destination_match
+	n=6
+	k=$(rawvia 3128 "CONNECT $1:80 HTTP/1.1\r\n\r\n")
+	for s in $(python3 -c 'import sys; a, b, c, d = map(int, sys.argv[1].split("."))
+ip = sys.argv[1]
+print((a << 24 | b << 16 | c << 8 | d), "0x%x.0x%x.%d.%d" % (a, b, c, d),
+      ".".join("0%o" % x for x in (a, b, c, d)), "%d.%d.%d" % (a, b, c << 8 | d),
+      "[::ffff:%s]" % ip, "u@" + ip, sep=":80 ", end=":80 ")
+print("%s:080 %s%%3a80:80" % (ip, ip))' "$1"); do
+		o=$(rawvia 3128 "CONNECT $s HTTP/1.1\r\n\r\n")
+		record "$(printf 'edm-%02d' $n)" $F "CONNECT IP-literal spelling $s" "deny bad_request" "$o" \
+		    allow "$k"
+		n=$((n + 1))
+	done
+}
+
+ctpa() {	# ID NAME LISTENER PROBE
+	clear_log "$3"
+	o="$(via 3128 "http://$2/" -p) $(seen "$3")"
+	clear_log "$3"
+	k="$(via 3129 "http://$2/" -p) $(seen "$3")"
+	clear_log "$3"
+	record "$1" connect_time_public_address "$4" "deny non_public_address untouched" "$o" \
+	    "allow reached" "$k"
+}
+cases_ctpa_names() {
+	ctpa ctpa-01 private.example.test priv "admitted name resolving to a live private listener"
+	ctpa ctpa-02 mixed.example.test priv "admitted name with mixed public and private answers"
+	ctpa ctpa-03 metadata.example.test meta "admitted name resolving to the cloud metadata address"
+	ctpa ctpa-04 cgnat.example.test cgnat "admitted name resolving to CGNAT metadata 100.100.100.200"
+	ctpa ctpa-05 10.99.0.5 priv "admitted private IP literal with a live listener"
+}
+case_ctpa_rebind() {
+	clear_log priv
+	o1=$(via 3128 http://rebind.example.test/ -p); o2=$(via 3128 http://rebind.example.test/ -p)
+	o="$o1, then $o2 $(seen priv)"
+	clear_log priv
+	k1=$(via 3129 http://rebind.example.test/ -p); k2=$(via 3129 http://rebind.example.test/ -p)
+	k="$k1, then $k2 $(seen priv)"
+	record ctpa-08 connect_time_public_address "answer flips public→private between queries, TTL 0" \
+	    "allow, then deny non_public_address untouched" "$o" "allow, then allow reached" "$k"
+}
+
+cases_rr() {	# rr-01…04
+	F=redirect_recheck
+	clear_log priv
+	o=$(via 3128 'http://api.example.test/redirect?to=http://other.example.test/' -L)
+	k=$(via 3129 'http://api.example.test/redirect?to=http://other.example.test/' -L)
+	record rr-01 $F "curl -L: 302 to a non-admitted name" "deny not_allowlisted" "$o" allow "$k"
+	o="$(via 3128 'http://api.example.test/redirect?to=http://private.example.test/' -L) $(seen priv)"
+	clear_log priv
+	k="$(via 3129 'http://api.example.test/redirect?to=http://private.example.test/' -L) $(seen priv)"
+	clear_log priv
+	record rr-02 $F "curl -L: 302 to an admitted name resolving private" \
+	    "deny non_public_address untouched" "$o" "allow reached" "$k"
+	ka() {	# PORT: two requests on one client connection
+		inwl curl -sS --max-time 10 -x "http://$(gaddr "$1"):$(gport "$1")" -o /dev/null \
+		    -o /dev/null -w '%{http_code} ' http://api.example.test/ http://other.example.test/ \
+		    2>/dev/null | sed 's/ $//'
+	}
+	o=$(ka 3128); k=$(ka 3129)
+	record rr-03 $F "second request on a kept-alive connection, to a non-admitted name" \
+	    "200 403" "$o" "200 200" "$k"
+	rc() {	# PORT: upstream closes after the first answer; the name now resolves private
+		inwl python3 - "$(gaddr "$1")" "$(gport "$1")" <<'PY'
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)
+def ask(path):
+    s.sendall(b"GET http://reconnect.example.test%s HTTP/1.1\r\n\r\n" % path)
+    d = b""
+    while b"\r\n\r\n" not in d:
+        x = s.recv(4096)
+        if not x:
+            return "closed"
+        d += x
+    return d.split(b" ")[1].decode()
+print(ask(b"/close"), ask(b"/"))
+PY
+	}
+	clear_log priv
+	o="$(rc 3128) $(seen priv)"
+	clear_log priv
+	k="$(rc 3129) $(seen priv)"
+	clear_log priv
+	record rr-04 $F "reconnect after the upstream closed: fresh resolution, now private" \
+	    "200 403 untouched" "$o" "200 200 reached" "$k"
+}
+
+# as-06, as-07: bundles forged (an untrusted key, epoch 50), genuine (50),
+# strict (the current one, 10) and newer (60) from the plane.
+cases_as_push() {
+	F=authority_separation
+	o="$(push_bundle forged) epoch=$(policy_epoch)"
+	k="$(push_bundle genuine) epoch=$(policy_epoch)"
+	record as-06 $F "${1:-}push a bundle signed by an untrusted key" '"error":"unknown_key" epoch=10' \
+	    "$o" '"epoch":50 epoch=50' "$k"
+	o="$(push_bundle strict) epoch=$(policy_epoch)"
+	k="$(push_bundle newer) epoch=$(policy_epoch)"
+	record as-07 $F "${1:-}replay an older, validly signed bundle (stale epoch)" \
+	    '"error":"stale_epoch" epoch=50' "$o" '"epoch":60 epoch=60' "$k"
+}
+# push_words: the "error" or "epoch" of a push answer on stdin
+push_words() { grep -o '"error":"[a-z_]*"\|"epoch":[0-9]*' | head -n1; }
+
+holds_key() {	# PID: private key material in its open files or environment
+	for f in /proc/$1/fd/*; do
+		t=$(readlink "$f" 2>/dev/null)
+		case "$t" in /*) [ -f "$t" ] && grep -q "PRIVATE KEY" "$t" 2>/dev/null && { echo holds-key; return; };; esac
+	done
+	tr '\0' '\n' </proc/$1/environ | grep -q "PRIVATE KEY" && { echo holds-key; return; }
+	echo no-key
+}
+# case_as_key PID KEYFILE [PROBE PREFIX]: as-08, the control a process holding KEYFILE
+case_as_key() {
+	sleep 20 3<"$2" &
+	KP=$!; PIDS="$PIDS $KP"; sleep 0.2
+	record as-08 authority_separation "key material in the guard${3:-}'s open files and environment" \
+	    no-key "$(holds_key "$1")" holds-key "$(holds_key "$KP")"
+	kill "$KP" 2>/dev/null
+}
+caps() { awk '/^CapEff/ {print ($2 == "0000000000000000") ? "no-caps" : "caps"}' /proc/$1/status; }
