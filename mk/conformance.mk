@@ -84,8 +84,9 @@ conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutan
 	$(call mutant-run,$(BUILD),default_deny,EG_CONF_SKIP_NFT=1,skip_nft)
 	$(call mutant-run,$(BUILD)/mutant-lenient_sni,exact_destination_match,,lenient_sni)
 	$(call mutant-run,$(BUILD)/mutant-early_body,redirect_recheck,,early_body)
+	$(call mutant-run,$(BUILD)/mutant-nft_forward,default_deny,,nft_forward,tp-dd)
 	$(call mutant-run,$(BUILD)/mutant-trust_dialled,exact_destination_match,,trust_dialled,tp-edm)
-conformance-mutants: $(BUILD)/mutant-early_body/egress-guard $(BUILD)/mutant-trust_dialled/egress-guard
+conformance-mutants: $(BUILD)/mutant-early_body/egress-guard $(BUILD)/mutant-nft_forward/egress-guard $(BUILD)/mutant-trust_dialled/egress-guard
 
 # The table without the rules for loopback DNS/DNAT, ND scope and source
 # routing, uid exemption in the shared layout: dd-10..dd-15 must fail. A

@@ -654,6 +654,77 @@ if want_fact redirect_recheck; then
 	record tp-rr-02 $F "transparent keep-alive: a second request with another (admitted) Host" \
 	    "200 -, then 400 host_changed" "$o" "200 -, then 200 -" "$k"
 fi
+if want_fact authority_separation; then
+	F=authority_separation
+	# Through guard B (unrestricted, private ranges allowed): the guard's
+	# own address is refused whatever the policy and ranges say, so the
+	# workload cannot reach the guard's own services through capture.
+	o=$(tpcurl 15002 http://10.78.0.1:3129/v1/status)
+	k=$(tpcurl 15002 http://private.example.test/)
+	record tp-as-01 $F "transparent: the workload dials the guard's own address for its API (guard B: unrestricted, private ranges allowed; control: a private neighbour)" \
+	    "deny non_public_address" "$o" allow "$k"
+fi
+if want_fact default_deny; then
+	F=default_deny
+	# The separate layout's own rules, as a deployment applies them
+	# (docs/nft.md): the workload's TCP leaves only towards the guard,
+	# the guard's side redirects what arrives on the link to guard A's
+	# transparent listener and forwards nothing, though forwarding is on
+	# in this namespace. The hand-made redirect above goes first.
+	ingd nft delete table ip eg_transp_matrix
+	tp_nft() {	# apply | remove
+		if [ "$1" = apply ]; then
+			"$BIN" nft apply --netns "$GD" --transparent-in "gt0-$$" \
+			    --transparent 10.78.0.1:15001 >/dev/null 2>&1 &&
+			    "$BIN" nft apply --netns "$TW" --guard 10.78.0.1:3128 \
+			    --transparent-via 10.78.0.1 >/dev/null 2>&1
+		else
+			"$BIN" nft remove --netns "$GD" >/dev/null 2>&1
+			"$BIN" nft remove --netns "$TW" >/dev/null 2>&1
+		fi
+	}
+	# tp_direct: TCP to a literal no policy admits (the attacker's live
+	# listener); "allow|deny R|error attacker reached|untouched"
+	tp_direct() {
+		clear_log attacker
+		out=$(ip netns exec "$TW" curl -sS -v --max-time 5 -o /dev/null -w 'code=%{http_code}' \
+		    http://198.18.1.66/ 2>"$T/tp.err")
+		r=$(sed -n 's/^< X-Egress-Guard-Reason: \([a-z_]*\).*/\1/p' "$T/tp.err" | tr -d '\r' | head -n1)
+		case "$out" in code=200) v=allow;; *) if [ -n "$r" ]; then v="deny $r"; else v=error; fi;; esac
+		echo "$v attacker $(seen attacker)"
+		clear_log attacker
+	}
+	tp_udp() {
+		ip netns exec "$TW" python3 -c '
+import socket
+q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03api\x07example\x04test\x00\x00\x01\x00\x01"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
+try:
+    s.sendto(q, ("198.18.0.53", 53)); s.recv(512); print("answered")
+except OSError:
+    print("blocked")'
+	}
+	tp_icmp() { ip netns exec "$TW" ping -c1 -W1 198.18.1.10 >/dev/null 2>&1 && echo reached || echo blocked; }
+	# A route back to the workload through the guard's namespace (its /24
+	# is also a network of the internet's own), so that anything the
+	# guard's namespace forwarded would be answered: only the rules stop it.
+	ip -n "$IN" route add 10.78.0.2/32 via 198.18.0.1
+	if tp_nft apply; then
+		o1=$(tp_direct); o2=$(tp_udp); o3=$(tp_icmp)
+		o4=$(ip netns exec "$TW" curl -sS --max-time 5 -o /dev/null -w '%{http_code}' http://api.example.test/ 2>/dev/null)
+	else
+		o1="apply failed"; o2=$o1; o3=$o1; o4=$o1
+	fi
+	tp_nft remove
+	k1=$(tp_direct); k2=$(tp_udp); k3=$(tp_icmp)
+	ip -n "$IN" route del 10.78.0.2/32 via 198.18.0.1
+	record tp-dd-01 $F "transparent layout: TCP to an address no policy admits goes to the guard, never around it (control: the rules removed)" \
+	    "deny not_allowlisted attacker untouched" "$o1" "allow attacker reached" "$k1"
+	record tp-dd-02 $F "transparent layout: UDP (DNS, QUIC) is not redirected and goes nowhere" blocked "$o2" answered "$k2"
+	record tp-dd-03 $F "transparent layout: ICMP echo goes nowhere" blocked "$o3" reached "$k3"
+	record tp-dd-04 $F "transparent layout: an admitted name through the guard's own redirect (control: a name the policy does not admit)" \
+	    200 "$o4" 403 "$(tp_nft apply && ip netns exec "$TW" curl -sS --max-time 5 -o /dev/null -w '%{http_code}' http://other.example.test/ 2>/dev/null; tp_nft remove)"
+fi
 echo "(transparent cases: $(( ($(date +%s%N) - TP_T0) / 1000000 )) ms)"
 
 # ------------------------------------------------------------------ report
