@@ -217,7 +217,9 @@ fd0=$(fds "$F")
 inwl $FC hold --proxy 10.77.0.1:3142 --n 150 --send "CONNECT a" --hold 4 \
     >"$T/hold1.json" 2>&1 &
 HPID=$!; PIDS="$PIDS $HPID"
-sleep 1
+# Until the holders have taken every descriptor (python's start-up alone
+# can take a second on a loaded machine): at most 10 s.
+for _ in $(seq 100); do [ "$(fds "$F")" -ge 60 ] && break; sleep 0.1; done
 fdfull=$(fds "$F")
 t0=$(ticks "$F"); sleep 2; t1=$(ticks "$F")
 # A new client while every descriptor is taken: it waits in the backlog and
@@ -269,7 +271,8 @@ fd0=$(fds "$F2")
 inwl $FC hold --proxy 10.77.0.1:3143 --n 100 --send "CONNECT a" --hold 4 \
     >"$T/hold4.json" 2>&1 &
 HPID=$!; PIDS="$PIDS $HPID"
-sleep 1
+# Until the 40 admitted holders are in (at most 10 s), as above.
+for _ in $(seq 100); do [ "$(fds "$F2")" -ge $((fd0 + 40)) ] && break; sleep 0.1; done
 t0=$(ticks "$F2")
 out=$(curl_t 3143 http://api.example.test/ -p)
 sleep 1.5; t1=$(ticks "$F2")
