@@ -84,6 +84,9 @@ metrics_sum(const struct metrics *m, struct metrics *sum)
 		for (i = 0; i < METRICS_DNS_BUCKETS; i++)
 			sum->dns_buckets[i] += get(&m->dns_buckets[i]);
 		sum->dns_count += get(&m->dns_count);
+		for (i = 0; i < METRICS_DNS_RCODES; i++)
+			sum->dns_answers[i] += get(&m->dns_answers[i]);
+		sum->dns_dropped += get(&m->dns_dropped);
 		__atomic_load(&m->dns_sum, &d, __ATOMIC_RELAXED);
 		sum->dns_sum += d;
 	}
@@ -93,9 +96,9 @@ void
 metrics_dns_answer(struct metrics *m, int rcode)
 {
 	if (rcode >= 0 && rcode < METRICS_DNS_RCODES)
-		m->dns_answers[rcode]++;
+		bump(&m->dns_answers[rcode], 1);
 	else
-		m->dns_dropped++;
+		bump(&m->dns_dropped, 1);
 }
 
 int
