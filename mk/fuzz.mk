@@ -24,7 +24,7 @@ FUZZ_LIB_OBJS = $(LIB_SRCS:%.c=$(FUZZ_OBJDIR)/%.o)
 FUZZ_SRCS   = $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_NAMES  = $(FUZZ_SRCS:tests/fuzz/%.c=%)
 FUZZ_BINS   = $(FUZZ_NAMES:%=$(FUZZ_DIR)/%)
-FUZZ_SMOKE_TIME ?= 10
+FUZZ_SMOKE_TIME ?= 6
 FUZZ_JOBS   ?= 2
 
 .PHONY: fuzz fuzz-smoke
