@@ -14,6 +14,7 @@
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
+#include "util/errbuf.h"
 #include "util/num.h"
 
 struct check_state {
@@ -108,7 +109,7 @@ check_main(int argc, char **argv)
 			      "--deny-range", err, sizeof(err)); break;
 		case 't':
 			if (num_parse(optarg, 1, 300, &dns_timeout) == -1) {
-				snprintf(err, sizeof(err), "--dns-timeout: expected 1-300");
+				errbuf_set(err, sizeof(err), "--dns-timeout: expected 1-300");
 				bad = -1;
 			}
 			break;
@@ -117,7 +118,7 @@ check_main(int argc, char **argv)
 			fputs(check_help, stdout);
 			return fflush(stdout) == EOF ? 2 : 0;
 		default:
-			snprintf(err, sizeof(err), "unknown or incomplete option: %s",
+			errbuf_set(err, sizeof(err), "unknown or incomplete option: %s",
 			    argv[optind - 1]);
 			bad = -1;
 		}

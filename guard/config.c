@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "guard/config.h"
+#include "util/errbuf.h"
 #include "util/num.h"
 
 enum {
@@ -134,12 +135,12 @@ add_listen(struct dest *list, size_t *n, const char *arg, const char *flag,
 	char why[128];
 
 	if (*n == CONFIG_MAX_LISTEN) {
-		snprintf(err, errlen, "%s: at most %d", flag, CONFIG_MAX_LISTEN);
+		errbuf_set(err, errlen, "%s: at most %d", flag, CONFIG_MAX_LISTEN);
 		return -1;
 	}
 	if (dest_parse_authority(arg, strlen(arg), &list[*n], why, sizeof(why)) == -1 ||
 	    list[*n].kind == DEST_NAME) {
-		snprintf(err, errlen, "%s: expected IPv4:PORT or [IPv6]:PORT", flag);
+		errbuf_set(err, errlen, "%s: expected IPv4:PORT or [IPv6]:PORT", flag);
 		return -1;
 	}
 	(*n)++;
@@ -159,7 +160,7 @@ config_add_dns(struct config *c, const char *arg, char *err, size_t errlen)
 	for (i = 0; i < used; i++)
 		n += c->dns_csv[i] == ',';
 	if (n >= CONFIG_MAX_DNS) {
-		snprintf(err, errlen, "--dns: too many servers (at most %d)", CONFIG_MAX_DNS);
+		errbuf_set(err, errlen, "--dns: too many servers (at most %d)", CONFIG_MAX_DNS);
 		return -1;
 	}
 	/* Accept IP, IP:PORT, [IP6], [IP6]:PORT; the port defaults to 53. */
@@ -172,7 +173,7 @@ config_add_dns(struct config *c, const char *arg, char *err, size_t errlen)
 	if (rc < 0 || (size_t)rc >= sizeof(with_port) ||
 	    dest_parse_authority(with_port, (size_t)rc, &d, err, errlen) == -1 ||
 	    d.kind == DEST_NAME) {
-		snprintf(err, errlen, "--dns: expected IP[:PORT] or [IPv6][:PORT]");
+		errbuf_set(err, errlen, "--dns: expected IP[:PORT] or [IPv6][:PORT]");
 		return -1;
 	}
 	if (d.kind == DEST_IPV6)
@@ -180,7 +181,7 @@ config_add_dns(struct config *c, const char *arg, char *err, size_t errlen)
 	else
 		rc = snprintf(entry, sizeof(entry), "%s:%u", d.host, d.port);
 	if (rc < 0 || used + (size_t)rc + 2 > sizeof(c->dns_csv)) {
-		snprintf(err, errlen, "--dns: too many servers (at most %d)", CONFIG_MAX_DNS);
+		errbuf_set(err, errlen, "--dns: too many servers (at most %d)", CONFIG_MAX_DNS);
 		return -1;
 	}
 	snprintf(c->dns_csv + used, sizeof(c->dns_csv) - used, "%s%s",
@@ -195,12 +196,12 @@ config_add_range(struct classify_cidr *list, size_t *n, const char *arg,
 	char why[128];
 
 	if (*n == CONFIG_MAX_RANGES) {
-		snprintf(err, errlen, "%s: too many ranges (at most %d)", flag,
+		errbuf_set(err, errlen, "%s: too many ranges (at most %d)", flag,
 		    CONFIG_MAX_RANGES);
 		return -1;
 	}
 	if (classify_parse_cidr(arg, &list[*n], why, sizeof(why)) == -1) {
-		snprintf(err, errlen, "%s: %s", flag, why);
+		errbuf_set(err, errlen, "%s: %s", flag, why);
 		return -1;
 	}
 	(*n)++;
@@ -212,7 +213,7 @@ seconds(const char *arg, const char *flag, long long min, long long max,
     long long *out, char *err, size_t errlen)
 {
 	if (num_parse(arg, min, max, out) == -1) {
-		snprintf(err, errlen, "%s: expected a whole number %lld-%lld", flag,
+		errbuf_set(err, errlen, "%s: expected a whole number %lld-%lld", flag,
 		    min, max);
 		return -1;
 	}
@@ -255,14 +256,14 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			break;
 		case OPT_DNS_LISTEN:
 			if (c->ndns_listen == CONFIG_MAX_DNS_LISTEN) {
-				snprintf(err, errlen, "--dns-listen: at most %d",
+				errbuf_set(err, errlen, "--dns-listen: at most %d",
 				    CONFIG_MAX_DNS_LISTEN);
 				return -1;
 			}
 			if (dest_parse_authority(optarg, strlen(optarg),
 			    &c->dns_listen[c->ndns_listen], why, sizeof(why)) == -1 ||
 			    c->dns_listen[c->ndns_listen].kind == DEST_NAME) {
-				snprintf(err, errlen, "--dns-listen: expected IPv4:PORT or "
+				errbuf_set(err, errlen, "--dns-listen: expected IPv4:PORT or "
 				    "[IPv6]:PORT");
 				return -1;
 			}
@@ -272,7 +273,7 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 		case OPT_POLICY:	c->policy_path = optarg; break;
 		case OPT_STATE_DIR:
 			if (c->state_dir == NULL || optarg[0] == '\0') {
-				snprintf(err, errlen, "--state-dir: expected a folder (or "
+				errbuf_set(err, errlen, "--state-dir: expected a folder (or "
 				    "--no-state, not both)");
 				return -1;
 			}
@@ -281,7 +282,7 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			break;
 		case OPT_NO_STATE:
 			if (!c->state_default) {
-				snprintf(err, errlen, "--no-state and --state-dir: choose one");
+				errbuf_set(err, errlen, "--no-state and --state-dir: choose one");
 				return -1;
 			}
 			c->state_dir = NULL;
@@ -291,7 +292,7 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 		case OPT_LOG_FILE:	c->log_file = optarg; break;
 		case OPT_TRUST_KEY:
 			if (c->ntrust_keys == CONFIG_MAX_KEYS) {
-				snprintf(err, errlen, "--trust-key: at most %d", CONFIG_MAX_KEYS);
+				errbuf_set(err, errlen, "--trust-key: at most %d", CONFIG_MAX_KEYS);
 				return -1;
 			}
 			c->trust_keys[c->ntrust_keys++] = optarg;
@@ -313,7 +314,7 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			else if (strcmp(optarg, "off") == 0)
 				c->sni_check = 0;
 			else {
-				snprintf(err, errlen, "--sni-check: expected enforce or off");
+				errbuf_set(err, errlen, "--sni-check: expected enforce or off");
 				return -1;
 			}
 			break;
@@ -323,7 +324,7 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			else if (strcmp(optarg, "text") == 0)
 				c->log_format = LOG_TEXT;
 			else {
-				snprintf(err, errlen, "--log-format: expected json or text");
+				errbuf_set(err, errlen, "--log-format: expected json or text");
 				return -1;
 			}
 			break;
@@ -355,10 +356,10 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			    &c->workers, err, errlen);
 			break;
 		case OPT_HELP:
-			snprintf(err, errlen, "help");
+			errbuf_set(err, errlen, "help");
 			return -1;
 		default:
-			snprintf(err, errlen, "unknown or incomplete option: %s",
+			errbuf_set(err, errlen, "unknown or incomplete option: %s",
 			    argv[optind - 1]);
 			return -1;
 		}
@@ -366,7 +367,7 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			return -1;
 	}
 	if (optind != argc) {
-		snprintf(err, errlen, "unexpected argument: %s", argv[optind]);
+		errbuf_set(err, errlen, "unexpected argument: %s", argv[optind]);
 		return -1;
 	}
 	if (c->nlisten == 0) {

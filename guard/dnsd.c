@@ -31,6 +31,7 @@
 #include "proto/dnsmsg.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
+#include "util/errbuf.h"
 
 #if defined(EG_MUTANT_DNS_FORWARD) && !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for test mutant builds only"
@@ -530,7 +531,7 @@ bind_one(const struct dest *a, int type, char *err, size_t errlen)
 	int fd = conn_bind(a, type);
 
 	if (fd == -1)
-		snprintf(err, errlen, "--dns-listen %s%s%s:%u (%s): %s",
+		errbuf_set(err, errlen, "--dns-listen %s%s%s:%u (%s): %s",
 		    a->kind == DEST_IPV6 ? "[" : "", a->host,
 		    a->kind == DEST_IPV6 ? "]" : "", a->port,
 		    type == SOCK_DGRAM ? "udp" : "tcp", strerror(errno));
@@ -546,11 +547,11 @@ dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
 	int fd;
 
 	if (n > DNSD_MAX_LISTEN) {
-		snprintf(err, errlen, "--dns-listen: at most %d", DNSD_MAX_LISTEN);
+		errbuf_set(err, errlen, "--dns-listen: at most %d", DNSD_MAX_LISTEN);
 		return NULL;
 	}
 	if ((d = calloc(1, sizeof(*d))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	d->env = *env;
@@ -568,7 +569,7 @@ dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
 			if (u->ev != NULL)
 				event_free(u->ev);
 			close(fd);
-			snprintf(err, errlen, "--dns-listen: out of memory");
+			errbuf_set(err, errlen, "--dns-listen: out of memory");
 			goto fail;
 		}
 		d->nudp++;
@@ -578,7 +579,7 @@ dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
 		    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 64, fd);
 		if (d->tcp[d->ntcp] == NULL) {
 			close(fd);
-			snprintf(err, errlen, "--dns-listen: cannot listen: %s",
+			errbuf_set(err, errlen, "--dns-listen: cannot listen: %s",
 			    strerror(errno));
 			goto fail;
 		}

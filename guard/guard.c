@@ -29,6 +29,7 @@
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
+#include "util/errbuf.h"
 #include "util/mutant.h"
 
 void
@@ -133,26 +134,26 @@ lookup_user(const char *name, struct user *u, char *err, size_t errlen)
 	int n = GUARD_MAX_GROUPS, i;
 
 	if ((pw = getpwnam(name)) == NULL) {
-		snprintf(err, errlen, "--user %s: no such user", name);
+		errbuf_set(err, errlen, "--user %s: no such user", name);
 		return -1;
 	}
 	if (pw->pw_uid == 0) {
-		snprintf(err, errlen, "--user %s: refusing to run as uid 0", name);
+		errbuf_set(err, errlen, "--user %s: refusing to run as uid 0", name);
 		return -1;
 	}
 	if (pw->pw_gid == 0) {
-		snprintf(err, errlen, "--user %s: refusing a user whose primary group "
+		errbuf_set(err, errlen, "--user %s: refusing a user whose primary group "
 		    "is 0", name);
 		return -1;
 	}
 	if (getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) == -1) {
-		snprintf(err, errlen, "--user %s: more than %d groups", name,
+		errbuf_set(err, errlen, "--user %s: more than %d groups", name,
 		    GUARD_MAX_GROUPS);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
 		if (groups[i] == 0) {
-			snprintf(err, errlen, "--user %s: refusing a user in group 0 "
+			errbuf_set(err, errlen, "--user %s: refusing a user in group 0 "
 			    "(a supplementary group)", name);
 			return -1;
 		}
@@ -175,15 +176,15 @@ drop_privileges(const struct user *u, struct plane *pl, char *err, size_t errlen
 		return -1;
 	if (setgroups(0, NULL) == -1 || setresgid(u->gid, u->gid, u->gid) == -1 ||
 	    setresuid(u->uid, u->uid, u->uid) == -1) {
-		snprintf(err, errlen, "--user %s: %s", u->name, strerror(errno));
+		errbuf_set(err, errlen, "--user %s: %s", u->name, strerror(errno));
 		return -1;
 	}
 	if (setuid(0) != -1) {
-		snprintf(err, errlen, "--user %s: could regain root", u->name);
+		errbuf_set(err, errlen, "--user %s: could regain root", u->name);
 		return -1;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
-		snprintf(err, errlen, "--user %s: no_new_privs: %s", u->name,
+		errbuf_set(err, errlen, "--user %s: no_new_privs: %s", u->name,
 		    strerror(errno));
 		return -1;
 	}

@@ -15,6 +15,7 @@
 
 #include "guard/ifaddr.h"
 #include "resolver/classify.h"
+#include "util/errbuf.h"
 
 #define IFADDR_MAX 1024
 #define IFADDR_RETRY_SEC 1	/* after a failed refresh, while all is denied */
@@ -131,32 +132,32 @@ ifaddr_watch_new(struct event_base *base, struct classify_cfg *cfg,
 	struct sockaddr_nl sa;
 
 	if ((w = calloc(1, sizeof(*w))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	w->cfg = cfg;
 	w->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    NETLINK_ROUTE);
 	if (w->fd == -1) {
-		snprintf(err, errlen, "rtnetlink socket: %s", strerror(errno));
+		errbuf_set(err, errlen, "rtnetlink socket: %s", strerror(errno));
 		goto fail;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.nl_family = AF_NETLINK;
 	sa.nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
 	if (bind(w->fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
-		snprintf(err, errlen, "rtnetlink bind: %s", strerror(errno));
+		errbuf_set(err, errlen, "rtnetlink bind: %s", strerror(errno));
 		goto fail;
 	}
 	/* Subscribe first, then read: no change can fall in between. */
 	if (ifaddr_refresh(cfg) == -1) {
-		snprintf(err, errlen, "cannot read interface addresses");
+		errbuf_set(err, errlen, "cannot read interface addresses");
 		goto fail;
 	}
 	w->ev = event_new(base, w->fd, EV_READ | EV_PERSIST, watch_cb, w);
 	w->retry = evtimer_new(base, retry_cb, w);
 	if (w->ev == NULL || w->retry == NULL || event_add(w->ev, NULL) == -1) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	return w;

@@ -20,6 +20,7 @@
 #include "guard/log.h"
 #include "guard/proxy.h"
 #include "guard/worker.h"
+#include "util/errbuf.h"
 #include "util/num.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
@@ -303,7 +304,7 @@ open_listener(struct worker *w, const struct dest *d, int transparent, char *err
 	w->lfds[w->nlisteners++] = fd;
 	return 0;
 fail:
-	snprintf(err, errlen, "%s %s%s%s:%u: %s",
+	errbuf_set(err, errlen, "%s %s%s%s:%u: %s",
 	    transparent ? "--transparent" : "--listen", d->kind == DEST_IPV6 ? "[" : "", d->host,
 	    d->kind == DEST_IPV6 ? "]" : "", d->port, strerror(errno));
 	if (fd != -1)
@@ -524,7 +525,7 @@ worker_start(struct worker *w, char *err, size_t errlen)
 	rc = pthread_create(&w->thread, NULL, worker_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
-		snprintf(err, errlen, "worker %u: cannot start its thread: %s", w->idx,
+		errbuf_set(err, errlen, "worker %u: cannot start its thread: %s", w->idx,
 		    strerror(rc));
 		return -1;
 	}
@@ -562,7 +563,7 @@ worker_new(struct guard *g, unsigned idx, struct event_base *base, char *err,
 	size_t i;
 
 	if ((w = calloc(1, sizeof(*w))) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	w->g = g;
@@ -574,20 +575,20 @@ worker_new(struct guard *g, unsigned idx, struct event_base *base, char *err,
 		base = worker_loop_new();
 	}
 	if ((w->base = base) == NULL) {
-		snprintf(err, errlen, "worker %u: cannot create event loop", idx);
+		errbuf_set(err, errlen, "worker %u: cannot create event loop", idx);
 		goto fail;
 	}
 	if (idx == 0) {
 		w->log = g->log;
 	} else if ((w->log = log_clone(g->log)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	} else if (log_attach(w->log, base) == -1) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	if ((w->classify = config_classifier(cfg)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	if ((w->ifwatch = ifaddr_watch_new(base, w->classify, err, errlen)) == NULL)
@@ -604,18 +605,18 @@ worker_new(struct guard *g, unsigned idx, struct event_base *base, char *err,
 		.policy = px_policy, .closed = px_closed,
 	};
 	if ((w->proxy = proxy_new(&px_env)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	w->accept_resume = evtimer_new(base, accept_resume_cb, w);
 	if (w->accept_resume == NULL) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
 	if (idx > 0 && ((w->cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1 ||
 	    (w->cmd_ev = event_new(base, w->cmd_fd, EV_READ | EV_PERSIST, cmd_cb,
 	    w)) == NULL || event_add(w->cmd_ev, NULL) == -1)) {
-		snprintf(err, errlen, "worker %u: cannot watch its mailbox: %s", idx,
+		errbuf_set(err, errlen, "worker %u: cannot watch its mailbox: %s", idx,
 		    strerror(errno));
 		goto fail;
 	}

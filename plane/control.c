@@ -27,7 +27,6 @@
 #include "policy/policy.h"
 #include "util/bigbuf.h"
 #include "util/errbuf.h"
-#include "util/num.h"
 
 /* Control connections open at once, whatever they are doing; with the
  * body bound this caps what callers can make the guard hold. */
@@ -375,7 +374,7 @@ put_head(struct conn *k, const struct http_req *req, size_t end)
 		    "a push needs Content-Length");
 		return;
 	}
-	if (ncl > 1 || num_parse_n(cl->value, cl->value_len, 0, LLONG_MAX, &len) == -1) {
+	if (ncl > 1 || http_content_length(cl, &len) == -1) {
 		refuse(k, "PUT", "/v1/policy", 400, "malformed", "malformed Content-Length");
 		return;
 	}
