@@ -125,6 +125,13 @@ log_attach(struct log *lg, struct event_base *base)
 }
 
 void
+log_flush(struct log *lg)
+{
+	if (lg != NULL && lg->flush != NULL)
+		log_write_batch(lg);
+}
+
+void
 log_detach(struct log *lg)
 {
 	if (lg == NULL || lg->flush == NULL)

@@ -26,6 +26,10 @@ struct log *log_clone(struct log *parent);
 struct event_base;
 int log_attach(struct log *lg, struct event_base *base);
 void log_detach(struct log *lg);
+/* Writes what is batched now (a worker, before it acknowledges a new
+ * policy: its revocation lines must reach the file before the main
+ * thread's "policy" line, which follows every acknowledgement). */
+void log_flush(struct log *lg);
 
 #define LOG_REC_MAX 8192
 

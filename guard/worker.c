@@ -378,6 +378,7 @@ take_mail(struct worker *w)
 	pthread_mutex_unlock(&g->wmu);
 	if (seq != 0) {
 		revoked = take_policy(w, p);
+		log_flush(w->log);	/* the revocations before the "policy" line */
 		pthread_mutex_lock(&g->wmu);
 		w->acked = seq;
 		w->revoked = revoked;
