@@ -538,8 +538,11 @@ rss_check memory_bound_fast_writer_slow_upstream_8_tunnels $? "up $up_peak, up-h
 [ "$dn_peak" -le "$BOUND" ] && [ "$dnh_peak" -le "$BOUND" ]
 rss_check memory_bound_fast_upstream_non_reading_client_8_tunnels $? "down $dn_peak, down-http $dnh_peak, bound $BOUND"
 # Controls: with a reader at the far end the same clients move far more,
-# so the slow side really was what held them back.
-[ "$upc_sent" -ge $((up_sent * 10)) ] && [ "$upc_sent" -ge 100000000 ]
+# so the slow side really was what held them back. What the slow case
+# still "sends" is the kernel's buffers filling (8 tunnels of up to 32 MiB
+# of receive buffer, net.ipv4.tcp_rmem, plus send buffers: about 250 MB
+# here), so the fast case need only be well past that: twice, and 100 MB.
+[ "$upc_sent" -ge $((up_sent * 2)) ] && [ "$upc_sent" -ge 100000000 ]
 check control_memory_fast_reader_moves_the_bytes_up $? "$up_sent vs $upc_sent"
 [ "$dnc_recv" -ge 100000000 ] && [ "$dnhc_recv" -ge 100000000 ]
 check control_memory_reading_client_moves_the_bytes_down $? "$dnc_recv / $dnhc_recv"
