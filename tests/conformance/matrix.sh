@@ -443,8 +443,9 @@ direct_tcp() {
 	echo "$r $(seen pub)"
 	clear_log pub
 }
+# direct_udp, direct_icmp [NS]: from NS (default: the workload)
 direct_udp() {
-	inwl python3 -c '
+	ip netns exec "${1:-$WL}" python3 -c '
 import socket
 q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03api\x07example\x04test\x00\x00\x01\x00\x01"
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
@@ -453,7 +454,7 @@ try:
 except OSError:
     print("blocked")'
 }
-direct_icmp() { inwl ping -c1 -W1 198.18.1.10 >/dev/null 2>&1 && echo reached || echo blocked; }
+direct_icmp() { ip netns exec "${1:-$WL}" ping -c1 -W1 198.18.1.10 >/dev/null 2>&1 && echo reached || echo blocked; }
 direct_v6() {
 	clear_log pub6
 	inwl curl -sS --noproxy '*' --max-time 3 -o /dev/null 'http://[2001:2:0:1::10]/' 2>/dev/null &&
@@ -601,6 +602,10 @@ TP_T0=$(date +%s%N)
 tpcurl() {
 	tp_to "$1" || { echo error; return; }
 	shift
+	tpreq "$@"
+}
+# tpreq URL [curl args]: the same, through whatever redirect is in place
+tpreq() {
 	out=$(ip netns exec "$TW" curl -sS -v --max-time 5 -o /dev/null -w 'code=%{http_code}' \
 	    "$@" 2>"$T/tp.err")
 	r=$(sed -n 's/^< X-Egress-Guard-Reason: \([a-z_]*\).*/\1/p' "$T/tp.err" | tr -d '\r' | head -n1)
@@ -687,36 +692,21 @@ if want_fact default_deny; then
 	# listener); "allow|deny R|error attacker reached|untouched"
 	tp_direct() {
 		clear_log attacker
-		out=$(ip netns exec "$TW" curl -sS -v --max-time 5 -o /dev/null -w 'code=%{http_code}' \
-		    http://198.18.1.66/ 2>"$T/tp.err")
-		r=$(sed -n 's/^< X-Egress-Guard-Reason: \([a-z_]*\).*/\1/p' "$T/tp.err" | tr -d '\r' | head -n1)
-		case "$out" in code=200) v=allow;; *) if [ -n "$r" ]; then v="deny $r"; else v=error; fi;; esac
-		echo "$v attacker $(seen attacker)"
+		echo "$(tpreq http://198.18.1.66/) attacker $(seen attacker)"
 		clear_log attacker
 	}
-	tp_udp() {
-		ip netns exec "$TW" python3 -c '
-import socket
-q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03api\x07example\x04test\x00\x00\x01\x00\x01"
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
-try:
-    s.sendto(q, ("198.18.0.53", 53)); s.recv(512); print("answered")
-except OSError:
-    print("blocked")'
-	}
-	tp_icmp() { ip netns exec "$TW" ping -c1 -W1 198.18.1.10 >/dev/null 2>&1 && echo reached || echo blocked; }
 	# A route back to the workload through the guard's namespace (its /24
 	# is also a network of the internet's own), so that anything the
 	# guard's namespace forwarded would be answered: only the rules stop it.
 	ip -n "$IN" route add 10.78.0.2/32 via 198.18.0.1
 	if tp_nft apply; then
-		o1=$(tp_direct); o2=$(tp_udp); o3=$(tp_icmp)
+		o1=$(tp_direct); o2=$(direct_udp "$TW"); o3=$(direct_icmp "$TW")
 		o4=$(ip netns exec "$TW" curl -sS --max-time 5 -o /dev/null -w '%{http_code}' http://api.example.test/ 2>/dev/null)
 	else
 		o1="apply failed"; o2=$o1; o3=$o1; o4=$o1
 	fi
 	tp_nft remove
-	k1=$(tp_direct); k2=$(tp_udp); k3=$(tp_icmp)
+	k1=$(tp_direct); k2=$(direct_udp "$TW"); k3=$(direct_icmp "$TW")
 	ip -n "$IN" route del 10.78.0.2/32 via 198.18.0.1
 	record tp-dd-01 $F "transparent layout: TCP to an address no policy admits goes to the guard, never around it (control: the rules removed)" \
 	    "deny not_allowlisted attacker untouched" "$o1" "allow attacker reached" "$k1"
