@@ -52,12 +52,16 @@ guard_log_policy(struct guard *g, const char *event)
 	log_emit(g->log, &r);
 }
 
+/* Installs p in every worker, then writes the "policy" line: after the
+ * closes of the tunnels p revokes (each worker writes them before it
+ * acks) and before any decision under p (each worker holds those until
+ * log_release). The line means p is in force on every worker. */
 size_t
 guard_set_policy(struct guard *g, struct policy *p)
 {
 	struct policy *old = g->policy;
 	uint64_t seq = ++g->policy_seq;
-	long long others;
+	long long others = 0;
 	size_t revoked;
 	unsigned i;
 
@@ -68,12 +72,10 @@ guard_set_policy(struct guard *g, struct policy *p)
 #ifdef EG_MUTANT_NO_POLICY_ACK
 	/* Test-only mutant: answer before the other workers took the policy
 	 * (the old one is kept: they may still read it). */
-	(void)old;
-	(void)others;
-	return revoked;
+	old = NULL;
 #else
-	/* The caller answers (or logs) once this returns: only then may no
-	 * worker admit under the old policy. */
+	/* The caller answers once this returns: only then may no worker
+	 * admit under the old policy. */
 	if ((others = worker_wait_policy(g, seq)) == -1) {
 		log_msg(g->log, "error", "a worker did not take the new policy in time: "
 		    "stopping (fail closed)");
@@ -82,9 +84,14 @@ guard_set_policy(struct guard *g, struct policy *p)
 		    "within %d s\n", WORKER_ACK_TIMEOUT_S);
 		_exit(1);
 	}
+#endif
+	guard_log_policy(g, "policy");
+	log_flush(g->log);
+	log_release(g->log, seq);
+	for (i = 1; i < g->nworkers; i++)
+		worker_wake(g->workers[i]);
 	policy_free(old);
 	return revoked + (size_t)others;
-#endif
 }
 
 /* What the control socket calls back into (control_env). */
@@ -104,12 +111,6 @@ static size_t
 ctl_set_policy(void *arg, struct policy *p)
 {
 	return guard_set_policy(arg, p);
-}
-
-static void
-ctl_log_policy(void *arg, const char *event)
-{
-	guard_log_policy(arg, event);
 }
 
 /* The --user to become, looked up before anything starts: the state
@@ -291,7 +292,6 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		} else {
 			plane_installed(g->plane, p);
 			guard_set_policy(g, p);
-			guard_log_policy(g, "policy");
 		}
 		return;
 	}
@@ -513,7 +513,6 @@ guard_run_main(int argc, char **argv)
 		.version = EG_VERSION, .revision = EG_REVISION,
 		.started = g.started, .arg = &g, .policy = ctl_policy,
 		.nconns = ctl_nconns, .set_policy = ctl_set_policy,
-		.log_policy = ctl_log_policy,
 	};
 	if ((g.control = control_new(&ctl_env, cfg.control_path, cfg.user != NULL ?
 	    user.uid : geteuid(), err, sizeof(err))) == NULL) {

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -25,7 +26,10 @@ struct log {
 	int		 owned;
 	struct log	*root;		/* whose fp and lock a clone shares */
 	pthread_mutex_t	 lock;		/* root's: one writer at a time */
-	int		 locked;	/* lock is initialised */
+	pthread_cond_t	 released_cv;	/* root's: released moved on */
+	int		 locked;	/* lock and released_cv are initialised */
+	uint64_t	 released;	/* root's: the newest log_release'd seq */
+	uint64_t	 hold;		/* a clone's: written once released >= hold */
 	enum log_format	 fmt;
 	struct event	*flush;		/* NULL: unbatched */
 	char		*batch;
@@ -62,6 +66,12 @@ log_open(const char *path, enum log_format fmt, char *err, size_t errlen)
 		log_close(lg);
 		return NULL;
 	}
+	if (pthread_cond_init(&lg->released_cv, NULL) != 0) {
+		pthread_mutex_destroy(&lg->lock);
+		errbuf_set(err, errlen, "cannot create the log's lock");
+		log_close(lg);
+		return NULL;
+	}
 	lg->locked = 1;
 	return lg;
 }
@@ -79,17 +89,34 @@ log_clone(struct log *parent)
 	return lg;
 }
 
+/* What a held batch does when it would be written (see log_hold). */
+enum log_when {
+	LOG_KEEP,	/* stay batched: the release pokes the worker */
+	LOG_WAIT,	/* the batch is full: wait for the release */
+	LOG_NOW		/* the loop is going away: write anyway */
+};
+
 /* Every write to the log's file, from any worker, holds the root's lock:
  * a batch that a pipe takes in several pieces cannot be cut into by
  * another worker's lines. */
 static void
-log_write_batch(struct log *lg)
+log_write_batch(struct log *lg, enum log_when when)
 {
+	struct log *root = lg->root;
 	size_t off = 0;
 
 	if (lg->blen == 0)
 		return;
-	pthread_mutex_lock(&lg->root->lock);
+	pthread_mutex_lock(&root->lock);
+	/* Waiting is bounded: the main thread releases as soon as the last
+	 * worker acks, and ends the guard when one does not within 10 s. */
+	while (when != LOG_NOW && lg->hold > root->released) {
+		if (when == LOG_KEEP) {
+			pthread_mutex_unlock(&root->lock);
+			return;
+		}
+		pthread_cond_wait(&root->released_cv, &root->lock);
+	}
 	(void)fflush(lg->fp);	/* anything written through stdio first */
 	while (off < lg->blen) {
 		ssize_t n = write(fileno(lg->fp), lg->batch + off, lg->blen - off);
@@ -99,8 +126,27 @@ log_write_batch(struct log *lg)
 			break;	/* a log that cannot be written loses lines, never the guard */
 		off += (size_t)n;
 	}
-	pthread_mutex_unlock(&lg->root->lock);
+	pthread_mutex_unlock(&root->lock);
 	lg->blen = 0;
+}
+
+void
+log_hold(struct log *lg, uint64_t seq)
+{
+	if (lg != NULL && lg != lg->root)
+		lg->hold = seq;
+}
+
+void
+log_release(struct log *root, uint64_t seq)
+{
+	if (root == NULL || !root->locked)
+		return;
+	pthread_mutex_lock(&root->lock);
+	if (seq > root->released)
+		root->released = seq;
+	pthread_cond_broadcast(&root->released_cv);
+	pthread_mutex_unlock(&root->lock);
 }
 
 static void
@@ -108,7 +154,7 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	log_write_batch(arg);
+	log_write_batch(arg, LOG_KEEP);
 }
 
 int
@@ -128,7 +174,7 @@ void
 log_flush(struct log *lg)
 {
 	if (lg != NULL && lg->flush != NULL)
-		log_write_batch(lg);
+		log_write_batch(lg, LOG_KEEP);
 }
 
 void
@@ -136,7 +182,7 @@ log_detach(struct log *lg)
 {
 	if (lg == NULL || lg->flush == NULL)
 		return;
-	log_write_batch(lg);
+	log_write_batch(lg, LOG_NOW);
 	event_free(lg->flush);
 	lg->flush = NULL;
 	free(lg->batch);
@@ -151,8 +197,10 @@ log_close(struct log *lg)
 	log_detach(lg);
 	if (lg->owned)
 		fclose(lg->fp);
-	if (lg->locked)
+	if (lg->locked) {
+		pthread_cond_destroy(&lg->released_cv);
 		pthread_mutex_destroy(&lg->lock);
+	}
 	free(lg);
 }
 
@@ -343,7 +391,7 @@ log_emit(struct log *lg, struct log_rec *r)
 		return;
 	}
 	if (lg->blen + r->len > LOG_BATCH_MAX)
-		log_write_batch(lg);
+		log_write_batch(lg, LOG_WAIT);
 	memcpy(lg->batch + lg->blen, r->buf, r->len);
 	lg->blen += r->len;
 	if (!event_pending(lg->flush, EV_TIMEOUT, NULL))

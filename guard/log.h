@@ -6,6 +6,7 @@
 #define EG_LOG_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum log_format { LOG_JSON = 1, LOG_TEXT };
 
@@ -30,6 +31,14 @@ void log_detach(struct log *lg);
  * policy: its revocation lines must reach the file before the main
  * thread's "policy" line, which follows every acknowledgement). */
 void log_flush(struct log *lg);
+/* A worker that has taken policy seq holds its later lines (decisions
+ * under that policy) until the main thread has written the "policy" line
+ * and calls log_release(root, seq): no line names a policy before the
+ * line that installs it. A held batch that fills waits for the release
+ * (bounded: the main thread releases when the last worker acks, or ends
+ * the guard after 10 s). Unbatched logs (out of memory) never hold. */
+void log_hold(struct log *lg, uint64_t seq);
+void log_release(struct log *root, uint64_t seq);
 
 #define LOG_REC_MAX 8192
 

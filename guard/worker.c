@@ -379,11 +379,14 @@ take_mail(struct worker *w)
 	if (seq != 0) {
 		revoked = take_policy(w, p);
 		log_flush(w->log);	/* the revocations before the "policy" line */
+		log_hold(w->log, seq);	/* the decisions under p after it */
 		pthread_mutex_lock(&g->wmu);
 		w->acked = seq;
 		w->revoked = revoked;
 		pthread_cond_broadcast(&g->wcv);
 		pthread_mutex_unlock(&g->wmu);
+	} else {
+		log_flush(w->log);	/* woken by log_release: what was held */
 	}
 	if (stop)
 		stop_here(w, stop == 2);
@@ -474,6 +477,12 @@ worker_wait_policy(struct guard *g, uint64_t seq)
 	}
 	pthread_mutex_unlock(&g->wmu);
 	return rc == 0 ? revoked : -1;
+}
+
+void
+worker_wake(struct worker *w)
+{
+	post(w);
 }
 
 void

@@ -49,6 +49,9 @@ void worker_free(struct worker *w);
  * Returns the connections they revoked, or -1 on timeout. */
 void worker_post_policy(struct worker *w, const struct policy *p, uint64_t seq);
 long long worker_wait_policy(struct guard *g, uint64_t seq);
+/* Wakes worker w to write the log lines it held (log_hold) after
+ * log_release. */
+void worker_wake(struct worker *w);
 /* Worker 0's own change, on the main thread: returns how many it revoked. */
 size_t worker_set_policy_here(struct worker *w, const struct policy *p);
 

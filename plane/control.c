@@ -283,8 +283,6 @@ answer_push(void *arg, const struct ctlpush_item *p, enum plane_verdict v,
 	}
 	log_call(c, p->uid, "PUT", "/v1/policy", 200,
 	    v == PLANE_OK ? "accepted" : "unchanged");
-	if (v == PLANE_OK)
-		env->log_policy(env->arg, "policy");
 	reply_policy(p->who, env->policy(env->arg), revoked);
 }
 

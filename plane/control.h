@@ -38,9 +38,9 @@ struct control_env {
 	/* The active policy, NULL when none is loaded. */
 	const struct policy	*(*policy)(void *arg);
 	uint64_t		(*nconns)(void *arg);	/* proxy connections open */
-	/* Installs p (ownership moves); returns how many were revoked. */
+	/* Installs p (ownership moves) and logs its "policy" line; returns
+	 * how many were revoked. */
 	size_t			(*set_policy)(void *arg, struct policy *p);
-	void			(*log_policy)(void *arg, const char *event);
 };
 
 #define CONTROL_MAX_BODY BUNDLE_MAX_BYTES	/* a body is one bundle */

@@ -617,10 +617,12 @@ cat >"$T/revcheck.py" <<'PY'
 import json, sys
 L = [json.loads(l) for l in open(sys.argv[1])]
 host_of, open_drop, viol, admitted_under_b, keep_revoked, b_events = {}, set(), 0, 0, 0, 0
-revoked_closes = 0
+revoked_closes, early = 0, 0
 entries = {}	# epoch -> entries: 2 for A, 1 for B
 for o in L:
     ev = o.get("event")
+    if ev == "decision" and o.get("policy_epoch") not in entries:
+        early += 1	# names a policy whose line is not above it
     if ev == "decision" and o["decision"] == "allow":
         host_of[o["id"]] = o["host"]
         if o["host"] == "drop.example.test":
@@ -639,13 +641,18 @@ for o in L:
         if o["entries"] == 1:
             b_events += 1
             viol += len(open_drop)
-print(b_events, viol, admitted_under_b, keep_revoked, revoked_closes)
+print(b_events, viol, admitted_under_b, keep_revoked, revoked_closes, early)
 PY
 set -- $(python3 "$T/revcheck.py" "$T/L.log")
-echo "# log: $1 B policies, $2 drop tunnels alive at one, $3 admitted under B, $4 keep revoked, $5 revoked closes"
+echo "# log: $1 B policies, $2 drop tunnels alive at one, $3 admitted under B, $4 keep revoked, $5 revoked closes, $6 decisions above their policy line"
 [ "$1" = 50 ] && [ "$2" = 0 ] && [ "$3" = 0 ] && [ "$4" = 0 ] &&
     [ "$(jget "$T/tunnels.json" 'o["drop_open_at_end"] + o["drop_stalled"] + o["drop_mismatch"]')" = 0 ]
 check pushes_under_load_no_refused_tunnel_survives_a_push $? "$*"
+# Every worker holds its decisions under a new policy until the main
+# thread has written that policy's line (log_hold): read in order, the
+# log never names a policy before installing it.
+[ "$6" = 0 ]
+check pushes_under_load_no_decision_above_its_policy_line $? "$*"
 # Control: the refused tunnels really were open and echoing, and were
 # reopened under every A: each B push had something to revoke.
 nrev=$(grep -c '"revoked":[1-9]' "$T/pushes.txt")
