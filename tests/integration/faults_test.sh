@@ -85,7 +85,7 @@ wait_quiet() {
 # logq LOG EXPR: evaluates EXPR (Python) over L, the list of log objects.
 logq() {
 	python3 -c '
-import json, sys
+import datetime, json, sys
 L = [json.loads(l) for l in open(sys.argv[1])]
 def dec(host=None, port=None):
     return [o for o in L if o.get("event") == "decision" and
@@ -509,7 +509,8 @@ rss0=$(rss "$M")
 BOUND=$((rss0 + 4096))
 # flood_case NAME FLOOD-ARGS...: runs one flood (the client aborts its
 # connections with a RST at the end), prints "peak sent received quiet_ms"
-# (quiet_ms: from the abort until the guard holds no connection).
+# (quiet_ms: from the abort until the guard holds no connection, as the
+# test polls it) "aborted_at" (wall clock, seconds).
 flood_case() {
 	name=$1; shift
 	echo 5 >"/proc/$M/clear_refs"	# VmHWM := VmRSS
@@ -519,12 +520,22 @@ flood_case() {
 	wait_quiet M 20
 	t1=$(date +%s%N)
 	echo "$peak $(jget "$T/fl_$name.json" 'o["sent"]') $(jget "$T/fl_$name.json" 'o["received"]')" \
-	    "$(( (t1 - t0) / 1000000 ))"
+	    "$(( (t1 - t0) / 1000000 )) $(jget "$T/fl_$name.json" 'o["aborted_at"]')"
+}
+# react_ms PEER ABORTED_AT: from the client's abort to the last of the 8
+# tunnels' close lines for PEER, by the log's own timestamps (the guard's
+# reaction, whatever the load on the test's poller).
+react_ms() {
+	logq "$T/M.log" 'int(1000 * (max(datetime.datetime.strptime(o["ts"],
+	    "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+	    for o in closes("'"$1"'")[-8:]) - '"$2"'))'
 }
 set -- $(flood_case up --mode up --dest api.example.test:9005); up_peak=$1 up_sent=$2 up_quiet=$4
+up_react=$(react_ms 198.18.1.10:9005 "$5")
 up_reasons=$(logq "$T/M.log" '",".join(sorted(set(o["reason"] for o in closes("198.18.1.10:9005"))))')
 set -- $(flood_case upctl --mode up --dest api.example.test:9006); upc_peak=$1 upc_sent=$2 upc_quiet=$4
 set -- $(flood_case down --mode down --dest api.example.test:80); dn_peak=$1 dn_quiet=$4
+dn_react=$(react_ms 198.18.1.10:80 "$5")
 set -- $(flood_case downctl --mode down --dest api.example.test:80 --read); dnc_peak=$1 dnc_recv=$3
 set -- $(flood_case uph --mode up-http --dest api.example.test:9005); uph_peak=$1 uph_sent=$2 uph_quiet=$4
 set -- $(flood_case dnh --mode down-http --dest api.example.test:80); dnh_peak=$1
@@ -552,9 +563,12 @@ check control_memory_reading_client_moves_the_bytes_down $? "$dnc_recv / $dnhc_r
 # drain at 20 KiB/s or the 300 s idle timeout. The non-reading download
 # case is the control: there the guard is writing to the client and the
 # reset shows as a write error.
-echo "# after the abort, guard quiet in: up ${up_quiet} ms (closes: $up_reasons), down ${dn_quiet} ms, upload to fast reader ${upc_quiet} ms, absolute-form upload ${uph_quiet} ms"
-[ "$up_quiet" -lt 3000 ] && [ "$up_reasons" = reset ] && [ "$dn_quiet" -lt 3000 ]
-check tunnel_client_abort_while_backpressured_released_at_once $? "up ${up_quiet} ms ($up_reasons), down ${dn_quiet} ms"
+# Judged on the guard's own close lines: a poller on a loaded machine
+# (curl and python per look) added up to 2 s to the same reaction.
+echo "# after the abort, last close line in: up ${up_react} ms (closes: $up_reasons), down ${dn_react} ms"
+echo "# after the abort, guard quiet (as polled) in: up ${up_quiet} ms, down ${dn_quiet} ms, upload to fast reader ${upc_quiet} ms, absolute-form upload ${uph_quiet} ms"
+[ "$up_react" -lt 2500 ] && [ "$up_reasons" = reset ] && [ "$dn_react" -lt 2500 ]
+check tunnel_client_abort_while_backpressured_released_at_once $? "up ${up_react} ms ($up_reasons), down ${dn_react} ms"
 fi
 
 # =====================================================================
