@@ -33,12 +33,22 @@ conn_tunnel_release(struct tunnel *t)
 void
 conn_exchange_release(struct exchange *x)
 {
+	if (x == NULL)
+		return;
 	if (x->ubev != NULL) {
 		bufferevent_free(x->ubev);
 		x->ubev = NULL;
 	}
 	free(x->fwd);
 	x->fwd = NULL;
+}
+
+void
+conn_exchange_drop(struct proxy_conn *c)
+{
+	conn_exchange_release(c->ex);
+	free(c->ex);
+	c->ex = NULL;
 }
 
 const char *
@@ -50,7 +60,7 @@ conn_kind_proto(enum proxy_kind k)
 const char *
 conn_proto(const struct proxy_conn *c)
 {
-	return c->tp.kind != TRANSP_NONE ? "transparent" : conn_kind_proto(c->kind);
+	return c->tp != NULL ? "transparent" : conn_kind_proto(c->kind);
 }
 
 void
@@ -133,7 +143,8 @@ void
 conn_log_decision(struct proxy_conn *c, enum reason r, const char *detail)
 {
 	struct log_rec rec;
-	const char *addrs[PROXY_LOG_ADDRS];
+	char abuf[DIAL_MAX_ADDRS][INET6_ADDRSTRLEN];
+	const char *addrs[DIAL_MAX_ADDRS];
 	size_t i;
 
 	metrics_decision(c->env.metrics, conn_proto(c), r);
@@ -141,8 +152,8 @@ conn_log_decision(struct proxy_conn *c, enum reason r, const char *detail)
 	log_rec_int(&rec, "id", (long long)c->id);
 	log_rec_str(&rec, "client", c->client);
 	log_rec_str(&rec, "proto", conn_proto(c));
-	if (c->tp.kind != TRANSP_NONE)	/* what the client dialled: never trusted */
-		log_rec_str(&rec, "orig_dst", c->tp.orig_str);
+	if (c->tp != NULL)	/* what the client dialled: never trusted */
+		log_rec_str(&rec, "orig_dst", c->tp->orig_str);
 	if (c->have_dest) {
 		log_rec_str(&rec, "host", c->dest.host);
 		log_rec_int(&rec, "port", c->dest.port);
@@ -152,9 +163,11 @@ conn_log_decision(struct proxy_conn *c, enum reason r, const char *detail)
 	}
 	log_rec_str(&rec, "decision", reason_is_allow(r) ? "allow" : "deny");
 	log_rec_str(&rec, "reason", reason_name(r));
-	for (i = 0; i < c->nlogaddrs; i++)
-		addrs[i] = c->logaddrs[i];
-	log_rec_strv(&rec, "addrs", addrs, c->nlogaddrs);
+	for (i = 0; i < c->naddrs; i++) {
+		decide_addr_str(&c->addrs[i], abuf[i], sizeof(abuf[i]));
+		addrs[i] = abuf[i];
+	}
+	log_rec_strv(&rec, "addrs", addrs, c->naddrs);
 	if (reason_is_allow(r))
 		log_rec_str(&rec, "peer", c->peer);
 	if (detail != NULL && detail[0] != '\0')
@@ -236,7 +249,7 @@ conn_finish(struct proxy_conn *c)
 	c->rq = NULL;
 	dial_cancel(c->dial);
 	c->dial = NULL;
-	conn_exchange_release(&c->ex);
+	conn_exchange_release(c->ex);
 	c->state = ST_LINGER;
 	evtimer_del(c->timer);
 	evtimer_assign(c->timer, c->env.base, linger_cb, c);
@@ -343,8 +356,8 @@ conn_deny_with(struct proxy_conn *c, enum reason r, const char *detail, int sock
 	}
 	/* A redirected client that did not speak HTTP expects no answer of
 	 * ours: it is closed. */
-	if (status != 0 && !c->ex.resp_started &&
-	    (c->tp.kind == TRANSP_NONE || c->tp.kind == TRANSP_HTTP))
+	if (status != 0 && (c->ex == NULL || !c->ex->resp_started) &&
+	    (c->tp == NULL || c->tp->kind == TRANSP_HTTP))
 		conn_answer_http(c, r);
 	conn_finish(c);
 }
@@ -368,7 +381,7 @@ conn_free(struct proxy_conn *c)
 	conn_tunnel_release(&c->tun);
 	if (c->cbev != NULL)
 		bufferevent_free(c->cbev);
-	conn_exchange_release(&c->ex);
+	conn_exchange_drop(c);
 	if (c->timer != NULL)
 		event_free(c->timer);
 	env.detach(env.owner, c);

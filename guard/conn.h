@@ -22,7 +22,6 @@
 #include "resolver/resolver.h"
 
 #define PROXY_LINGER_S		2	/* after a deny: drain the client, then close */
-#define PROXY_LOG_ADDRS		16	/* addresses named in one log line */
 
 struct bufferevent;
 struct event;
@@ -49,8 +48,8 @@ enum proxy_kind { KIND_CONNECT = 1, KIND_HTTP, KIND_SOCKS5 };
 enum resp_state { RESP_HEAD = 1, RESP_BODY, RESP_DONE };
 
 /* A connection from a --transparent listener (guard/transp.c): what its
- * first bytes turned out to be. TRANSP_NONE everywhere else. */
-enum transp_kind { TRANSP_NONE = 0, TRANSP_FIRST, TRANSP_TLS, TRANSP_HTTP };
+ * first bytes turned out to be. */
+enum transp_kind { TRANSP_FIRST = 1, TRANSP_TLS, TRANSP_HTTP };
 
 /* What the lower layers need from the daemon, and the calls back up to
  * the router (guard/proxy.c), handed in when the connection is made:
@@ -144,12 +143,20 @@ struct proxy_conn {
 	char			 digest[POLICY_DIGEST_LEN + 1];
 	struct resolver_addr	 addrs[DIAL_MAX_ADDRS];
 	size_t			 naddrs;
-	char			 logaddrs[PROXY_LOG_ADDRS][INET6_ADDRSTRLEN];
-	size_t			 nlogaddrs;
 	struct timespec		 opened;	/* tunnel or exchange start */
 	struct timespec		 dns_start;
 	struct tunnel		 tun;
-	struct exchange		 ex;
+	struct exchange		*ex;		/* NULL until an absolute-form request */
+	/* Only a --transparent listener's connection has one, allocated
+	 * with it (struct proxy_conn_tp): NULL marks every other. */
+	struct transp_conn	*tp;
+};
+
+/* A transparent connection and its transparent state, one allocation:
+ * the state costs nothing to the connections of other listeners (an
+ * idle tunnel's memory is mostly its proxy_conn). */
+struct proxy_conn_tp {
+	struct proxy_conn	 c;
 	struct transp_conn	 tp;
 };
 
@@ -157,6 +164,8 @@ struct proxy_conn {
  * already released one. */
 void conn_tunnel_release(struct tunnel *t);
 void conn_exchange_release(struct exchange *x);
+/* Releases and frees c's exchange state (NULL after). */
+void conn_exchange_drop(struct proxy_conn *c);
 
 const char *conn_kind_proto(enum proxy_kind k);
 /* The log's proto of c: "transparent" or its kind's. */

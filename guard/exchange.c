@@ -34,9 +34,9 @@ up_idle_cb(struct bufferevent *bev, short what, void *arg)
 
 	(void)what;
 	/* A pooled upstream closed or spoke out of turn: drop it. */
-	if (bev == c->ex.ubev) {
-		bufferevent_free(c->ex.ubev);
-		c->ex.ubev = NULL;
+	if (bev == c->ex->ubev) {
+		bufferevent_free(c->ex->ubev);
+		c->ex->ubev = NULL;
 	}
 }
 
@@ -54,32 +54,32 @@ http_exchange_done(struct proxy_conn *c, const char *reason)
 	struct timeval tv;
 	int keep_up, keep_client;
 
-	conn_log_close(c, reason, c->ex.up, c->ex.down);
-	keep_client = c->ex.req_done && !c->ex.client_close && c->ex.resp == RESP_DONE;
-	keep_up = keep_client && !c->ex.resp_close && c->ex.ubev != NULL &&
-	    evbuffer_get_length(bufferevent_get_input(c->ex.ubev)) == 0;
+	conn_log_close(c, reason, c->ex->up, c->ex->down);
+	keep_client = c->ex->req_done && !c->ex->client_close && c->ex->resp == RESP_DONE;
+	keep_up = keep_client && !c->ex->resp_close && c->ex->ubev != NULL &&
+	    evbuffer_get_length(bufferevent_get_input(c->ex->ubev)) == 0;
 	if (!keep_client) {
 		conn_finish(c);
 		return;
 	}
 	if (keep_up) {
-		bufferevent_set_timeouts(c->ex.ubev, NULL, NULL);
-		bufferevent_setcb(c->ex.ubev, up_idle_read_cb, NULL, up_idle_cb, c);
-		bufferevent_enable(c->ex.ubev, EV_READ);
-	} else if (c->ex.ubev != NULL) {
-		bufferevent_free(c->ex.ubev);
-		c->ex.ubev = NULL;
+		bufferevent_set_timeouts(c->ex->ubev, NULL, NULL);
+		bufferevent_setcb(c->ex->ubev, up_idle_read_cb, NULL, up_idle_cb, c);
+		bufferevent_enable(c->ex->ubev, EV_READ);
+	} else if (c->ex->ubev != NULL) {
+		bufferevent_free(c->ex->ubev);
+		c->ex->ubev = NULL;
 	}
 	/* Back to reading a head: the next request is checked from scratch. */
 	c->state = ST_HEAD;
 	c->have_dest = 0;
-	c->nlogaddrs = 0;
-	c->ex.resp_started = 0;
+	c->naddrs = 0;
+	c->ex->resp_started = 0;
 	bufferevent_set_timeouts(c->cbev, NULL, NULL);
 	bufferevent_setcb(c->cbev, c->env.head_read, NULL, c->env.head_event, c);
 	bufferevent_setwatermark(c->cbev, EV_READ, 0, HTTP_HEAD_MAX);
 	bufferevent_enable(c->cbev, EV_READ);
-	c->ex.served++;
+	c->ex->served++;
 	evtimer_del(c->timer);
 	evtimer_assign(c->timer, c->env.base, c->env.header_timeout, c);
 	tv.tv_sec = c->env.cfg->header_timeout;
@@ -98,8 +98,8 @@ exchange_cut(struct proxy_conn *c)
 {
 	static const struct linger reset = { 1, 0 };
 
-	if (c->ex.resp == RESP_BODY && (c->ex.resp_kind == HTTP_BODY_CLOSE ||
-	    (c->ex.client10 && c->ex.resp_kind == HTTP_BODY_CHUNKED))) {
+	if (c->ex->resp == RESP_BODY && (c->ex->resp_kind == HTTP_BODY_CLOSE ||
+	    (c->ex->client10 && c->ex->resp_kind == HTTP_BODY_CHUNKED))) {
 		(void)setsockopt(bufferevent_getfd(c->cbev), SOL_SOCKET, SO_LINGER,
 		    &reset, sizeof(reset));
 		conn_free(c);
@@ -114,9 +114,9 @@ exchange_cut(struct proxy_conn *c)
 void
 exchange_abort(struct proxy_conn *c, enum reason r, const char *why)
 {
-	if (!c->ex.resp_started)
+	if (!c->ex->resp_started)
 		conn_answer_http(c, r);
-	conn_log_close(c, why != NULL ? why : reason_name(r), c->ex.up, c->ex.down);
+	conn_log_close(c, why != NULL ? why : reason_name(r), c->ex->up, c->ex->down);
 	exchange_cut(c);
 }
 
@@ -126,29 +126,29 @@ static int
 http_pump_body(struct proxy_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->cbev);
-	struct evbuffer *out = bufferevent_get_output(c->ex.ubev);
+	struct evbuffer *out = bufferevent_get_output(c->ex->ubev);
 	size_t n = evbuffer_get_length(in), m = 0;
 
-	if (c->ex.req_done || n == 0)
+	if (c->ex->req_done || n == 0)
 		return 0;
-	if (c->ex.reqf.chunked) {
+	if (c->ex->reqf.chunked) {
 		const char *b = (const char *)evbuffer_pullup(in, (ssize_t)n);
 		int done = 0;
-		long k = b != NULL ? chunked_feed(&c->ex.req_ch, b, n, &done) : -1;
+		long k = b != NULL ? chunked_feed(&c->ex->req_ch, b, n, &done) : -1;
 		if (k < 0)
 			return -1;
 		m = (size_t)k;
-		c->ex.req_done = done;
+		c->ex->req_done = done;
 	} else {
-		m = (long long)n < c->ex.req_left ? n : (size_t)c->ex.req_left;
-		c->ex.req_left -= (long long)m;
-		c->ex.req_done = c->ex.req_left == 0;
+		m = (long long)n < c->ex->req_left ? n : (size_t)c->ex->req_left;
+		c->ex->req_left -= (long long)m;
+		c->ex->req_done = c->ex->req_left == 0;
 	}
 	if (m > 0 && evbuffer_remove_buffer(in, out, m) != (int)m)
 		return -1;
-	c->ex.up += m;
-	conn_send_now(c->ex.ubev);
-	if (c->ex.req_done || evbuffer_get_length(out) >= PROXY_HIGH_WATER)
+	c->ex->up += m;
+	conn_send_now(c->ex->ubev);
+	if (c->ex->req_done || evbuffer_get_length(out) >= PROXY_HIGH_WATER)
 		bufferevent_disable(c->cbev, EV_READ);
 	return 0;
 }
@@ -170,8 +170,8 @@ cl_write_cb(struct bufferevent *bev, void *arg)
 	struct proxy_conn *c = arg;
 
 	conn_send_drained(bev);
-	if (c->ex.ubev != NULL && c->ex.resp != RESP_DONE)
-		bufferevent_enable(c->ex.ubev, EV_READ);
+	if (c->ex->ubev != NULL && c->ex->resp != RESP_DONE)
+		bufferevent_enable(c->ex->ubev, EV_READ);
 }
 
 static void
@@ -185,7 +185,7 @@ cl_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	/* The client left mid-exchange: nothing to answer. */
-	conn_log_close(c, (what & BEV_EVENT_EOF) ? "eof" : "reset", c->ex.up, c->ex.down);
+	conn_log_close(c, (what & BEV_EVENT_EOF) ? "eof" : "reset", c->ex->up, c->ex->down);
 	conn_free(c);
 }
 
@@ -203,7 +203,7 @@ up_write_cb(struct bufferevent *bev, void *arg)
 	struct proxy_conn *c = arg;
 
 	conn_send_drained(bev);
-	if (!c->ex.req_done)
+	if (!c->ex->req_done)
 		bufferevent_enable(c->cbev, EV_READ);
 }
 
@@ -213,14 +213,14 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct proxy_conn *c = arg;
 
 	(void)bev;
-	if ((what & BEV_EVENT_EOF) && c->ex.resp == RESP_BODY &&
-	    c->ex.resp_kind == HTTP_BODY_CLOSE) {
+	if ((what & BEV_EVENT_EOF) && c->ex->resp == RESP_BODY &&
+	    c->ex->resp_kind == HTTP_BODY_CLOSE) {
 		http_pump_resp(c);	/* anything read with the EOF */
 		if (c->state != ST_HTTP)
 			return;
-		c->ex.resp = RESP_DONE;
-		bufferevent_free(c->ex.ubev);
-		c->ex.ubev = NULL;
+		c->ex->resp = RESP_DONE;
+		bufferevent_free(c->ex->ubev);
+		c->ex->ubev = NULL;
 		http_exchange_done(c, "complete");
 		return;
 	}
@@ -228,13 +228,13 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		exchange_abort(c, REASON_UPSTREAM_TIMEOUT, "idle_timeout");
 		return;
 	}
-	if (c->ex.fwd != NULL && c->ex.resp == RESP_HEAD && c->ex.down == 0 &&
-	    evbuffer_get_length(bufferevent_get_input(c->ex.ubev)) == 0) {
+	if (c->ex->fwd != NULL && c->ex->resp == RESP_HEAD && c->ex->down == 0 &&
+	    evbuffer_get_length(bufferevent_get_input(c->ex->ubev)) == 0) {
 		/* The pooled upstream was gone: same addresses, fresh dial. */
-		bufferevent_free(c->ex.ubev);
-		c->ex.ubev = NULL;
-		c->ex.reused = 0;
-		c->ex.retrying = 1;
+		bufferevent_free(c->ex->ubev);
+		c->ex->ubev = NULL;
+		c->ex->reused = 0;
+		c->ex->retrying = 1;
 		bufferevent_disable(c->cbev, EV_READ);
 		c->state = ST_DIAL;
 		c->dial = dial_start(c->env.base, c->addrs, c->naddrs, c->dest.port,
@@ -274,13 +274,13 @@ http_take_resp_head(struct proxy_conn *c, struct evbuffer *in, struct evbuffer *
 	if ((r = malloc(sizeof(*r))) == NULL)
 		goto out;
 	if (http_parse_response_head(b, (size_t)end, r, why, sizeof(why)) == -1 ||
-	    http_response_framing(r, c->ex.head_req, &c->ex.resp_kind, &c->ex.resp_left,
-	    &c->ex.resp_close, why, sizeof(why)) == -1 ||
-	    (c->ex.client10 && http_response_check_http10(r, c->ex.resp_kind, why,
+	    http_response_framing(r, c->ex->head_req, &c->ex->resp_kind, &c->ex->resp_left,
+	    &c->ex->resp_close, why, sizeof(why)) == -1 ||
+	    (c->ex->client10 && http_response_check_http10(r, c->ex->resp_kind, why,
 	    sizeof(why)) == -1))
 		goto out;
 	/* An HTTP/1.0 client gets no 1xx (RFC 9110 15.2). */
-	if (r->status >= 200 || !c->ex.client10) {
+	if (r->status >= 200 || !c->ex->client10) {
 		/* The rewrite adds at most ": " per field and one
 		 * Connection line. */
 		headlen = (size_t)end + 2 * r->nheaders + 64;
@@ -290,24 +290,24 @@ http_take_resp_head(struct proxy_conn *c, struct evbuffer *in, struct evbuffer *
 		 * end the client's connection, unless the body is delimited
 		 * by that close; an HTTP/1.0 client's always ends, and a
 		 * chunked body reaches it de-chunked, delimited by the close. */
-		c->ex.client_close = c->ex.reqf.close || c->ex.client10 || *c->env.stopping ||
-		    c->ex.resp_kind == HTTP_BODY_CLOSE;
-		hl = http_forward_response_head(r, (c->ex.client_close ? HTTP_FWD_CLOSE : 0) |
-		    (c->ex.client10 ? HTTP_FWD_HTTP10 : 0), head, headlen);
+		c->ex->client_close = c->ex->reqf.close || c->ex->client10 || *c->env.stopping ||
+		    c->ex->resp_kind == HTTP_BODY_CLOSE;
+		hl = http_forward_response_head(r, (c->ex->client_close ? HTTP_FWD_CLOSE : 0) |
+		    (c->ex->client10 ? HTTP_FWD_HTTP10 : 0), head, headlen);
 		if (hl <= 0) {
 			snprintf(why, sizeof(why), "response head too large");
 			goto out;
 		}
 		evbuffer_add(out, head, (size_t)hl);
-		c->ex.resp_started = 1;
+		c->ex->resp_started = 1;
 	}
-	c->ex.down += (uint64_t)end;
+	c->ex->down += (uint64_t)end;
 	evbuffer_drain(in, (size_t)end);
-	free(c->ex.fwd);		/* answered: no retry any more */
-	c->ex.fwd = NULL;
+	free(c->ex->fwd);		/* answered: no retry any more */
+	c->ex->fwd = NULL;
 	if (r->status >= 200) {		/* else a 1xx: the real answer follows */
-		chunked_init(&c->ex.resp_ch);
-		c->ex.resp = c->ex.resp_kind == HTTP_BODY_NONE ? RESP_DONE : RESP_BODY;
+		chunked_init(&c->ex->resp_ch);
+		c->ex->resp = c->ex->resp_kind == HTTP_BODY_NONE ? RESP_DONE : RESP_BODY;
 	}
 	rc = 1;
 out:
@@ -322,13 +322,13 @@ out:
 static void
 http_pump_resp(struct proxy_conn *c)
 {
-	struct evbuffer *in = bufferevent_get_input(c->ex.ubev);
+	struct evbuffer *in = bufferevent_get_input(c->ex->ubev);
 	struct evbuffer *out = bufferevent_get_output(c->cbev);
 
-	while (c->ex.resp != RESP_DONE) {
+	while (c->ex->resp != RESP_DONE) {
 		size_t n = evbuffer_get_length(in), m = 0, skip = 0, off;
 
-		if (c->ex.resp == RESP_HEAD) {
+		if (c->ex->resp == RESP_HEAD) {
 			int k = http_take_resp_head(c, in, out);
 
 			if (k == -1)
@@ -339,19 +339,19 @@ http_pump_resp(struct proxy_conn *c)
 		}
 		if (n == 0)
 			break;
-		switch (c->ex.resp_kind) {
+		switch (c->ex->resp_kind) {
 		case HTTP_BODY_LENGTH:
-			m = (long long)n < c->ex.resp_left ? n : (size_t)c->ex.resp_left;
-			c->ex.resp_left -= (long long)m;
-			if (c->ex.resp_left == 0)
-				c->ex.resp = RESP_DONE;
+			m = (long long)n < c->ex->resp_left ? n : (size_t)c->ex->resp_left;
+			c->ex->resp_left -= (long long)m;
+			if (c->ex->resp_left == 0)
+				c->ex->resp = RESP_DONE;
 			break;
 		case HTTP_BODY_CHUNKED: {
 			const char *b = (const char *)evbuffer_pullup(in, (ssize_t)n);
 			int done = 0;
-			long k = b == NULL ? -1 : c->ex.client10 ?
-			    chunked_decode(&c->ex.resp_ch, b, n, &done, &off, &m) :
-			    chunked_feed(&c->ex.resp_ch, b, n, &done);
+			long k = b == NULL ? -1 : c->ex->client10 ?
+			    chunked_decode(&c->ex->resp_ch, b, n, &done, &off, &m) :
+			    chunked_feed(&c->ex->resp_ch, b, n, &done);
 
 			if (k < 0) {
 				exchange_abort(c, REASON_UPSTREAM_UNREACHABLE, "malformed chunked response");
@@ -359,11 +359,11 @@ http_pump_resp(struct proxy_conn *c)
 			}
 			/* De-chunking: the data ends the run, the framing
 			 * before it is dropped. */
-			if (!c->ex.client10)
+			if (!c->ex->client10)
 				m = (size_t)k;
 			skip = (size_t)k - m;
 			if (done)
-				c->ex.resp = RESP_DONE;
+				c->ex->resp = RESP_DONE;
 			break;
 		}
 		default:
@@ -375,17 +375,17 @@ http_pump_resp(struct proxy_conn *c)
 			exchange_abort(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
 			return;
 		}
-		c->ex.down += skip + m;
+		c->ex->down += skip + m;
 		conn_send_now(c->cbev);
 		if (evbuffer_get_length(out) >= PROXY_HIGH_WATER) {
-			bufferevent_disable(c->ex.ubev, EV_READ);
+			bufferevent_disable(c->ex->ubev, EV_READ);
 			break;
 		}
 		if (skip + m == 0)
 			break;
 	}
 	conn_send_now(c->cbev);		/* a head alone, or a bodiless end */
-	if (c->ex.resp == RESP_DONE)
+	if (c->ex->resp == RESP_DONE)
 		http_exchange_done(c, "complete");
 }
 
@@ -396,23 +396,29 @@ exchange_prepare(struct proxy_conn *c, const struct http_req *req,
 	char why[128];
 	long n;
 
-	if (http_request_framing(req, &c->dest, &c->ex.reqf, why, sizeof(why)) == -1) {
-		conn_deny(c, REASON_BAD_REQUEST, why);
-		return 0;
-	}
-	c->ex.head_req = strcmp(req->method, "HEAD") == 0;
-	c->ex.client10 = req->minor == 0;
-	free(c->ex.fwd);
-	if ((c->ex.fwd = malloc(HTTP_HEAD_MAX + 256)) == NULL) {
+	/* Only absolute-form (and transparent HTTP) connections carry the
+	 * exchange's state: a tunnel's memory is mostly its proxy_conn. */
+	if (c->ex == NULL && (c->ex = calloc(1, sizeof(*c->ex))) == NULL) {
 		conn_deny(c, REASON_BAD_REQUEST, "out of memory");
 		return 0;
 	}
-	n = http_forward_head(req, &c->dest, path, path_len, c->ex.fwd, HTTP_HEAD_MAX + 256);
+	if (http_request_framing(req, &c->dest, &c->ex->reqf, why, sizeof(why)) == -1) {
+		conn_deny(c, REASON_BAD_REQUEST, why);
+		return 0;
+	}
+	c->ex->head_req = strcmp(req->method, "HEAD") == 0;
+	c->ex->client10 = req->minor == 0;
+	free(c->ex->fwd);
+	if ((c->ex->fwd = malloc(HTTP_HEAD_MAX + 256)) == NULL) {
+		conn_deny(c, REASON_BAD_REQUEST, "out of memory");
+		return 0;
+	}
+	n = http_forward_head(req, &c->dest, path, path_len, c->ex->fwd, HTTP_HEAD_MAX + 256);
 	if (n < 0) {
 		conn_deny(c, REASON_HEADER_TOO_LARGE, NULL);
 		return 0;
 	}
-	c->ex.fwd_len = (size_t)n;
+	c->ex->fwd_len = (size_t)n;
 	return 1;
 }
 
@@ -425,42 +431,42 @@ exchange_start(struct proxy_conn *c)
 
 	clock_gettime(CLOCK_MONOTONIC, &c->opened);
 	c->state = ST_HTTP;
-	c->ex.up = c->ex.fwd_len;
-	c->ex.down = 0;
-	c->ex.resp = RESP_HEAD;
-	c->ex.resp_close = 0;
-	c->ex.client_close = 0;
-	c->ex.resp_started = 0;
-	c->ex.req_left = c->ex.reqf.chunked ? 0 : c->ex.reqf.length;
-	c->ex.req_done = !c->ex.reqf.chunked && c->ex.reqf.length == 0;
-	chunked_init(&c->ex.req_ch);
+	c->ex->up = c->ex->fwd_len;
+	c->ex->down = 0;
+	c->ex->resp = RESP_HEAD;
+	c->ex->resp_close = 0;
+	c->ex->client_close = 0;
+	c->ex->resp_started = 0;
+	c->ex->req_left = c->ex->reqf.chunked ? 0 : c->ex->reqf.length;
+	c->ex->req_done = !c->ex->reqf.chunked && c->ex->reqf.length == 0;
+	chunked_init(&c->ex->req_ch);
 	/* A socket bufferevent starts with EV_WRITE on, which would arm
 	 * EPOLLOUT for every byte queued: off while nothing waits. */
-	conn_send_drained(c->ex.ubev);
+	conn_send_drained(c->ex->ubev);
 	conn_send_drained(c->cbev);
-	evbuffer_add(bufferevent_get_output(c->ex.ubev), c->ex.fwd, c->ex.fwd_len);
+	evbuffer_add(bufferevent_get_output(c->ex->ubev), c->ex->fwd, c->ex->fwd_len);
 	/* A pooled upstream may have closed just before this request: keep
 	 * the head for one retry on a fresh connection (bodiless requests
 	 * only, like every proxy and browser). */
-	if (!c->ex.reused || !c->ex.req_done) {
-		free(c->ex.fwd);
-		c->ex.fwd = NULL;
+	if (!c->ex->reused || !c->ex->req_done) {
+		free(c->ex->fwd);
+		c->ex->fwd = NULL;
 	}
-	if (!c->ex.retrying)
+	if (!c->ex->retrying)
 		conn_log_decision(c, c->allow_reason, NULL);
-	bufferevent_setwatermark(c->ex.ubev, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
+	bufferevent_setwatermark(c->ex->ubev, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setwatermark(c->cbev, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setwatermark(c->cbev, EV_READ, 0, PROXY_HIGH_WATER);
-	bufferevent_setwatermark(c->ex.ubev, EV_READ, 0, PROXY_HIGH_WATER);
-	bufferevent_set_timeouts(c->ex.ubev, &idle, NULL);
+	bufferevent_setwatermark(c->ex->ubev, EV_READ, 0, PROXY_HIGH_WATER);
+	bufferevent_set_timeouts(c->ex->ubev, &idle, NULL);
 	bufferevent_set_timeouts(c->cbev, &idle, NULL);
-	bufferevent_setcb(c->ex.ubev, up_read_cb, up_write_cb, up_event_cb, c);
+	bufferevent_setcb(c->ex->ubev, up_read_cb, up_write_cb, up_event_cb, c);
 	bufferevent_setcb(c->cbev, cl_read_cb, cl_write_cb, cl_event_cb, c);
 	/* Writes go out at once (conn_send_now): EV_WRITE is armed only
 	 * for what a socket did not take. */
-	bufferevent_enable(c->ex.ubev, EV_READ);
-	conn_send_now(c->ex.ubev);
-	if (!c->ex.req_done) {
+	bufferevent_enable(c->ex->ubev, EV_READ);
+	conn_send_now(c->ex->ubev);
+	if (!c->ex->req_done) {
 		bufferevent_enable(c->cbev, EV_READ);
 		if (http_pump_body(c) == -1)
 			exchange_abort(c, REASON_BAD_REQUEST, "malformed request body");
@@ -489,27 +495,27 @@ exchange_reuse(struct proxy_conn *c)
 {
 	size_t i;
 
-	if (c->ex.ubev == NULL)
+	if (c->ex->ubev == NULL)
 		return 0;
-	if (strcmp(c->ex.udest.host, c->dest.host) == 0 && c->ex.udest.port == c->dest.port &&
-	    up_quiet(c->ex.ubev)) {
+	if (strcmp(c->ex->udest.host, c->dest.host) == 0 && c->ex->udest.port == c->dest.port &&
+	    up_quiet(c->ex->ubev)) {
 		for (i = 0; i < c->naddrs; i++) {
-			if (c->addrs[i].family == c->ex.uaddr.family &&
-			    memcmp(c->addrs[i].addr, c->ex.uaddr.addr, 16) == 0) {
-				conn_addr_peer_str(&c->ex.uaddr, c->dest.port, c->peer,
+			if (c->addrs[i].family == c->ex->uaddr.family &&
+			    memcmp(c->addrs[i].addr, c->ex->uaddr.addr, 16) == 0) {
+				conn_addr_peer_str(&c->ex->uaddr, c->dest.port, c->peer,
 				    sizeof(c->peer));
 				return 1;
 			}
 		}
 	}
-	bufferevent_free(c->ex.ubev);
-	c->ex.ubev = NULL;
+	bufferevent_free(c->ex->ubev);
+	c->ex->ubev = NULL;
 	return 0;
 }
 
 void
 exchange_revoke(struct proxy_conn *c)
 {
-	conn_log_close(c, "revoked", c->ex.up, c->ex.down);
+	conn_log_close(c, "revoked", c->ex->up, c->ex->down);
 	exchange_cut(c);
 }

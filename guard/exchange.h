@@ -17,7 +17,7 @@ struct proxy_conn;
 int exchange_prepare(struct proxy_conn *c, const struct http_req *req,
     const char *path, size_t path_len);
 
-/* The upstream (c->ex.ubev) is ready, new or reused: send the head, then
+/* The upstream (c->ex->ubev) is ready, new or reused: send the head, then
  * the body as it comes, and frame the response. */
 void exchange_start(struct proxy_conn *c);
 

@@ -112,7 +112,7 @@ dial_done(void *arg, int fd, size_t idx, int timed_out)
 	if (fd == -1) {
 		enum reason r = timed_out ? REASON_UPSTREAM_TIMEOUT :
 		    REASON_UPSTREAM_UNREACHABLE;
-		if (c->ex.retrying)	/* admitted already: a close, not a decision */
+		if (c->ex != NULL && c->ex->retrying)	/* admitted already: a close, not a decision */
 			exchange_abort(c, r, NULL);
 		else
 			conn_deny(c, r, NULL);
@@ -129,9 +129,9 @@ dial_done(void *arg, int fd, size_t idx, int timed_out)
 		conn_deny(c, REASON_UPSTREAM_UNREACHABLE, "out of memory");
 		return;
 	}
-	c->ex.ubev = ubev;
-	c->ex.udest = c->dest;
-	c->ex.uaddr = c->addrs[idx];
+	c->ex->ubev = ubev;
+	c->ex->udest = c->dest;
+	c->ex->uaddr = c->addrs[idx];
 	exchange_start(c);
 }
 
@@ -141,21 +141,17 @@ dial_done(void *arg, int fd, size_t idx, int timed_out)
 static void
 classify_and_dial(struct proxy_conn *c, const struct resolver_addr *a, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n && i < PROXY_LOG_ADDRS; i++)
-		decide_addr_str(&a[i], c->logaddrs[i], sizeof(c->logaddrs[i]));
-	c->nlogaddrs = i;
+	/* The first 16 are logged (whatever the verdict) and dialled. */
+	c->naddrs = n < DIAL_MAX_ADDRS ? n : DIAL_MAX_ADDRS;
+	memcpy(c->addrs, a, c->naddrs * sizeof(*a));
 	if (!decide_addrs(c->px->env.classify, a, n, NULL)) {
 		conn_deny(c, REASON_NON_PUBLIC_ADDRESS, NULL);
 		return;
 	}
-	c->naddrs = n < DIAL_MAX_ADDRS ? n : DIAL_MAX_ADDRS;
-	memcpy(c->addrs, a, c->naddrs * sizeof(*a));
-	c->ex.retrying = 0;
-	c->ex.reused = 0;
+	if (c->ex != NULL)
+		c->ex->retrying = c->ex->reused = 0;
 	if (c->kind == KIND_HTTP && exchange_reuse(c)) {
-		c->ex.reused = 1;
+		c->ex->reused = 1;
 		exchange_start(c);
 		return;
 	}
@@ -197,7 +193,7 @@ route(struct proxy_conn *c)
 #ifdef EG_MUTANT_NO_RECHECK
 	/* Test-only mutant (make conformance-mutants): a kept-alive client
 	 * connection keeps its first decision and upstream. */
-	if (c->kind == KIND_HTTP && c->ex.served > 0 && c->ex.ubev != NULL) {
+	if (c->kind == KIND_HTTP && c->ex != NULL && c->ex->served > 0 && c->ex->ubev != NULL) {
 		c->allow_reason = REASON_ALLOWLISTED;
 		exchange_start(c);
 		return;
@@ -217,8 +213,8 @@ route(struct proxy_conn *c)
 #ifdef EG_MUTANT_TRUST_DIALLED
 	/* Test-only mutant (make conformance-mutants): a redirected
 	 * connection goes where the client dialled, the name only checked. */
-	if (c->tp.kind != TRANSP_NONE && c->dest.kind == DEST_NAME) {
-		classify_and_dial(c, &c->tp.orig, 1);
+	if (c->tp != NULL && c->dest.kind == DEST_NAME) {
+		classify_and_dial(c, &c->tp->orig, 1);
 		return;
 	}
 #endif
@@ -277,11 +273,9 @@ handle_head(struct proxy_conn *c, const char *buf, size_t len)
 	} else if (strcmp(req->method, "CONNECT") == 0) {
 		c->kind = KIND_CONNECT;
 		/* A tunnel never reuses: an upstream pooled by an earlier
-		 * absolute-form request on this connection goes now. */
-		if (c->ex.ubev != NULL) {
-			bufferevent_free(c->ex.ubev);
-			c->ex.ubev = NULL;
-		}
+		 * absolute-form request on this connection goes now, with
+		 * the rest of the exchange's state. */
+		conn_exchange_drop(c);
 		if (dest_parse_authority(req->target, req->target_len, &c->dest, why,
 		    sizeof(why)) == -1)
 			conn_deny(c, REASON_BAD_REQUEST, why);
@@ -357,7 +351,7 @@ head_read_cb(struct bufferevent *bev, void *arg)
 		return;
 	if (avail == 0)
 		return;
-	if (c->tp.kind != TRANSP_NONE) {	/* a redirected connection */
+	if (c->tp != NULL) {	/* a redirected connection */
 		if (transp_read(c, in) == TRANSP_ROUTE)
 			route(c);
 		return;
@@ -458,7 +452,7 @@ header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	/* An idle kept-alive connection that never started another request
 	 * just closes; a head that stalled gets its 408. */
-	if (c->ex.served > 0 && c->state == ST_HEAD &&
+	if (c->ex != NULL && c->ex->served > 0 && c->state == ST_HEAD &&
 	    evbuffer_get_length(bufferevent_get_input(c->cbev)) == 0) {
 		conn_free(c);
 		return;
@@ -481,7 +475,13 @@ accept_conn(struct proxy *px, int fd, const struct sockaddr *sa, int transparent
 		proxy_reject_overloaded(px, fd, sa, 0, transparent);
 		return;
 	}
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
+	if (transparent) {
+		struct proxy_conn_tp *ct = calloc(1, sizeof(*ct));
+		if ((c = ct != NULL ? &ct->c : NULL) != NULL)
+			c->tp = &ct->tp;
+	} else
+		c = calloc(1, sizeof(*c));
+	if (c == NULL) {
 		atomic_fetch_sub(px->env.nconns, 1);
 		close(fd);
 		return;
@@ -547,6 +547,7 @@ proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
 	    "\r\n"
 	    "egress-guard: overloaded\n";
 	struct proxy_conn tmp;
+	struct transp_conn tmptp;
 
 	(void)salen;
 	/* Best effort, never blocks: a fresh socket's send buffer is empty.
@@ -561,8 +562,10 @@ proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
 	tmp.kind = KIND_CONNECT;
 	tmp.epoch = -1;
 	if (transparent) {
-		tmp.tp.kind = TRANSP_FIRST;
-		snprintf(tmp.tp.orig_str, sizeof(tmp.tp.orig_str), "-");
+		memset(&tmptp, 0, sizeof(tmptp));
+		tmptp.kind = TRANSP_FIRST;
+		snprintf(tmptp.orig_str, sizeof(tmptp.orig_str), "-");
+		tmp.tp = &tmptp;
 	}
 	conn_sockaddr_str(sa, tmp.client, sizeof(tmp.client));
 	conn_log_decision(&tmp, REASON_OVERLOADED, NULL);
@@ -578,10 +581,10 @@ proxy_revoke(struct proxy *px, const struct policy *p)
 		return 0;
 	for (c = TAILQ_FIRST(&px->conns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, link);
-		if (c->state == ST_HEAD && c->ex.ubev != NULL &&
-		    !reason_is_allow(decide_policy(p, &c->ex.udest))) {
-			bufferevent_free(c->ex.ubev);	/* pooled, now out of policy */
-			c->ex.ubev = NULL;
+		if (c->state == ST_HEAD && c->ex != NULL && c->ex->ubev != NULL &&
+		    !reason_is_allow(decide_policy(p, &c->ex->udest))) {
+			bufferevent_free(c->ex->ubev);	/* pooled, now out of policy */
+			c->ex->ubev = NULL;
 			continue;
 		}
 		if (c->state != ST_RESOLVE && c->state != ST_DIAL &&

@@ -69,11 +69,11 @@ is_loop(const struct proxy_conn *c, const struct resolver_addr *local,
 	const struct dest *d;
 	size_t i;
 
-	if (addr_eq(&c->tp.orig, c->tp.orig_port, local->family, local->addr, lport))
+	if (addr_eq(&c->tp->orig, c->tp->orig_port, local->family, local->addr, lport))
 		return 1;
 	for (i = 0; i < cfg->nlisten + cfg->ntransparent; i++) {
 		d = i < cfg->nlisten ? &cfg->listen[i] : &cfg->transparent[i - cfg->nlisten];
-		if (addr_eq(&c->tp.orig, c->tp.orig_port,
+		if (addr_eq(&c->tp->orig, c->tp->orig_port,
 		    d->kind == DEST_IPV4 ? AF_INET : AF_INET6, d->addr, d->port))
 			return 1;
 	}
@@ -89,8 +89,8 @@ transp_begin(struct proxy_conn *c, int fd)
 	uint16_t lport;
 	int rc;
 
-	c->tp.kind = TRANSP_FIRST;
-	snprintf(c->tp.orig_str, sizeof(c->tp.orig_str), "-");
+	c->tp->kind = TRANSP_FIRST;
+	snprintf(c->tp->orig_str, sizeof(c->tp->orig_str), "-");
 	memset(&ss, 0, sizeof(ss));
 	if (getsockname(fd, (struct sockaddr *)&ls, &ll) == -1 ||
 	    sa_addr(&ls, &local, &lport) == -1) {
@@ -103,13 +103,13 @@ transp_begin(struct proxy_conn *c, int fd)
 	else
 		rc = getsockopt(fd, SOL_IPV6, IP6T_SO_ORIGINAL_DST, &ss, &sl);
 	if (rc == -1 || ss.ss_family != ls.ss_family ||
-	    sa_addr(&ss, &c->tp.orig, &c->tp.orig_port) == -1) {
+	    sa_addr(&ss, &c->tp->orig, &c->tp->orig_port) == -1) {
 		conn_deny(c, REASON_NO_ORIGINAL_DST, "the kernel knows no original "
 		    "destination (not redirected, or no conntrack entry)");
 		return TRANSP_REFUSED;
 	}
-	conn_sockaddr_str((const struct sockaddr *)&ss, c->tp.orig_str,
-	    sizeof(c->tp.orig_str));
+	conn_sockaddr_str((const struct sockaddr *)&ss, c->tp->orig_str,
+	    sizeof(c->tp->orig_str));
 	if (is_loop(c, &local, lport)) {
 		conn_deny(c, REASON_TRANSPARENT_LOOP, "the original destination is "
 		    "the guard's own listener");
@@ -133,12 +133,12 @@ dest_from_orig(struct proxy_conn *c)
 {
 	char ip[INET6_ADDRSTRLEN], why[128];
 
-	decide_addr_str(&c->tp.orig, ip, sizeof(ip));
+	decide_addr_str(&c->tp->orig, ip, sizeof(ip));
 	if (dest_parse_host(ip, strlen(ip), 0, &c->dest, why, sizeof(why)) == -1) {
 		conn_deny(c, REASON_UNIDENTIFIED, why);
 		return TRANSP_REFUSED;
 	}
-	c->dest.port = c->tp.orig_port;
+	c->dest.port = c->tp->orig_port;
 	return TRANSP_ROUTE;
 }
 
@@ -158,7 +158,7 @@ read_tls(struct proxy_conn *c, const unsigned char *b, size_t n)
 		/* An HTTP method is a token; every method in use is upper
 		 * case letters. */
 		if (b[0] >= 'A' && b[0] <= 'Z') {
-			c->tp.kind = TRANSP_HTTP;
+			c->tp->kind = TRANSP_HTTP;
 			return TRANSP_MORE;	/* the caller reads a head */
 		}
 		conn_deny(c, REASON_UNIDENTIFIED, "neither a TLS ClientHello nor an "
@@ -171,13 +171,13 @@ read_tls(struct proxy_conn *c, const unsigned char *b, size_t n)
 			    "host name");
 			return TRANSP_REFUSED;
 		}
-		c->dest.port = c->tp.orig_port;
-		c->tp.kind = TRANSP_TLS;
+		c->dest.port = c->tp->orig_port;
+		c->tp->kind = TRANSP_TLS;
 		c->kind = KIND_CONNECT;
 		stop_reading(c);
 		return TRANSP_ROUTE;
 	case TLSHELLO_NO_SNI:
-		c->tp.kind = TRANSP_TLS;
+		c->tp->kind = TRANSP_TLS;
 		c->kind = KIND_CONNECT;
 		stop_reading(c);
 		return dest_from_orig(c);
@@ -217,13 +217,13 @@ take_http_head(struct proxy_conn *c, struct evbuffer *in, const char *buf,
 		conn_deny(c, REASON_BAD_REQUEST, "CONNECT on a transparent listener");
 		goto out;
 	}
-	if (http_parse_origin(req, c->tp.orig_port, &c->dest, &path, &path_len,
+	if (http_parse_origin(req, c->tp->orig_port, &c->dest, &path, &path_len,
 	    why, sizeof(why)) == -1) {
 		conn_deny(c, REASON_BAD_REQUEST, why);
 		goto out;
 	}
-	if (c->tp.pinned && (c->dest.port != c->tp.pin.port ||
-	    strcmp(c->dest.host, c->tp.pin.host) != 0)) {
+	if (c->tp->pinned && (c->dest.port != c->tp->pin.port ||
+	    strcmp(c->dest.host, c->tp->pin.host) != 0)) {
 		c->have_dest = 1;	/* the log names the Host refused */
 		conn_deny(c, REASON_HOST_CHANGED, "Host differs from the first "
 		    "request's on this connection");
@@ -231,8 +231,8 @@ take_http_head(struct proxy_conn *c, struct evbuffer *in, const char *buf,
 	}
 	if (!exchange_prepare(c, req, path, path_len))
 		goto out;
-	c->tp.pin = c->dest;
-	c->tp.pinned = 1;
+	c->tp->pin = c->dest;
+	c->tp->pinned = 1;
 	evbuffer_drain(in, len);
 	rc = TRANSP_ROUTE;
 out:
@@ -250,17 +250,17 @@ transp_read(struct proxy_conn *c, struct evbuffer *in)
 
 	if (avail == 0)
 		return TRANSP_MORE;
-	if (c->tp.kind == TRANSP_FIRST) {
+	if (c->tp->kind == TRANSP_FIRST) {
 		scan = avail < TLSHELLO_INPUT_MAX ? avail : TLSHELLO_INPUT_MAX;
 		if ((b = evbuffer_pullup(in, (ssize_t)scan)) == NULL) {
 			conn_deny(c, REASON_BAD_REQUEST, "out of memory");
 			return TRANSP_REFUSED;
 		}
 		rc = read_tls(c, b, scan);
-		if (c->tp.kind != TRANSP_HTTP || rc != TRANSP_MORE)
+		if (c->tp->kind != TRANSP_HTTP || rc != TRANSP_MORE)
 			return rc;
 	}
-	if (c->tp.kind != TRANSP_HTTP)	/* a tunnel reads no further heads */
+	if (c->tp->kind != TRANSP_HTTP)	/* a tunnel reads no further heads */
 		return TRANSP_MORE;
 	scan = avail < HTTP_HEAD_MAX ? avail : HTTP_HEAD_MAX;
 	if ((b = evbuffer_pullup(in, (ssize_t)scan)) == NULL) {
@@ -280,7 +280,7 @@ transp_read(struct proxy_conn *c, struct evbuffer *in)
 		return TRANSP_MORE;
 	}
 	stop_reading(c);
-	if (c->ex.served > 0)
+	if (c->ex != NULL && c->ex->served > 0)
 		c->id = c->env.new_id(c->env.owner);
 	return take_http_head(c, in, (const char *)b, (size_t)end);
 }

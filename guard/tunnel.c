@@ -113,7 +113,7 @@ tunnel_open(struct proxy_conn *c, int ufd)
 	const void *greet = ok, *early = NULL;
 	relay_gate_cb gate = NULL;
 
-	if (c->tp.kind != TRANSP_NONE) {
+	if (c->tp != NULL) {
 		glen = 0;	/* redirected: the client expects nothing of ours */
 	} else if (c->kind == KIND_SOCKS5) {
 		glen = socks5_reply(rep, SOCKS5_REP_SUCCEEDED);
@@ -126,7 +126,7 @@ tunnel_open(struct proxy_conn *c, int ufd)
 	/* Every tunnel, literal ones included: a name in their ClientHello
 	 * can only be another host's. */
 	/* A redirected connection's name is its SNI: always gated. */
-	if (c->env.cfg->sni_check || c->tp.kind != TRANSP_NONE) {
+	if (c->env.cfg->sni_check || c->tp != NULL) {
 		tlshello_init(&c->tun.hello);
 		gate = sni_gate;
 	}
