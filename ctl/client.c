@@ -481,7 +481,6 @@ ctlclient_cmd_push(int argc, char **argv)
 {
 	const char *path = NULL, *control = NULL;
 	struct ctlclient_response r = { 0, NULL, 0 };
-	struct policy *p = NULL;
 	char err[1024], why[512], digest[POLICY_DIGEST_LEN + 1] = "", *buf = NULL;
 	size_t len = 0;
 	long guard_uid;
@@ -500,9 +499,8 @@ ctlclient_cmd_push(int argc, char **argv)
 	/* The digest the guard must answer with. Bytes that hold no bundle
 	 * are still sent (the guard says why it refuses them), but no
 	 * success can be believed for them. */
-	if ((p = bundlepeek_policy(buf, len, NULL, why, sizeof(why))) != NULL)
-		snprintf(digest, sizeof(digest), "%s", policy_digest(p));
-	policy_free(p);
+	if (bundlepeek_digest(buf, len, digest, why, sizeof(why)) == -1)
+		digest[0] = '\0';
 	if (ctlclient_request(control, guard_uid, "PUT", "/v1/policy", buf, len, &r,
 	    err, sizeof(err)) == -1) {
 		fprintf(stderr, "%s: push: %s\n", CLI_PROG, err);

@@ -389,8 +389,8 @@ static const char *const envelope_keys[] = {
  * key id exactly, strict base64) that no control or non-ASCII byte
  * passes, so such a bundle is refused as malformed either way. Returns 0
  * and fills v/vlen in envelope_keys[] order, or -1. */
-static int
-envelope_fast(const char *buf, size_t len, const char **v, size_t *vlen)
+int
+bundle_envelope_fast(const char *buf, size_t len, const char **v, size_t *vlen)
 {
 	const char *s = buf, *end = buf + len, *q;
 	int seen = 0, n, i;
@@ -443,7 +443,7 @@ bundle_is_envelope(const char *buf, size_t len)
 
 	if (buf == NULL || len == 0)
 		return 0;
-	if (envelope_fast(buf, len, v, vlen) == 0)
+	if (bundle_envelope_fast(buf, len, v, vlen) == 0)
 		return vlen[0] == sizeof(BUNDLE_SCHEMA) - 1 &&
 		    memcmp(v[0], BUNDLE_SCHEMA, vlen[0]) == 0;
 	/* Canonical policy bytes start so, and no bundle does: a
@@ -482,7 +482,7 @@ bundle_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 		    BUNDLE_MAX_BYTES);
 		goto out;
 	}
-	if (envelope_fast(buf, len, v, vlen) == 0)
+	if (bundle_envelope_fast(buf, len, v, vlen) == 0)
 		goto fields;
 	/* jansson would decode "\/" or "\u0041" into the alphabet: a second
 	 * spelling of the same field. */

@@ -56,6 +56,14 @@ unsigned char *bundle_b64_decode(const char *s, size_t len, size_t *outlen);
 struct policy *bundle_verify(const struct bundle_keyring *kr, const char *buf,
     size_t len, char *key_id, enum bundle_error *why, char *err, size_t errlen);
 
+/* The four string fields of a bundle spelled as egress-guardctl sign
+ * writes it (one flat object, keys in order, no escapes, no whitespace),
+ * in the order schema, key_id, policy, signature: 0 with v/vlen filled
+ * (values unchecked), -1 for any other spelling (then parse it with
+ * jansson). Scanning by hand is what makes a large bundle cheap. */
+int bundle_envelope_fast(const char *buf, size_t len, const char **v,
+    size_t *vlen);
+
 /* 1 when an envelope (bundle or receipt, JSON text) holds a JSON escape.
  * Their keys and values never need one, and each field has one accepted
  * spelling, so such an envelope is malformed. */

@@ -17,4 +17,12 @@
 struct policy *bundlepeek_policy(const char *buf, size_t len, char *key_id,
     char *err, size_t errlen);
 
+/* The digest of the policy inside the bundle at buf (what a guard that
+ * installs it answers with), without parsing that policy: "sha256:" and
+ * 64 hex digits into digest (POLICY_DIGEST_LEN + 1 bytes). -1 with err
+ * when the bytes are no bundle. For egress-guardctl push: parsing a
+ * 100,000-entry policy to learn its digest cost 230 ms. */
+int bundlepeek_digest(const char *buf, size_t len, char *digest, char *err,
+    size_t errlen);
+
 #endif

@@ -293,14 +293,38 @@ digest_run(void *arg)
 
 /* The digest of the canonical bytes, and the matcher. After this the
  * policy is immutable. */
+static void
+digest_hex(const unsigned char md[32], char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i;
+
+	memcpy(out, "sha256:", 7);
+	for (i = 0; i < 32; i++) {
+		out[7 + 2 * i] = hex[md[i] >> 4];
+		out[7 + 2 * i + 1] = hex[md[i] & 0xf];
+	}
+	out[POLICY_DIGEST_LEN] = '\0';
+}
+
+int
+policy_digest_bytes(const void *canon, size_t len, char *out)
+{
+	struct digest_job j = { canon, len, { 0 }, 0 };
+
+	(void)digest_run(&j);
+	if (!j.ok)
+		return -1;
+	digest_hex(j.md, out);
+	return 0;
+}
+
 int
 policy_seal(struct policy *p, char *err, size_t errlen)
 {
-	static const char hex[] = "0123456789abcdef";
 	struct digest_job j = { p->canon, p->canon_len, { 0 }, 0 };
 	pthread_t t;
 	int threaded = 0, indexed;
-	size_t i;
 
 	if (p->build == POLICY_BUILD_CANONICAL)
 		return 0;
@@ -315,12 +339,7 @@ policy_seal(struct policy *p, char *err, size_t errlen)
 		errbuf_set(err, errlen, "cannot hash the canonical bytes");
 		return -1;
 	}
-	memcpy(p->digest, "sha256:", 7);
-	for (i = 0; i < sizeof(j.md); i++) {
-		p->digest[7 + 2 * i] = hex[j.md[i] >> 4];
-		p->digest[7 + 2 * i + 1] = hex[j.md[i] & 0xf];
-	}
-	p->digest[POLICY_DIGEST_LEN] = '\0';
+	digest_hex(j.md, p->digest);
 	if (indexed == -1) {
 		errbuf_set(err, errlen, "cannot build the matcher");
 		return -1;

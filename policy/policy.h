@@ -68,6 +68,10 @@ const char *policy_canonical(const struct policy *p, size_t *len);
 
 /* "sha256:" + hex SHA-256 of the canonical bytes, NUL-terminated. */
 const char *policy_digest(const struct policy *p);
+/* The digest policy_digest gives for the policy whose canonical bytes
+ * these are, without parsing them: "sha256:" and 64 hex digits into out
+ * (POLICY_DIGEST_LEN + 1 bytes). -1 if hashing fails. */
+int policy_digest_bytes(const void *canon, size_t len, char *out);
 
 enum policy_mode policy_mode(const struct policy *p);
 const char *policy_mode_name(enum policy_mode m);

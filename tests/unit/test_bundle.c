@@ -20,6 +20,7 @@
 #include "ctl/client.h"
 #include "ctl/keys.h"
 #include "plane/bundle.h"
+#include "plane/bundlepeek.h"
 #include "policy/policy.h"
 #include "util/file.h"
 
@@ -1883,11 +1884,57 @@ test_client_refuses_what_the_guard_refuses_from_upstreams(void **state)
 	free(big);
 }
 
+/* egress-guardctl push compares the guard's answer with the digest of
+ * what it sent, read without parsing the policy: the same digest as the
+ * parsed policy's, for the envelope as sign writes it and for another
+ * JSON spelling of it; no digest for bytes that hold no bundle. */
+static void
+test_peek_digest_equals_parsed_policy_digest_either_spelling(void **state)
+{
+	char d[POLICY_DIGEST_LEN + 1], kid[BUNDLE_KEY_ID_LEN + 1], err[256];
+	char spaced[sizeof(RFC_BUNDLE) + 16], *q;
+	struct policy *p;
+
+	(void)state;
+	assert_int_equal(bundlepeek_digest(RFC_BUNDLE, strlen(RFC_BUNDLE), d, err,
+	    sizeof(err)), 0);
+	assert_string_equal(d, DESIGN_DIGEST);
+	p = bundlepeek_policy(RFC_BUNDLE, strlen(RFC_BUNDLE), kid, err, sizeof(err));
+	assert_non_null(p);
+	assert_string_equal(policy_digest(p), DESIGN_DIGEST);
+	assert_string_equal(kid, RFC_KEY_ID);
+	policy_free(p);
+	/* "{ " and ": " instead of "{" and ":": the jansson path. */
+	snprintf(spaced, sizeof(spaced), "{ %s", RFC_BUNDLE + 1);
+	assert_non_null(q = strstr(spaced, "\"policy\":"));
+	memmove(q + 10, q + 9, strlen(q + 9) + 1);
+	q[9] = ' ';
+	assert_int_equal(bundlepeek_digest(spaced, strlen(spaced), d, err,
+	    sizeof(err)), 0);
+	assert_string_equal(d, DESIGN_DIGEST);
+	p = bundlepeek_policy(spaced, strlen(spaced), kid, err, sizeof(err));
+	assert_non_null(p);
+	assert_string_equal(kid, RFC_KEY_ID);
+	policy_free(p);
+	/* Hostile: not JSON, a compiled policy, a policy field not base64. */
+	assert_int_equal(bundlepeek_digest("nope", 4, d, err, sizeof(err)), -1);
+	check_err(err);
+	assert_int_equal(bundlepeek_digest(DESIGN_CANON, strlen(DESIGN_CANON), d,
+	    err, sizeof(err)), -1);
+	snprintf(spaced, sizeof(spaced), "%s", RFC_BUNDLE);
+	assert_non_null(q = strstr(spaced, "\"policy\":\"ey"));
+	q[10] = '*';
+	assert_int_equal(bundlepeek_digest(spaced, strlen(spaced), d, err,
+	    sizeof(err)), -1);
+	check_err(err);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sign_then_verify_round_trips_canonical_bytes),
+		cmocka_unit_test(test_peek_digest_equals_parsed_policy_digest_either_spelling),
 		cmocka_unit_test(test_large_policy_round_trips_near_the_size_bound),
 		cmocka_unit_test(test_sign_to_stream_writes_the_same_envelope),
 		cmocka_unit_test(test_sign_to_stream_refuses_without_writing),
