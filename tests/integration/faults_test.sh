@@ -233,6 +233,14 @@ grep -q "accept paused" "$T/F.log"; paused=$?
 check fd_exhaustion_pauses_accept_without_spinning $? "fds=$fdfull ticks=$((t1 - t0)) paused=$paused"
 [ "$1" = 200 ]
 check fd_exhaustion_client_waiting_in_backlog_served_after_recovery $? "$*"
+# The listeners pause for 100 ms at a time through the whole hold (about
+# 40 pauses per worker): the log has one line per worker for it, not one
+# per pause (a client that holds every descriptor must not flood the
+# log as well).
+npaused=$(grep -c '"msg":"accept paused' "$T/F.log")
+[ "$npaused" -ge 1 ] && [ "$npaused" -le "${EG_WORKERS:-$(nproc)}" ]
+check fd_exhaustion_accept_paused_logged_once_per_worker_not_per_pause $? \
+    "$npaused lines, workers ${EG_WORKERS:-$(nproc)}: $(grep -m3 "accept paused" "$T/F.log")"
 wait_quiet F; sleep 0.2
 fd1=$(fds "$F")
 [ "$fd1" -eq "$fd0" ]
