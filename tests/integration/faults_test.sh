@@ -272,8 +272,13 @@ fd1=$(fds "$F")
 case "$out" in 200*) [ "$fd1" -eq "$fd0" ]; r=$?;; *) r=1;; esac
 check fd_exhaustion_recovers_and_fds_back_after_admitted_storm $r "$out; fds $fd0 -> $fd1"
 
-# F2: the same limit with --max-conns 40 below it: refuse with 503.
-start_guard_nofile F2 3143 64 --policy "$T/policy.json" $COMMON --max-conns 40 || exit 1
+# F2: --max-conns 40 below the descriptor limit: refuse with 503. The
+# limit leaves room for 40 clients beside what the guard holds idle,
+# which grows with --workers (each has its loop, eventfd, resolver and
+# listeners: 20 descriptors idle with 2 workers, 32 with 4), so 96,
+# not F's 64: at 64, 4 workers ran out of descriptors before 40 clients
+# and the limit under test was never reached.
+start_guard_nofile F2 3143 96 --policy "$T/policy.json" $COMMON --max-conns 40 || exit 1
 F2=$PID_F2
 fd0=$(fds "$F2")
 inwl $FC hold --proxy 10.77.0.1:3143 --n 100 --send "CONNECT a" --hold 4 \
