@@ -27,9 +27,10 @@ struct log *log_clone(struct log *parent);
 struct event_base;
 int log_attach(struct log *lg, struct event_base *base);
 void log_detach(struct log *lg);
-/* Writes what is batched now (a worker, before it acknowledges a new
- * policy: its revocation lines must reach the file before the main
- * thread's "policy" line, which follows every acknowledgement). */
+/* Writes what is batched now, unless log_hold holds it (a worker, before
+ * it acknowledges a new policy: its revocation lines must reach the file
+ * before the main thread's "policy" line, which follows every
+ * acknowledgement; the previous policy's lines are released by then). */
 void log_flush(struct log *lg);
 /* A worker that has taken policy seq holds its later lines (decisions
  * under that policy) until the main thread has written the "policy" line

@@ -562,9 +562,7 @@ proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
 	tmp.kind = KIND_CONNECT;
 	tmp.epoch = -1;
 	if (transparent) {
-		memset(&tmptp, 0, sizeof(tmptp));
-		tmptp.kind = TRANSP_FIRST;
-		snprintf(tmptp.orig_str, sizeof(tmptp.orig_str), "-");
+		transp_conn_init(&tmptp);
 		tmp.tp = &tmptp;
 	}
 	conn_sockaddr_str(sa, tmp.client, sizeof(tmp.client));

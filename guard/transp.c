@@ -80,6 +80,14 @@ is_loop(const struct proxy_conn *c, const struct resolver_addr *local,
 	return 0;
 }
 
+void
+transp_conn_init(struct transp_conn *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->kind = TRANSP_FIRST;
+	snprintf(t->orig_str, sizeof(t->orig_str), "-");
+}
+
 int
 transp_begin(struct proxy_conn *c, int fd)
 {
@@ -89,8 +97,7 @@ transp_begin(struct proxy_conn *c, int fd)
 	uint16_t lport;
 	int rc;
 
-	c->tp->kind = TRANSP_FIRST;
-	snprintf(c->tp->orig_str, sizeof(c->tp->orig_str), "-");
+	transp_conn_init(c->tp);
 	memset(&ss, 0, sizeof(ss));
 	if (getsockname(fd, (struct sockaddr *)&ls, &ll) == -1 ||
 	    sa_addr(&ls, &local, &lport) == -1) {

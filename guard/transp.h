@@ -18,6 +18,9 @@ struct proxy_conn;
  * destination is one of the guard's own listeners (a loop). Returns 0 or
  * TRANSP_REFUSED. */
 int transp_begin(struct proxy_conn *c, int fd);
+/* A redirected connection's state before its first bytes and its
+ * original destination are known (also the overloaded line's). */
+void transp_conn_init(struct transp_conn *t);
 
 /* The client's bytes so far (in): identity from the first bytes, or the
  * next request on a kept-alive HTTP connection, pinned to the first
