@@ -330,13 +330,7 @@ probe_count() {
 # Docker's embedded resolver, stood in for: the nat rules it installs in the
 # container's namespace, and a resolver on 127.0.0.11 that logs each query.
 docker_dns() { # ns
-	printf '%s\n' 'table ip nat {' ' chain DOCKER_OUTPUT {' \
-	    '  ip daddr 127.0.0.11 tcp dport 53 dnat to 127.0.0.11:40053' \
-	    '  ip daddr 127.0.0.11 udp dport 53 dnat to 127.0.0.11:40054' \
-	    ' }' ' chain OUTPUT {' \
-	    '  type nat hook output priority -100; policy accept;' \
-	    '  ip daddr 127.0.0.11 counter jump DOCKER_OUTPUT' ' }' '}' |
-	    nsx "$1" nft -f - || return 1
+	nsx "$1" nft -f "$top/tests/integration/docker_dns.nft" || return 1
 	start "$1" "$PY" "$PROBE" dns-serve "$T/dns-$1.log" "$T/dns-$1.ready"
 }
 

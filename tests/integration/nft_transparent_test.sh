@@ -231,13 +231,7 @@ reach control_shared_direct_tcp_reaches_far_listener "$SH" "http://$PUB4/" "$T/f
 udp control_shared_dns_reaches_far_resolver "$SH" $PUB4 53 "$T/fardns.log" arrives
 # Docker's embedded resolver, stood in for: its nat OUTPUT DNAT of
 # 127.0.0.11:53 (priority -100) and a resolver that logs each query.
-printf '%s\n' 'table ip nat {' ' chain DOCKER_OUTPUT {' \
-    '  ip daddr 127.0.0.11 tcp dport 53 dnat to 127.0.0.11:40053' \
-    '  ip daddr 127.0.0.11 udp dport 53 dnat to 127.0.0.11:40054' \
-    ' }' ' chain OUTPUT {' \
-    '  type nat hook output priority -100; policy accept;' \
-    '  ip daddr 127.0.0.11 counter jump DOCKER_OUTPUT' ' }' '}' |
-    ip netns exec "$SH" nft -f -
+ip netns exec "$SH" nft -f "$TI/docker_dns.nft"
 start_bg "$SH" "$T/docker.out" python3 "$PROBE" dns-serve "$T/docker.log" "$T/docker.ready"
 wait_file "$T/docker.ready" 150
 r=$(probe "$SH" dns-query)
