@@ -172,13 +172,7 @@ conn_log_decision(struct proxy_conn *c, enum reason r, const char *detail)
 		log_rec_str(&rec, "peer", c->peer);
 	if (detail != NULL && detail[0] != '\0')
 		log_rec_str(&rec, "detail", detail);
-	if (c->epoch >= 0) {
-		log_rec_int(&rec, "policy_epoch", c->epoch);
-		log_rec_str(&rec, "policy_digest", c->digest);
-	} else {
-		log_rec_null(&rec, "policy_epoch");
-		log_rec_null(&rec, "policy_digest");
-	}
+	log_rec_policy(&rec, c->epoch, c->digest);
 	log_emit(c->env.log, &rec);
 }
 

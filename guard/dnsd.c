@@ -127,13 +127,7 @@ log_answer(struct dnsd_q *x, enum reason r, int rcode, const char *detail)
 	log_rec_strv(&rec, "addrs", addrs, x->naddrs);
 	if (detail != NULL && detail[0] != '\0')
 		log_rec_str(&rec, "detail", detail);
-	if (x->epoch >= 0) {
-		log_rec_int(&rec, "policy_epoch", x->epoch);
-		log_rec_str(&rec, "policy_digest", x->digest);
-	} else {
-		log_rec_null(&rec, "policy_epoch");
-		log_rec_null(&rec, "policy_digest");
-	}
+	log_rec_policy(&rec, x->epoch, x->digest);
 	log_emit(x->d->env.log, &rec);
 }
 

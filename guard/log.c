@@ -371,6 +371,18 @@ log_rec_strv(struct log_rec *r, const char *key, const char *const *v, size_t n)
 }
 
 void
+log_rec_policy(struct log_rec *r, long long epoch, const char *digest)
+{
+	if (epoch >= 0) {
+		log_rec_int(r, "policy_epoch", epoch);
+		log_rec_str(r, "policy_digest", digest);
+	} else {
+		log_rec_null(r, "policy_epoch");
+		log_rec_null(r, "policy_digest");
+	}
+}
+
+void
 log_emit(struct log *lg, struct log_rec *r)
 {
 	if (r->truncated && r->fmt == LOG_JSON) {

@@ -60,6 +60,10 @@ void log_rec_null(struct log_rec *r, const char *key);
 void log_rec_bool(struct log_rec *r, const char *key, int v);
 /* An array of strings (JSON array; text: comma-joined). */
 void log_rec_strv(struct log_rec *r, const char *key, const char *const *v, size_t n);
+/* A decision line's policy fields: "policy_epoch" and "policy_digest",
+ * both null when epoch < 0 (no policy, or refused before the policy
+ * step). */
+void log_rec_policy(struct log_rec *r, long long epoch, const char *digest);
 /* Ends the record and writes it as one line. */
 void log_emit(struct log *lg, struct log_rec *r);
 
