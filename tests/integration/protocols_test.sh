@@ -337,9 +337,11 @@ check pipelined_requests_answered_in_order_with_exact_framing $? "$out"
 # keep-alive race): the guard retries a bodiless request once on a fresh
 # connection instead of answering 502.
 start_bg "$IN" "$T/racy.out" python3 -c '
-import socket
+import socket, sys
+import time; time.sleep(1)
 srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("198.18.1.10", 8081)); srv.listen(8)
+open(sys.argv[1], "w").write("ready\n")
 for n in range(3):
     c, _ = srv.accept()
     f = c.makefile("rb")
@@ -353,8 +355,8 @@ for n in range(3):
     f.close()
     c.shutdown(socket.SHUT_RDWR)
     c.close()
-'
-sleep 0.3
+' "$T/racy.ready"
+wait_file "$T/racy.ready" 50
 out=$(inwl python3 - <<'PY'
 import socket
 s = socket.create_connection(("10.77.0.1", 3129), timeout=5)
