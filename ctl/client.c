@@ -210,10 +210,13 @@ send_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* A request body: len bytes in memory. */
+/* A request body: len bytes in memory; then (if not NULL) what to do
+ * while the guard works on it, after the last byte is sent. */
 struct body {
 	const char	*mem;
 	size_t		 len;
+	void		(*sent)(void *);
+	void		*arg;
 };
 
 static const char *
@@ -370,6 +373,8 @@ request(const char *sock_path, const char *method, const char *target,
 		errbuf_set(err, errlen, "%s: send: %s", sock_path, io_error());
 		goto out;
 	}
+	if (body->sent != NULL)
+		body->sent(body->arg);
 	if (read_answer(fd, sock_path, deadline, r, err, errlen) == -1)
 		goto out;
 	rc = 0;
@@ -384,7 +389,7 @@ ctlclient_request(const char *sock_path, long guard_uid, const char *method,
     const char *target, const char *body, size_t body_len,
     struct ctlclient_response *r, char *err, size_t errlen)
 {
-	struct body b = { body, body_len };
+	struct body b = { body, body_len, NULL, NULL };
 
 	return request(sock_path, method, target, &b, guard_uid, r, err, errlen);
 }
@@ -476,12 +481,36 @@ print_body(const struct ctlclient_response *r)
 	return 0;
 }
 
+/* The digest the guard must answer a push with. Computed once the bundle
+ * is sent, while the guard verifies and installs it: on a 100,000-entry
+ * bundle that is ~10 ms of decoding and hashing the push no longer waits
+ * for. Bytes that hold no bundle are still sent (the guard says why it
+ * refuses them), but no success can be believed for them: digest "". */
+struct push_digest {
+	const char	*buf;
+	size_t		 len;
+	char		 digest[POLICY_DIGEST_LEN + 1];
+	char		 why[512];
+};
+
+static void
+push_digest(void *arg)
+{
+	struct push_digest *d = arg;
+
+	if (bundlepeek_digest(d->buf, d->len, d->digest, d->why,
+	    sizeof(d->why)) == -1)
+		d->digest[0] = '\0';
+}
+
 int
 ctlclient_cmd_push(int argc, char **argv)
 {
 	const char *path = NULL, *control = NULL;
 	struct ctlclient_response r = { 0, NULL, 0 };
-	char err[1024], why[512], digest[POLICY_DIGEST_LEN + 1] = "", *buf = NULL;
+	struct push_digest d = { NULL, 0, "", "" };
+	struct body b;
+	char err[1024], why[512], *buf = NULL;
 	size_t len = 0;
 	long guard_uid;
 	int rc;
@@ -496,20 +525,18 @@ ctlclient_cmd_push(int argc, char **argv)
 		fprintf(stderr, "%s: push: %s\n", CLI_PROG, err);
 		goto out;
 	}
-	/* The digest the guard must answer with. Bytes that hold no bundle
-	 * are still sent (the guard says why it refuses them), but no
-	 * success can be believed for them. */
-	if (bundlepeek_digest(buf, len, digest, why, sizeof(why)) == -1)
-		digest[0] = '\0';
-	if (ctlclient_request(control, guard_uid, "PUT", "/v1/policy", buf, len, &r,
-	    err, sizeof(err)) == -1) {
+	d.buf = buf;
+	d.len = len;
+	b = (struct body){ buf, len, push_digest, &d };
+	if (request(control, "PUT", "/v1/policy", &b, guard_uid, &r, err,
+	    sizeof(err)) == -1) {
 		fprintf(stderr, "%s: push: %s\n", CLI_PROG, err);
 		goto out;
 	}
-	if (r.status == 200 && (digest[0] == '\0' ||
-	    ctlclient_check_pushed(&r, digest, why, sizeof(why)) == -1)) {
+	if (r.status == 200 && (d.digest[0] == '\0' ||
+	    ctlclient_check_pushed(&r, d.digest, why, sizeof(why)) == -1)) {
 		fprintf(stderr, "%s: push: %s: %s answered 200 but %s: the push is "
-		    "not confirmed\n", CLI_PROG, path, control, digest[0] == '\0' ?
+		    "not confirmed\n", CLI_PROG, path, control, d.digest[0] == '\0' ?
 		    "the file holds no bundle to compare with" : why);
 		goto out;
 	}
