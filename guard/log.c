@@ -419,3 +419,20 @@ log_msg(struct log *lg, const char *event, const char *msg)
 	log_rec_str(&r, "msg", msg);
 	log_emit(lg, &r);
 }
+
+void
+log_every(struct log *lg, struct log_every *e, const char *msg)
+{
+	struct timespec now;
+	char line[256];
+
+	e->count++;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (e->last != 0 && now.tv_sec - e->last < LOG_EVERY_S)
+		return;
+	snprintf(line, sizeof(line), "%s (%lu time%s since the last such line)",
+	    msg, e->count, e->count == 1 ? "" : "s");
+	log_msg(lg, "warning", line);
+	e->last = now.tv_sec > 0 ? (long long)now.tv_sec : 1;
+	e->count = 0;
+}

@@ -71,4 +71,18 @@ void log_emit(struct log *lg, struct log_rec *r);
  * with a "msg" field. */
 void log_msg(struct log *lg, const char *event, const char *msg);
 
+/* A warning that can repeat many times a second (a listener paused for
+ * want of descriptors, ten times a second while a client holds them all):
+ * one line at the first time, then at most one per LOG_EVERY_S, carrying
+ * how many times it happened since the last line, so the log is never the
+ * flood. Zero-initialised; one per place that warns. */
+#define LOG_EVERY_S	10
+struct log_every {
+	long long	 last;		/* monotonic s of the last line; 0: none */
+	unsigned long	 count;		/* times not yet in a line */
+};
+/* Counts one more time; writes "warning" with msg and " (N times since
+ * the last such line)" when a line is due. */
+void log_every(struct log *lg, struct log_every *e, const char *msg);
+
 #endif

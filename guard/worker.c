@@ -28,7 +28,6 @@
 
 #define WORKER_BACKLOG		1024
 #define WORKER_PAUSE_USEC	100000	/* out of descriptors: accept again after */
-#define WORKER_PAUSE_LOG_S	10	/* at most one "accept paused" line per */
 
 struct worker {
 	struct guard		*g;
@@ -48,8 +47,7 @@ struct worker {
 	int			 lfds[2 * CONFIG_MAX_LISTEN];
 	size_t			 nlisteners;
 	struct event		*accept_resume;
-	time_t			 paused_logged;	/* monotonic s of the last line */
-	unsigned long		 paused;	/* pauses not yet in a line */
+	struct log_every	 paused;	/* "accept paused" lines */
 	int			 cmd_fd;	/* eventfd: the main thread posted */
 	struct event		*cmd_ev;
 	pthread_t		 thread;
@@ -206,7 +204,6 @@ accept_one(struct worker *w, evutil_socket_t lfd, int transparent)
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	struct timeval tv = { 0, WORKER_PAUSE_USEC };
-	struct timespec now;
 	int fd, e;
 
 	fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -228,19 +225,8 @@ accept_one(struct worker *w, evutil_socket_t lfd, int transparent)
 	set_accepting(w, 0);
 	evtimer_add(w->accept_resume, &tv);
 	/* A client holding every descriptor pauses the listeners ten times
-	 * a second: one line at the first pause, then one per
-	 * WORKER_PAUSE_LOG_S with the count, so the log is not the flood. */
-	w->paused++;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (w->paused_logged == 0 || now.tv_sec - w->paused_logged >= WORKER_PAUSE_LOG_S) {
-		char msg[128];
-		snprintf(msg, sizeof(msg), "accept paused: out of file descriptors "
-		    "(%lu pause%s of %d ms since the last such line)", w->paused,
-		    w->paused == 1 ? "" : "s", WORKER_PAUSE_USEC / 1000);
-		log_msg(w->log, "warning", msg);
-		w->paused_logged = now.tv_sec > 0 ? now.tv_sec : 1;
-		w->paused = 0;
-	}
+	 * a second: the log says so once, then once per LOG_EVERY_S. */
+	log_every(w->log, &w->paused, "accept paused: out of file descriptors");
 }
 
 static void

@@ -72,6 +72,7 @@ struct control {
 	int		 listen_fd;	/* -1 until path is bound: then ours to unlink */
 	struct event	*listen_ev;
 	struct event	*resume_ev;	/* accepting again after EMFILE */
+	struct log_every paused;	/* "accept paused" lines */
 	LIST_HEAD(conn_list, conn) conns;
 	size_t		 nconns;
 	struct ctlpush	*pushes;
@@ -687,7 +688,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			    errno == ENOMEM) {
 				event_del(c->listen_ev);
-				log_msg(c->env.log, "warning",
+				log_every(c->env.log, &c->paused,
 				    "control: accept paused: out of file descriptors");
 				evtimer_add(c->resume_ev, &tv);
 			}

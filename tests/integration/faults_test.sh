@@ -221,6 +221,10 @@ HPID=$!; PIDS="$PIDS $HPID"
 # can take a second on a loaded machine): at most 10 s.
 for _ in $(seq 100); do [ "$(fds "$F")" -ge 60 ] && break; sleep 0.1; done
 fdfull=$(fds "$F")
+# The operator asks for the status meanwhile: the control socket is out of
+# descriptors too, and pauses its accept as the listeners do.
+"$CTL" status --control "$T/F.sock" >"$T/Fstatus.out" 2>&1 &
+SPID=$!; PIDS="$PIDS $SPID"
 t0=$(ticks "$F"); sleep 2; t1=$(ticks "$F")
 # A new client while every descriptor is taken: it waits in the backlog and
 # is served once the holders leave.
@@ -241,6 +245,14 @@ npaused=$(grep -c '"msg":"accept paused' "$T/F.log")
 [ "$npaused" -ge 1 ] && [ "$npaused" -le "${EG_WORKERS:-$(nproc)}" ]
 check fd_exhaustion_accept_paused_logged_once_per_worker_not_per_pause $? \
     "$npaused lines, workers ${EG_WORKERS:-$(nproc)}: $(grep -m3 "accept paused" "$T/F.log")"
+wait "$SPID"; src=$?
+[ "$src" -eq 0 ] && grep -q '"epoch"' "$T/Fstatus.out"
+check fd_exhaustion_control_client_waiting_in_backlog_served_after_recovery $? \
+    "exit $src: $(head -c 300 "$T/Fstatus.out")"
+# Its pauses (about 20 in the hold) are one line, not one per pause.
+nctl=$(grep -c '"msg":"control: accept paused' "$T/F.log")
+[ "$nctl" -eq 1 ]
+check fd_exhaustion_control_accept_paused_logged_once_not_per_pause $? "$nctl lines"
 wait_quiet F; sleep 0.2
 fd1=$(fds "$F")
 [ "$fd1" -eq "$fd0" ]
