@@ -5,7 +5,7 @@
 # must succeed, so the refusal is the guard's doing.
 . "$(dirname "$0")/lib.sh"
 
-[ -x "$BIN" ] || { echo "FAIL build: $BIN missing"; exit 1; }
+[ -x "$BIN" ] && [ -x "$CTL" ] || { echo "FAIL build: binaries missing"; exit 1; }
 topo_up || { echo "FAIL topology"; exit 1; }
 
 cat >"$T/zone.json" <<'Z'
@@ -62,7 +62,8 @@ start_listener echo 198.18.1.10:7 --raw
 COMMON="--dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2"
 # A: the guard under test. B: the control, with the mechanisms taken away
 # (unrestricted policy, private ranges allowed). D: no policy at all, small
-# limits.
+# limits. (G, below: D's --max-conns with a head timeout that outlives a
+# slow machine.)
 start_guard A 3128 --policy "$T/policy.json" $COMMON \
     --allow-range 198.18.0.0/15 --allow-range 2001:2::/48 || exit 1
 start_guard B 3129 --policy "$T/open.json" $COMMON \
@@ -211,22 +212,40 @@ ms=$(echo "$out" | sed -n 's/.*elapsed_ms=\([0-9]*\).*/\1/p')
 case "$out" in *status=408*reason=header_timeout*) [ "${ms:-9999}" -lt 3000 ]; r=$?;; *) r=1;; esac
 check slow_head_gets_408_at_header_timeout $r "$out"
 
-# --max-conns 3 on D: three held connections, the fourth is refused.
-for i in 1 2 3; do
-	inwl python3 "$TI/rawreq.py" 10.77.0.1 3130 --send "CONNECT a" --hold 3 --timeout 4 \
+# --max-conns 3: three held connections, the fourth is refused. On G, not
+# D: D's 1 s head timeout would free the held places before a loaded
+# machine got to the probe. The probe goes once the guard itself counts
+# the three (bounded: 10 s); they are held for 20 s, the head timeout 30 s.
+# active_conns NAME: active_connections in guard NAME's /v1/status.
+active_conns() {
+	"$CTL" status --control "$T/$1.sock" 2>/dev/null |
+	    sed -n 's/.*"active_connections":\([0-9]*\).*/\1/p'
+}
+start_guard G 3134 $COMMON --header-timeout 30 --max-conns 3 || exit 1
+HOLDERS=""
+for _ in 1 2 3; do
+	inwl python3 "$TI/rawreq.py" 10.77.0.1 3134 --send "CONNECT a" --hold 20 --timeout 5 \
 	    >/dev/null 2>&1 &
-	PIDS="$PIDS $!"
+	HOLDERS="$HOLDERS $!"
 done
-sleep 0.5
-out=$(raw 3130 "CONNECT api.example.test:80 HTTP/1.1\r\n\r\n")
-case "$out" in *status=503*reason=overloaded*) r=0;; *) r=1;; esac
-check max_conns_answers_503_overloaded $r "$out"
+PIDS="$PIDS $HOLDERS"
+active=-
+for _ in $(seq 100); do
+	active=$(active_conns G)
+	[ "$active" = 3 ] && break
+	sleep 0.1
+done
+out=$(raw 3134 "CONNECT api.example.test:80 HTTP/1.1\r\n\r\n")
+case "$out" in *status=503*reason=overloaded*) [ "$active" = 3 ]; r=$?;; *) r=1;; esac
+check max_conns_answers_503_overloaded $r "$out active=$active"
+# shellcheck disable=SC2086
+kill $HOLDERS 2>/dev/null
 
 # Hostile bytes never break the decision log.
 raw 3128 'CONNECT "}\x7f\xff\\:80 HTTP/1.1\r\nX: "\\\r\n\r\n' >/dev/null
 raw 3128 'CONNECT a\x01b:80 HTTP/1.1\r\n\r\n' >/dev/null
 r=0
-for g in A B D; do json_lines_valid "$T/$g.log" || r=1; done
+for g in A B D G; do json_lines_valid "$T/$g.log" || r=1; done
 check decision_log_is_one_json_object_per_line $r
 python3 - "$T/A.log" <<'PY'
 import json, sys
@@ -335,10 +354,13 @@ check ipv6_listener_serves $? "$out"
 start_bg "$GD" "$T/F.out" bash -c "ulimit -n 32; exec $BIN run --listen 10.77.0.1:3133 \
     --log-file $T/F.log --control $T/F.sock --no-state --policy $T/policy.json $COMMON --allow-range 198.18.0.0/15"
 FPID=$LASTPID
-wait_file "$T/F.log"; sleep 0.3
-fd0=$(ls /proc/$FPID/fd | wc -l)
-inwl python3 - <<'PY' &
-import socket, time
+# Every descriptor of its own is open once it logged its policy line.
+for _ in $(seq 100); do grep -q '"event":"policy"' "$T/F.log" 2>/dev/null && break; sleep 0.1; done
+fds() { ls "/proc/$1/fd" | wc -l; }
+fd0=$(fds "$FPID")
+rm -f "$T/F.go"
+inwl python3 - "$T/F.go" <<'PY' &
+import os, socket, sys, time
 held = []
 for i in range(60):
     s = socket.socket()
@@ -349,27 +371,43 @@ for i in range(60):
         held.append(s)
     except OSError:
         pass
-time.sleep(3)
+# Held until the test has measured (15 s at most).
+for _ in range(150):
+    if os.path.exists(sys.argv[1]):
+        break
+    time.sleep(0.1)
 PY
 HOLDPID=$!
 PIDS="$PIDS $HOLDPID"
-sleep 0.7
+# Measured once accept is paused (bounded: 10 s), while the connections
+# are held.
+paused=1
+for _ in $(seq 100); do grep -q "accept paused" "$T/F.log" && { paused=0; break; }; sleep 0.1; done
 t0=$(awk '{print $14 + $15}' /proc/$FPID/stat)
 sleep 2
 t1=$(awk '{print $14 + $15}' /proc/$FPID/stat)
-grep -q "accept paused" "$T/F.log"; paused=$?
 [ $paused -eq 0 ] && [ $((t1 - t0)) -lt 50 ]
 check fd_exhaustion_pauses_accept_without_spinning $? "cpu ticks $((t1 - t0)) in 2 s, paused=$paused"
+touch "$T/F.go"
 wait $HOLDPID 2>/dev/null
-sleep 1.5
+# The held and the queued connections are closed once nothing waits in
+# the accept queue and the descriptors are back (bounded: 5 s).
+for _ in $(seq 50); do
+	q=$(ingd ss -Hltn "sport = :3133" | awk '{s += $2} END {print s + 0}')
+	[ "$q" -eq 0 ] && [ "$(fds "$FPID")" -le $((fd0 + 1)) ] && break
+	sleep 0.1
+done
 out=$(curl_proxy 3133 http://api.example.test/ -p)
-fd1=$(ls /proc/$FPID/fd | wc -l)
+# The guard closes the tunnel's descriptors after curl has its answer:
+# polled back to the baseline (bounded: 3 s).
+for _ in $(seq 30); do [ "$(fds "$FPID")" -le $((fd0 + 1)) ] && break; sleep 0.1; done
+fd1=$(fds "$FPID")
 case "$out" in *code=200*) [ "$fd1" -le $((fd0 + 1)) ]; r=$?;; *) r=1;; esac
 check fd_exhaustion_recovers_and_fds_return_to_baseline $r "$out fds $fd0 -> $fd1"
 
 # ---- resolver down (last: stops the DNS server). Control: the same
 # request succeeded above with the resolver up.
-kill "$DNSPID"; sleep 0.3
+kill "$DNSPID"; wait "$DNSPID" 2>/dev/null
 out=$(curl_proxy 3128 http://api.example.test/ -p)
 case "$out" in *connect=504*reason=dns_timeout*) r=0;; *) r=1;; esac
 check resolver_down_is_dns_timeout_no_fallback $r "$out"

@@ -268,7 +268,7 @@ holds_key() {	# holds_key PID: 0 if any open file or the environment has key mat
 check guard_process_holds_no_private_key $?
 sleep 30 3<"$T/keys/key.pem" &
 KPID=$!; PIDS="$PIDS $KPID"
-sleep 0.3
+for _ in $(seq 50); do [ -e "/proc/$KPID/fd/3" ] && break; sleep 0.1; done
 holds_key "$KPID"
 check control_key_holding_process_is_detected $?
 kill "$KPID"
@@ -344,14 +344,22 @@ policy 20 api.example.test:80; sign 20; cp "$T/b20.json" "$T/live.json"; chmod 6
 start_guard P 3128 --trust-key "$T/trusted.pub.pem" --policy "$T/live.json" \
     --dns 198.18.0.53 --allow-range 198.18.0.0/15 || exit 1
 policy 21 api.example.test:80 keep.example.test:7; sign 21; cp "$T/b21.json" "$T/live.json"
-kill -HUP "$PID_P"; sleep 0.5
-e=$(active_epoch | cut -d' ' -f1)
+kill -HUP "$PID_P"
+# The reload is the guard's to do after the signal: polled (bounded: 5 s).
+for _ in $(seq 50); do
+	e=$(active_epoch | cut -d' ' -f1)
+	[ "$e" = 21 ] && break
+	sleep 0.1
+done
 [ "$e" = 21 ]
 check sighup_reloads_newer_bundle $? "$e"
 cp "$T/b1.json" "$T/live.json"
-kill -HUP "$PID_P"; sleep 0.5
+PAT='"event":"reload_refused".*stale_epoch'; n0=$(count "$T/P.log")
+kill -HUP "$PID_P"
+# Judged once the guard logged its verdict on this reload (bounded: 5 s).
+for _ in $(seq 50); do [ "$(count "$T/P.log")" -gt "$n0" ] && break; sleep 0.1; done
 e=$(active_epoch | cut -d' ' -f1)
-[ "$e" = 21 ] && grep -q '"event":"reload_refused".*stale_epoch' "$T/P.log"
+[ "$e" = 21 ] && [ "$(count "$T/P.log")" -gt "$n0" ]
 check hostile_sighup_with_stale_bundle_refused $? "$e"
 kill -TERM "$PID_P"; wait "$PID_P" 2>/dev/null
 ingd "$BIN" run --listen 10.77.0.1:3199 --control "$T/Q.sock" --no-state --policy "$T/b9.json" \
@@ -370,7 +378,7 @@ cat >"$T/ctlraw.py" <<'PY'
 #           for what came back within 3 s (the connection may then be reset)
 #   hangup  sends TEXT then FILE and closes without reading
 #   stall   sends TEXT, prints "t=SECONDS closed=0|1" once the guard closes
-#           (15 s at most)
+#           (20 s at most)
 #   conns   holds 64 idle connections, then prints what a 65th got at once
 #           (its status line and error), how many of the 64 were still
 #           open, and (after closing 4) what a GET /v1/health on another
@@ -413,7 +421,7 @@ elif mode == "hangup":
     s.sendall(text + body)
     s.close()
 elif mode == "stall":
-    s = conn(15)
+    s = conn(20)
     s.sendall(text)
     try:
         closed = int(s.recv(100) == b"")
@@ -475,18 +483,23 @@ python3 -c 'import sys; sys.stdout.write("a" * 17000)' >"$T/long.hdr"
 answers hostile_control_head_over_16k_refused_431 431 \
     'GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Long: ' "$T/long.hdr"
 # A bundle over 1 MiB, which curl sends after "Expect: 100-continue": the
-# 100 comes at once (curl would otherwise wait 1 s before the body).
+# 100 comes at once. curl waits 30 s for it (--expect100-timeout) before
+# sending the body anyway, and time_starttransfer is when the first byte
+# of the answer came, the 100: under 1 s shows the guard sent it from
+# the head alone. The whole exchange (the 1 MiB bundle verified and
+# stored, on a machine that may be loaded) is bounded at 10 s only.
 python3 -c 'import json; print(json.dumps({"network_policy": "allowlist",
     "allowed_hosts": ["api.example.test:80"] +
     ["h%d.example.test:443" % i for i in range(25000)]}))' >"$T/prof40.json"
 "$CTL" compile "$T/prof40.json" --epoch 40 >"$T/p40.json"; sign 40
-out=$(ingd curl -sS -v --max-time 5 --unix-socket "$T/H.sock" -X PUT \
-    --data-binary @"$T/b40.json" -w 'http=%{http_code} t=%{time_total}' \
+out=$(ingd curl -sS -v --max-time 20 --expect100-timeout 30 --unix-socket "$T/H.sock" -X PUT \
+    --data-binary @"$T/b40.json" -w 'http=%{http_code} t100=%{time_starttransfer} t=%{time_total}' \
     http://localhost/v1/policy 2>"$T/expect.err")
 size=$(stat -c %s "$T/b40.json")
+t100=${out##*t100=}; t100=${t100%% *}
 case "$out" in *'"epoch":40'*http=200*) r=0;; *) r=1;; esac
 [ $r -eq 0 ] && [ "$size" -gt 1048576 ] && grep -q '^< HTTP/1.1 100 Continue' "$T/expect.err" &&
-    awk -v t="${out##*t=}" 'BEGIN { exit !(t < 1) }'
+    awk -v t100="$t100" -v t="${out##*t=}" 'BEGIN { exit !(t100 < 1 && t < 10) }'
 check expect_100_continue_answered_100_then_200_within_1s $? "size=$size ${out##*http=}"
 # Callers that hang up: one while its push is checked (held on the FIFO),
 # one while its push waits behind it. Both pushes run to their end: the
@@ -517,8 +530,10 @@ check hostile_callers_hang_up_while_pushes_wait_push_still_installed $? \
     "fds $fd0 -> $fd1 epoch=$e health=$h"
 wait $STALL
 out=$(cat "$T/stall.out")
+# t counts from the client's start: the lower bound shows the 10 s bound
+# is not shorter; the upper one leaves room for a loaded machine.
 case "$out" in *closed=1*) t=${out#t=}; t=${t%% *}
-    awk -v t="$t" 'BEGIN { exit !(t >= 9 && t < 12.5) }'; r=$?;; *) r=1;; esac
+    awk -v t="$t" 'BEGIN { exit !(t >= 9 && t < 15) }'; r=$?;; *) r=1;; esac
 check hostile_control_body_stalled_midway_closed_after_10s $r "$out"
 out=$(ctlraw conns)
 n=$(grep -c '"event":"control_refused".*"result":"too_many_connections"' "$T/H.log")

@@ -9,9 +9,12 @@ workload's namespace). Every socket has a timeout; every loop is bounded.
       Prints one JSON object: how many CONNECTs sent after the push's
       answer were still admitted (late), how many revoked tunnels were
       closed by then, how many kept ones still echo.
-  workers_client.py overload HOST PORT MAX
-      Holds MAX connections (head unfinished), then tries MAX more:
-      prints how many of those were answered 503 overloaded.
+  workers_client.py overload HOST PORT MAX CONTROL_SOCK
+      Once the guard counts no connection, holds MAX connections (head
+      unfinished); once it counts MAX (its /v1/status over CONTROL_SOCK:
+      a worker may not have accepted its share yet), tries MAX more:
+      prints how many of those were answered 503 overloaded (and, if a
+      count was not reached in 10 s, the counts seen).
   workers_client.py probe HOST PORT TARGET N
       N CONNECTs to TARGET, one after the other (the kernel spreads them
       over the workers): prints "200=a 403=b refused=c other=d".
@@ -47,6 +50,37 @@ def put(sock_path, body, timeout=15):
         out += b
     s.close()
     return out.decode("latin-1")
+
+
+def active(sock_path, timeout=3):
+    """active_connections in the guard's /v1/status (-1 if no answer)."""
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        s.connect(sock_path)
+        s.sendall(b"GET /v1/status HTTP/1.1\r\nHost: localhost\r\n"
+                  b"Connection: close\r\n\r\n")
+        out = b""
+        while len(out) < 1 << 20:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+        s.close()
+        return json.loads(out.partition(b"\r\n\r\n")[2])["active_connections"]
+    except (OSError, ValueError, KeyError):
+        return -1
+
+
+def wait_active(sock_path, ok, tries=100):
+    """Polls the count until ok(count) (bounded: tries x 0.1 s)."""
+    n = -1
+    for _ in range(tries):
+        n = active(sock_path)
+        if ok(n):
+            break
+        time.sleep(0.1)
+    return n
 
 
 def race(host, port, ctl, bundle):
@@ -112,13 +146,16 @@ def race(host, port, ctl, bundle):
         "requests": len(results)}))
 
 
-def overload(host, port, n):
+def overload(host, port, n, ctl):
+    # The tunnels of the step before close as their client exits: none
+    # may hold a place of the MAX.
+    before = wait_active(ctl, lambda k: k == 0)
     held = []
     for _ in range(n):
         s = socket.create_connection((host, port), timeout=3)
         s.sendall(b"CONNECT a")
         held.append(s)
-    time.sleep(0.3)
+    counted = wait_active(ctl, lambda k: k >= n)
     refused = 0
     for _ in range(n):
         try:
@@ -129,7 +166,9 @@ def overload(host, port, n):
         refused += st == 503
     for s in held:
         s.close()
-    print("refused=%d of %d" % (refused, n))
+    note = "" if before == 0 and counted == n else \
+        " (active before=%d held=%d)" % (before, counted)
+    print("refused=%d of %d%s" % (refused, n, note))
 
 
 def probe(host, port, target, n):
@@ -152,4 +191,4 @@ if sys.argv[1] == "probe":
 elif sys.argv[1] == "race":
     race(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
 else:
-    overload(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    overload(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])

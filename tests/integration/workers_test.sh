@@ -85,8 +85,10 @@ assert o["revoked_closed"] == 8 and o["kept"] == 8, o
 	check "w${W}_revocation_closes_tunnels_on_every_worker" $? "$out"
 
 	# --max-conns is one bound: 64 is the whole guard's, not each
-	# worker's. Lower it by restarting is slow: hold 64, try 64 more.
-	out=$(inwl python3 "$TI/workers_client.py" overload 10.77.0.1 "$port" 64 2>&1)
+	# worker's. Lower it by restarting is slow: hold 64, try 64 more once
+	# the guard counts the 64 (workers_client.py polls its status).
+	out=$(inwl python3 "$TI/workers_client.py" overload 10.77.0.1 "$port" 64 \
+	    "$T/W$W.sock" 2>&1)
 	[ "$out" = "refused=64 of 64" ]
 	check "w${W}_max_conns_is_one_bound_for_all_workers" $? "$out"
 
@@ -135,6 +137,12 @@ PY
 	kill -TERM "$pid"
 	for _ in $(seq 50); do
 		grep -q '"event":"shutdown"' "$T/W$W.log" && break
+		sleep 0.1
+	done
+	# The line is written before workers 1.. have the stop message: the
+	# probe goes once no listener is left on the port (bounded: 5 s).
+	for _ in $(seq 50); do
+		[ -z "$(ingd ss -Hltn "sport = :$port")" ] && break
 		sleep 0.1
 	done
 	s=$(inwl python3 "$TI/workers_client.py" probe 10.77.0.1 "$port" \
