@@ -338,7 +338,6 @@ check pipelined_requests_answered_in_order_with_exact_framing $? "$out"
 # connection instead of answering 502.
 start_bg "$IN" "$T/racy.out" python3 -c '
 import socket, sys
-import time; time.sleep(1)
 srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 srv.bind(("198.18.1.10", 8081)); srv.listen(8)
 open(sys.argv[1], "w").write("ready\n")
@@ -356,7 +355,9 @@ for n in range(3):
     c.shutdown(socket.SHUT_RDWR)
     c.close()
 ' "$T/racy.ready"
-wait_file "$T/racy.ready" 50
+if ! wait_file "$T/racy.ready"; then
+	out="race server on 198.18.1.10:8081 never became ready: $(tail -n 3 "$T/racy.out" 2>/dev/null)"
+else
 out=$(inwl python3 - <<'PY'
 import socket
 s = socket.create_connection(("10.77.0.1", 3129), timeout=5)
@@ -372,6 +373,7 @@ def ask():
 print(ask(), ask())
 PY
 )
+fi
 [ "$out" = "first second" ]
 check keepalive_race_pooled_upstream_closed_request_retried_once $? "$out"
 
@@ -386,9 +388,16 @@ printf '#!/bin/sh\nexport GIT_PROJECT_ROOT=%s GIT_HTTP_EXPORT_ALL=1\nexec git -c
     "$T/git/repos" >"$T/git/srv/cgi-bin/git"
 chmod -R a+rX "$T/git"; chmod a+x "$T/git/srv/cgi-bin/git"
 start_bg "$IN" "$T/git.out" python3 -m http.server --cgi --directory "$T/git/srv" --bind 198.18.1.10 8000
-for _ in $(seq 50); do grep -q "Serving HTTP" "$T/git.out" 2>/dev/null && break; sleep 0.1; done
-out=$(inwl git -c http.proxy=http://10.77.0.1:3128 ls-remote \
-    http://api.example.test:8000/cgi-bin/git/demo.git 2>&1)
+# Up once its port listens (its "Serving HTTP" line sits in a block-
+# buffered stdout, so waiting for that line would only be a fixed sleep).
+git_up() { [ -n "$(inin ss -Hltn 'sport = :8000')" ]; }
+for _ in $(seq 100); do git_up && break; sleep 0.1; done
+if git_up; then
+	out=$(inwl git -c http.proxy=http://10.77.0.1:3128 ls-remote \
+	    http://api.example.test:8000/cgi-bin/git/demo.git 2>&1)
+else
+	out="git HTTP server on 198.18.1.10:8000 never listened: $(tail -n 3 "$T/git.out" 2>/dev/null)"
+fi
 case "$out" in "$(cat "$T/git/commit")"*refs/heads/main*) r=0;; *) r=1;; esac
 check git_ls_remote_over_http_through_proxy $r "$out"
 out=$(inwl git -c http.proxy=http://10.77.0.1:3128 ls-remote \

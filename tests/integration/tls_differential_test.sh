@@ -85,9 +85,14 @@ mark() { for s in openssl gnutls go go6; do wc -l <"$T/$s.log" >"$T/$s.mark"; do
 # wrong SERVER: names other than the CONNECT host (ASCII case and one
 # trailing dot aside: the gate's normal form).
 wrong() { names "$1" | tr 'A-Z' 'a-z' | sed 's/\.$//' | grep -vx "$GOOD" | sort -u; }
+# Each case waits up to 5 s for the server's first byte or the tunnel's
+# close (and for each flight a client mid-handshake still needs): a
+# loaded CI machine may be that slow to answer or to close, which a fixed
+# window would report as "timeout". Only once bytes have come does 0.5 s
+# of silence end a case.
 fly() {	# fly GUARD_PORT HOST SERVER_PORT OUT [--socks5]
 	inwl timeout 600 python3 "$TI/tlsdiff/flights.py" --proxy "10.77.0.1:$1" \
-	    --target "$2:$3" --good "$GOOD" --quiet 0.5 ${5:-} >"$4" 2>"$4.err"
+	    --target "$2:$3" --good "$GOOD" --first 5 --quiet 0.5 ${5:-} >"$4" 2>"$4.err"
 }
 outcome() { awk -v c="$2" '$1 == c { print $2 " " $3 }' "$1"; }
 
@@ -195,8 +200,19 @@ mark
 fly 3128 "$GOOD" 4433 "$T/S-go.out" --socks5
 sleep 0.5
 bad=$(wrong go | tr '\n' ' ')
+# verdict FILE CASE: the case's outcome word. For $SECOND, closed and
+# answered are one verdict: whether the server's answer to the first hello
+# gets out before the tunnel closes depends on how the guard's reads split
+# the two hellos (see SECOND above), which differs from run to run; that
+# the second hello never reaches the server is checked by wrong (above)
+# and by hostile_*_second_hello_never_reaches_server.
+verdict() {
+	v=$(outcome "$1" "$2" | cut -d' ' -f1)
+	case " $SECOND :$v" in *" $2 "*:closed|*" $2 "*:answered) v=closed-or-answered;; esac
+	echo "$v"
+}
 for c in $ALL; do
-	[ "$(outcome "$T/S-go.out" "$c" | cut -d' ' -f1)" = "$(outcome "$T/A-go.out" "$c" | cut -d' ' -f1)" ] ||
+	[ "$(verdict "$T/S-go.out" "$c")" = "$(verdict "$T/A-go.out" "$c")" ] ||
 	    bad="$bad $c=$(outcome "$T/S-go.out" "$c")/connect:$(outcome "$T/A-go.out" "$c")"
 done
 [ -z "$bad" ]

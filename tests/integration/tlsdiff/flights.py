@@ -213,25 +213,38 @@ def direct(proxy, target, timeout):
     return socket.create_connection((host.strip("[]"), int(port)), timeout=timeout), b""
 
 
-def run(proxy, target, cl, flight, quiet, use_socks5=False, use_direct=False):
+def run(proxy, target, cl, flight, quiet, first, use_socks5=False, use_direct=False):
+    """The case's outcome and the count of the server's bytes. A reply is
+    awaited for up to FIRST seconds: the first byte (or the close) after
+    the flight, and each further flight a client mid-handshake still
+    needs. Once bytes have come and no client waits for more, QUIET
+    seconds of silence end the case. Never longer than FIRST + 8 s."""
     s, rest = (direct if use_direct else socks5 if use_socks5 else connect)(proxy, target, 5)
     if s is None:
         return "refused", 0
     got = len(rest)
     s.sendall(flight)
-    s.settimeout(quiet)
-    deadline = time.monotonic() + 8
+    deadline = time.monotonic() + first + 8
     outcome = None
+    ended = False		# the tunnel closed (EOF or reset)
     try:
-        while time.monotonic() < deadline:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            # A reply is owed while nothing has come yet, or while the
+            # client is mid-handshake: a loaded machine may be slow to
+            # send it. Otherwise only trailing bytes are left to drain.
+            s.settimeout(min(left, first if (got == 0 or cl is not None) else quiet))
             try:
                 d = s.recv(65536)
             except socket.timeout:
-                outcome = "answered" if got else "timeout"
                 break
             except ConnectionResetError:
+                ended = True
                 break
             if not d:
+                ended = True
                 break
             got += len(d)
             if cl is None:
@@ -251,7 +264,7 @@ def run(proxy, target, cl, flight, quiet, use_socks5=False, use_direct=False):
     finally:
         s.close()
     if outcome is None:
-        outcome = "answered" if got else "closed"
+        outcome = "answered" if got else "closed" if ended else "timeout"
     return outcome, got
 
 
@@ -263,7 +276,11 @@ def main():
     ap.add_argument("--case", action="append")
     ap.add_argument("--socks5", action="store_true")
     ap.add_argument("--direct", action="store_true")
-    ap.add_argument("--quiet", type=float, default=1.0, help="seconds of silence that end a case")
+    ap.add_argument("--quiet", type=float, default=1.0,
+                    help="seconds of silence that end a case once the server's bytes have come")
+    ap.add_argument("--first", type=float, default=5.0,
+                    help="seconds to wait for the server's first byte or the close, and for "
+                    "each flight a client mid-handshake still needs")
     ap.add_argument("--list", action="store_true")
     a = ap.parse_args()
     for name, cl, flight in cases(a.good or "tls.example.test"):
@@ -273,7 +290,7 @@ def main():
         if a.case and name not in a.case:
             continue
         try:
-            outcome, got = run(a.proxy, a.target, cl, flight, a.quiet, a.socks5, a.direct)
+            outcome, got = run(a.proxy, a.target, cl, flight, a.quiet, a.first, a.socks5, a.direct)
         except OSError as e:
             outcome, got = "error:" + type(e).__name__, 0
         print(name, outcome, got, flush=True)
