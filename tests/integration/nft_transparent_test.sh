@@ -33,6 +33,15 @@ trap 'cleanup; ip netns del "$SH" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
 lines() { if [ -f "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
+# wait_lines FILE N: up to 3 s for FILE to hold at least N lines (an
+# asynchronous writer); the caller then compares the count exactly.
+wait_lines() {
+	for _ in $(seq 30); do
+		[ "$(lines "$1")" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 probe() { ns=$1; shift; ip netns exec "$ns" python3 "$PROBE" "$@"; }
 serve() { # ns kind addr port name
 	start_bg "$1" "$T/$5.out" python3 "$PROBE" "$2" "$3" "$4" "$T/$5.log" \
@@ -82,11 +91,13 @@ nowhere() {
 	else pass "$name"; fi
 }
 # udp NAME NS DST PORT LOG EXPECT: EXPECT "arrives" or "nowhere" at LOG.
+# "arrives" waits (bounded, 3 s) for the line; "nowhere" gives the datagram
+# 0.2 s to show up, as long as an arriving one takes on an idle machine.
 udp() {
 	local name=$1 ns=$2 dst=$3 port=$4 log=$5 want=$6 n r
 	n=$(lines "$log")
 	r=$(probe "$ns" udp "$dst" "$port")
-	sleep 0.2
+	if [ "$want" = arrives ]; then wait_lines "$log" $((n + 1)); else sleep 0.2; fi
 	if [ "$want" = arrives ] && [ "$(lines "$log")" != "$n" ]; then pass "$name"
 	elif [ "$want" = nowhere ] && [ "$(lines "$log")" = "$n" ]; then pass "$name"
 	else fail "$name" "$r; log $n -> $(lines "$log"), wanted $want"; fi
@@ -235,6 +246,9 @@ ip netns exec "$SH" nft -f "$TI/docker_dns.nft"
 start_bg "$SH" "$T/docker.out" python3 "$PROBE" dns-serve "$T/docker.log" "$T/docker.ready"
 wait_file "$T/docker.ready" 150
 r=$(probe "$SH" dns-query)
+# The resolver logs the TCP connection after its accept(), which may come
+# after the client has connected and exited: wait for it, then count.
+[ "$r" = "udp answered tcp connected" ] && wait_lines "$T/docker.log" 2
 if [ "$r" = "udp answered tcp connected" ] && [ "$(lines "$T/docker.log")" = 2 ]; then
 	pass control_shared_docker_dns_reached_before_apply
 else
