@@ -188,7 +188,9 @@ holds_key() {	# PID: private key material in its open files or environment
 # case_as_key PID KEYFILE [PROBE PREFIX]: as-08, the control a process holding KEYFILE
 case_as_key() {
 	sleep 20 3<"$2" &
-	KP=$!; PIDS="$PIDS $KP"; sleep 0.2
+	KP=$!; PIDS="$PIDS $KP"
+	# Its fd 3 is opened in the child after the fork: up to 5 s for it.
+	for _ in $(seq 100); do [ -e "/proc/$KP/fd/3" ] && break; sleep 0.05; done
 	record as-08 authority_separation "key material in the guard${3:-}'s open files and environment" \
 	    no-key "$(holds_key "$1")" holds-key "$(holds_key "$KP")"
 	kill "$KP" 2>/dev/null

@@ -361,7 +361,13 @@ dd() {	# the probes at once → "TCP|UDP|RESOLVER", each with what its listener 
 	clear_log bys; clear_log bysdns
 	r=$(probe tcp "$BYS" 8080 + udp_dns "$BYS" 53 "dd-$1.example.test" + \
 	    udp_dns 127.0.0.11 53 bystander + tcp_dns 127.0.0.11 53 bystander | awk '{print $2}' | tr '\n' ' ')
-	sleep 0.3
+	# A connect (or an answer) comes back before the listener has logged
+	# it: up to 3 s for both logs, whichever side (a packet that got
+	# through late turns "untouched" into "reached" the same way).
+	for _ in $(seq 30); do
+		[ -s "$T/bys.log" ] && [ -s "$T/bysdns.log" ] && break
+		sleep 0.1
+	done
 	set -- $r
 	echo "$1 $(seen bys)|$2 $(seen bysdns)|udp $3 tcp $4"
 }

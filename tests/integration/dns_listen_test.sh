@@ -31,7 +31,9 @@ topo_up || { echo "FAIL topology"; exit 1; }
 # ip netns exec mounts /etc/netns/NAME/resolv.conf over /etc/resolv.conf.
 mkdir -p "/etc/netns/$WL"
 echo "nameserver 10.77.0.1" >"/etc/netns/$WL/resolv.conf"
-echo "options timeout:2 attempts:1" >>"/etc/netns/$WL/resolv.conf"
+# Longer than the guard's --dns-timeout: an answer the guard waits for
+# upstream reaches getaddrinfo.
+echo "options timeout:5 attempts:1" >>"/etc/netns/$WL/resolv.conf"
 trap 'cleanup; rm -rf "/etc/netns/$WL"' EXIT INT TERM
 
 many=$(for i in $(seq 40); do printf '"198.18.2.%d",' "$i"; done)
@@ -52,18 +54,25 @@ cat >"$T/policy.json" <<'P'
 {"allow":[{"host":"many.test","port":443},{"host":"ok.test","port":443},{"host":"priv.test","port":443},{"host":"priv6.test","port":443},{"host":"slow.test","port":443},{"host":"slowok.test","port":443},{"host":"v4only.test","port":8080}],"epoch":1,"mode":"allowlist","schema":"egress-guard.policy.v1"}
 P
 start_dns "$T/zone.json" || { echo "FAIL dns server"; exit 1; }
-COMMON="--dns 198.18.0.53 --dns-timeout 1 --policy $T/policy.json --allow-range 198.18.0.0/15 --allow-range 2001:2::/48"
+# --dns-timeout 3: every answer G gives from upstream has 3 s to come
+# (Python's upstream on a loaded machine); dig waits 8 (SERVFAIL at 3 s).
+COMMON="--dns 198.18.0.53 --dns-timeout 3 --policy $T/policy.json --allow-range 198.18.0.0/15 --allow-range 2001:2::/48"
 start_guard G 3128 $COMMON --dns-listen 10.77.0.1:53 --dns-listen '[::1]:53' || exit 1
-# The control: the same, but 10.0.0.0/8 counts as public.
+# The control: the same, but 10.0.0.0/8 counts as public. Its 6 s are
+# the window for the SIGHUP of the revoke case below.
 start_guard C 3129 $COMMON --allow-range 10.0.0.0/8 --dns-listen 10.77.0.1:5353 \
-    --dns-timeout 4 || exit 1
+    --dns-timeout 6 || exit 1
 # No policy at all.
 start_guard N 3130 --dns 198.18.0.53 --dns-listen 10.77.0.1:5354 || exit 1
+# The flood's guard (inflight_bound_refuses_beyond_256): as G, but its
+# lookups wait 5 s, so the 300 queries, however slowly they are sent on
+# a loaded machine, are all within one timeout of the first.
+start_guard F 3131 $COMMON --dns-listen 10.77.0.1:5355 --dns-timeout 5 || exit 1
 
 # dq [dig args]: asks the guard from the workload; sets STATUS, FLAGS, ANS
 # (the answer lines) and TTLMAX.
 dq() {
-	out=$(inwl dig @10.77.0.1 +tries=1 +time=3 +noall +comments +answer "$@" 2>&1)
+	out=$(inwl dig @10.77.0.1 +tries=1 +time=8 +noall +comments +answer "$@" 2>&1)
 	STATUS=$(printf '%s\n' "$out" | sed -n 's/.*status: \([A-Z]*\),.*/\1/p' | head -n1)
 	FLAGS=$(printf '%s\n' "$out" | sed -n 's/^;; flags: \([a-z ]*\);.*/\1/p' | head -n1)
 	ANS=$(printf '%s\n' "$out" | grep -v '^;' | grep -v '^$')
@@ -85,7 +94,7 @@ check answer_keeps_question_case $r "$ANS"
 dq ok.test A +tcp
 case "$STATUS $ANS" in NOERROR*198.18.1.10*) r=0;; *) r=1;; esac
 check tcp_query_answered $r "$STATUS $ANS"
-out=$(ingd dig @::1 +tries=1 +time=3 +short ok.test AAAA 2>&1)
+out=$(ingd dig @::1 +tries=1 +time=8 +short ok.test AAAA 2>&1)
 [ "$out" = "2001:2:0:1::10" ]
 check ipv6_listener_answers $? "$out"
 dq v4only.test AAAA
@@ -135,7 +144,7 @@ check no_policy_is_refused $? "$STATUS"
 
 # ---- a policy installed during the lookup that no longer admits the name
 # (SIGHUP on C): NXDOMAIN "revoked", not the answer or SERVFAIL.
-inwl dig @10.77.0.1 -p 5353 +tries=1 +time=6 slowok.test A >"$T/revoke.out" 2>&1 &
+inwl dig @10.77.0.1 -p 5353 +tries=1 +time=10 slowok.test A >"$T/revoke.out" 2>&1 &
 DIGPID=$!
 for _ in $(seq 50); do grep -q '^slowok.test A' "$T/queries.log" && break; sleep 0.1; done
 sed 's/{"host":"slowok.test","port":443},//; s/"epoch":1/"epoch":2/' "$T/policy.json" >"$T/policy2.json"
@@ -167,7 +176,11 @@ check getaddrinfo_admitted_resolves_denied_fails $r "$out"
 
 # ---- hostile messages: an error rcode or nothing, never a crash. One
 # client process for all of them (each line: test name, udp|tcp, hex, the
-# answer expected: "rcode=N qd=N" or "none").
+# answer expected: "rcode=N qd=N" or "none"). An answer is waited for 2 s
+# (the guard's own, no upstream); "none" 1 s: an answer later than that
+# would pass for none (the check can only miss it, never fail for it),
+# and cannot land on a later case, each case keeping its own UDP socket
+# (port) open until the end. The flood goes to F (port 5355).
 H="abcd01000001000000000000"	# id, RD, QDCOUNT 1
 cat >"$T/hostile.txt" <<X
 refuses_compression_loop udp ${H}c00c00010001 rcode=1_qd=0
@@ -186,6 +199,7 @@ inflight_bound_refuses_beyond_256 flood ${H}04736c6f7704746573740000010001 bound
 X
 inwl python3 - "$T/hostile.txt" >"$T/hostile.out" 2>&1 <<'PY'
 import socket, struct, sys, time
+keep = []	# every case's UDP socket, open to the end: a port of its own
 for line in open(sys.argv[1]):
     name, kind, hexmsg, want = line.split()
     msg = bytes.fromhex(hexmsg)
@@ -193,7 +207,7 @@ for line in open(sys.argv[1]):
         if kind == "tcppipe":
             # two framed queries at once, then the write side closed: both
             # are answered before the guard closes
-            s = socket.create_connection(("10.77.0.1", 53), timeout=3)
+            s = socket.create_connection(("10.77.0.1", 53), timeout=8)
             s.sendall((struct.pack("!H", len(msg)) + msg) * 2)
             s.shutdown(socket.SHUT_WR)
             buf = b""
@@ -210,15 +224,17 @@ for line in open(sys.argv[1]):
             print(name, "ok" if "answers=%d" % n == want else "got answers=%d" % n)
             continue
         if kind == "flood":
-            # 300 lookups of a silent name within 0.3 s: at most 256 wait
-            # (SERVFAIL after --dns-timeout), the rest are REFUSED at once
+            # 300 lookups of a silent name within ~0.5 s, well inside F's
+            # --dns-timeout 5: at most 256 wait (SERVFAIL after the
+            # timeout), the rest are REFUSED at once. Without the bound
+            # all 300 wait: none REFUSED.
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
             for i in range(300):
-                s.sendto(struct.pack("!H", i) + msg[2:], ("10.77.0.1", 53))
+                s.sendto(struct.pack("!H", i) + msg[2:], ("10.77.0.1", 5355))
                 if i % 30 == 29:
-                    time.sleep(0.03)	# paced: the guard's socket buffer holds ~250
-            got, deadline = {}, time.monotonic() + 4
+                    time.sleep(0.05)	# paced: the guard's socket buffer holds ~250
+            got, deadline = {}, time.monotonic() + 10	# F's 5 s, and 5 more
             while len(got) < 300 and time.monotonic() < deadline:
                 s.settimeout(max(0.01, deadline - time.monotonic()))
                 try:
@@ -232,7 +248,8 @@ for line in open(sys.argv[1]):
             continue
         if kind == "udp":
             s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-            s.settimeout(0.5)
+            keep.append(s)
+            s.settimeout(1.0 if want == "none" else 2.0)
             s.sendto(msg, ("10.77.0.1", 53))
             r = s.recv(65535)
         else:
@@ -252,9 +269,13 @@ done <"$T/hostile.out"
 check hostile_client_ran_every_case $? "$(cat "$T/hostile.out")"
 dq ok.test A
 case "$STATUS $ANS" in NOERROR*198.18.1.10*) r=0;; *) r=1;; esac
-check still_answers_after_hostile_messages $r "$STATUS"
-kill -0 "$PID_G" 2>/dev/null
-check guard_alive $? ""
+st=$STATUS
+# The flood's guard too: its 256 lookups over, it answers again.
+dq ok.test A -p 5355
+case "$STATUS $ANS" in NOERROR*198.18.1.10*) ;; *) r=1;; esac
+check still_answers_after_hostile_messages $r "$st, after the flood $STATUS"
+kill -0 "$PID_G" 2>/dev/null && kill -0 "$PID_F" 2>/dev/null
+check guard_alive $? "G $(kill -0 "$PID_G" 2>&1 && echo alive), F $(kill -0 "$PID_F" 2>&1 && echo alive)"
 
 # ---- the decision log and the metrics
 ingd curl -sS --max-time 5 --unix-socket "$T/G.sock" http://localhost/metrics >"$T/metrics.txt"
