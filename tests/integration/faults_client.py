@@ -4,10 +4,14 @@
 One process drives many connections (asyncio), so that a thousand slow
 clients cost one PID. Every subcommand prints one JSON object on stdout.
 
-  slowloris --target H:P:N [--target ...] --observe S [--ready FILE]
+  slowloris --target H:P:N [--target ...] --observe S [--ready FILE] [--times FILE]
       N connections per target, each sending an unfinished CONNECT head one
       byte a second. Records, per connection, when the guard answered or
-      closed (seconds after the connection opened) and the status it sent.
+      closed (seconds after the connect began) and the status it sent.
+      --times: one line per connection, "TARGET LOCALPORT T_PRE T_CONN",
+      wall clock (as the guard log's "ts") just before the connect and once
+      it completed: the test times the guard's header timeout from its own
+      log lines against these.
   hold --proxy H:P --n N --send TEXT --hold S [--then TEXT --then-at S]
       N connections that send TEXT and hold S seconds; with --then, each
       sends the rest of its head at --then-at and waits for the answer.
@@ -15,9 +19,11 @@ clients cost one PID. Every subcommand prints one JSON object on stdout.
       one CONNECT; after 200, sends TEXT and reads until the tunnel closes
       (or S seconds): how it closed and after how long.
   flood --proxy H:P --dest HOST:PORT --n N --secs S --mode up|down|up-http|down-http [--read]
+        [--until BYTES]
       N tunnels or absolute-form exchanges that push bytes as fast as the
       guard takes them (up), or ask for a large download and do not read it
-      (down; --read reads it, the control).
+      (down; --read reads it, the control). --until: stop early once that
+      many bytes were sent (up) or received (--read).
   tunnels --proxy H:P --keep HOST:PORT --nkeep N --drop HOST:PORT --ndrop M
           --ready FILE --stop FILE
       N tunnels to a host every policy admits and M to one some policies
@@ -94,13 +100,20 @@ async def read_answer(r, timeout):
 
 async def slow_conn(host, port, observe, res):
     loop = asyncio.get_running_loop()
+    # Both taken before the connect: the guard's timer starts at its
+    # accept, later, so the observation window (the control's "still open
+    # at 7 s") is never longer than the guard's view of it, however late
+    # this coroutine resumes once connected.
+    t0, t_pre = loop.time(), time.time()
     try:
         r, w = await asyncio.wait_for(asyncio.open_connection(host, port), 10)
     except (OSError, asyncio.TimeoutError):
         res["connect_failed"] += 1
         return
+    t_conn = time.time()
     res["connected"] += 1
-    t0 = loop.time()
+    sn = w.get_extra_info("sockname")
+    res["times"].append("%s %d %.6f %.6f" % (res["target"], sn[1] if sn else 0, t_pre, t_conn))
     msg = b"CONNECT api.example.test:80 HTTP/1.1\r\nX-Slow: " + b"s" * 64
     i, got, how = 0, b"", None
     while loop.time() - t0 < observe:
@@ -108,7 +121,9 @@ async def slow_conn(host, port, observe, res):
             w.write(msg[i:i + 1])
             i += 1
         try:
-            d = await asyncio.wait_for(r.read(4096), 1.0)
+            # Never past the end of the window.
+            d = await asyncio.wait_for(r.read(4096),
+                                       max(0.01, min(1.0, observe - (loop.time() - t0))))
         except asyncio.TimeoutError:
             continue
         except OSError:
@@ -139,7 +154,8 @@ async def slowloris(a):
     tasks = []
     for h, p, n in targets:
         res = {"target": "%s:%d" % (h, p), "n": n, "connected": 0, "connect_failed": 0,
-               "closed": 0, "open_at_end": 0, "status": {}, "close_s": [], "sent_bytes": []}
+               "closed": 0, "open_at_end": 0, "status": {}, "close_s": [], "sent_bytes": [],
+               "times": []}
         results.append(res)
         for k in range(n):
             tasks.append(asyncio.ensure_future(slow_conn(h, p, a.observe, res)))
@@ -153,6 +169,12 @@ async def slowloris(a):
     if a.ready:
         open(a.ready, "w").write("%d\n" % sum(r["connected"] for r in results))
     await asyncio.gather(*tasks)
+    times = []
+    for res in results:
+        times += res.pop("times")
+    if a.times:
+        with open(a.times, "w") as f:
+            f.write("".join(t + "\n" for t in times))
     for res in results:
         cs = sorted(res.pop("close_s"))
         sb = res.pop("sent_bytes")
@@ -276,6 +298,8 @@ def flood(a):
     end = time.monotonic() + a.secs
     up = a.mode.startswith("up")
     while time.monotonic() < end:
+        if a.until and (sent if up else recvd) >= a.until:
+            break
         rl = socks if (a.read or up) else []
         wl = socks if up else []
         if not rl and not wl:
@@ -477,6 +501,7 @@ def main():
     p.add_argument("--target", action="append", required=True)
     p.add_argument("--observe", type=float, default=8)
     p.add_argument("--ready")
+    p.add_argument("--times")
     p = sub.add_parser("hold")
     p.add_argument("--proxy", required=True)
     p.add_argument("--n", type=int, default=100)
@@ -496,6 +521,7 @@ def main():
     p.add_argument("--secs", type=float, default=4)
     p.add_argument("--mode", required=True, choices=["up", "down", "up-http", "down-http"])
     p.add_argument("--read", action="store_true")
+    p.add_argument("--until", type=int, default=0)
     p.add_argument("--ready")
     p = sub.add_parser("tunnels")
     p.add_argument("--proxy", required=True)

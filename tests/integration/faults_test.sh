@@ -34,6 +34,15 @@ SECONDS=0
 
 # ---- helpers (lib.sh is shared: these stay here)
 fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+# fds_back PID WANT [TRIES]: the descriptor count of PID once it is WANT
+# again (a closing connection's socket goes a moment after its client has
+# seen the end), or the last count after TRIES x 0.1 s (default 30).
+fds_back() {
+	for _ in $(seq "${3:-30}"); do
+		n=$(fds "$1"); [ "$n" -eq "$2" ] && break; sleep 0.1
+	done
+	echo "$n"
+}
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
 hwm() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
@@ -69,17 +78,26 @@ curl_t() {
 	    tr -d '\r' | head -n1)
 	echo "$o ${r:--} $rc"
 }
-# wait_quiet NAME [S]: until guard NAME has no live connection (at most S s, 10).
+# wait_quiet NAME [S]: until guard NAME has no live connection (at most S s,
+# default 10, and 10 looks a second); fails if it still has one then.
 active_conns() {
 	ingd curl -sS --max-time 3 --unix-socket "$T/$1.sock" http://localhost/v1/status |
 	    python3 -c 'import json,sys; print(json.load(sys.stdin)["active_connections"])'
 }
 wait_quiet() {
 	end=$((SECONDS + ${2:-10}))
-	while [ "$SECONDS" -lt "$end" ]; do
+	for _ in $(seq $((${2:-10} * 10))); do
 		[ "$(active_conns "$1")" = 0 ] && return 0
+		[ "$SECONDS" -lt "$end" ] || break
 		sleep 0.1
 	done
+	return 1
+}
+# quiet_or_why NAME [S]: wait_quiet, printing nothing when it succeeded and
+# why not otherwise (for a check's detail).
+quiet_or_why() {
+	wait_quiet "$@" && return 0
+	echo "guard $1 still had $(active_conns "$1") live connections after ${2:-10} s; "
 	return 1
 }
 # logq LOG EXPR: evaluates EXPR (Python) over L, the list of log objects.
@@ -94,11 +112,13 @@ def closes(peer=None):
     return [o for o in L if o.get("event") == "close" and (peer is None or o.get("peer") == peer)]
 def last(xs, k):
     return xs[-1][k] if xs else "-"
-def close_of(peer, proto):
-    """Reason of the last close of an exchange admitted to peer over proto."""
+def close_of(peer, proto, k="reason"):
+    """Field k (reason) of the last close of an exchange admitted to peer
+    over proto: "duration_ms" is the time by the guard from the start of
+    the tunnel, or from forwarding the request, to the close."""
     ids = {d["id"] for d in dec() if d["decision"] == "allow" and d["proto"] == proto and
            d.get("peer") == peer}
-    return last([c for c in closes(peer) if c["id"] in ids], "reason")
+    return last([c for c in closes(peer) if c["id"] in ids], k)
 print(eval(sys.argv[2]))' "$1" "$2"
 }
 
@@ -113,7 +133,7 @@ cat >"$T/zone.json" <<'Z'
  "drop.example.test": {"A": ["198.18.1.10"]},
  "synd.example.test": {"A": ["198.18.1.20"]},
  "bh.example.test": {"A": ["198.18.1.30"]},
- "slow.example.test": {"A": ["198.18.1.11"], "delay_ms": 3500},
+ "slow.example.test": {"A": ["198.18.1.11"], "delay_ms": 6000},
  "quick.example.test": {"A": ["198.18.1.11"], "delay_ms": 500},
  "trunc.example.test": {"A": ["198.18.1.11", "198.18.1.12", "198.18.1.13", "198.18.1.14"],
                         "mode": "truncate"},
@@ -167,10 +187,18 @@ fd0=$(fds "$S")
 set -- $(curl_t 3140 http://api.example.test/ -p)
 lat0=$3
 inwl $FC slowloris --target 10.77.0.1:3140:1000 --target 10.77.0.1:3141:50 \
-    --observe 7 --ready "$T/slow.ready" >"$T/slow.json" 2>"$T/slow.err" &
+    --observe 7 --ready "$T/slow.ready" --times "$T/slow.times" >"$T/slow.json" 2>"$T/slow.err" &
 SLOWPID=$!; PIDS="$PIDS $SLOWPID"
 wait_file "$T/slow.ready" 200
+# The slow clients are all connected as the client sees it: until the
+# guard holds them all (it may still be accepting; they get their 408 3 s
+# after their accept, so this is short: at most 3 s).
 fdmax=0
+for _ in $(seq 60); do
+	f=$(fds "$S"); [ "$f" -gt "$fdmax" ] && fdmax=$f
+	[ "$fdmax" -ge $((fd0 + 1000)) ] && break
+	sleep 0.05
+done
 lats=""; bad=0
 for _ in $(seq 12); do
 	f=$(fds "$S"); [ "$f" -gt "$fdmax" ] && fdmax=$f
@@ -185,14 +213,47 @@ latmed=$(echo $lats | tr ' ' '\n' | sort -n | sed -n 6p)
 echo "# slowloris: guard fds $fd0 idle, $fdmax with the slow clients connected"
 echo "# slowloris: curl latency idle ${lat0}s; under load median ${latmed}s max ${latmax}s ($lats )"
 echo "# slowloris: $(cat "$T/slow.json")"
+# Judged on the median, with a looser bound on the worst: curl's time
+# includes the test's Python DNS server and listener, which share the two
+# CPUs with the Python client driving 1,050 connections, and a sample can
+# land on the moment the 1,000 408s go out. A guard that stalls behind the
+# slow heads is slow on every sample (or times out: bad), not on one.
 [ "$bad" -eq 0 ] && [ "$fdmax" -ge $((fd0 + 1000)) ] &&
-    python3 -c "import sys; sys.exit(0 if float('$latmax') < 1.5 else 1)"
-check slowloris_guard_keeps_serving_new_clients $? "bad=$bad fds=$fdmax max=${latmax}s"
+    python3 -c "import sys; sys.exit(0 if float('$latmed') < 1.5 and float('$latmax') < 4.0 else 1)"
+check slowloris_guard_keeps_serving_new_clients $? "bad=$bad fds=$fdmax median=${latmed}s max=${latmax}s"
+# When the guard sent each 408, by its own log ("ts", wall clock), against
+# the client's wall clock just before that connection's connect (T_PRE)
+# and once it completed (T_CONN), matched by the client's port. The guard's
+# timer starts at its accept, which comes after T_PRE: ts - T_PRE is at
+# least the timeout the guard applied, whatever the load (lo). ts - T_CONN
+# is the timeout plus how late the guard accepted (hi). The client's own
+# close_min_s/close_max_s also carry its asyncio loop's lag: printed only.
+python3 - "$T/S.log" "$T/slow.times" >"$T/slowt.json" <<'PY'
+import datetime, json, sys
+ts = {}
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("event") == "decision" and o.get("reason") == "header_timeout":
+        ts[o["client"]] = datetime.datetime.strptime(o["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+d_pre, d_conn = [], []
+for line in open(sys.argv[2]):
+    target, port, t_pre, t_conn = line.split()
+    c = "10.77.0.2:" + port
+    if target == "10.77.0.1:3140" and c in ts:
+        d_pre.append(ts[c] - float(t_pre))
+        d_conn.append(ts[c] - float(t_conn))
+d_conn.sort()
+print(json.dumps({"n": len(d_pre), "lo": round(min(d_pre), 3) if d_pre else None,
+                  "hi": round(max(d_conn), 3) if d_conn else None,
+                  "median": round(d_conn[len(d_conn) // 2], 3) if d_conn else None}))
+PY
+echo "# slowloris: 408 by the guard's log, s after connect: $(cat "$T/slowt.json")"
 jget "$T/slow.json" 'o[0]' >/dev/null 2>&1 &&
     [ "$(jget "$T/slow.json" 'int(o[0]["connected"] == 1000 and o[0]["closed"] == 1000 and
-        o[0]["status"].get("408", 0) == 1000 and o[0]["close_max_s"] <= 5.0 and
-        o[0]["close_min_s"] >= 2.5)')" = 1 ]
-check slowloris_slow_heads_get_408_at_header_timeout $? "$(cat "$T/slow.json" "$T/slow.err")"
+        o[0]["status"].get("408", 0) == 1000)')" = 1 ] &&
+    [ "$(jget "$T/slowt.json" 'int(o["n"] == 1000 and o["lo"] >= 2.5 and o["hi"] <= 5.5)')" = 1 ]
+check slowloris_slow_heads_get_408_at_header_timeout $? "$(cat "$T/slow.json" "$T/slowt.json" "$T/slow.err")"
 n408=$(logq "$T/S.log" 'sum(1 for d in dec() if d["reason"] == "header_timeout")')
 [ "$n408" -ge 1000 ]
 check slowloris_each_slow_head_logged_header_timeout $? "$n408"
@@ -200,10 +261,10 @@ check slowloris_each_slow_head_logged_header_timeout $? "$n408"
 # still connected at 7 s: the closes above were the timeout's doing.
 [ "$(jget "$T/slow.json" 'int(o[1]["connected"] == 50 and o[1]["open_at_end"] == 50)')" = 1 ]
 check control_slowloris_longer_header_timeout_keeps_them_open $? "$(cat "$T/slow.json")"
-wait_quiet S; sleep 0.2
-fd1=$(fds "$S")
-[ "$fd1" -eq "$fd0" ]
-check slowloris_fds_back_to_baseline $? "$fd0 -> $fd1"
+why=$(quiet_or_why S); q=$?
+fd1=$(fds_back "$S" "$fd0")
+[ "$q" = 0 ] && [ "$fd1" -eq "$fd0" ]
+check slowloris_fds_back_to_baseline $? "$why$fd0 -> $fd1"
 kill "$S" "$PID_SC" 2>/dev/null
 fi
 
@@ -253,10 +314,10 @@ check fd_exhaustion_control_client_waiting_in_backlog_served_after_recovery $? \
 nctl=$(grep -c '"msg":"control: accept paused' "$T/F.log")
 [ "$nctl" -eq 1 ]
 check fd_exhaustion_control_accept_paused_logged_once_not_per_pause $? "$nctl lines"
-wait_quiet F; sleep 0.2
-fd1=$(fds "$F")
-[ "$fd1" -eq "$fd0" ]
-check fd_exhaustion_fds_back_to_baseline $? "$fd0 -> $fd1"
+why=$(quiet_or_why F); q=$?
+fd1=$(fds_back "$F" "$fd0")
+[ "$q" = 0 ] && [ "$fd1" -eq "$fd0" ]
+check fd_exhaustion_fds_back_to_baseline $? "$why$fd0 -> $fd1"
 
 # Admitted requests while descriptors run out: the upstream socket and the
 # resolver's socket cannot be opened. Every client still gets an answer
@@ -279,10 +340,10 @@ done
 kill -0 "$F" && [ $((t1 - t0)) -lt 100 ] || r=1
 check fd_exhaustion_admitted_requests_all_answered_none_hang $r
 out=$(curl_t 3142 http://api.example.test/ -p)
-wait_quiet F; sleep 0.2
-fd1=$(fds "$F")
-case "$out" in 200*) [ "$fd1" -eq "$fd0" ]; r=$?;; *) r=1;; esac
-check fd_exhaustion_recovers_and_fds_back_after_admitted_storm $r "$out; fds $fd0 -> $fd1"
+why=$(quiet_or_why F); q=$?
+fd1=$(fds_back "$F" "$fd0")
+case "$out" in 200*) [ "$q" = 0 ] && [ "$fd1" -eq "$fd0" ]; r=$?;; *) r=1;; esac
+check fd_exhaustion_recovers_and_fds_back_after_admitted_storm $r "$why$out; fds $fd0 -> $fd1"
 
 # F2: --max-conns 40 below the descriptor limit: refuse with 503. The
 # limit leaves room for 40 clients beside what the guard holds idle,
@@ -308,11 +369,13 @@ case "$out" in *503*overloaded*) r=0;; *) r=1;; esac
     [ "$(jget "$T/hold4.json" 'o["answers"].get("0:-", 0)')" -le 40 ] &&
     [ $((t1 - t0)) -lt 20 ] || r=1
 check max_conns_below_fd_limit_answers_503_overloaded $r "$out"
-wait_quiet F2; sleep 0.2
+why=$(quiet_or_why F2); q=$?
 out=$(curl_t 3143 http://api.example.test/ -p)
-fd1=$(fds "$F2")
-case "$out" in 200*) [ "$fd1" -eq "$fd0" ]; r=$?;; *) r=1;; esac
-check max_conns_recovers_and_fds_back_to_baseline $r "$out; fds $fd0 -> $fd1"
+# The guard closes its side of the tunnel just after curl has seen the end:
+# until the count is back (at most 3 s).
+fd1=$(fds_back "$F2" "$fd0")
+case "$out" in 200*) [ "$q" = 0 ] && [ "$fd1" -eq "$fd0" ]; r=$?;; *) r=1;; esac
+check max_conns_recovers_and_fds_back_to_baseline $r "$why$out; fds $fd0 -> $fd1"
 kill "$F" "$F2" 2>/dev/null
 fi
 
@@ -394,29 +457,52 @@ print(how, len(body), int((time.monotonic() - t0) * 1000))' >"$T/p_half.txt"
 	c_hrst=$(logq "$T/U.log" 'close_of("198.18.1.10:9001", "http")')
 	c_silent=$(logq "$T/U.log" 'close_of("198.18.1.10:9002", "connect")')
 	c_half=$(logq "$T/U.log" 'close_of("198.18.1.10:9004", "http")')
+	# The guard's own durations (ms) of the same exchanges, from its close
+	# lines: the figures the time bounds below judge, free of the test's
+	# load (Python start-up, the DNS server, curl).
+	d_rst=$(logq "$T/U.log" 'close_of("198.18.1.10:9001", "connect", "duration_ms")')
+	d_silent=$(logq "$T/U.log" 'close_of("198.18.1.10:9002", "connect", "duration_ms")')
+	d_hsilent=$(logq "$T/U.log" 'close_of("198.18.1.10:9002", "http", "duration_ms")')
+	d_half=$(logq "$T/U.log" 'close_of("198.18.1.10:9004", "http", "duration_ms")')
 }
 fault_pass
-echo "# rst tunnel $(cat "$T/p_rst.json") close=$c_rst; absolute-form: $h_rst close=$c_hrst"
-echo "# silent tunnel $(cat "$T/p_silent.json") close=$c_silent; absolute-form: $h_silent"
+echo "# rst tunnel $(cat "$T/p_rst.json") close=$c_rst after ${d_rst} ms; absolute-form: $h_rst close=$c_hrst"
+echo "# silent tunnel $(cat "$T/p_silent.json") close=$c_silent after ${d_silent} ms; absolute-form: $h_silent, guard ${d_hsilent} ms"
 echo "# syn-drop: $h_synd; absolute-form: $h_synd_abs; blackhole: $h_bh"
-echo "# half body: $h_half close=$c_half; raw: $(cat "$T/p_half.txt"); tunnel: $(cat "$T/p_halft.json")"
+echo "# half body: $h_half close=$c_half after ${d_half} ms; raw: $(cat "$T/p_half.txt"); tunnel: $(cat "$T/p_halft.json")"
 echo "# dns slow: $h_slow; truncated: $h_trunc; garbage: $h_garb; quick: $h_quick"
 
+# Timing bounds. The guard's own durations are judged where its log has
+# them; the figures measured by the test (curl's time_total, the probes'
+# elapsed_ms) include the guard's DNS lookup through the test's Python
+# server and the scheduling of eight background jobs (most of them Python
+# start-ups) on two loaded CPUs: they get twice the old slack, and stay
+# below what the broken behaviour gives (U: --connect-timeout 2,
+# --idle-timeout 2, --dns-timeout 2; the defaults 10, 300 and 5).
+# The RST closes the tunnel about 0.5 s after it opened (faults_upstream
+# rst): well before the 2 s idle timeout that a guard deaf to the reset
+# would close it at (as idle_timeout).
 [ "$(jget "$T/p_rst.json" 'int(o["status"] == 200 and o["got"] >= 20000 and
-    o["how"] in ("eof", "reset") and o["elapsed_ms"] < 3000)')" = 1 ] && [ "$c_rst" = reset ]
-check upstream_rst_mid_tunnel_closes_client_reason_reset $? "$(cat "$T/p_rst.json") close=$c_rst"
+    o["how"] in ("eof", "reset") and o["elapsed_ms"] < 6000)')" = 1 ] && [ "$c_rst" = reset ] &&
+    [ "$d_rst" != - ] && [ "$d_rst" -lt 1500 ]
+check upstream_rst_mid_tunnel_closes_client_reason_reset $? "$(cat "$T/p_rst.json") close=$c_rst after ${d_rst} ms"
 set -- $h_rst
 [ "$1" = 200 ] && [ "$4" -ge 20000 ] && [ "$4" -lt 1000000 ] && [ "$6" != 0 ] &&
     case "$c_hrst" in reset|"upstream closed mid-response") true;; *) false;; esac
 check upstream_rst_mid_response_closes_client_and_logs $? "$h_rst close=$c_hrst"
 
+# The idle timeout by the guard's clock (1.5 to 4.5 s: 2 s after the
+# probe's "hello"); the probe, which waits 6 s, saw the end (eof) and not
+# before 1.5 s.
 [ "$(jget "$T/p_silent.json" 'int(o["status"] == 200 and o["how"] == "eof" and
-    1500 <= o["elapsed_ms"] <= 4500)')" = 1 ] && [ "$c_silent" = idle_timeout ]
-check upstream_silent_tunnel_closed_at_idle_timeout $? "$(cat "$T/p_silent.json") close=$c_silent"
+    1500 <= o["elapsed_ms"])')" = 1 ] && [ "$c_silent" = idle_timeout ] &&
+    [ "$d_silent" != - ] && [ "$d_silent" -ge 1500 ] && [ "$d_silent" -le 4500 ]
+check upstream_silent_tunnel_closed_at_idle_timeout $? "$(cat "$T/p_silent.json") close=$c_silent after ${d_silent} ms"
 set -- $h_silent
 [ "$1" = 504 ] && [ "$5" = upstream_timeout ] &&
-    python3 -c "import sys; sys.exit(0 if 1.5 <= $3 <= 4.5 else 1)"
-check upstream_silent_absolute_form_is_504_upstream_timeout $? "$h_silent"
+    [ "$d_hsilent" != - ] && [ "$d_hsilent" -ge 1500 ] && [ "$d_hsilent" -le 4500 ] &&
+    python3 -c "import sys; sys.exit(0 if 1.5 <= $3 <= 6.5 else 1)"
+check upstream_silent_absolute_form_is_504_upstream_timeout $? "$h_silent; guard ${d_hsilent} ms"
 [ "$(jget "$T/p_silent_ctl.json" 'int(o["status"] == 200 and o["how"] == "timeout")')" = 1 ]
 check control_silent_tunnel_stays_open_with_long_idle_timeout $? "$(cat "$T/p_silent_ctl.json")"
 
@@ -425,26 +511,30 @@ a=$*
 set -- $h_synd_abs
 [ "$(echo "$a" | cut -d' ' -f2)" = 504 ] && [ "$(echo "$a" | cut -d' ' -f5)" = upstream_timeout ] &&
     [ "$1" = 504 ] && [ "$5" = upstream_timeout ] &&
-    python3 -c "import sys; sys.exit(0 if 1.5 <= $(echo "$a" | cut -d' ' -f3) <= 4.5 and 1.5 <= $3 <= 4.5 else 1)" &&
+    python3 -c "import sys; sys.exit(0 if 1.5 <= $(echo "$a" | cut -d' ' -f3) <= 6.5 and 1.5 <= $3 <= 6.5 else 1)" &&
     log_empty synd
 check upstream_syn_dropped_is_504_upstream_timeout_within_connect_timeout $? "$a / $h_synd_abs"
+# "At once": under the 2 s connect timeout that a guard waiting out the
+# unreachable route would take (and then answer 504 upstream_timeout).
 set -- $h_bh
 [ "$2" = 502 ] && [ "$5" = upstream_unreachable ] &&
-    python3 -c "import sys; sys.exit(0 if $3 < 1.0 else 1)"
+    python3 -c "import sys; sys.exit(0 if $3 < 1.8 else 1)"
 check upstream_blackhole_route_is_502_unreachable_at_once $? "$h_bh"
 
 set -- $h_half
 read -r how blen bms <"$T/p_half.txt"
 [ "$1" = 200 ] && [ "$4" = 50000 ] && [ "$6" = 18 ] &&
-    [ "$c_half" = "upstream closed mid-response" ] &&
-    [ "$how" = eof ] && [ "$blen" = 50000 ] && [ "$bms" -lt 3000 ]
-check upstream_short_content_length_body_closes_client_and_logs $? "$h_half close=$c_half raw=$how/$blen/${bms}ms"
+    [ "$c_half" = "upstream closed mid-response" ] && [ "$d_half" != - ] && [ "$d_half" -lt 1500 ] &&
+    [ "$how" = eof ] && [ "$blen" = 50000 ] && [ "$bms" -lt 6000 ]
+check upstream_short_content_length_body_closes_client_and_logs $? "$h_half close=$c_half after ${d_half} ms raw=$how/$blen/${bms}ms"
 [ "$(jget "$T/p_halft.json" 'int(o["status"] == 200 and o["how"] == "eof" and o["got"] > 50000)')" = 1 ]
 check upstream_short_body_in_tunnel_passes_eof_on $? "$(cat "$T/p_halft.json")"
 
+# slow.example.test answers after 6 s: a guard that waited for the answer
+# (or for the guard's default --dns-timeout, 5 s) is past 4.5 s; the 2 s one is not.
 set -- $h_slow
 [ "$2" = 504 ] && [ "$5" = dns_timeout ] &&
-    python3 -c "import sys; sys.exit(0 if $3 < 3.5 else 1)"
+    python3 -c "import sys; sys.exit(0 if $3 < 4.5 else 1)"
 check dns_slower_than_dns_timeout_is_504_dns_timeout $? "$h_slow"
 r=0
 for h in "$h_trunc" "$h_garb"; do
@@ -501,18 +591,20 @@ storm() {
 	done
 	PIDS="$PIDS $spids"
 	for p in $spids; do wait "$p" 2>/dev/null; done
-	wait_quiet U
+	why=$why$(quiet_or_why U) || sq=1
 	sleep 3		# c-ares gives up on the garbage and truncated queries
 }
-wait_quiet U; sleep 3
+why=$(quiet_or_why U); sq=$?
+sleep 3
 fdw=$(fds "$U"); rssw=$(rss "$U")
 storm
-fd0=$(fds "$U"); rss0=$(rss "$U")
+# Then until the descriptors are back where they were (at most 5 s more).
+fd0=$(fds_back "$U" "$fdw" 50); rss0=$(rss "$U")
 storm
-fd1=$(fds "$U"); rss1=$(rss "$U")
+fd1=$(fds_back "$U" "$fdw" 50); rss1=$(rss "$U")
 echo "# upstream faults, 130 at once, twice: fds $fdw -> $fd0 -> $fd1; VmRSS $rssw -> $rss0 -> $rss1 KiB (tolerance +1024 KiB)"
-[ "$fd1" -eq "$fdw" ] && [ "$fd0" -eq "$fdw" ] && kill -0 "$U"
-check upstream_faults_leak_no_fd $? "fds $fdw -> $fd0 -> $fd1"
+[ "$sq" = 0 ] && [ "$fd1" -eq "$fdw" ] && [ "$fd0" -eq "$fdw" ] && kill -0 "$U"
+check upstream_faults_leak_no_fd $? "${why}fds $fdw -> $fd0 -> $fd1"
 [ "$rss1" -le $((rss0 + 1024)) ]
 rss_check upstream_faults_vmrss_back_within_1mib $? "rss $rss0 -> $rss1"
 json_lines_valid "$T/U.log"
@@ -555,16 +647,25 @@ react_ms() {
 	    "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
 	    for o in closes("'"$1"'")[-8:]) - '"$2"'))'
 }
+# The controls (a reader at the far end) move a fixed count of bytes,
+# with up to 15 s to do it, and stop there: UPC_WANT, 32 MiB past what
+# the slow case got into the kernel's buffers (and 100 MB at least); 100 MB
+# down. A rate (twice the slow case, or 100 MB, within 3 s) measured the
+# Python sink and listener on two loaded CPUs as much as the guard.
 set -- $(flood_case up --mode up --dest api.example.test:9005); up_peak=$1 up_sent=$2 up_quiet=$4
 up_react=$(react_ms 198.18.1.10:9005 "$5")
 up_reasons=$(logq "$T/M.log" '",".join(sorted(set(o["reason"] for o in closes("198.18.1.10:9005"))))')
-set -- $(flood_case upctl --mode up --dest api.example.test:9006); upc_peak=$1 upc_sent=$2 upc_quiet=$4
+UPC_WANT=$((up_sent + 33554432)); [ "$UPC_WANT" -ge 100000000 ] || UPC_WANT=100000000
+set -- $(flood_case upctl --mode up --dest api.example.test:9006 --secs 15 --until "$UPC_WANT")
+upc_peak=$1 upc_sent=$2 upc_quiet=$4
 set -- $(flood_case down --mode down --dest api.example.test:80); dn_peak=$1 dn_quiet=$4
 dn_react=$(react_ms 198.18.1.10:80 "$5")
-set -- $(flood_case downctl --mode down --dest api.example.test:80 --read); dnc_peak=$1 dnc_recv=$3
+set -- $(flood_case downctl --mode down --dest api.example.test:80 --read --secs 15 --until 100000000)
+dnc_peak=$1 dnc_recv=$3
 set -- $(flood_case uph --mode up-http --dest api.example.test:9005); uph_peak=$1 uph_sent=$2 uph_quiet=$4
 set -- $(flood_case dnh --mode down-http --dest api.example.test:80); dnh_peak=$1
-set -- $(flood_case dnhctl --mode down-http --dest api.example.test:80 --read); dnhc_peak=$1 dnhc_recv=$3
+set -- $(flood_case dnhctl --mode down-http --dest api.example.test:80 --read --secs 15 --until 100000000)
+dnhc_peak=$1 dnhc_recv=$3
 echo "# memory: baseline VmRSS $rss0 KiB, bound $BOUND KiB; peaks (VmHWM, KiB):"
 echo "#   tunnel up to slow reader $up_peak (client pushed $up_sent B); control fast reader $upc_peak ($upc_sent B)"
 echo "#   tunnel down to non-reader $dn_peak; control reader $dnc_peak (received $dnc_recv B)"
@@ -577,9 +678,11 @@ rss_check memory_bound_fast_upstream_non_reading_client_8_tunnels $? "down $dn_p
 # so the slow side really was what held them back. What the slow case
 # still "sends" is the kernel's buffers filling (8 tunnels of up to 32 MiB
 # of receive buffer, net.ipv4.tcp_rmem, plus send buffers: about 250 MB
-# here), so the fast case need only be well past that: twice, and 100 MB.
-[ "$upc_sent" -ge $((up_sent * 2)) ] && [ "$upc_sent" -ge 100000000 ]
-check control_memory_fast_reader_moves_the_bytes_up $? "$up_sent vs $upc_sent"
+# here), so the fast case need only be well past that: 32 MiB past it
+# (8 times the 4 MiB the memory bound allows), and 100 MB. A guard that
+# did not relay to the reader stalls at the slow case's figure.
+[ "$upc_sent" -ge "$UPC_WANT" ]
+check control_memory_fast_reader_moves_the_bytes_up $? "$up_sent vs $upc_sent (wanted $UPC_WANT)"
 [ "$dnc_recv" -ge 100000000 ] && [ "$dnhc_recv" -ge 100000000 ]
 check control_memory_reading_client_moves_the_bytes_down $? "$dnc_recv / $dnhc_recv"
 # A client that aborts (RST) while its upload waits for the slow reader:
@@ -626,12 +729,37 @@ inwl $FC tunnels --proxy 10.77.0.1:3146 --keep keep.example.test:7 --nkeep 160 \
 TPID=$!; PIDS="$PIDS $TPID"
 wait_file "$T/tready" 200
 sleep 1
-: >"$T/pushes.txt"
+# drop_allowed OFFSET EPOCHS: tunnels to drop.example.test the guard admitted
+# under one of EPOCHS (a regex) in L's log after byte OFFSET.
+drop_allowed() {
+	tail -c +$(($1 + 1)) "$T/L.log" |
+	    grep -cE '"host":"drop\.example\.test","port":7,"decision":"allow".*"policy_epoch":('"$2"'),'
+}
+: >"$T/pushes.txt"; : >"$T/pushwait.txt"
+off=0
 for e in $(seq 2 101); do
+	if [ $((e % 2)) = 1 ]; then
+		# A B push: first until the 40 drop tunnels are live again, as the
+		# guard's log has them: admitted under the A just pushed (the
+		# first B: under epoch 1 or 2), after the last B's log lines. They
+		# reopen 0.05 s after a 403, through the test's Python DNS server
+		# and echo listener: on a loaded machine that can take longer
+		# than one push. At most 2 s; the B push goes anyway then.
+		w0=$(date +%s%N); n=0
+		eps=$((e - 1)); [ "$e" = 3 ] && eps="1|2"
+		for _ in $(seq 100); do
+			n=$(drop_allowed "$off" "$eps")
+			[ "$n" -ge 40 ] || [ "$(date +%s%N)" -ge $((w0 + 2000000000)) ] && break
+			sleep 0.02
+		done
+		echo "$e $n $(( ($(date +%s%N) - w0) / 1000000 ))" >>"$T/pushwait.txt"
+	fi
 	t0=$(date +%s%N)
 	o=$("$CTL" push "$T/lb/b$e.json" --control "$T/L.sock" 2>&1)
 	t1=$(date +%s%N)
 	echo "$e $(( (t1 - t0) / 1000 )) $o" >>"$T/pushes.txt"
+	# B is in: no tunnel to drop is admitted from here until the next A.
+	[ $((e % 2)) = 1 ] && off=$(stat -c %s "$T/L.log")
 	sleep 0.07
 done
 sleep 0.5
@@ -641,6 +769,9 @@ ms=$(awk '{print $2}' "$T/pushes.txt" | sort -n)
 echo "# pushes: 100 in $(awk '{s += $2} END {printf "%.1f", s / 1000}' "$T/pushes.txt") ms total;" \
     "per push min $(echo "$ms" | head -n1) median $(echo "$ms" | sed -n 50p) max $(echo "$ms" | tail -n1) us"
 echo "# pushes: revoked per B push: $(grep -o '"revoked":[0-9]*' "$T/pushes.txt" | sort | uniq -c | tr '\n' ' ')"
+nlive=$(awk '$2 < 40' "$T/pushwait.txt" | wc -l)
+echo "# pushes: before each B push, drop tunnels live again (of 40), min $(awk '{print $2}' "$T/pushwait.txt" | sort -n | head -n1);" \
+    "$nlive B pushes went with fewer than 40; waited ms median $(awk '{print $3}' "$T/pushwait.txt" | sort -n | sed -n 25p) max $(awk '{print $3}' "$T/pushwait.txt" | sort -n | tail -n1)"
 echo "# tunnels: ready $(cat "$T/tready")"
 echo "# tunnels: end $(cat "$T/tunnels.json")"
 ok=$(grep -c '"epoch":[0-9]*,"digest"' "$T/pushes.txt")
@@ -697,7 +828,7 @@ check pushes_under_load_no_decision_above_its_policy_line $? "$*"
 nrev=$(grep -c '"revoked":[1-9]' "$T/pushes.txt")
 [ "$(jget "$T/tready" 'o["drop_opened"]')" -ge 40 ] && [ "$nrev" -ge 45 ] && [ "$5" -ge 200 ] &&
     [ "$(jget "$T/tunnels.json" 'int(o["echoes"] > 10000 and o["drop_closed"] >= 200)')" = 1 ]
-check control_pushes_refused_tunnels_were_live_before_each_b_push $? "B pushes that revoked: $nrev, revoked closes $5"
+check control_pushes_refused_tunnels_were_live_before_each_b_push $? "B pushes that revoked: $nrev, revoked closes $5, B pushes before all 40 were back: $nlive"
 fi
 
 # =====================================================================

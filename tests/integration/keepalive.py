@@ -16,21 +16,27 @@
         /extra       200 "ok", then an unasked "HTTP/1.1 200 ... EVIL" in
                      the same write
         /extra-late  200 "ok", then the same unasked response 0.3 s later
+      After the unasked bytes of /extra and /extra-late, DIR/NAME-N.extra
+      appears: the client waits for it before its next request.
         other        200 "conn=N req=J method=M body=LEN"
       Expect: 100-continue is answered with 100 before the body is read.
       Runs until SIGTERM.
 
-  keepalive.py cases --proxy IP:PORT --dir DIR --direct IP:PORT
+  keepalive.py cases --proxy IP:PORT --dir DIR --direct IP:PORT --policy FILE
+                     --guard-pid PID --control SOCK [--only NAME,...]
       Runs every case against the guard at --proxy and prints one line per
       case: "PASS name" or "FAIL name: why". --direct is the recorder for
       the control that sends straight to it (not through the guard).
+      --policy, --guard-pid and --control (the guard's control socket,
+      where GET /v1/policy says which epoch is active) are for the case
+      that changes the policy and puts it back.
 
 Origins of the cases: L = 198.18.1.10:8080 (admitted IP literal), N =
 api.example.test:8080 (admitted name, same address), L6 =
 [2001:2:0:1::10]:8080 (admitted IPv6 literal), L2 = 198.18.1.10:8081
 (another recorder), E = 198.18.1.10:7 (an echo listener, for CONNECT).
 """
-import argparse, os, re, signal, socket, sys, threading, time
+import argparse, json, os, re, signal, socket, sys, threading, time
 
 L, N, L2, N2 = "198.18.1.10:8080", "api.example.test:8080", "198.18.1.10:8081", \
     "api2.example.test:8080"
@@ -155,10 +161,12 @@ def serve_conn(sock, path, idx):
                              b"\r\n" + b)
             elif target == "/extra":
                 sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok" + EVIL)
+                open(path + ".extra", "w").close()
             elif target == "/extra-late":
                 sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
                 time.sleep(0.3)
                 sock.sendall(EVIL)
+                open(path + ".extra", "w").close()
             else:
                 b = ("conn=%d req=%d method=%s body=%d" % (idx, j, method, len(body))).encode()
                 sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n" % len(b) + conn +
@@ -698,7 +706,15 @@ def extra(a, up, o, path, pipelined):
     c.send(r[0][0] + (r[1][0] if pipelined else b""))
     c.ok(b"ok")
     if not pipelined:
-        time.sleep(0.6)
+        # The next request only once the unasked bytes are on their way to
+        # the guard (the recorder marks it after sending them), so that
+        # they come before it, however late the recorder's thread runs.
+        mark = os.path.join(a.dir, "%s-%04d.extra" % ("r6" if o == L6 else "r8080", k))
+        deadline = time.monotonic() + TIMEOUT
+        while not os.path.exists(mark):
+            if time.monotonic() > deadline:
+                raise Fail("the recorder never sent its unasked bytes (no %s)" % mark)
+            time.sleep(0.01)
         c.send(r[1][0])
     c.ok(expect_body(k + 1, 1, "POST", 2))
     up.expect([r[0][1], r[1][1]])
@@ -737,7 +753,48 @@ def _(a, up):
             f.write(pol.replace('"epoch": %d' % epoch, '"epoch": %d' % (epoch + 2)))
         os.rename(a.policy + ".tmp", a.policy)
         os.kill(a.guard_pid, signal.SIGHUP)
-        time.sleep(0.5)
+        # The cases after this one need the old policy back: until the
+        # guard says it is active.
+        active = wait_epoch(a.control, epoch + 2)
+    if active != epoch + 2:
+        raise Fail("policy epoch %d not active 5 s after SIGHUP (active: %s)" %
+                   (epoch + 2, active))
+
+
+def active_epoch(control):
+    """The epoch of the guard's active policy (GET /v1/policy on its control
+    socket), None if it does not answer."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(2)
+    try:
+        s.connect(control)
+        s.sendall(b"GET /v1/policy HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        buf = b""
+        for _ in range(1000):
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+        head, _, body = buf.partition(b"\r\n\r\n")
+        if not head.startswith(b"HTTP/1.1 200"):
+            return None
+        return json.loads(body)["epoch"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    finally:
+        s.close()
+
+
+def wait_epoch(control, epoch, wait=5):
+    """Polls the active epoch until it is epoch (at most wait s); returns
+    the last one seen."""
+    deadline, e = time.monotonic() + wait, None
+    for _ in range(int(wait / 0.05) + 1):
+        e = active_epoch(control)
+        if e == epoch or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    return e
 
 
 @case("control_direct_to_upstream_proxy_auth_is_recorded")
@@ -809,6 +866,7 @@ def main():
     c.add_argument("--only", default="")
     c.add_argument("--policy", required=True, help="the guard's --policy file")
     c.add_argument("--guard-pid", type=int, required=True)
+    c.add_argument("--control", required=True, help="the guard's --control socket")
     a = ap.parse_args()
     if a.cmd == "serve":
         serve(a)

@@ -50,12 +50,12 @@ run_cases() {
 }
 run_cases < <(inwl timeout 300 python3 "$TI/keepalive.py" cases --proxy 10.77.0.1:3128 \
     --dir "$T/rec" --direct 198.18.1.10:8080 --policy "$T/policy.json" --guard-pid "$PID_A" \
-    --only "${KA_ONLY:-}" 2>&1)
+    --control "$T/A.sock" --only "${KA_ONLY:-}" 2>&1)
 # The negative control of the recorder's check goes straight to it, from the
 # guard's namespace (the workload has no route there).
 run_cases < <(ingd timeout 30 python3 "$TI/keepalive.py" cases --proxy 10.77.0.1:3128 \
     --dir "$T/rec" --direct 198.18.1.10:8080 --policy "$T/policy.json" --guard-pid "$PID_A" \
-    --only control_direct_to_upstream_proxy_auth_is_recorded 2>&1)
+    --control "$T/A.sock" --only control_direct_to_upstream_proxy_auth_is_recorded 2>&1)
 kill -0 "$PID_A" 2>/dev/null
 check guard_still_running $? "$(tail -n 5 "$T/A.out")"
 finish
