@@ -27,6 +27,48 @@
 
 static void http_pump_resp(struct proxy_conn *c);
 
+/* While the client is not read (its body waits for the upstream to
+ * drain, or the whole request is sent and the answer awaited), a client
+ * that aborts (RST) would go unseen until the upstream answers, takes
+ * every queued byte or times out: the guard would hold the upstream, a
+ * --max-conns slot and the queued bytes for a client that is gone. So,
+ * as the relay does for a paused source, the client's socket is looked
+ * at every RELAY_HUP_CHECK_S for a pending reset. c->timer is free
+ * during an exchange (the header timeout is off; it is set again when
+ * the exchange ends). */
+static void
+cl_hup_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy_conn *c = arg;
+	struct timeval tv = { RELAY_HUP_CHECK_S, 0 };
+	const char *why;
+
+	(void)fd;
+	(void)what;
+	if (c->state != ST_HTTP || c->ex == NULL || c->cbev == NULL ||
+	    (bufferevent_get_enabled(c->cbev) & EV_READ))
+		return;		/* no longer paused: reads see it */
+	if ((why = relay_pending_error(bufferevent_getfd(c->cbev))) != NULL) {
+		conn_log_close(c, why, c->ex->up, c->ex->down);
+		conn_free(c);
+		return;
+	}
+	evtimer_add(c->timer, &tv);
+}
+
+/* Stops reading the client for now, and looks at it for a reset. */
+static void
+cl_pause(struct proxy_conn *c)
+{
+	struct timeval tv = { RELAY_HUP_CHECK_S, 0 };
+
+	bufferevent_disable(c->cbev, EV_READ);
+	if (!evtimer_pending(c->timer, NULL)) {
+		evtimer_assign(c->timer, c->env.base, cl_hup_cb, c);
+		evtimer_add(c->timer, &tv);
+	}
+}
+
 static void
 up_idle_cb(struct bufferevent *bev, short what, void *arg)
 {
@@ -149,7 +191,7 @@ http_pump_body(struct proxy_conn *c)
 	c->ex->up += m;
 	conn_send_now(c->ex->ubev);
 	if (c->ex->req_done || evbuffer_get_length(out) >= PROXY_HIGH_WATER)
-		bufferevent_disable(c->cbev, EV_READ);
+		cl_pause(c);
 	return 0;
 }
 
@@ -470,6 +512,8 @@ exchange_start(struct proxy_conn *c)
 		bufferevent_enable(c->cbev, EV_READ);
 		if (http_pump_body(c) == -1)
 			exchange_abort(c, REASON_BAD_REQUEST, "malformed request body");
+	} else {
+		cl_pause(c);	/* only the answer is awaited */
 	}
 }
 

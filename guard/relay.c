@@ -36,7 +36,6 @@
 /* The pipe size asked for: fewer, larger splices. The kernel caps it
  * (fs.pipe-max-size, and a user's total in fs.pipe-user-pages-soft), so
  * the size actually granted is read back; a refusal keeps the default. */
-#define RELAY_HUP_CHECK_S	1	/* how often a paused source is looked at */
 
 struct half {
 	struct relay	*r;
@@ -179,17 +178,27 @@ half_arm(struct half *h)
  * what was queued before a half-close is still delivered. (A timer, not
  * EV_CLOSED: libevent's epoll backend reports a reset as EV_READ|EV_WRITE
  * only, so an EV_CLOSED watch would never fire and epoll would spin.) */
+const char *
+relay_pending_error(int fd)
+{
+	int e = 0;
+	socklen_t sl = sizeof(e);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &sl) == 0 && e != 0)
+		return errno_reason(e);
+	return NULL;
+}
+
 static void
 hup_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct half *h = arg;
-	int e = 0;
-	socklen_t sl = sizeof(e);
+	const char *why;
 
 	(void)fd;
 	(void)what;
-	if (getsockopt(h->sfd, SOL_SOCKET, SO_ERROR, &e, &sl) == 0 && e != 0)
-		relay_end(h->r, errno_reason(e));
+	if ((why = relay_pending_error(h->sfd)) != NULL)
+		relay_end(h->r, why);
 	else if (!h->r->done)
 		half_arm(h);	/* still paused: look again later */
 }

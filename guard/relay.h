@@ -21,6 +21,14 @@ struct relay;
  * into a reset socket has no MSG_NOSIGNAL. */
 #define RELAY_PIPE_SIZE (1024 * 1024)
 
+/* A source left unread while its destination drains (backpressure) is
+ * looked at this often for a reset: the relay here, and the absolute-form
+ * exchange's client (guard/exchange.c). */
+#define RELAY_HUP_CHECK_S	1
+/* The peer of socket fd has reset it (a pending SO_ERROR; reading it
+ * clears it): "reset" or "error", else NULL. A plain FIN is not an error. */
+const char *relay_pending_error(int fd);
+
 /* Called once when the relay ends: reason is "eof", "reset", "error",
  * "idle_timeout" or "gate_closed". The callee must call relay_free (it may
  * do so inside the callback). */

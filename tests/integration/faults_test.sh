@@ -119,6 +119,19 @@ def close_of(peer, proto, k="reason"):
     ids = {d["id"] for d in dec() if d["decision"] == "allow" and d["proto"] == proto and
            d.get("peer") == peer}
     return last([c for c in closes(peer) if c["id"] in ids], k)
+def ts(o):
+    return datetime.datetime.strptime(o["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+def react(peer, proto, at):
+    """N MS REASONS for the closes of exchanges admitted to peer over
+    proto: how many, ms from at (a wall clock, s) to the last of them."""
+    ids = {d["id"] for d in dec() if d["decision"] == "allow" and d["proto"] == proto and
+           d.get("peer") == peer}
+    cs = [c for c in closes(peer) if c["id"] in ids]
+    if not cs:
+        return "0 -1 none"
+    return "%d %d %s" % (len(cs), int(1000 * (max(ts(c) for c in cs) - at)),
+                         ",".join(sorted(set(c["reason"] for c in cs))))
 print(eval(sys.argv[2]))' "$1" "$2"
 }
 
@@ -663,6 +676,7 @@ dn_react=$(react_ms 198.18.1.10:80 "$5")
 set -- $(flood_case downctl --mode down --dest api.example.test:80 --read --secs 15 --until 100000000)
 dnc_peak=$1 dnc_recv=$3
 set -- $(flood_case uph --mode up-http --dest api.example.test:9005); uph_peak=$1 uph_sent=$2 uph_quiet=$4
+uph_react=$(logq "$T/M.log" "react('198.18.1.10:9005', 'http', $5)")
 set -- $(flood_case dnh --mode down-http --dest api.example.test:80); dnh_peak=$1
 set -- $(flood_case dnhctl --mode down-http --dest api.example.test:80 --read --secs 15 --until 100000000)
 dnhc_peak=$1 dnhc_recv=$3
@@ -697,6 +711,13 @@ echo "# after the abort, last close line in: up ${up_react} ms (closes: $up_reas
 echo "# after the abort, guard quiet (as polled) in: up ${up_quiet} ms, down ${dn_quiet} ms, upload to fast reader ${upc_quiet} ms, absolute-form upload ${uph_quiet} ms"
 [ "$up_react" -lt 2500 ] && [ "$up_reasons" = reset ] && [ "$dn_react" -lt 2500 ]
 check tunnel_client_abort_while_backpressured_released_at_once $? "up ${up_react} ms ($up_reasons), down ${dn_react} ms"
+# The same for absolute-form uploads: while the client's body waits for the
+# slow reader the guard does not read the client, and looks at it once a
+# second for the reset (as the relay does): all 8 exchanges closed, "reset".
+set -- $uph_react
+[ "$1" = 8 ] && [ "$2" -ge 0 ] && [ "$2" -lt 2500 ] && [ "$3" = reset ]
+check absolute_form_upload_client_abort_while_backpressured_released_at_once $? \
+    "closes, ms after the abort, reasons: $uph_react"
 fi
 
 # =====================================================================
