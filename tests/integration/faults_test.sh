@@ -718,6 +718,29 @@ set -- $uph_react
 [ "$1" = 8 ] && [ "$2" -ge 0 ] && [ "$2" -lt 2500 ] && [ "$3" = reset ]
 check absolute_form_upload_client_abort_while_backpressured_released_at_once $? \
     "closes, ms after the abort, reasons: $uph_react"
+# A request sent whole, its answer awaited from an upstream that never
+# answers (9002), the client aborting (RST) after 1.5 s: through M (idle
+# timeout 300 s) the guard releases the upstream within its 1 s look, not
+# at the idle timeout. Judged on M's close line (polled up to 5 s).
+at=$(inwl python3 - <<'PY'
+import socket, struct, time
+s = socket.create_connection(("10.77.0.1", 3145), timeout=5)
+s.sendall(b"GET http://api.example.test:9002/ HTTP/1.1\r\nHost: api.example.test:9002\r\n\r\n")
+time.sleep(1.5)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+print("%.3f" % time.time())
+s.close()
+PY
+)
+for _ in $(seq 50); do
+	aw=$(logq "$T/M.log" "react('198.18.1.10:9002', 'http', ${at:-0})")
+	[ "${aw%% *}" = 1 ] && break
+	sleep 0.1
+done
+set -- $aw
+[ "$1" = 1 ] && [ "$2" -ge 0 ] && [ "$2" -lt 2500 ] && [ "$3" = reset ]
+check absolute_form_client_abort_while_answer_awaited_released_at_once $? \
+    "closes, ms after the abort, reasons: $aw"
 fi
 
 # =====================================================================
