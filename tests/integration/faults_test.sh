@@ -33,7 +33,6 @@ want() { case " $ONLY " in *" $1 "*) return 0;; esac; return 1; }
 SECONDS=0
 
 # ---- helpers (lib.sh is shared: these stay here)
-fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 # fds_back PID WANT [TRIES]: the descriptor count of PID once it is WANT
 # again (a closing connection's socket goes a moment after its client has
 # seen the end), or the last count after TRIES x 0.1 s (default 30).
@@ -80,10 +79,6 @@ curl_t() {
 }
 # wait_quiet NAME [S]: until guard NAME has no live connection (at most S s,
 # default 10, and 10 looks a second); fails if it still has one then.
-active_conns() {
-	ingd curl -sS --max-time 3 --unix-socket "$T/$1.sock" http://localhost/v1/status |
-	    python3 -c 'import json,sys; print(json.load(sys.stdin)["active_connections"])'
-}
 wait_quiet() {
 	end=$((SECONDS + ${2:-10}))
 	for _ in $(seq $((${2:-10} * 10))); do
@@ -112,22 +107,24 @@ def closes(peer=None):
     return [o for o in L if o.get("event") == "close" and (peer is None or o.get("peer") == peer)]
 def last(xs, k):
     return xs[-1][k] if xs else "-"
+def admitted_closes(peer, proto):
+    """The close lines of the exchanges admitted to peer over proto."""
+    ids = {d["id"] for d in dec() if d["decision"] == "allow" and d["proto"] == proto and
+           d.get("peer") == peer}
+    return [c for c in closes(peer) if c["id"] in ids]
 def close_of(peer, proto, k="reason"):
     """Field k (reason) of the last close of an exchange admitted to peer
     over proto: "duration_ms" is the time by the guard from the start of
     the tunnel, or from forwarding the request, to the close."""
-    ids = {d["id"] for d in dec() if d["decision"] == "allow" and d["proto"] == proto and
-           d.get("peer") == peer}
-    return last([c for c in closes(peer) if c["id"] in ids], k)
+    return last(admitted_closes(peer, proto), k)
 def ts(o):
+    """The "ts" of log line o as a wall clock (s)."""
     return datetime.datetime.strptime(o["ts"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
         tzinfo=datetime.timezone.utc).timestamp()
 def react(peer, proto, at):
     """N MS REASONS for the closes of exchanges admitted to peer over
     proto: how many, ms from at (a wall clock, s) to the last of them."""
-    ids = {d["id"] for d in dec() if d["decision"] == "allow" and d["proto"] == proto and
-           d.get("peer") == peer}
-    cs = [c for c in closes(peer) if c["id"] in ids]
+    cs = admitted_closes(peer, proto)
     if not cs:
         return "0 -1 none"
     return "%d %d %s" % (len(cs), int(1000 * (max(ts(c) for c in cs) - at)),
@@ -656,9 +653,7 @@ flood_case() {
 # tunnels' close lines for PEER, by the log's own timestamps (the guard's
 # reaction, whatever the load on the test's poller).
 react_ms() {
-	logq "$T/M.log" 'int(1000 * (max(datetime.datetime.strptime(o["ts"],
-	    "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
-	    for o in closes("'"$1"'")[-8:]) - '"$2"'))'
+	logq "$T/M.log" 'int(1000 * (max(ts(o) for o in closes("'"$1"'")[-8:]) - '"$2"'))'
 }
 # The controls (a reader at the far end) move a fixed count of bytes,
 # with up to 15 s to do it, and stop there: UPC_WANT, 32 MiB past what

@@ -216,11 +216,6 @@ check slow_head_gets_408_at_header_timeout $r "$out"
 # D: D's 1 s head timeout would free the held places before a loaded
 # machine got to the probe. The probe goes once the guard itself counts
 # the three (bounded: 10 s); they are held for 20 s, the head timeout 30 s.
-# active_conns NAME: active_connections in guard NAME's /v1/status.
-active_conns() {
-	"$CTL" status --control "$T/$1.sock" 2>/dev/null |
-	    sed -n 's/.*"active_connections":\([0-9]*\).*/\1/p'
-}
 start_guard G 3134 $COMMON --header-timeout 30 --max-conns 3 || exit 1
 HOLDERS=""
 for _ in 1 2 3; do
@@ -356,7 +351,6 @@ start_bg "$GD" "$T/F.out" bash -c "ulimit -n 32; exec $BIN run --listen 10.77.0.
 FPID=$LASTPID
 # Every descriptor of its own is open once it logged its policy line.
 for _ in $(seq 100); do grep -q '"event":"policy"' "$T/F.log" 2>/dev/null && break; sleep 0.1; done
-fds() { ls "/proc/$1/fd" | wc -l; }
 fd0=$(fds "$FPID")
 rm -f "$T/F.go"
 inwl python3 - "$T/F.go" <<'PY' &

@@ -85,6 +85,15 @@ wait_file() {
 	return 1
 }
 
+# fds PID: how many descriptors PID holds.
+fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+# active_conns NAME: active_connections in the /v1/status of the guard
+# whose control socket is $T/NAME.sock (empty if it does not answer).
+active_conns() {
+	"$CTL" status --control "$T/$1.sock" 2>/dev/null |
+	    sed -n 's/.*"active_connections":\([0-9]*\).*/\1/p'
+}
+
 # start_bg NS LOGFILE CMD...: starts CMD in NS, records its PID.
 start_bg() {
 	ns=$1; out=$2; shift 2

@@ -504,7 +504,6 @@ check expect_100_continue_answered_100_then_200_within_1s $? "size=$size ${out##
 # Callers that hang up: one while its push is checked (held on the FIFO),
 # one while its push waits behind it. Both pushes run to their end: the
 # first cannot be stored, the second is installed; no answer is written.
-fds() { ls "/proc/$1/fd" | wc -l; }
 policy 41 api.example.test:80; sign 41
 policy 42 api.example.test:80 keep.example.test:7; sign 42
 put='PUT /v1/policy HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: '
