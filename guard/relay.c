@@ -168,16 +168,6 @@ half_arm(struct half *h)
 	}
 }
 
-/* While a direction waits for its destination to drain, its source is not
- * read, so a peer that aborts (RST) would go unseen until the far end has
- * taken every queued byte or the idle timeout fires: the guard would hold
- * the other connection, a --max-conns slot and the queued bytes for a
- * client that is gone. So a paused source is looked at every
- * RELAY_HUP_CHECK_S: a pending socket error (ECONNRESET, or EPIPE after a
- * FIN) ends the relay; a plain FIN is left for the read that resumes, so
- * what was queued before a half-close is still delivered. (A timer, not
- * EV_CLOSED: libevent's epoll backend reports a reset as EV_READ|EV_WRITE
- * only, so an EV_CLOSED watch would never fire and epoll would spin.) */
 const char *
 relay_pending_error(int fd)
 {
@@ -189,6 +179,16 @@ relay_pending_error(int fd)
 	return NULL;
 }
 
+/* While a direction waits for its destination to drain, its source is not
+ * read, so a peer that aborts (RST) would go unseen until the far end has
+ * taken every queued byte or the idle timeout fires: the guard would hold
+ * the other connection, a --max-conns slot and the queued bytes for a
+ * client that is gone. So a paused source is looked at every
+ * RELAY_HUP_CHECK_S: a pending socket error (ECONNRESET, or EPIPE after a
+ * FIN) ends the relay; a plain FIN is left for the read that resumes, so
+ * what was queued before a half-close is still delivered. (A timer, not
+ * EV_CLOSED: libevent's epoll backend reports a reset as EV_READ|EV_WRITE
+ * only, so an EV_CLOSED watch would never fire and epoll would spin.) */
 static void
 hup_cb(evutil_socket_t fd, short what, void *arg)
 {

@@ -291,8 +291,7 @@ digest_run(void *arg)
  * thread. Without a thread, both run here in turn. */
 #define SEAL_THREAD_MIN	((size_t)1 << 20)
 
-/* The digest of the canonical bytes, and the matcher. After this the
- * policy is immutable. */
+/* "sha256:" and the hex of md into out (POLICY_DIGEST_LEN + 1 bytes). */
 static void
 digest_hex(const unsigned char md[32], char *out)
 {
@@ -319,6 +318,8 @@ policy_digest_bytes(const void *canon, size_t len, char *out)
 	return 0;
 }
 
+/* The digest of the canonical bytes, and the matcher. After this the
+ * policy is immutable. */
 int
 policy_seal(struct policy *p, char *err, size_t errlen)
 {
