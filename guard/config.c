@@ -190,7 +190,7 @@ config_add_dns(struct config *c, const char *arg, char *err, size_t errlen)
 }
 
 int
-config_add_range(struct classify_cidr *list, size_t *n, const char *arg,
+config_add_range(struct cidr *list, size_t *n, const char *arg,
     const char *flag, char *err, size_t errlen)
 {
 	char why[128];
@@ -200,7 +200,7 @@ config_add_range(struct classify_cidr *list, size_t *n, const char *arg,
 		    CONFIG_MAX_RANGES);
 		return -1;
 	}
-	if (classify_parse_cidr(arg, &list[*n], why, sizeof(why)) == -1) {
+	if (cidr_parse(arg, &list[*n], why, sizeof(why)) == -1) {
 		errbuf_set(err, errlen, "%s: %s", flag, why);
 		return -1;
 	}

@@ -34,9 +34,9 @@ struct config {
 	const char	*trust_keys[CONFIG_MAX_KEYS];
 	size_t		 ntrust_keys;
 	char		 dns_csv[CONFIG_MAX_DNS * 56];	/* c-ares "ip:port,…"; "" = resolv.conf */
-	struct classify_cidr allow[CONFIG_MAX_RANGES];
+	struct cidr allow[CONFIG_MAX_RANGES];
 	size_t		 nallow;
-	struct classify_cidr deny[CONFIG_MAX_RANGES];
+	struct cidr deny[CONFIG_MAX_RANGES];
 	size_t		 ndeny;
 	int		 sni_check;	/* 1 enforce, 0 off */
 	const char	*user;
@@ -58,7 +58,7 @@ int config_parse_run(int argc, char **argv, struct config *c, char *err,
 
 /* Shared by run and check: "--dns IP[:PORT]" appended to c->dns_csv. */
 int config_add_dns(struct config *c, const char *arg, char *err, size_t errlen);
-int config_add_range(struct classify_cidr *list, size_t *n, const char *arg,
+int config_add_range(struct cidr *list, size_t *n, const char *arg,
     const char *flag, char *err, size_t errlen);
 
 /* A classifier holding the --allow-range and --deny-range lists; NULL on

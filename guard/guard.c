@@ -341,7 +341,7 @@ log_start(struct guard *g)
 	log_emit(g->log, &r);
 	for (i = 0; i < g->cfg->nallow; i++) {
 		char msg[128];
-		(void)classify_format_cidr(&g->cfg->allow[i], bufs[0], sizeof(bufs[0]));
+		(void)cidr_format(&g->cfg->allow[i], bufs[0], sizeof(bufs[0]));
 		snprintf(msg, sizeof(msg), "--allow-range %s: addresses in it count as public",
 		    bufs[0]);
 		log_msg(g->log, "warning", msg);

@@ -56,14 +56,14 @@ ctljson_accepted(struct evbuffer *b, const struct policy *p, size_t revoked)
 
 /* [ "cidr", ... ] */
 static void
-cidr_list(struct evbuffer *b, const struct classify_cidr *c, size_t n)
+cidr_list(struct evbuffer *b, const struct cidr *c, size_t n)
 {
 	char buf[128];
 	size_t i;
 
 	evbuffer_add_printf(b, "[");
 	for (i = 0; i < n; i++) {
-		(void)classify_format_cidr(&c[i], buf, sizeof(buf));
+		(void)cidr_format(&c[i], buf, sizeof(buf));
 		evbuffer_add_printf(b, "%s", i ? "," : "");
 		ctljson_str(b, buf);
 	}

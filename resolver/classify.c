@@ -21,16 +21,12 @@
  *   - 64:ff9b::/96 is judged by its embedded IPv4 address only (IPv6 ranges
  *     do not open it), and through it loopback and "this network" never
  *     open. */
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "resolver/classify.h"
-#include "util/ascii.h"
-#include "util/errbuf.h"
-#include "util/num.h"
 #include "util/mutant.h"
 
 #define CLASSIFY_MAX_RANGES	256	/* per --allow-range / --deny-range list */
@@ -142,7 +138,7 @@ static const struct v6_row v6_table[] = {
 #define VIA_TEXT	(sizeof(NAT64_VIA) + RANGE_TEXT)
 
 struct classify_entry {
-	struct classify_cidr	cidr;
+	struct cidr	cidr;
 	char			name[RANGE_TEXT];
 	char			via_nat64[VIA_TEXT];
 };
@@ -176,196 +172,6 @@ struct verdict {
 	const char	*via_nat64;
 };
 
-static size_t
-family_len(int family)
-{
-	if (family == AF_INET)
-		return 4;
-	if (family == AF_INET6)
-		return 16;
-	return 0;
-}
-
-static int
-prefix_match(const unsigned char *a, const unsigned char *net,
-    unsigned int prefix)
-{
-	unsigned int whole = prefix / 8, bits = prefix % 8;
-	unsigned char mask;
-
-	if (whole > 0 && memcmp(a, net, whole) != 0)
-		return 0;
-	if (bits == 0)
-		return 1;
-	mask = (unsigned char)(0xffu << (8 - bits));
-	return (a[whole] & mask) == (net[whole] & mask);
-}
-
-/* 1 when any bit past the prefix is set. */
-static int
-host_bits_set(const unsigned char *a, size_t alen, unsigned int prefix)
-{
-	size_t i = prefix / 8;
-	unsigned int bits = prefix % 8;
-
-	if (bits != 0) {
-		if (a[i] & (unsigned char)(0xffu >> bits))
-			return 1;
-		i++;
-	}
-	for (; i < alen; i++)
-		if (a[i] != 0)
-			return 1;
-	return 0;
-}
-
-static void
-set_err(char *err, size_t errlen, const char *msg)
-{
-	if (err != NULL && errlen > 0)
-		errbuf_set(err, errlen, "%s", msg);
-}
-
-/* Strict dotted quad over s[0..len): four decimal octets 0-255, no
- * leading zeros, nothing else. */
-static int
-parse_v4(const char *s, size_t len, unsigned char out[4])
-{
-	size_t i = 0;
-	long long v;
-	int part;
-
-	for (part = 0; part < 4; part++) {
-		size_t start = i;
-
-		while (i < len && s[i] != '.')
-			i++;
-		if (i - start == 0 || i - start > 3 ||
-		    num_parse_n(s + start, i - start, 0, 255, &v) == -1)
-			return -1;
-		out[part] = (unsigned char)v;
-		if (part < 3) {
-			if (i >= len)
-				return -1;
-			i++;	/* the '.' */
-		}
-	}
-	return i == len ? 0 : -1;
-}
-
-int
-classify_parse_cidr(const char *s, struct classify_cidr *out, char *err,
-    size_t errlen)
-{
-	/* INET6_ADDRSTRLEN counts the NUL and allows the longest v4-suffixed
-	 * form; anything longer is not an address. */
-	char abuf[INET6_ADDRSTRLEN];
-	struct classify_cidr c;
-	const char *slash, *p;
-	size_t alen, plen;
-	long long prefix;
-	int is_v6;
-
-	if (s == NULL || out == NULL) {
-		set_err(err, errlen, "no CIDR given");
-		return -1;
-	}
-	for (p = s; *p != '\0'; p++) {
-		unsigned char ch = (unsigned char)*p;
-
-		if (ch == '%') {
-			set_err(err, errlen, "zone id not allowed in a CIDR");
-			return -1;
-		}
-		if (ch == '[' || ch == ']') {
-			set_err(err, errlen, "brackets not allowed in a CIDR");
-			return -1;
-		}
-		if (ch != ':' && ch != '.' && ch != '/' && !ascii_is_xdigit(ch)) {
-			set_err(err, errlen,
-			    "invalid character in CIDR (expected addr/prefix)");
-			return -1;
-		}
-	}
-	slash = strchr(s, '/');
-	if (slash == NULL) {
-		set_err(err, errlen, "missing /prefix in CIDR");
-		return -1;
-	}
-	if (strchr(slash + 1, '/') != NULL) {
-		set_err(err, errlen, "more than one '/' in CIDR");
-		return -1;
-	}
-	alen = (size_t)(slash - s);
-	plen = strlen(slash + 1);
-	if (alen == 0) {
-		set_err(err, errlen, "missing address in CIDR");
-		return -1;
-	}
-
-	is_v6 = memchr(s, ':', alen) != NULL;
-	memset(&c, 0, sizeof(c));
-	if (is_v6) {
-		if (alen >= sizeof(abuf)) {
-			set_err(err, errlen, "IPv6 address too long");
-			return -1;
-		}
-		memcpy(abuf, s, alen);
-		abuf[alen] = '\0';
-		if (inet_pton(AF_INET6, abuf, c.addr) != 1) {
-			set_err(err, errlen, "invalid IPv6 address");
-			return -1;
-		}
-		c.family = AF_INET6;
-	} else {
-		if (parse_v4(s, alen, c.addr) == -1) {
-			set_err(err, errlen, "invalid IPv4 address (dotted "
-			    "quad, decimal 0-255, no leading zeros)");
-			return -1;
-		}
-		c.family = AF_INET;
-	}
-
-	if (plen == 0) {
-		set_err(err, errlen, "missing prefix length after '/'");
-		return -1;
-	}
-	if (num_parse_n(slash + 1, plen, 0, c.family == AF_INET ? 32 : 128,
-	    &prefix) == -1) {
-		set_err(err, errlen, c.family == AF_INET ?
-		    "invalid prefix length (decimal 0-32, no leading zeros)" :
-		    "invalid prefix length (decimal 0-128, no leading zeros)");
-		return -1;
-	}
-	c.prefix = (unsigned int)prefix;
-
-	if (host_bits_set(c.addr, family_len(c.family), c.prefix)) {
-		set_err(err, errlen, "host bits set beyond the prefix");
-		return -1;
-	}
-	*out = c;
-	return 0;
-}
-
-int
-classify_format_cidr(const struct classify_cidr *c, char *buf, size_t len)
-{
-	char abuf[INET6_ADDRSTRLEN];
-	int n;
-
-	if (c == NULL || buf == NULL || len == 0)
-		return -1;
-	if ((c->family != AF_INET || c->prefix > 32) &&
-	    (c->family != AF_INET6 || c->prefix > 128))
-		return -1;
-	if (inet_ntop(c->family, c->addr, abuf, sizeof(abuf)) == NULL)
-		return -1;
-	n = snprintf(buf, len, "%s/%u", abuf, c->prefix);
-	if (n < 0 || (size_t)n >= len)
-		return -1;
-	return n;
-}
-
 struct classify_cfg *
 classify_cfg_new(void)
 {
@@ -394,24 +200,7 @@ classify_cfg_free(struct classify_cfg *cfg)
 }
 
 static int
-cidr_valid(const struct classify_cidr *c)
-{
-	size_t alen = family_len(c->family);
-
-	if (alen == 0 || c->prefix > alen * 8)
-		return 0;
-	return !host_bits_set(c->addr, alen, c->prefix);
-}
-
-static int
-cidr_equal(const struct classify_cidr *a, const struct classify_cidr *b)
-{
-	return a->family == b->family && a->prefix == b->prefix &&
-	    memcmp(a->addr, b->addr, family_len(a->family)) == 0;
-}
-
-static int
-list_add(struct classify_list *l, const struct classify_cidr *c,
+list_add(struct classify_list *l, const struct cidr *c,
     const char *label)
 {
 	struct classify_entry *e;
@@ -426,7 +215,7 @@ list_add(struct classify_list *l, const struct classify_cidr *c,
 			return 0;
 	if (l->n >= CLASSIFY_MAX_RANGES)
 		return -1;
-	if (classify_format_cidr(c, text, sizeof(text)) == -1)
+	if (cidr_format(c, text, sizeof(text)) == -1)
 		return -1;
 	if (l->n == l->cap) {
 		size_t ncap = l->cap == 0 ? 8 : l->cap * 2;
@@ -459,7 +248,7 @@ cleanup:
 }
 
 int
-classify_cfg_allow(struct classify_cfg *cfg, const struct classify_cidr *c)
+classify_cfg_allow(struct classify_cfg *cfg, const struct cidr *c)
 {
 	if (cfg == NULL || c == NULL)
 		return -1;
@@ -467,7 +256,7 @@ classify_cfg_allow(struct classify_cfg *cfg, const struct classify_cidr *c)
 }
 
 int
-classify_cfg_deny(struct classify_cfg *cfg, const struct classify_cidr *c)
+classify_cfg_deny(struct classify_cfg *cfg, const struct cidr *c)
 {
 	if (cfg == NULL || c == NULL)
 		return -1;
@@ -495,7 +284,7 @@ classify_cfg_set_own(struct classify_cfg *cfg, const int *family,
 		return -1;
 	/* Validate and count first: the old set stays in force on error. */
 	for (i = 0; i < n; i++) {
-		if (family_len(family[i]) == 0)
+		if (cidr_family_len(family[i]) == 0)
 			return -1;
 		if (!is_loopback(family[i], addr[i]))
 			keep++;
@@ -511,7 +300,7 @@ classify_cfg_set_own(struct classify_cfg *cfg, const int *family,
 			if (is_loopback(family[i], addr[i]))
 				continue;
 			nown[keep].family = family[i];
-			memcpy(nown[keep].addr, addr[i], family_len(family[i]));
+			memcpy(nown[keep].addr, addr[i], cidr_family_len(family[i]));
 			keep++;
 		}
 	}
@@ -616,7 +405,7 @@ list_match(const struct classify_list *l, int family, const unsigned char *a)
 
 	for (i = 0; i < l->n; i++)
 		if (l->v[i]->cidr.family == family &&
-		    prefix_match(a, l->v[i]->cidr.addr, l->v[i]->cidr.prefix))
+		    cidr_prefix_match(a, l->v[i]->cidr.addr, l->v[i]->cidr.prefix))
 			return l->v[i];
 	return NULL;
 }
@@ -633,12 +422,12 @@ allow_opening(const struct classify_cfg *cfg, int family,
 	size_t i;
 
 	for (i = 0; i < l->n; i++) {
-		const struct classify_cidr *c = &l->v[i]->cidr;
+		const struct cidr *c = &l->v[i]->cidr;
 
-		if (c->family != family || !prefix_match(a, c->addr, c->prefix))
+		if (c->family != family || !cidr_prefix_match(a, c->addr, c->prefix))
 			continue;
 		if (in_row && (c->prefix < prefix ||
-		    !prefix_match(c->addr, net, prefix)))
+		    !cidr_prefix_match(c->addr, net, prefix)))
 			continue;
 		return l->v[i];
 	}
@@ -681,7 +470,7 @@ mutant_range_first(const struct classify_cfg *cfg, int family,
 
 	for (i = 0; i < cfg->nown; i++)
 		if (cfg->own[i].family == family && memcmp(cfg->own[i].addr, a,
-		    family_len(family)) == 0) {
+		    cidr_family_len(family)) == 0) {
 			verdict_set(v, 0, v4_own.name, v4_own.via_nat64);
 			return 1;
 		}
@@ -717,7 +506,7 @@ classify_v4(const struct classify_cfg *cfg, const unsigned char *a,
 	for (i = 0; i < NELEM(v4_table); i++) {
 		const struct v4_row *r = &v4_table[i];
 
-		if (prefix_match(a, r->net, r->prefix) &&
+		if (cidr_prefix_match(a, r->net, r->prefix) &&
 		    (best == NULL || r->prefix > best->prefix))
 			best = r;
 	}
@@ -751,7 +540,7 @@ classify_v6(const struct classify_cfg *cfg, const unsigned char *a,
 	for (i = 0; i < NELEM(v6_table); i++) {
 		const struct v6_row *r = &v6_table[i];
 
-		if (prefix_match(a, r->net, r->prefix) &&
+		if (cidr_prefix_match(a, r->net, r->prefix) &&
 		    (best == NULL || r->prefix > best->prefix))
 			best = r;
 	}

@@ -7,11 +7,7 @@
 
 #include <stddef.h>
 
-struct classify_cidr {
-	int		family;		/* AF_INET or AF_INET6 */
-	unsigned char	addr[16];	/* network order, host bits zeroed */
-	unsigned int	prefix;		/* 0-32 or 0-128 */
-};
+#include "resolver/cidr.h"
 
 struct classify_result {
 	int		public;		/* 1 public, 0 non-public */
@@ -24,18 +20,10 @@ struct classify_result {
 
 struct classify_cfg;
 
-/* Parses "a.b.c.d/n" or "v6/n" strictly (no host bits set beyond the
- * prefix, no leading zeros in the IPv4 part). Returns 0 or -1 with err. */
-int classify_parse_cidr(const char *s, struct classify_cidr *out,
-    char *err, size_t errlen);
-
-/* Formats a CIDR back ("198.18.0.0/15"). Returns length or -1. */
-int classify_format_cidr(const struct classify_cidr *c, char *buf, size_t len);
-
 struct classify_cfg *classify_cfg_new(void);
 void classify_cfg_free(struct classify_cfg *cfg);
-int classify_cfg_allow(struct classify_cfg *cfg, const struct classify_cidr *c);
-int classify_cfg_deny(struct classify_cfg *cfg, const struct classify_cidr *c);
+int classify_cfg_allow(struct classify_cfg *cfg, const struct cidr *c);
+int classify_cfg_deny(struct classify_cfg *cfg, const struct cidr *c);
 
 /* Replaces the set of the guard's own interface addresses. Loopback
  * addresses passed here are ignored (loopback is governed by the table and

@@ -39,7 +39,7 @@ static const char *const allow_txt[] = {
 static const char *const deny_txt[] = {
 	"8.8.8.0/24", "198.18.7.0/24", "2606:4700::/32", NULL
 };
-static struct classify_cidr allow_c[4], deny_c[3];
+static struct cidr allow_c[4], deny_c[3];
 static const int own_fam[] = { AF_INET, AF_INET6, AF_INET };
 static unsigned char own_addr[3][16];
 
@@ -53,14 +53,14 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	FUZZ_CHECK((cfg = classify_cfg_new()) != NULL);
 	for (i = 0; allow_txt[i] != NULL; i++) {
-		FUZZ_CHECK(classify_parse_cidr(allow_txt[i], &allow_c[i], err,
+		FUZZ_CHECK(cidr_parse(allow_txt[i], &allow_c[i], err,
 		    sizeof(err)) == 0);
-		FUZZ_CHECK(classify_format_cidr(&allow_c[i], back, sizeof(back)) > 0);
+		FUZZ_CHECK(cidr_format(&allow_c[i], back, sizeof(back)) > 0);
 		FUZZ_CHECK(strcmp(back, allow_txt[i]) == 0);
 		FUZZ_CHECK(classify_cfg_allow(cfg, &allow_c[i]) == 0);
 	}
 	for (i = 0; deny_txt[i] != NULL; i++) {
-		FUZZ_CHECK(classify_parse_cidr(deny_txt[i], &deny_c[i], err,
+		FUZZ_CHECK(cidr_parse(deny_txt[i], &deny_c[i], err,
 		    sizeof(err)) == 0);
 		FUZZ_CHECK(classify_cfg_deny(cfg, &deny_c[i]) == 0);
 	}
@@ -86,7 +86,7 @@ in_prefix(const unsigned char *a, const unsigned char *net, unsigned int prefix)
 }
 
 static int
-in_list(int family, const unsigned char *a, const struct classify_cidr *c,
+in_list(int family, const unsigned char *a, const struct cidr *c,
     size_t n)
 {
 	size_t i;

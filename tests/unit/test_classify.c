@@ -67,13 +67,13 @@ check_probes(const struct classify_cfg *cfg, const struct probe *p, size_t n)
 
 #define CHECK(cfg, probes) check_probes((cfg), (probes), NELEM(probes))
 
-static struct classify_cidr
+static struct cidr
 cidr(const char *s)
 {
-	struct classify_cidr c;
+	struct cidr c;
 	char err[128];
 
-	if (classify_parse_cidr(s, &c, err, sizeof(err)) != 0) {
+	if (cidr_parse(s, &c, err, sizeof(err)) != 0) {
 		print_error("test bug: %s: %s\n", s, err);
 		fail();
 	}
@@ -83,7 +83,7 @@ cidr(const char *s)
 static void
 allow(struct classify_cfg *cfg, const char *s)
 {
-	struct classify_cidr c = cidr(s);
+	struct cidr c = cidr(s);
 
 	assert_int_equal(classify_cfg_allow(cfg, &c), 0);
 }
@@ -91,7 +91,7 @@ allow(struct classify_cfg *cfg, const char *s)
 static void
 deny(struct classify_cfg *cfg, const char *s)
 {
-	struct classify_cidr c = cidr(s);
+	struct cidr c = cidr(s);
 
 	assert_int_equal(classify_cfg_deny(cfg, &c), 0);
 }
@@ -1093,7 +1093,7 @@ static void
 test_duplicate_range_added_once(void **state)
 {
 	struct classify_cfg *cfg = classify_cfg_new();
-	struct classify_cidr c;
+	struct cidr c;
 	char buf[32];
 	int i;
 
@@ -1116,7 +1116,7 @@ static void
 test_allow_and_deny_lists_capped(void **state)
 {
 	struct classify_cfg *cfg = classify_cfg_new();
-	struct classify_cidr c;
+	struct cidr c;
 	char buf[32];
 	int i;
 
@@ -1191,7 +1191,7 @@ test_range_text_stays_valid_as_cfg_grows(void **state)
 {
 	struct classify_cfg *cfg = classify_cfg_new();
 	struct classify_result res, res64;
-	struct classify_cidr c;
+	struct cidr c;
 	unsigned char a[16];
 	char buf[32];
 	int i;
@@ -1217,7 +1217,7 @@ static void
 test_cfg_rejects_invalid_cidr_struct(void **state)
 {
 	struct classify_cfg *cfg = classify_cfg_new();
-	struct classify_cidr c;
+	struct cidr c;
 
 	(void)state;
 	assert_non_null(cfg);
@@ -1268,27 +1268,27 @@ test_cfg_free_null_safe(void **state)
 static void
 expect_cidr(const char *s, int family, const char *canon)
 {
-	struct classify_cidr c;
+	struct cidr c;
 	char err[128] = "", out[64];
 
-	if (classify_parse_cidr(s, &c, err, sizeof(err)) != 0) {
+	if (cidr_parse(s, &c, err, sizeof(err)) != 0) {
 		print_error("%s: refused: %s\n", s, err);
 		fail();
 	}
 	assert_int_equal(c.family, family);
-	assert_true(classify_format_cidr(&c, out, sizeof(out)) > 0);
+	assert_true(cidr_format(&c, out, sizeof(out)) > 0);
 	assert_string_equal(out, canon);
 }
 
 static void
 expect_refused(const char *s, const char *why)
 {
-	struct classify_cidr c;
+	struct cidr c;
 	char err[128] = "";
 	size_t i;
 
 	memset(&c, 0x5a, sizeof(c));
-	if (classify_parse_cidr(s, &c, err, sizeof(err)) != -1) {
+	if (cidr_parse(s, &c, err, sizeof(err)) != -1) {
 		print_error("%s: accepted, want refused (%s)\n", s, why);
 		fail();
 	}
@@ -1432,14 +1432,14 @@ test_parse_cidr_error_never_echoes_input(void **state)
 		"\x1b[31mevil\x07/8", "evil\"}/8", "10.0.0.0/8\r\nX-Injected: 1",
 		"fe80::%\x1b[2J/64",
 	};
-	struct classify_cidr c;
+	struct cidr c;
 	char err[256];
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < NELEM(hostile); i++) {
 		err[0] = '\0';
-		assert_int_equal(classify_parse_cidr(hostile[i], &c, err,
+		assert_int_equal(cidr_parse(hostile[i], &c, err,
 		    sizeof(err)), -1);
 		assert_true(err[0] != '\0');
 		assert_null(strstr(err, "evil"));
@@ -1451,41 +1451,41 @@ test_parse_cidr_error_never_echoes_input(void **state)
 static void
 test_parse_cidr_tolerates_small_or_null_err(void **state)
 {
-	struct classify_cidr c;
+	struct cidr c;
 	char one[1] = { 'x' }, four[4];
 
 	(void)state;
-	assert_int_equal(classify_parse_cidr("198.18.0.1/15", &c, NULL, 0), -1);
-	assert_int_equal(classify_parse_cidr("198.18.0.1/15", &c, one, 0), -1);
+	assert_int_equal(cidr_parse("198.18.0.1/15", &c, NULL, 0), -1);
+	assert_int_equal(cidr_parse("198.18.0.1/15", &c, one, 0), -1);
 	assert_int_equal(one[0], 'x');
-	assert_int_equal(classify_parse_cidr("198.18.0.1/15", &c, one, 1), -1);
+	assert_int_equal(cidr_parse("198.18.0.1/15", &c, one, 1), -1);
 	assert_int_equal(one[0], '\0');
-	assert_int_equal(classify_parse_cidr("198.18.0.1/15", &c, four,
+	assert_int_equal(cidr_parse("198.18.0.1/15", &c, four,
 	    sizeof(four)), -1);
 	assert_int_equal(strlen(four), 3);
-	assert_int_equal(classify_parse_cidr(NULL, &c, four, sizeof(four)), -1);
-	assert_int_equal(classify_parse_cidr("10.0.0.0/8", NULL, four,
+	assert_int_equal(cidr_parse(NULL, &c, four, sizeof(four)), -1);
+	assert_int_equal(cidr_parse("10.0.0.0/8", NULL, four,
 	    sizeof(four)), -1);
 }
 
 static void
 test_format_cidr_refuses_small_buffer_and_bad_struct(void **state)
 {
-	struct classify_cidr c = cidr("198.18.0.0/15");
+	struct cidr c = cidr("198.18.0.0/15");
 	char buf[64];
 
 	(void)state;
-	assert_int_equal(classify_format_cidr(&c, buf, sizeof(buf)), 13);
-	assert_int_equal(classify_format_cidr(&c, buf, 14), 13);
-	assert_int_equal(classify_format_cidr(&c, buf, 13), -1);
-	assert_int_equal(classify_format_cidr(&c, buf, 0), -1);
-	assert_int_equal(classify_format_cidr(&c, NULL, 10), -1);
-	assert_int_equal(classify_format_cidr(NULL, buf, sizeof(buf)), -1);
+	assert_int_equal(cidr_format(&c, buf, sizeof(buf)), 13);
+	assert_int_equal(cidr_format(&c, buf, 14), 13);
+	assert_int_equal(cidr_format(&c, buf, 13), -1);
+	assert_int_equal(cidr_format(&c, buf, 0), -1);
+	assert_int_equal(cidr_format(&c, NULL, 10), -1);
+	assert_int_equal(cidr_format(NULL, buf, sizeof(buf)), -1);
 	c.prefix = 33;
-	assert_int_equal(classify_format_cidr(&c, buf, sizeof(buf)), -1);
+	assert_int_equal(cidr_format(&c, buf, sizeof(buf)), -1);
 	c.family = 99;
 	c.prefix = 8;
-	assert_int_equal(classify_format_cidr(&c, buf, sizeof(buf)), -1);
+	assert_int_equal(cidr_format(&c, buf, sizeof(buf)), -1);
 }
 
 int
