@@ -108,6 +108,17 @@ ctl_nconns(void *arg)
 }
 
 static size_t
+ctl_worker_conns(void *arg, unsigned *out, size_t max)
+{
+	struct guard *g = arg;
+	size_t i;
+
+	for (i = 0; i < g->nworkers && i < max; i++)
+		out[i] = worker_conns(g->workers[i]);
+	return i;
+}
+
+static size_t
 ctl_set_policy(void *arg, struct policy *p)
 {
 	return guard_set_policy(arg, p);
@@ -358,6 +369,8 @@ guard_free(struct guard *g)
 	control_free(g->control);
 	/* Threads first (each closes what it still holds), then worker 0. */
 	for (i = g->nworkers; i-- > 1;)
+		worker_join(g->workers[i]);
+	for (i = g->nworkers; i-- > 1;)
 		worker_free(g->workers[i]);
 	if (g->nworkers > 0)
 		worker_free(g->workers[0]);
@@ -512,7 +525,8 @@ guard_run_main(int argc, char **argv)
 		.resolver = g.resolver, .metrics = worker_metrics(g.workers[0]),
 		.version = EG_VERSION, .revision = EG_REVISION,
 		.started = g.started, .arg = &g, .policy = ctl_policy,
-		.nconns = ctl_nconns, .set_policy = ctl_set_policy,
+		.nconns = ctl_nconns, .worker_conns = ctl_worker_conns,
+		.set_policy = ctl_set_policy,
 	};
 	if ((g.control = control_new(&ctl_env, cfg.control_path, cfg.user != NULL ?
 	    user.uid : geteuid(), err, sizeof(err))) == NULL) {

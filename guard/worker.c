@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "guard/guard.h"
+#include "guard/handoff.h"
 #include "guard/ifaddr.h"
 #include "guard/log.h"
 #include "guard/proxy.h"
@@ -48,6 +49,7 @@ struct worker {
 	size_t			 nlisteners;
 	struct event		*accept_resume;
 	struct log_every	 paused;	/* "accept paused" lines */
+	struct handoff_box	*box;		/* connections other workers hand here */
 	int			 cmd_fd;	/* eventfd: the main thread posted */
 	struct event		*cmd_ev;
 	pthread_t		 thread;
@@ -155,6 +157,8 @@ px_closed(void *arg)
 {
 	struct worker *w = arg;
 
+	if (w->box != NULL)
+		handoff_set_live(w->box, (unsigned)proxy_live(w->proxy));
 	if (!worker_drained(w))
 		return;
 	if (w->idx == 0)
@@ -195,23 +199,60 @@ accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 		set_accepting(w, 1);
 }
 
+/* Serves an accepted connection here. */
+static void
+serve(struct worker *w, const struct handoff *h)
+{
+	if (h->transparent)
+		proxy_accept_transparent(w->proxy, h->fd, (const struct sockaddr *)&h->ss,
+		    (int)h->sl);
+	else
+		proxy_accept(w->proxy, h->fd, (const struct sockaddr *)&h->ss, (int)h->sl);
+	if (w->box != NULL)
+		handoff_set_live(w->box, (unsigned)proxy_live(w->proxy));
+}
+
+/* A connection another worker handed here (guard/handoff.h). */
+static void
+take_handoff(void *arg, const struct handoff *h)
+{
+	serve(arg, h);
+}
+
+/* Hands h to a worker that serves clearly fewer, if there is one and it
+ * takes it. Returns 1 if h went there. */
+static int
+hand_over(struct worker *w, const struct handoff *h)
+{
+	struct guard *g = w->g;
+	unsigned loads[CONFIG_MAX_WORKERS], i, to;
+
+#ifdef EG_MUTANT_NO_HANDOFF
+	/* Test-only mutant: every connection stays where the kernel put it. */
+	return 0;
+#endif
+	for (i = 0; i < g->nworkers; i++)
+		loads[i] = handoff_load(g->workers[i]->box);
+	to = handoff_pick(loads, g->nworkers, w->idx);
+	return to != w->idx && handoff_post(g->workers[to]->box, h) == 0;
+}
+
 /* One accept per readiness: the listener is level-triggered, so a
  * backlog that holds more makes it ready again on the next pass, and no
  * accept4 is spent learning that the backlog is empty (EAGAIN). */
 static void
 accept_one(struct worker *w, evutil_socket_t lfd, int transparent)
 {
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
+	struct handoff h;
 	struct timeval tv = { 0, WORKER_PAUSE_USEC };
-	int fd, e;
+	int e;
 
-	fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (fd != -1) {
-		if (transparent)
-			proxy_accept_transparent(w->proxy, fd, (struct sockaddr *)&ss, (int)sl);
-		else
-			proxy_accept(w->proxy, fd, (struct sockaddr *)&ss, (int)sl);
+	h.sl = sizeof(h.ss);
+	h.transparent = transparent;
+	h.fd = accept4(lfd, (struct sockaddr *)&h.ss, &h.sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (h.fd != -1) {
+		if (w->box == NULL || !hand_over(w, &h))
+			serve(w, &h);
 		return;
 	}
 	e = errno;
@@ -352,6 +393,8 @@ stop_here(struct worker *w, int now)
 	if (!w->stopping) {
 		w->stopping = 1;
 		close_listeners(w);
+		/* Like the listeners' backlogs: what waits is not served. */
+		handoff_box_close(w->box);
 	}
 	if (w->idx == 0) {
 		if (worker_drained(w))
@@ -512,6 +555,7 @@ worker_main(void *arg)
 
 	if (event_base_dispatch(w->base) == -1)
 		w->failed = 1;
+	handoff_box_close(w->box);	/* nothing is taken here any more */
 	/* Whatever is still open goes with the loop (a stop "now", or the
 	 * grace period over): closed here, on the thread that owns it. */
 	proxy_close_all(w->proxy);
@@ -633,6 +677,11 @@ worker_new(struct guard *g, unsigned idx, struct event_base *base, char *err,
 		    strerror(errno));
 		goto fail;
 	}
+	if (g->nwant > 1 && (w->box = handoff_box_new(base, take_handoff, w)) == NULL) {
+		errbuf_set(err, errlen, "worker %u: cannot make its handoff box: %s", idx,
+		    strerror(errno));
+		goto fail;
+	}
 	for (i = 0; i < cfg->nlisten; i++)
 		if (open_listener(w, &cfg->listen[i], 0, err, errlen) == -1)
 			goto fail;
@@ -647,15 +696,22 @@ fail:
 }
 
 void
-worker_free(struct worker *w)
+worker_join(struct worker *w)
 {
-	if (w == NULL)
-		return;
-	if (w->started) {
+	if (w != NULL && w->started) {
 		worker_post_stop(w, 1);
 		pthread_join(w->thread, NULL);
 		w->started = 0;
 	}
+}
+
+void
+worker_free(struct worker *w)
+{
+	if (w == NULL)
+		return;
+	worker_join(w);
+	handoff_box_free(w->box);
 	proxy_free(w->proxy);
 	close_listeners(w);
 	if (w->accept_resume != NULL)
@@ -672,6 +728,14 @@ worker_free(struct worker *w)
 	if (w->own_base && w->base != NULL)
 		event_base_free(w->base);
 	free(w);
+}
+
+unsigned
+worker_conns(const struct worker *w)
+{
+	/* One worker runs on the main thread: its own count. Several: each
+	 * keeps its box's count, which other threads may read. */
+	return w->box != NULL ? handoff_load(w->box) : (unsigned)proxy_live(w->proxy);
 }
 
 struct resolver *

@@ -3,8 +3,10 @@
  * its copy of the classifier and its connections. Worker 0 runs on the
  * main thread's loop beside the control socket and the signals; workers
  * 1..N-1 each on a thread of their own. Nothing they hold is shared but
- * the log's writer, the global connection count (atomic) and the policy,
- * which the main thread hands each worker and waits for its ack. */
+ * the log's writer, the global connection count (atomic), the policy,
+ * which the main thread hands each worker and waits for its ack, and the
+ * handoff box through which a busier worker passes a new connection to
+ * a less busy one (guard/handoff.h). */
 #ifndef EG_WORKER_H
 #define EG_WORKER_H
 
@@ -41,6 +43,10 @@ struct worker *worker_new(struct guard *g, unsigned idx, struct event_base *base
 /* Starts its thread (idx >= 1; worker 0 runs on the main loop). -1 with
  * err. */
 int worker_start(struct worker *w, char *err, size_t errlen);
+/* Stops the thread now, if it runs, and joins it; NULL does nothing.
+ * Every worker is joined before any is freed: a running worker may hand
+ * a connection to any other's box. */
+void worker_join(struct worker *w);
 /* Joins the thread if it runs, then frees everything; NULL does nothing. */
 void worker_free(struct worker *w);
 
@@ -61,6 +67,10 @@ void worker_post_stop(struct worker *w, int now);
 
 /* Worker w (0) has no live connection left and is stopping. */
 int worker_drained(const struct worker *w);
+
+/* The connections worker w serves (and those handed to it, about to be),
+ * from the main thread. */
+unsigned worker_conns(const struct worker *w);
 
 /* The worker's resolver (for the control socket's status) and metrics. */
 struct resolver *worker_resolver(const struct worker *w);

@@ -24,3 +24,7 @@ workers-mutant: all
 	    bash tests/integration/workers_test.sh | grep push_answered | \
 	    grep -q '^FAIL' || { echo "FAIL workers-mutant: the mutant was not caught"; exit 1; }
 	@echo "PASS workers-mutant: answer-before-acks caught, the real guard passes"
+
+# The negative control of the handoff between workers (guard/handoff.h):
+# every connection stays on the worker whose listener the kernel picked.
+MUTANT_FLAGS_no_handoff = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_HANDOFF

@@ -17,6 +17,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "guard/config.h"
 #include "guard/log.h"
 #include "guard/metrics.h"
 #include "plane/control.h"
@@ -456,10 +457,12 @@ route(struct conn *k, size_t end)
 		ctljson_policy(b, c->env.policy(c->env.arg));
 		reply(k, 200, "application/json", b);
 	} else if (strcmp(path, "/v1/status") == 0) {
+		unsigned wc[CONFIG_MAX_WORKERS];
 		struct ctljson_status st = {
 			c->env.version, c->env.revision, c->env.cfg,
 			c->env.resolver, c->env.plane, c->env.nconns(c->env.arg),
-			c->env.started, c->env.policy(c->env.arg)
+			c->env.started, c->env.policy(c->env.arg), wc,
+			c->env.worker_conns(c->env.arg, wc, CONFIG_MAX_WORKERS)
 		};
 
 		log_call(c, k->uid, "GET", path, 200, NULL);

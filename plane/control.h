@@ -38,6 +38,9 @@ struct control_env {
 	/* The active policy, NULL when none is loaded. */
 	const struct policy	*(*policy)(void *arg);
 	uint64_t		(*nconns)(void *arg);	/* proxy connections open */
+	/* Each worker's connections into out (at most max); how many
+	 * workers. */
+	size_t			(*worker_conns)(void *arg, unsigned *out, size_t max);
 	/* Installs p (ownership moves) and logs its "policy" line; returns
 	 * how many were revoked. */
 	size_t			(*set_policy)(void *arg, struct policy *p);

@@ -97,6 +97,12 @@ ctljson_status(struct evbuffer *b, const struct ctljson_status *st)
 	    (unsigned long long)st->nconns,
 	    (long long)(time(NULL) - st->started), plane_trusted_keys(pl));
 	ctljson_str(b, plane_signer(pl));
+	/* How the connections sit over the worker loops: a worker that
+	 * serves far more than the others runs them on one CPU. */
+	evbuffer_add_printf(b, ",\"worker_connections\":[");
+	for (i = 0; i < st->nworkers; i++)
+		evbuffer_add_printf(b, "%s%u", i ? "," : "", st->worker_conns[i]);
+	evbuffer_add_printf(b, "]");
 	/* What the process runs as now, after any --user drop: an operator
 	 * sees a guard left running as root without reading its log. */
 	evbuffer_add_printf(b, ",\"uid\":%u,\"running_as_root\":%s",

@@ -24,6 +24,8 @@ struct ctljson_status {
 	uint64_t		 nconns;	/* proxy connections open */
 	time_t			 started;
 	const struct policy	*policy;	/* NULL: none active */
+	const unsigned		*worker_conns;	/* each worker's connections */
+	size_t			 nworkers;
 };
 
 /* s, quoted and escaped (util/jsonw.h). */

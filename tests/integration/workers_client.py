@@ -18,6 +18,10 @@ workload's namespace). Every socket has a timeout; every loop is bounded.
   workers_client.py probe HOST PORT TARGET N
       N CONNECTs to TARGET, one after the other (the kernel spreads them
       over the workers): prints "200=a 403=b refused=c other=d".
+  workers_client.py spread HOST PORT TARGET N CONTROL_SOCK
+      Opens N tunnels to the echo service TARGET one after the other,
+      each echoing before the next opens, and holds them; once the guard
+      counts N, prints its status's worker_connections ("4,4,4,4").
 """
 import json, socket, sys, threading, time
 
@@ -52,24 +56,48 @@ def put(sock_path, body, timeout=15):
     return out.decode("latin-1")
 
 
+def status(sock_path, timeout=3):
+    """The guard's /v1/status as a dict (raises OSError or ValueError)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(sock_path)
+    s.sendall(b"GET /v1/status HTTP/1.1\r\nHost: localhost\r\n"
+              b"Connection: close\r\n\r\n")
+    out = b""
+    while len(out) < 1 << 20:
+        b = s.recv(65536)
+        if not b:
+            break
+        out += b
+    s.close()
+    return json.loads(out.partition(b"\r\n\r\n")[2])
+
+
 def active(sock_path, timeout=3):
     """active_connections in the guard's /v1/status (-1 if no answer)."""
     try:
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(timeout)
-        s.connect(sock_path)
-        s.sendall(b"GET /v1/status HTTP/1.1\r\nHost: localhost\r\n"
-                  b"Connection: close\r\n\r\n")
-        out = b""
-        while len(out) < 1 << 20:
-            b = s.recv(65536)
-            if not b:
-                break
-            out += b
-        s.close()
-        return json.loads(out.partition(b"\r\n\r\n")[2])["active_connections"]
+        return status(sock_path, timeout)["active_connections"]
     except (OSError, ValueError, KeyError):
         return -1
+
+
+def spread(host, port, target, n, ctl):
+    held = []
+    wait_active(ctl, lambda k: k == 0)
+    for i in range(n):
+        s, st = connect(host, port, target.encode())
+        s.sendall(b"x")
+        if st != 200 or s.recv(1) != b"x":
+            print("tunnel %d: status %d, no echo" % (i, st))
+            return
+        held.append(s)
+    wait_active(ctl, lambda k: k == n)
+    try:
+        print(",".join(str(k) for k in status(ctl)["worker_connections"]))
+    except (OSError, ValueError, KeyError) as e:
+        print("no status: %r" % e)
+    for s in held:
+        s.close()
 
 
 def wait_active(sock_path, ok, tries=100):
@@ -186,7 +214,9 @@ def probe(host, port, target, n):
     print(" ".join("%s=%d" % kv for kv in counts.items()))
 
 
-if sys.argv[1] == "probe":
+if sys.argv[1] == "spread":
+    spread(sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]), sys.argv[6])
+elif sys.argv[1] == "probe":
     probe(sys.argv[2], int(sys.argv[3]), sys.argv[4], int(sys.argv[5]))
 elif sys.argv[1] == "race":
     race(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])

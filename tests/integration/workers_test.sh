@@ -92,6 +92,18 @@ assert o["revoked_closed"] == 8 and o["kept"] == 8, o
 	[ "$out" = "refused=64 of 64" ]
 	check "w${W}_max_conns_is_one_bound_for_all_workers" $? "$out"
 
+	# A few long tunnels are spread evenly over the workers, wherever
+	# the kernel's listener hash puts them (guard/handoff.h): 16 held
+	# tunnels, 4 a worker. Negative control: the mutant that keeps every
+	# connection where it was accepted (make build/mutant-no_handoff/
+	# egress-guard, then BUILD=build/mutant-no_handoff
+	# EG_WORKERS_TEST=4) fails it but one time in 66.
+	want=$(python3 -c 'import sys; w = int(sys.argv[1]); print(",".join([str(16 // w)] * w))' "$W")
+	out=$(inwl python3 "$TI/workers_client.py" spread 10.77.0.1 "$port" \
+	    keep.example.test:7 16 "$T/W$W.sock" 2>&1)
+	[ "$out" = "$want" ]
+	check "w${W}_few_long_tunnels_spread_evenly_over_workers" $? "worker_connections=$out"
+
 	# SIGHUP: the file's newer bundle is taken by every worker.
 	cp "$T/b3.json" "$T/live$W.json"
 	kill -HUP "$pid"
