@@ -16,6 +16,7 @@
 #include "resolver/resolver.h"
 #include "util/errbuf.h"
 #include "util/num.h"
+#include "util/opts.h"
 
 struct check_state {
 	enum resolver_status	 st;
@@ -96,6 +97,10 @@ check_main(int argc, char **argv)
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&cs, 0, sizeof(cs));
+	if (opts_exact(argc, argv, check_opts, err, sizeof(err)) == -1) {
+		fprintf(stderr, "egress-guard check: %s\n", err);
+		return 2;
+	}
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "", check_opts, NULL)) != -1) {

@@ -5,6 +5,7 @@
 #include "guard/config.h"
 #include "util/errbuf.h"
 #include "util/num.h"
+#include "util/opts.h"
 
 enum {
 	OPT_LISTEN = 256, OPT_CONTROL, OPT_POLICY, OPT_TRUST_KEY, OPT_STATE_DIR,
@@ -240,6 +241,8 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 	c->dns_timeout = 5;
 	c->grace = 10;
 
+	if (opts_exact(argc, argv, run_opts, err, errlen) == -1)
+		return -1;
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "", run_opts, NULL)) != -1) {

@@ -400,6 +400,30 @@ test_classifier_holds_the_ranges(void **state)
 	classify_cfg_free(cc);
 }
 
+/* Hostile or careless spellings: getopt_long alone takes any unambiguous
+ * prefix, so "--allow" would widen what counts as public and "--trust"
+ * would name a signer. Only full names are taken; a value that looks
+ * like an option is still a value. */
+static void
+test_hostile_abbreviated_flags_refused(void **state)
+{
+	struct config c;
+
+	(void)state;
+	REFUSE("--allow: options are not abbreviated: --allow-range",
+	    "--allow", "10.0.0.0/8");
+	REFUSE("--allow: options are not abbreviated", "--allow=10.0.0.0/8");
+	REFUSE("--trust: options are not abbreviated: --trust-key", "--trust", "k.pem");
+	REFUSE("--no: options are not abbreviated", "--no");
+	REFUSE("--work: options are not abbreviated: --workers", "--work", "2");
+	REFUSE("unknown or incomplete option: --bogus", "--bogus");
+	/* The value of --log-file may start with "--"; "--" ends the flags. */
+	PARSE_OK(&c, "--log-file", "--allow", "--workers=2");
+	assert_string_equal(c.log_file, "--allow");
+	assert_int_equal(c.workers, 2);
+	REFUSE("unexpected argument", "--", "--allow");
+}
+
 int
 main(void)
 {
@@ -415,6 +439,7 @@ main(void)
 		cmocka_unit_test(test_repeatable_flags_bounded_duplicates_counted),
 		cmocka_unit_test(test_parse_starts_from_defaults_each_time),
 		cmocka_unit_test(test_classifier_holds_the_ranges),
+		cmocka_unit_test(test_hostile_abbreviated_flags_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
