@@ -31,7 +31,9 @@ handoff_pick(const unsigned *loads, unsigned n, unsigned self)
 	for (i = 0; i < n; i++)
 		if (loads[i] < loads[m])
 			m = i;
-	if (m != self && loads[self] >= loads[m] + 1 + loads[m] / 8)
+	if (m == self || loads[self] < loads[m] + 1)
+		return self;
+	if (loads[m] < HANDOFF_FEW || loads[self] >= 2 * loads[m])
 		return m;
 	return self;
 }

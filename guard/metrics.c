@@ -87,6 +87,7 @@ metrics_sum(const struct metrics *m, struct metrics *sum)
 		for (i = 0; i < METRICS_DNS_RCODES; i++)
 			sum->dns_answers[i] += get(&m->dns_answers[i]);
 		sum->dns_dropped += get(&m->dns_dropped);
+		sum->handoffs += get(&m->handoffs);
 		__atomic_load(&m->dns_sum, &d, __ATOMIC_RELAXED);
 		sum->dns_sum += d;
 	}
@@ -99,6 +100,12 @@ metrics_dns_answer(struct metrics *m, int rcode)
 		bump(&m->dns_answers[rcode], 1);
 	else
 		bump(&m->dns_dropped, 1);
+}
+
+void
+metrics_handoff(struct metrics *m)
+{
+	bump(&m->handoffs, 1);
 }
 
 int
@@ -160,5 +167,9 @@ metrics_render(const struct metrics *all, struct evbuffer *out, uint64_t active,
 	    "# HELP egress_guard_dns_dropped_total Messages to the DNS listener left unanswered (short, a response, oversized).\n"
 	    "# TYPE egress_guard_dns_dropped_total counter\n"
 	    "egress_guard_dns_dropped_total %llu\n", (unsigned long long)m->dns_dropped);
+	evbuffer_add_printf(out,
+	    "# HELP egress_guard_handoffs_total Connections a worker accepted and handed to a less loaded worker.\n"
+	    "# TYPE egress_guard_handoffs_total counter\n"
+	    "egress_guard_handoffs_total %llu\n", (unsigned long long)m->handoffs);
 	return 0;
 }

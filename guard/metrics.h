@@ -31,6 +31,7 @@ struct metrics {
 	struct metrics	*next;		/* the next worker's, or NULL */
 	uint64_t	dns_answers[METRICS_DNS_RCODES];
 	uint64_t	dns_dropped;
+	uint64_t	handoffs;	/* connections this worker handed on */
 };
 
 void metrics_decision(struct metrics *m, const char *proto, enum reason r);
@@ -39,6 +40,8 @@ void metrics_dns(struct metrics *m, double seconds);
 void metrics_bytes(struct metrics *m, uint64_t up, uint64_t down);
 /* One answer of the DNS listener with rcode; -1: a message dropped. */
 void metrics_dns_answer(struct metrics *m, int rcode);
+/* A connection accepted here, handed to another worker. */
+void metrics_handoff(struct metrics *m);
 
 /* Adds m and every struct metrics after it on next into *sum (cleared
  * first; sum->next is NULL). */

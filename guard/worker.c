@@ -234,7 +234,10 @@ hand_over(struct worker *w, const struct handoff *h)
 	for (i = 0; i < g->nworkers; i++)
 		loads[i] = handoff_load(g->workers[i]->box);
 	to = handoff_pick(loads, g->nworkers, w->idx);
-	return to != w->idx && handoff_post(g->workers[to]->box, h) == 0;
+	if (to == w->idx || handoff_post(g->workers[to]->box, h) == -1)
+		return 0;
+	metrics_handoff(&w->metrics);
+	return 1;
 }
 
 /* One accept per readiness: the listener is level-triggered, so a

@@ -101,8 +101,11 @@ assert o["revoked_closed"] == 8 and o["kept"] == 8, o
 	want=$(python3 -c 'import sys; w = int(sys.argv[1]); print(",".join([str(16 // w)] * w))' "$W")
 	out=$(inwl python3 "$TI/workers_client.py" spread 10.77.0.1 "$port" \
 	    keep.example.test:7 16 "$T/W$W.sock" 2>&1)
-	[ "$out" = "$want" ]
-	check "w${W}_few_long_tunnels_spread_evenly_over_workers" $? "worker_connections=$out"
+	# ...and the metrics count the connections handed on (none with one).
+	ho=$(ingd curl -sS --max-time 5 --unix-socket "$T/W$W.sock" http://localhost/metrics |
+	    awk '/^egress_guard_handoffs_total/ {print $2}')
+	[ "$out" = "$want" ] && { [ "$W" = 1 ] && [ "$ho" = 0 ] || [ "${ho:-0}" -gt 0 ]; }
+	check "w${W}_few_long_tunnels_spread_evenly_over_workers" $? "worker_connections=$out handoffs=$ho"
 
 	# SIGHUP: the file's newer bundle is taken by every worker.
 	cp "$T/b3.json" "$T/live$W.json"
