@@ -38,7 +38,7 @@
  * arrived meanwhile (the sender runs on another CPU) waits for the next
  * pass. Going straight back for it, instead of through epoll, is what a
  * blocking splice does inside the kernel: one stream wakes the guard
- * 2.8 times per MiB instead of 4.8-10.5, and runs 3-5% faster. */
+ * 2.7-2.9 times per MiB instead of 4.8-10.5 (bench/RESULTS.md). */
 #define RELAY_SPLICE_PASSES	8
 /* The pipe size asked for: fewer, larger splices. The kernel caps it
  * (fs.pipe-max-size, and a user's total in fs.pipe-user-pages-soft), so

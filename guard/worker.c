@@ -199,10 +199,13 @@ accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 		set_accepting(w, 1);
 }
 
-/* Serves an accepted connection here. */
+/* Serves an accepted connection on worker arg: one it accepted, or one
+ * another worker handed it (the box's take, guard/handoff.h). */
 static void
-serve(struct worker *w, const struct handoff *h)
+serve(void *arg, const struct handoff *h)
 {
+	struct worker *w = arg;
+
 	if (h->transparent)
 		proxy_accept_transparent(w->proxy, h->fd, (const struct sockaddr *)&h->ss,
 		    (int)h->sl);
@@ -210,13 +213,6 @@ serve(struct worker *w, const struct handoff *h)
 		proxy_accept(w->proxy, h->fd, (const struct sockaddr *)&h->ss, (int)h->sl);
 	if (w->box != NULL)
 		handoff_set_live(w->box, (unsigned)proxy_live(w->proxy));
-}
-
-/* A connection another worker handed here (guard/handoff.h). */
-static void
-take_handoff(void *arg, const struct handoff *h)
-{
-	serve(arg, h);
 }
 
 /* Hands h to a worker that serves clearly fewer, if there is one and it
@@ -680,7 +676,7 @@ worker_new(struct guard *g, unsigned idx, struct event_base *base, char *err,
 		    strerror(errno));
 		goto fail;
 	}
-	if (g->nwant > 1 && (w->box = handoff_box_new(base, take_handoff, w)) == NULL) {
+	if (g->nwant > 1 && (w->box = handoff_box_new(base, serve, w)) == NULL) {
 		errbuf_set(err, errlen, "worker %u: cannot make its handoff box: %s", idx,
 		    strerror(errno));
 		goto fail;

@@ -39,37 +39,34 @@ def connect(host, port, target, timeout=3):
     return s, status
 
 
-def put(sock_path, body, timeout=15):
+def control(sock_path, request, timeout, limit):
+    """Sends request over the control socket; the reply's bytes until
+    the guard closes, at most about limit."""
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(timeout)
     s.connect(sock_path)
-    s.sendall(b"PUT /v1/policy HTTP/1.1\r\nHost: localhost\r\n"
-              b"Content-Type: application/json\r\nContent-Length: %d\r\n"
-              b"Connection: close\r\n\r\n" % len(body) + body)
+    s.sendall(request)
     out = b""
-    while len(out) < 65536:
-        b = s.recv(4096)
-        if not b:
-            break
-        out += b
-    s.close()
-    return out.decode("latin-1")
-
-
-def status(sock_path, timeout=3):
-    """The guard's /v1/status as a dict (raises OSError or ValueError)."""
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(sock_path)
-    s.sendall(b"GET /v1/status HTTP/1.1\r\nHost: localhost\r\n"
-              b"Connection: close\r\n\r\n")
-    out = b""
-    while len(out) < 1 << 20:
+    while len(out) < limit:
         b = s.recv(65536)
         if not b:
             break
         out += b
     s.close()
+    return out
+
+
+def put(sock_path, body, timeout=15):
+    return control(sock_path, b"PUT /v1/policy HTTP/1.1\r\nHost: localhost\r\n"
+                   b"Content-Type: application/json\r\nContent-Length: %d\r\n"
+                   b"Connection: close\r\n\r\n" % len(body) + body,
+                   timeout, 65536).decode("latin-1")
+
+
+def status(sock_path, timeout=3):
+    """The guard's /v1/status as a dict (raises OSError or ValueError)."""
+    out = control(sock_path, b"GET /v1/status HTTP/1.1\r\nHost: localhost\r\n"
+                  b"Connection: close\r\n\r\n", timeout, 1 << 20)
     return json.loads(out.partition(b"\r\n\r\n")[2])
 
 
