@@ -4,7 +4,7 @@
  *   loadgen rate       [--mode connect|get] --concurrency C --duration S
  *   loadgen throughput [--streams N] [--bytes N] --duration S
  *   loadgen idle       --conns N [--pid PID]... [--pid-tree] [--hold S]
- *   loadgen echo       [--interval-ms MS] --duration S
+ *   loadgen echo       [--interval-ms MS] --duration S [--series FILE]
  *
  * common: --proxy IP:PORT|none  --target HOST:PORT  [--connect IP:PORT]
  *         [--timeout S] [--warmup S] [--label NAME] [--max-error-pct P]
@@ -34,6 +34,11 @@
  *   echo          one tunnel to the target's /echo, a 16-byte message
  *                 every --interval-ms; round trip of each and the longest
  *                 gap between answers: stalls of the proxy's event loop.
+ *                 --series FILE: every answer in the window as a line
+ *                 "SENT_US RTT_US", SENT_US the send time in microseconds
+ *                 since the Unix epoch (CLOCK_REALTIME, as a shell's
+ *                 EPOCHREALTIME), so that answers can be matched with an
+ *                 interval another process timed (bench/stall.py).
  *
  * Output: one JSON object on one line, then one human line starting "# ".
  * Everything is bounded: --duration (and the open phase of idle by
@@ -120,6 +125,15 @@ struct samples {
 	uint64_t	 dropped;
 };
 
+/* echo --series: when each answered message was sent, and its round trip */
+struct series {
+	uint64_t	*sent_us;	/* CLOCK_REALTIME, microseconds */
+	uint32_t	*rtt_us;
+	size_t		 n, cap;
+	uint64_t	 dropped;
+	int64_t		 rt_off_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
+};
+
 struct lg {
 	struct event_base	*base;
 	enum test		 test;
@@ -167,6 +181,8 @@ struct lg {
 	uint64_t		 echo_seq, echo_recv, echo_last_recv, echo_max_gap;
 	uint64_t		 echo_first_recv;
 	struct event		*echo_timer;
+	const char		*series_path;	/* NULL: no series */
+	struct series		 series;
 
 	/* CPU readings at t_warm ([0]) and t_end ([1]); -1: unreadable */
 	struct event		*cpu_timer;
@@ -193,6 +209,17 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* CLOCK_REALTIME minus CLOCK_MONOTONIC, now: what turns a send time into
+ * one another process can compare with its own (echo --series). */
+static int64_t
+realtime_offset_ns(void)
+{
+	struct timespec rt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	return (int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec - (int64_t)now_ns();
+}
+
 static void
 usage(void)
 {
@@ -203,7 +230,7 @@ usage(void)
 	    "  rate:       [--mode connect|get] [--concurrency C] [--duration S]\n"
 	    "  throughput: [--streams N] [--bytes N] [--duration S]\n"
 	    "  idle:       --conns N [--concurrency C] [--pid PID]... [--pid-tree] [--hold S]\n"
-	    "  echo:       [--interval-ms MS] [--duration S]\n"
+	    "  echo:       [--interval-ms MS] [--duration S] [--series FILE]\n"
 	    "  rate, throughput, echo: [--cpu-pid PID]... (CPU time in the window)\n");
 	exit(2);
 }
@@ -239,6 +266,63 @@ samples_add(struct samples *s, uint64_t ns)
 		s->cap = ncap;
 	}
 	s->v[s->n++] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+/* One answered echo: sent (CLOCK_MONOTONIC ns) and its round trip. A full
+ * series drops the rest and counts them; the run then fails (see
+ * series_write): a series with holes could hide a stall. */
+static void
+series_add(struct series *s, uint64_t sent_ns, uint64_t rtt_ns)
+{
+	if (s->n == s->cap) {
+		size_t ncap = s->cap ? s->cap * 2 : 8192;
+		uint64_t *ns;
+		uint32_t *nr;
+
+		if (ncap > MAX_SAMPLES ||
+		    (ns = realloc(s->sent_us, ncap * sizeof(*ns))) == NULL) {
+			s->dropped++;
+			return;
+		}
+		s->sent_us = ns;
+		if ((nr = realloc(s->rtt_us, ncap * sizeof(*nr))) == NULL) {
+			s->dropped++;
+			return;
+		}
+		s->rtt_us = nr;
+		s->cap = ncap;
+	}
+	s->sent_us[s->n] = (uint64_t)((int64_t)sent_ns + s->rt_off_ns) / 1000;
+	rtt_ns /= 1000;
+	s->rtt_us[s->n++] = rtt_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt_ns;
+}
+
+/* 0, or -1 (with a message) when the file cannot be written whole or the
+ * series dropped answers. */
+static int
+series_write(const struct series *s, const char *path)
+{
+	FILE *f;
+	size_t i;
+	int bad;
+
+	if (s->dropped > 0) {
+		fprintf(stderr, "loadgen: --series: %llu answers not recorded\n",
+		    (unsigned long long)s->dropped);
+		return -1;
+	}
+	if ((f = fopen(path, "w")) == NULL) {
+		fprintf(stderr, "loadgen: --series %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < s->n; i++)
+		fprintf(f, "%llu %u\n", (unsigned long long)s->sent_us[i], s->rtt_us[i]);
+	bad = ferror(f);
+	if (fclose(f) != 0 || bad) {
+		fprintf(stderr, "loadgen: --series %s: write failed\n", path);
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -647,6 +731,8 @@ on_echo(struct slot *s)
 		}
 		if (in_window(lg, t)) {
 			samples_add(&lg->lat, t - sent);
+			if (lg->series_path != NULL)
+				series_add(&lg->series, sent, t - sent);
 			if (lg->echo_last_recv != 0 && t - lg->echo_last_recv > lg->echo_max_gap)
 				lg->echo_max_gap = t - lg->echo_last_recv;
 			if (lg->echo_first_recv == 0)
@@ -1285,6 +1371,8 @@ run_echo(struct lg *lg)
 	    (double)lg->echo_max_gap / 1e6);
 	if (lg->lat.n == 0 || lg->errors > 0)
 		return 1;
+	if (lg->series_path != NULL && series_write(&lg->series, lg->series_path) == -1)
+		return 1;
 	return 0;
 }
 
@@ -1362,6 +1450,7 @@ main(int argc, char **argv)
 		{ "cpu-pid",		required_argument, NULL, 'U' },
 		{ "hold",		required_argument, NULL, 'H' },
 		{ "interval-ms",	required_argument, NULL, 'i' },
+		{ "series",		required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct lg lg;
@@ -1461,6 +1550,7 @@ main(int argc, char **argv)
 			if (parse_double(optarg, 0.1, 1000, &lg.interval_ms) == -1)
 				usage();
 			break;
+		case 'S': lg.series_path = optarg; break;
 		default:
 			usage();
 		}
@@ -1480,7 +1570,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "loadgen: --proxy must be 127.x.y.z:PORT or none\n");
 		return 2;
 	}
-	if (lg.test == T_ECHO && lg.mode_get)
+	if ((lg.test == T_ECHO && lg.mode_get) ||
+	    (lg.test != T_ECHO && lg.series_path != NULL))
 		usage();
 
 	lg.req_connect = xasprintf(&lg.req_connect_len,
@@ -1533,6 +1624,7 @@ main(int argc, char **argv)
 			return 1;
 	}
 	lg.t0 = now_ns();
+	lg.series.rt_off_ns = realtime_offset_ns();
 	lg.t_warm = lg.t0 + (uint64_t)(lg.warmup * 1e9);
 	lg.t_end = lg.t_warm + (uint64_t)(lg.duration * 1e9);
 	lg.tick = event_new(lg.base, -1, EV_PERSIST, tick_cb, &lg);
@@ -1567,6 +1659,8 @@ main(int argc, char **argv)
 	event_base_free(lg.base);
 	free(lg.slots);
 	free(lg.lat.v);
+	free(lg.series.sent_us);
+	free(lg.series.rtt_us);
 	free(lg.req_connect);
 	free(lg.req_inner);
 	return rc;

@@ -10,6 +10,9 @@
 #   make bench-quick   the few-second smoke run (guard, direct, floor)
 #   make bench-syscalls  system calls and loop passes per tunnel at c=1
 #                      (bench/syscalls.sh: strace, perf stat)
+#   make bench-stall-control  the swap section's stall reading against a
+#                      guard whose loop waits for the push's check: it must
+#                      see that stall (bench/stall-control, ~30 s)
 #
 # `make` builds the two tools too, so that `make test` can run the smoke
 # run (tests/integration/bench_smoke_test.sh). No figure is ever asserted.
@@ -33,7 +36,7 @@ $(BENCH_DIR)/dns: bench/dns.c | deps
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(EG_CFLAGS) $(EG_LDFLAGS) -o $@ $< $(BENCH_LIBS)
 
-.PHONY: bench bench-quick bench-bins bench-syscalls
+.PHONY: bench bench-quick bench-bins bench-syscalls bench-stall-control
 bench-bins: $(BENCH_BINS)
 
 bench: all
@@ -44,5 +47,14 @@ bench-quick: all
 
 bench-syscalls: all
 	$(Q)BUILD=$(BUILD) bash bench/syscalls.sh
+
+bench-stall-control: all $(BUILD)/mutant-sync_check/egress-guard
+	$(Q)BUILD=$(BUILD) bash bench/stall-control
+
+# The negative control of the swap section's stall reading (bench/stall.py):
+# the loop that takes a push waits for its check. With --workers 1 that
+# loop serves the echo tunnel too, so the check's time must show as a
+# stall (make bench-stall-control).
+MUTANT_FLAGS_sync_check = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_SYNC_CHECK
 
 -include $(wildcard $(BENCH_DIR)/*.d)

@@ -413,6 +413,12 @@ plane_check_start(struct plane *pl, char *body, size_t len, int notify_fd,
 	}
 	pl->busy = 1;
 	*out = c;
+#ifdef EG_MUTANT_SYNC_CHECK
+	/* Mutant: the loop waits for the check, as a guard that checked on
+	 * its own thread would stall; bench/stall.py must see it. */
+	while (!plane_check_done(c))
+		(void)usleep(100);
+#endif
 	return PLANE_OK;
 }
 
