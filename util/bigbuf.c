@@ -7,28 +7,36 @@
 #include "util/bigbuf.h"
 
 #define HUGE_PAGE	((size_t)2 << 20)
+#define SMALL_PAGE	((size_t)4096)
 #define BIG_MIN		((size_t)1 << 20)	/* below: plain malloc */
 
-/* At least n bytes on whole 2 MiB pages of their own (aligned, rounded
- * up), marked before anything touches them: a page already touched keeps
- * its 4 KiB backing. What rounding adds is address space until touched,
- * and then at most one 2 MiB page per block. madvise only marks; its
- * errors change nothing and are ignored. free() takes the block back. */
-void *
-bigbuf_malloc(size_t n)
+/* At least n bytes on whole pages of size page of their own (aligned,
+ * rounded up), marked with advice before anything touches them: a page
+ * already touched keeps its backing. madvise only marks; its errors
+ * change nothing and are ignored. free() takes the block back. */
+static void *
+marked(size_t n, size_t page, int advice)
 {
 	size_t r;
 	void *p;
 
 	if (n < BIG_MIN)
 		return malloc(n);
-	if (n > SIZE_MAX - HUGE_PAGE)
+	if (n > SIZE_MAX - page)
 		return NULL;
-	r = (n + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	if (posix_memalign(&p, HUGE_PAGE, r) != 0)
+	r = (n + page - 1) & ~(page - 1);
+	if (posix_memalign(&p, page, r) != 0)
 		return NULL;
-	(void)madvise(p, r, MADV_HUGEPAGE);
+	(void)madvise(p, r, advice);
 	return p;
+}
+
+/* What the 2 MiB rounding adds is address space until touched, and then
+ * at most one 2 MiB page per block. */
+void *
+bigbuf_malloc(size_t n)
+{
+	return marked(n, HUGE_PAGE, MADV_HUGEPAGE);
 }
 
 /* Zeroed by hand: a large block is not always fresh from the kernel
@@ -65,4 +73,12 @@ bigbuf_realloc(void *p, size_t n)
 	memcpy(q, p, old < n ? old : n);
 	free(p);
 	return q;
+}
+
+/* Marked so that no 2 MiB page backs it even where transparent huge
+ * pages are "always". */
+void *
+bigbuf_malloc_small(size_t n)
+{
+	return marked(n, SMALL_PAGE, MADV_NOHUGEPAGE);
 }

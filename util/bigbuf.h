@@ -16,5 +16,10 @@ void *bigbuf_malloc(size_t n);
 void *bigbuf_calloc(size_t n, size_t size);
 /* realloc(p, n), the same (a large block moves to a new marked one). */
 void *bigbuf_realloc(void *p, size_t n);
+/* malloc(n) never backed by 2 MiB pages, for a block an event loop
+ * fills: a 2 MiB page's first touch clears all of it at once, and where
+ * the host backs a VM's memory lazily one such fault took up to 9 ms
+ * (4 KiB pages: ~0.3 ms at most), a stall of everything on that loop. */
+void *bigbuf_malloc_small(size_t n);
 
 #endif
