@@ -29,6 +29,7 @@
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
+#include "util/bigbuf.h"
 #include "util/errbuf.h"
 #include "util/mutant.h"
 
@@ -456,6 +457,7 @@ guard_run_main(int argc, char **argv)
 	unsigned i;
 	int rc = 2;
 
+	bigbuf_keep();	/* before any thread: util/bigbuf.h */
 	memset(&g, 0, sizeof(g));
 	g.wexit_fd = -1;
 	if (config_parse_run(argc, argv, &cfg, err, sizeof(err)) == -1) {

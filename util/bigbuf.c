@@ -82,3 +82,11 @@ bigbuf_malloc_small(size_t n)
 {
 	return marked(n, SMALL_PAGE, MADV_NOHUGEPAGE);
 }
+
+void
+bigbuf_keep(void)
+{
+	(void)mallopt(M_MMAP_THRESHOLD, BIGBUF_KEEP_MMAP);
+	(void)mallopt(M_TRIM_THRESHOLD, BIGBUF_KEEP_TRIM);
+}
+
