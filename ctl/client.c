@@ -525,6 +525,10 @@ ctlclient_cmd_push(int argc, char **argv)
 		fprintf(stderr, "%s: push: %s\n", CLI_PROG, err);
 		goto out;
 	}
+	if (len == 0) {
+		fprintf(stderr, "%s: push: %s: empty\n", CLI_PROG, path);
+		goto out;
+	}
 	d.buf = buf;
 	d.len = len;
 	b = (struct body){ buf, len, push_digest, &d };

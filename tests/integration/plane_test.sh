@@ -106,6 +106,21 @@ out=$(push "$T/b9.json" 2>&1)
 case "$out" in *'"epoch":9'*) r=0;; *) r=1;; esac
 check control_same_bundle_correctly_signed_accepted $r "$out"
 
+# egress-guardctl push sends a regular file of 1 byte to 8 MiB; anything
+# else is refused before it connects: a FIFO (without hanging on its
+# open), an empty file, one over the bound.
+n0=$(grep -c '"event":"control"' "$T/P.log")
+mkfifo "$T/fifo.json"; : >"$T/empty.json"
+head -c $((8 * 1024 * 1024 + 1)) /dev/zero >"$T/big.json"
+r=0; out=""
+for f in fifo:"not a regular file" empty:"empty" big:"larger than 8388608 bytes"; do
+	o=$(timeout 10 "$CTL" push "$T/${f%%:*}.json" --control "$T/P.sock" 2>&1); rc=$?
+	out="$out [$rc $o]"
+	case "$o" in *"${f#*:}"*) [ $rc -eq 2 ] || r=1 ;; *) r=1 ;; esac
+done
+[ "$(grep -c '"event":"control"' "$T/P.log")" = "$n0" ] || r=1
+check hostile_ctl_push_of_fifo_empty_or_oversized_file_refused_unsent $r "$out"
+
 # ---- live swap: a narrower policy closes the tunnel it no longer admits,
 # the other keeps flowing.
 policy 10 api.example.test:80 api.example.test:7 keep.example.test:7; sign 10
