@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +39,39 @@ struct log {
 	char		 ts_prefix[LOG_TS_PREFIX];	/* "YYYY-MM-DDTHH:MM:SS" */
 };
 
+/* The log file, for append. It is opened as root, before any --user
+ * drop: a link planted at path (a log in a folder others can write)
+ * would have root append to whatever it names. So the last component is
+ * never followed, except under /dev/ and /proc/, which only the kernel
+ * writes (/dev/stdout is a link to /proc/self/fd/1). */
+static FILE *
+open_log_file(const char *path, char *err, size_t errlen)
+{
+	int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY;
+	int fd;
+	FILE *fp;
+
+	fd = open(path, flags | O_NOFOLLOW, 0666);
+	if (fd == -1 && errno == ELOOP && (strncmp(path, "/dev/", 5) == 0 ||
+	    strncmp(path, "/proc/", 6) == 0))
+		fd = open(path, flags, 0666);
+	if (fd == -1) {
+		if (errno == ELOOP)
+			errbuf_set(err, errlen, "%s: cannot open log file: a symbolic "
+			    "link (followed only under /dev/ and /proc/)", path);
+		else
+			errbuf_set(err, errlen, "%s: cannot open log file: %s", path,
+			    strerror(errno));
+		return NULL;
+	}
+	if ((fp = fdopen(fd, "a")) == NULL) {
+		errbuf_set(err, errlen, "%s: cannot open log file: %s", path,
+		    strerror(errno));
+		close(fd);
+	}
+	return fp;
+}
+
 struct log *
 log_open(const char *path, enum log_format fmt, char *err, size_t errlen)
 {
@@ -51,8 +85,7 @@ log_open(const char *path, enum log_format fmt, char *err, size_t errlen)
 	if (path == NULL) {
 		lg->fp = stderr;
 	} else {
-		if ((lg->fp = fopen(path, "ae")) == NULL) {
-			errbuf_set(err, errlen, "%s: cannot open log file", path);
+		if ((lg->fp = open_log_file(path, err, errlen)) == NULL) {
 			free(lg);
 			return NULL;
 		}

@@ -6,7 +6,9 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "guard/log.h"
 
@@ -29,6 +31,45 @@ test_escapes_quote_backslash_and_control_bytes(void **state)
 	assert_non_null(strstr(r.buf,
 	    "\"host\":\"a\\\"}\\u000a{\\\"x\\\\\\u0001\\u007f\\u00ff\"}\n"));
 	assert_ptr_equal(strchr(r.buf, '\n'), r.buf + r.len - 1);
+}
+
+/* A link planted where the log file goes would have root append to
+ * what it names: refused, and the target is left untouched. /dev/stdout
+ * (a link the kernel keeps) is still taken, and a plain path is created. */
+static void
+test_hostile_log_file_symlink_refused_dev_stdout_taken(void **state)
+{
+	char dir[] = "/tmp/eg-logtest.XXXXXX", victim[64], link_[64], plain[64];
+	char err[256];
+	struct log *lg;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(link_, sizeof(link_), "%s/guard.log", dir);
+	snprintf(plain, sizeof(plain), "%s/plain.log", dir);
+	assert_non_null(f = fopen(victim, "w"));
+	fclose(f);
+	assert_int_equal(symlink(victim, link_), 0);
+
+	err[0] = '\0';
+	assert_null(log_open(link_, LOG_JSON, err, sizeof(err)));
+	assert_non_null(strstr(err, "a symbolic link"));
+	assert_non_null(f = fopen(victim, "r"));
+	assert_int_equal(fgetc(f), EOF);
+	fclose(f);
+
+	assert_non_null(lg = log_open("/dev/stdout", LOG_JSON, err, sizeof(err)));
+	log_close(lg);
+	assert_non_null(lg = log_open(plain, LOG_JSON, err, sizeof(err)));
+	log_close(lg);
+	assert_int_equal(access(plain, F_OK), 0);
+
+	unlink(plain);
+	unlink(link_);
+	unlink(victim);
+	rmdir(dir);
 }
 
 static void
@@ -85,6 +126,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escapes_quote_backslash_and_control_bytes),
 		cmocka_unit_test(test_strv_and_null_and_int),
+		cmocka_unit_test(test_hostile_log_file_symlink_refused_dev_stdout_taken),
 		cmocka_unit_test(test_overlong_record_becomes_valid_marker),
 		cmocka_unit_test(test_text_format_is_one_line),
 	};
