@@ -183,9 +183,17 @@ start_listener late 198.18.0.77:18084
 out=$(raw 3128 "CONNECT 198.18.0.77:18084 HTTP/1.1\r\n\r\n" --then "GET / HTTP/1.0\r\n\r\n")
 case "$out" in *status=200*) wait_log late; r=$?;; *) r=1;; esac
 check control_address_reached_while_on_another_host $r "$out"
+# The NAT64 spelling of it (64:ff9b::/96, its IPv4 under the IPv4 rules,
+# opened by 198.18.0.0/15) is refused only as the guard's own address: not
+# refused while the address lives elsewhere (nothing routes NAT64 here,
+# so the dial fails), refused once it is the guard's. An IPv4-mapped
+# spelling could not show this: it is refused whoever owns the address.
+out=$(raw 3128 "CONNECT [64:ff9b::c612:4d]:18084 HTTP/1.1\r\n\r\n")
+case "$out" in *status=403*|"") r=1;; *status=*) r=0;; *) r=1;; esac
+check control_nat64_spelling_not_refused_while_address_elsewhere $r "$out"
 ip -n "$GD" addr add 198.18.0.77/32 dev gi0-$$
 refused_after_change hostile_address_added_to_guard_host_after_start '198.18.0.77:18084' late
-refused_after_change hostile_address_added_after_start_mapped '[::ffff:c612:4d]:18084' late
+refused_after_change hostile_address_added_after_start_nat64 '[64:ff9b::c612:4d]:18084' late
 ip -n "$GD" addr del 198.18.0.77/32 dev gi0-$$
 admitted_after_change control_address_removed_from_guard_host_reached_again '198.18.0.77:18084'
 
