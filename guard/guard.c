@@ -351,11 +351,18 @@ log_start(struct guard *g)
 		log_rec_strv(&r, "dns_listen", v, g->cfg->ndns_listen);
 	log_rec_str(&r, "dns", resolver_servers(g->resolver));
 	log_emit(g->log, &r);
+	/* A range opens only blocks it lies inside (resolver/classify.h):
+	 * one that opens nothing is said to, not passed over in silence. */
 	for (i = 0; i < g->cfg->nallow; i++) {
-		char msg[128];
+		char msg[256];
 		(void)cidr_format(&g->cfg->allow[i], bufs[0], sizeof(bufs[0]));
-		snprintf(msg, sizeof(msg), "--allow-range %s: addresses in it count as public",
-		    bufs[0]);
+		if (classify_range_opens(&g->cfg->allow[i]))
+			snprintf(msg, sizeof(msg), "--allow-range %s: addresses in it "
+			    "count as public", bufs[0]);
+		else
+			snprintf(msg, sizeof(msg), "--allow-range %s opens nothing: it "
+			    "lies inside no non-public block a range can open (a "
+			    "range wider than a block never opens it)", bufs[0]);
 		log_msg(g->log, "warning", msg);
 	}
 }

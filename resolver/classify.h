@@ -58,4 +58,10 @@ void classify_cfg_own_unknown(struct classify_cfg *cfg);
 int classify_addr(const struct classify_cfg *cfg, int family,
     const unsigned char *addr, struct classify_result *res);
 
+/* 1 when c, given as --allow-range, makes public at least one address the
+ * reference table alone holds non-public; 0 when it opens nothing (it
+ * lies inside no block it could open: 0.0.0.0/0, a public range,
+ * ::ffff:0:0/96). Own addresses and --deny-range are left out. */
+int classify_range_opens(const struct cidr *c);
+
 #endif

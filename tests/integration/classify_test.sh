@@ -50,6 +50,16 @@ start_guard A 3128 $COMMON --allow-range ::/0 --allow-range 0.0.0.0/0 \
     --allow-range 198.18.0.0/15 --allow-range ::ffff:0:0/96 || exit 1
 start_guard L 3129 $COMMON --allow-range 127.0.0.0/8 || exit 1
 
+# A's ranges, as its start log tells them: 0.0.0.0/0 and ::ffff:0:0/96
+# open nothing (wider than every block, or a block that never opens),
+# 198.18.0.0/15 and ::/0 (outside 2000::/3) open something.
+r=0
+for w in "0.0.0.0/0 opens nothing" "::ffff:0.0.0.0/96 opens nothing" \
+    "198.18.0.0/15: addresses in it count as public" "::/0: addresses in it count as public"; do
+	grep -q -- "--allow-range $w" "$T/A.log" || r=1
+done
+check allow_range_that_opens_nothing_said_at_start $r "$(grep -o -- '--allow-range [^"]*' "$T/A.log" | head -4)"
+
 # connect_denied ID TARGET LISTENER: CONNECT TARGET through A is refused as
 # non_public_address and LISTENER saw nothing.
 connect_denied() {

@@ -1488,6 +1488,50 @@ test_format_cidr_refuses_small_buffer_and_bad_struct(void **state)
 	assert_int_equal(cidr_format(&c, buf, sizeof(buf)), -1);
 }
 
+/* An --allow-range that opens nothing (the guard warns at start): it lies
+ * inside no block it could open, or is public already. */
+static int
+opens(const char *text)
+{
+	struct cidr c;
+	char err[128];
+
+	assert_int_equal(cidr_parse(text, &c, err, sizeof(err)), 0);
+	return classify_range_opens(&c);
+}
+
+static void
+test_allow_range_that_opens_nothing_is_told_apart(void **state)
+{
+	(void)state;
+	/* They open something. */
+	assert_int_equal(opens("198.18.0.0/15"), 1);
+	assert_int_equal(opens("10.1.0.0/16"), 1);
+	assert_int_equal(opens("127.0.0.0/8"), 1);
+	assert_int_equal(opens("127.0.0.1/32"), 1);
+	assert_int_equal(opens("0.0.0.0/8"), 1);	/* 0.0.0.1 and on */
+	assert_int_equal(opens("2001:db8::/32"), 1);
+	assert_int_equal(opens("::1/128"), 1);
+	assert_int_equal(opens("::/0"), 1);	/* 4000::/2: outside 2000::/3, no row */
+	assert_int_equal(opens("4000::/2"), 1);
+	/* A range wider than a block never opens it; a public one has
+	 * nothing to open; blocks that never open stay shut. */
+	assert_int_equal(opens("0.0.0.0/0"), 0);
+	assert_int_equal(opens("8.0.0.0/7"), 0);
+	assert_int_equal(opens("8.8.8.0/23"), 0);
+	assert_int_equal(opens("2000::/3"), 0);
+	assert_int_equal(opens("0.0.0.0/32"), 0);
+	assert_int_equal(opens("255.255.255.255/32"), 0);
+	assert_int_equal(opens("::ffff:0:0/96"), 0);
+	assert_int_equal(opens("ff00::/8"), 0);
+	assert_int_equal(opens("64:ff9b::/96"), 0);	/* IPv6 ranges never open NAT64 */
+	/* The edges: a range that only touches a block from outside. */
+	assert_int_equal(opens("9.255.255.255/32"), 0);
+	assert_int_equal(opens("11.0.0.0/32"), 0);
+	assert_int_equal(opens("10.255.255.255/32"), 1);
+	assert_int_equal(classify_range_opens(NULL), 0);
+}
+
 int
 main(void)
 {
@@ -1558,6 +1602,7 @@ main(void)
 		cmocka_unit_test(test_parse_cidr_error_never_echoes_input),
 		cmocka_unit_test(test_parse_cidr_tolerates_small_or_null_err),
 		cmocka_unit_test(test_format_cidr_refuses_small_buffer_and_bad_struct),
+		cmocka_unit_test(test_allow_range_that_opens_nothing_is_told_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
