@@ -89,4 +89,3 @@ bigbuf_keep(void)
 	(void)mallopt(M_MMAP_THRESHOLD, BIGBUF_KEEP_MMAP);
 	(void)mallopt(M_TRIM_THRESHOLD, BIGBUF_KEEP_TRIM);
 }
-
