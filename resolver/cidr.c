@@ -38,6 +38,34 @@ cidr_prefix_match(const unsigned char *a, const unsigned char *net,
 	return (a[whole] & mask) == (net[whole] & mask);
 }
 
+void
+cidr_ends(const unsigned char *net, unsigned int prefix, size_t len,
+    unsigned char *first, unsigned char *last)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned int bits = prefix > i * 8 ? prefix - i * 8 : 0;
+		unsigned char mask = bits >= 8 ? 0xff :
+		    (unsigned char)(0xffu << (8 - bits));
+
+		first[i] = net[i] & mask;
+		last[i] = (unsigned char)(net[i] | (unsigned char)~mask);
+	}
+}
+
+int
+cidr_step(unsigned char *a, size_t len, int up)
+{
+	size_t i = len;
+
+	while (i-- > 0) {
+		if (up ? a[i]++ != 0xff : a[i]-- != 0x00)
+			return 0;
+	}
+	return -1;
+}
+
 int
 cidr_host_bits_set(const unsigned char *a, size_t alen, unsigned int prefix)
 {

@@ -23,6 +23,12 @@ size_t cidr_family_len(int family);
 /* 1 when the first prefix bits of a and net are equal. */
 int cidr_prefix_match(const unsigned char *a, const unsigned char *net,
     unsigned int prefix);
+/* The first and last address (len bytes each) of the block net/prefix. */
+void cidr_ends(const unsigned char *net, unsigned int prefix, size_t len,
+    unsigned char *first, unsigned char *last);
+/* a (len bytes, network order) plus one (up) or minus one: 0, or -1 when
+ * that leaves the address space (a has wrapped around). */
+int cidr_step(unsigned char *a, size_t len, int up);
 /* 1 when any of a's alen bytes has a bit set past the prefix. */
 int cidr_host_bits_set(const unsigned char *a, size_t alen, unsigned int prefix);
 /* 1 when c is a well-formed block: a known family, a prefix within it,

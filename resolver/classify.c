@@ -579,36 +579,6 @@ classify_v6(const struct classify_cfg *cfg, const unsigned char *a,
 		verdict_set(v, 0, OUTSIDE_2000_3, OUTSIDE_2000_3);
 }
 
-/* The first and last address of net/prefix (len bytes). */
-static void
-block_ends(const unsigned char *net, unsigned int prefix, size_t len,
-    unsigned char *first, unsigned char *last)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		unsigned int bits = prefix > i * 8 ? prefix - i * 8 : 0;
-		unsigned char mask = bits >= 8 ? 0xff :
-		    (unsigned char)(0xff << (8 - bits));
-
-		first[i] = net[i] & mask;
-		last[i] = (unsigned char)(net[i] | (unsigned char)~mask);
-	}
-}
-
-/* a + 1 (up) or a - 1; -1 when that leaves the address space. */
-static int
-addr_step(unsigned char *a, size_t len, int up)
-{
-	size_t i = len;
-
-	while (i-- > 0) {
-		if (up ? a[i]++ != 0xff : a[i]-- != 0x00)
-			return 0;
-	}
-	return -1;
-}
-
 /* Probes a, when it lies in [lo, hi]: the table alone holds it
  * non-public, and the allow list of only holds it public. */
 static int
@@ -629,14 +599,14 @@ opens_near(const struct classify_cfg *only, int family,
 {
 	unsigned char first[16], last[16];
 
-	block_ends(net, prefix, len, first, last);
+	cidr_ends(net, prefix, len, first, last);
 	if (opens_at(only, family, first, lo, hi, len) ||
 	    opens_at(only, family, last, lo, hi, len))
 		return 1;
-	if (addr_step(first, len, 0) == 0 &&
+	if (cidr_step(first, len, 0) == 0 &&
 	    opens_at(only, family, first, lo, hi, len))
 		return 1;
-	return addr_step(last, len, 1) == 0 &&
+	return cidr_step(last, len, 1) == 0 &&
 	    opens_at(only, family, last, lo, hi, len);
 }
 
@@ -658,7 +628,7 @@ classify_range_opens(const struct cidr *c)
 	memset(&only, 0, sizeof(only));
 	only.allow.v = ev;
 	only.allow.n = 1;
-	block_ends(c->addr, c->prefix, len, lo, hi);
+	cidr_ends(c->addr, c->prefix, len, lo, hi);
 	/* What the two classifications say is constant between the edges of
 	 * the range and of the table's rows: one probe per stretch. */
 	if (opens_near(&only, c->family, c->addr, c->prefix, lo, hi, len))

@@ -1488,6 +1488,28 @@ test_format_cidr_refuses_small_buffer_and_bad_struct(void **state)
 	assert_int_equal(cidr_format(&c, buf, sizeof(buf)), -1);
 }
 
+/* A block's ends, and one step past them (wrapping is told). */
+static void
+test_cidr_ends_and_step_at_the_edges_of_the_space(void **state)
+{
+	static const unsigned char ten[4] = { 10, 0, 0, 0 }, zero6[16] = { 0 };
+	unsigned char f[16], l[16];
+
+	(void)state;
+	cidr_ends(ten, 8, 4, f, l);
+	assert_memory_equal(f, ((unsigned char[]){ 10, 0, 0, 0 }), 4);
+	assert_memory_equal(l, ((unsigned char[]){ 10, 255, 255, 255 }), 4);
+	assert_int_equal(cidr_step(l, 4, 1), 0);
+	assert_memory_equal(l, ((unsigned char[]){ 11, 0, 0, 0 }), 4);
+	assert_int_equal(cidr_step(f, 4, 0), 0);
+	assert_memory_equal(f, ((unsigned char[]){ 9, 255, 255, 255 }), 4);
+	cidr_ends(zero6, 0, 16, f, l);
+	assert_int_equal(cidr_step(f, 16, 0), -1);	/* below :: */
+	assert_int_equal(cidr_step(l, 16, 1), -1);	/* past ffff:...:ffff */
+	cidr_ends(ten, 31, 4, f, l);
+	assert_memory_equal(l, ((unsigned char[]){ 10, 0, 0, 1 }), 4);
+}
+
 /* An --allow-range that opens nothing (the guard warns at start): it lies
  * inside no block it could open, or is public already. */
 static int
@@ -1602,6 +1624,7 @@ main(void)
 		cmocka_unit_test(test_parse_cidr_error_never_echoes_input),
 		cmocka_unit_test(test_parse_cidr_tolerates_small_or_null_err),
 		cmocka_unit_test(test_format_cidr_refuses_small_buffer_and_bad_struct),
+		cmocka_unit_test(test_cidr_ends_and_step_at_the_edges_of_the_space),
 		cmocka_unit_test(test_allow_range_that_opens_nothing_is_told_apart),
 	};
 
