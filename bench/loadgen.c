@@ -126,9 +126,13 @@ struct samples {
 };
 
 /* echo --series: when each answered message was sent, and its round trip */
+struct answer {
+	uint64_t	 sent_us;	/* CLOCK_REALTIME, microseconds */
+	uint32_t	 rtt_us;
+};
+
 struct series {
-	uint64_t	*sent_us;	/* CLOCK_REALTIME, microseconds */
-	uint32_t	*rtt_us;
+	struct answer	*v;
 	size_t		 n, cap;
 	uint64_t	 dropped;
 	int64_t		 rt_off_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
@@ -276,25 +280,19 @@ series_add(struct series *s, uint64_t sent_ns, uint64_t rtt_ns)
 {
 	if (s->n == s->cap) {
 		size_t ncap = s->cap ? s->cap * 2 : 8192;
-		uint64_t *ns;
-		uint32_t *nr;
+		struct answer *nv;
 
 		if (ncap > MAX_SAMPLES ||
-		    (ns = realloc(s->sent_us, ncap * sizeof(*ns))) == NULL) {
+		    (nv = realloc(s->v, ncap * sizeof(*nv))) == NULL) {
 			s->dropped++;
 			return;
 		}
-		s->sent_us = ns;
-		if ((nr = realloc(s->rtt_us, ncap * sizeof(*nr))) == NULL) {
-			s->dropped++;
-			return;
-		}
-		s->rtt_us = nr;
+		s->v = nv;
 		s->cap = ncap;
 	}
-	s->sent_us[s->n] = (uint64_t)((int64_t)sent_ns + s->rt_off_ns) / 1000;
 	rtt_ns /= 1000;
-	s->rtt_us[s->n++] = rtt_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt_ns;
+	s->v[s->n].sent_us = (uint64_t)((int64_t)sent_ns + s->rt_off_ns) / 1000;
+	s->v[s->n++].rtt_us = rtt_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)rtt_ns;
 }
 
 /* 0, or -1 (with a message) when the file cannot be written whole or the
@@ -316,7 +314,7 @@ series_write(const struct series *s, const char *path)
 		return -1;
 	}
 	for (i = 0; i < s->n; i++)
-		fprintf(f, "%llu %u\n", (unsigned long long)s->sent_us[i], s->rtt_us[i]);
+		fprintf(f, "%llu %u\n", (unsigned long long)s->v[i].sent_us, s->v[i].rtt_us);
 	bad = ferror(f);
 	if (fclose(f) != 0 || bad) {
 		fprintf(stderr, "loadgen: --series %s: write failed\n", path);
@@ -1659,8 +1657,7 @@ main(int argc, char **argv)
 	event_base_free(lg.base);
 	free(lg.slots);
 	free(lg.lat.v);
-	free(lg.series.sent_us);
-	free(lg.series.rtt_us);
+	free(lg.series.v);
 	free(lg.req_connect);
 	free(lg.req_inner);
 	return rc;
