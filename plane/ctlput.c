@@ -1,0 +1,182 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <errno.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "plane/ctlconn.h"
+#include "plane/ctlpush.h"
+#include "plane/ctlput.h"
+#include "policy/policy.h"
+#include "util/bigbuf.h"
+
+/* A body's bytes read in one loop pass, at most: ~64 page faults, a few
+ * hundred microseconds on a VM (see ctlput_read). */
+#define CONTROL_READ_SLICE	(256 * 1024)
+
+static void
+reply_policy(struct ctlconn *k, const struct policy *p, size_t revoked)
+{
+	ctlconn_reply_json(k, 200, NULL, NULL, p, revoked);
+}
+
+/* The end of every push: on PLANE_OK the new policy is installed (it is
+ * already persisted), then the caller, if still there, gets its answer. */
+void
+ctlput_answer(void *arg, const struct ctlpush_item *p, enum plane_verdict v,
+    struct policy *pol, const char *err)
+{
+	struct control *c = arg;
+	const struct control_env *env = &c->env;
+	int status = plane_verdict_status(v);
+	size_t revoked = 0;
+
+	if (v == PLANE_OK) {
+		plane_installed(env->plane, pol);
+		revoked = env->set_policy(env->arg, pol);
+	}
+	if (v != PLANE_OK && v != PLANE_SAME) {
+		ctlconn_log(c, p->uid, "PUT", "/v1/policy", status, plane_verdict_name(v));
+		ctlconn_error(p->who, status, plane_verdict_name(v), err);
+		return;
+	}
+	ctlconn_log(c, p->uid, "PUT", "/v1/policy", 200,
+	    v == PLANE_OK ? "accepted" : "unchanged");
+	reply_policy(p->who, env->policy(env->arg), revoked);
+}
+
+/* A whole body has arrived: queued behind the check in flight, or
+ * refused when the queue is full. Pushes are answered in the order their
+ * bodies were complete, as when each was checked on the loop. */
+static void
+put_policy(struct ctlconn *k)
+{
+	struct control *c = k->c;
+	struct ctlpush_item p = { k, k->uid, k->body, k->len };
+	char msg[128];
+
+	k->body = NULL;
+	/* Waiting its turn is not the caller's stall: no deadline until the
+	 * answer. Reading goes on only to see the caller hang up. */
+	k->state = CTLCONN_WAIT;
+	evtimer_del(k->timer);
+	if (ctlpush_add(c->pushes, &p) == -1) {
+		free(p.body);
+		snprintf(msg, sizeof(msg), "%d pushes are already waiting to be "
+		    "checked", CTLPUSH_MAX_WAITING);
+		ctlput_answer(c, &p, PLANE_BUSY, NULL, msg);
+	}
+}
+
+/* Writes "100 Continue" ahead of the answer. Returns -1 when k was
+ * freed. */
+static int
+send_continue(struct ctlconn *k)
+{
+	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+
+	if (evbuffer_add(k->out, cont, sizeof(cont) - 1) == -1) {
+		ctlconn_fail(k);
+		return -1;
+	}
+	return ctlconn_flush(k);
+}
+
+/* PUT /v1/policy, from its head: everything that can be refused without
+ * the body is refused before it is read; otherwise one buffer of exactly
+ * Content-Length bytes receives it, starting with what came with the
+ * head. */
+void
+ctlput_head(struct ctlconn *k, const struct http_req *req, size_t end)
+{
+	const struct http_header *te, *cl, *ex;
+	size_t ncl, nex, have;
+	long long len;
+	char msg[128];
+
+	if (http_find_header(req->headers, req->nheaders, "Transfer-Encoding", &te) > 0) {
+		ctlconn_refuse(k, "PUT", "/v1/policy", 501, "not_implemented",
+		    "Transfer-Encoding is not supported: send Content-Length");
+		return;
+	}
+	ncl = http_find_header(req->headers, req->nheaders, "Content-Length", &cl);
+	if (ncl == 0) {
+		ctlconn_refuse(k, "PUT", "/v1/policy", 411, "length_required",
+		    "a push needs Content-Length");
+		return;
+	}
+	if (ncl > 1 || http_content_length(cl, &len) == -1) {
+		ctlconn_refuse(k, "PUT", "/v1/policy", 400, "malformed", "malformed Content-Length");
+		return;
+	}
+	nex = http_find_header(req->headers, req->nheaders, "Expect", &ex);
+	if (nex > 1 || (nex == 1 && (ex->value_len != 12 ||
+	    strncasecmp(ex->value, "100-continue", 12) != 0))) {
+		ctlconn_refuse(k, "PUT", "/v1/policy", 417, "expectation_failed",
+		    "only Expect: 100-continue is supported");
+		return;
+	}
+	if (len == 0) {
+		ctlconn_refuse(k, "PUT", "/v1/policy", 400, "malformed", "empty or oversized body");
+		return;
+	}
+	if ((unsigned long long)len > CONTROL_MAX_BODY) {
+		snprintf(msg, sizeof(msg), "a bundle is at most %u bytes",
+		    (unsigned)CONTROL_MAX_BODY);
+		ctlconn_refuse(k, "PUT", "/v1/policy", 413, "content_too_large", msg);
+		return;
+	}
+	/* The loop fills it: small pages (util/bigbuf.h), a slice a pass. */
+	if ((k->body = bigbuf_malloc_small((size_t)len)) == NULL) {
+		ctlconn_refuse(k, "PUT", "/v1/policy", 503, "unavailable",
+		    "cannot receive the bundle: out of memory");
+		return;
+	}
+	k->len = (size_t)len;
+	have = k->headlen - end;
+	k->got = have < k->len ? have : k->len;
+	memcpy(k->body, k->head + end, k->got);
+	k->state = CTLCONN_BODY;
+	/* HTTP/1.0 has no 100 (RFC 9110 10.1.1); a body already here needs
+	 * none. */
+	if (nex == 1 && req->minor == 1 && k->got < k->len && send_continue(k) == -1)
+		return;
+	ctlput_read(k);
+}
+
+/* Straight into the body buffer, at most CONTROL_READ_SLICE bytes a
+ * loop pass: the loop serves tunnels too (worker 0), and a 5.8 MB bundle
+ * read in one go held it ~8 ms. The event is level-triggered: the rest
+ * comes on the next pass. */
+void
+ctlput_read(struct ctlconn *k)
+{
+	size_t slice = 0, want;
+	ssize_t n;
+
+	while (k->got < k->len) {
+		if (slice >= CONTROL_READ_SLICE)
+			return;
+		want = k->len - k->got;
+		if (want > CONTROL_READ_SLICE - slice)
+			want = CONTROL_READ_SLICE - slice;
+		n = read(k->fd, k->body + k->got, want);
+		if (n > 0) {
+			k->got += (size_t)n;
+			slice += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			return;
+		ctlconn_close(k);	/* gone before the whole body: nothing to answer */
+		return;
+	}
+	put_policy(k);
+}
+
