@@ -8,7 +8,8 @@ PKGS="build-essential pkg-config libevent-dev libc-ares-dev libssl-dev
 libnftnl-dev libmnl-dev libjansson-dev libcmocka-dev
 curl iproute2 nftables python3 openssl procps iputils-ping nodejs git
 python3-yaml systemd clang libclang-rt-14-dev
-docker.io docker-compose mmdebstrap util-linux bind9-dnsutils"
+docker.io docker-compose mmdebstrap util-linux bind9-dnsutils
+gnutls-bin golang-go"
 
 missing=""
 for p in $PKGS; do
