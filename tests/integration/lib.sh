@@ -16,6 +16,7 @@ EG_BUILD=${EG_BUILD:-$TOP/${BUILD:-build}}
 BIN=$EG_BUILD/egress-guard
 CTL=$EG_BUILD/egress-guardctl
 TI=$TOP/tests/integration
+. "$TI/wait.sh"	# lines, wait_lines
 T=$(mktemp -d /tmp/egtest.XXXXXX)
 WL=egw-$$
 GD=egg-$$

@@ -84,19 +84,12 @@ fail() { echo "FAIL $1${2:+: $2}"; fails=$((fails + 1)); }
 skip() { echo "SKIP $1${2:+ ($2)}"; }
 nsx() { ns=$1; shift; ip netns exec "$ns" "$@"; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-lines() { if [ -f "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
+. "$top/tests/integration/wait.sh"	# lines, wait_lines
 
 wait_file() { # file [tries]: up to tries x 0.1 s (default 50: 5 s)
 	i=0
 	while [ ! -s "$1" ] && [ $i -lt "${2:-50}" ]; do sleep 0.1; i=$((i + 1)); done
 	[ -s "$1" ]
-}
-
-# wait_lines file n: up to 3 s for file to hold at least n lines (an
-# asynchronous writer); the caller then compares the count exactly.
-wait_lines() {
-	i=0
-	while [ "$(lines "$1")" -lt "$2" ] && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
 }
 
 # wait_count ns n above: up to 3 s for counter n of egnft_probe in ns to

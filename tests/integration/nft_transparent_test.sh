@@ -32,16 +32,6 @@ PUB6=2001:2:0:1::10
 trap 'cleanup; ip netns del "$SH" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
-lines() { if [ -f "$1" ]; then wc -l <"$1" | tr -d ' '; else echo 0; fi; }
-# wait_lines FILE N: up to 3 s for FILE to hold at least N lines (an
-# asynchronous writer); the caller then compares the count exactly.
-wait_lines() {
-	for _ in $(seq 30); do
-		[ "$(lines "$1")" -ge "$2" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 probe() { ns=$1; shift; ip netns exec "$ns" python3 "$PROBE" "$@"; }
 serve() { # ns kind addr port name
 	start_bg "$1" "$T/$5.out" python3 "$PROBE" "$2" "$3" "$4" "$T/$5.log" \
