@@ -36,7 +36,7 @@ struct ctlconn {
 	struct control	*c;
 	int		 fd;
 	long		 uid;		/* SO_PEERCRED at accept; -1 if unknown */
-	enum ctlconn_state	 state;
+	enum ctlconn_state state;
 	struct event	*rev;
 	struct event	*wev;
 	struct event	*timer;
