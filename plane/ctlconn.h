@@ -80,7 +80,8 @@ int ctlconn_flush(struct ctlconn *k);
 /* No memory to build an answer: a fixed 500, best effort, then close. */
 void ctlconn_fail(struct ctlconn *k);
 /* The answer (body moved out, not copied), then the connection closes.
- * These four are NULL-safe: a caller that hung up gets nothing. */
+ * This and the next two are NULL-safe: a caller that hung up gets
+ * nothing. ctlconn_refuse is not (it logs k's uid). */
 void ctlconn_reply(struct ctlconn *k, int status, const char *type,
     struct evbuffer *body);
 /* {"error":…} when error is set, else a push's 200 for p. */
