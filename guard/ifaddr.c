@@ -18,6 +18,8 @@
 #include "util/errbuf.h"
 
 #define IFADDR_MAX 1024
+#define IFADDR_DUMP_BUF 32768	/* one recv of a route dump */
+#define IFADDR_DUMP_MSGS 100000	/* routes read at most, of any type */
 #define IFADDR_RETRY_SEC 1	/* after a failed refresh, while all is denied */
 
 struct ifaddr_watch {
@@ -27,62 +29,180 @@ struct ifaddr_watch {
 	int			 fd;
 };
 
-/* Appends sa (AF_INET/AF_INET6, else ignored). -1 when the set is full:
- * a truncated set would leave addresses past the cap dialable. */
+/* Appends sa (AF_INET/AF_INET6, else ignored) as a /32 or /128. -1 when
+ * the set is full: a truncated set would leave addresses past the cap
+ * dialable. */
 static int
-add_sockaddr(const struct sockaddr *sa, int *fam, unsigned char (*addr)[16],
-    size_t *n)
+add_sockaddr(const struct sockaddr *sa, struct cidr *own, size_t *n)
 {
+	struct cidr *c;
+
 	if (sa == NULL ||
 	    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
 		return 0;
 	if (*n == IFADDR_MAX)
 		return -1;
-	memset(addr[*n], 0, 16);
-	if (sa->sa_family == AF_INET)
-		memcpy(addr[*n], &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-	else
-		memcpy(addr[*n], &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
-	fam[(*n)++] = sa->sa_family;
+	c = &own[(*n)++];
+	memset(c, 0, sizeof(*c));
+	c->family = sa->sa_family;
+	if (sa->sa_family == AF_INET) {
+		memcpy(c->addr, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+		c->prefix = 32;
+	} else {
+		memcpy(c->addr, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+		c->prefix = 128;
+	}
 	return 0;
 }
 
-/* Every address of every interface, and the broadcast address of each
+/* Appends one RTN_LOCAL route of a dump. 0 for a message that is not one
+ * (the kernel may ignore the dump filter), -1 when the set is full or the
+ * message is malformed. */
+static int
+add_local_route(const struct nlmsghdr *nh, struct cidr *own, size_t *n)
+{
+	const struct rtmsg *rt = NLMSG_DATA(nh);
+	const struct rtattr *a;
+	int len = (int)RTM_PAYLOAD(nh);
+	size_t alen;
+	struct cidr *c;
+	unsigned char last[16];
+
+	if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*rt)))
+		return -1;
+	if (rt->rtm_type != RTN_LOCAL ||
+	    (rt->rtm_family != AF_INET && rt->rtm_family != AF_INET6))
+		return 0;
+	alen = rt->rtm_family == AF_INET ? 4 : 16;
+	if (rt->rtm_dst_len > alen * 8)
+		return -1;
+	for (a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		if (a->rta_type != RTA_DST)
+			continue;
+		if (RTA_PAYLOAD(a) != alen)
+			return -1;
+		if (*n == IFADDR_MAX)
+			return -1;
+		c = &own[(*n)++];
+		memset(c, 0, sizeof(*c));
+		c->family = rt->rtm_family;
+		c->prefix = rt->rtm_dst_len;
+		/* The network, host bits cleared: the kernel keeps them
+		 * zero, and one that was not would fail the whole set. */
+		cidr_ends(RTA_DATA(a), c->prefix, alen, c->addr, last);
+		return 0;
+	}
+	return 0;	/* no RTA_DST: the default route, 0/0 */
+}
+
+/* Every route of type local, in every table: the kernel delivers these
+ * to the host itself. An address on an interface has one of its own, but
+ * a prefix on lo ("ip addr add 198.51.100.1/24 dev lo", or AnyIP's "ip
+ * route add local 198.51.100.0/24 dev lo") makes every address inside it
+ * the guard's host, and getifaddrs names only the one. Strict checking
+ * lets the kernel filter by type; the type is checked here again. Returns
+ * 0, or -1 on any failure (the caller denies everything). */
+static int
+add_local_routes(struct cidr *own, size_t *n)
+{
+	struct {
+		struct nlmsghdr	nh;
+		struct rtmsg	rt;
+	} req;
+	struct timeval tv = { 1, 0 };
+	struct sockaddr_nl sa;
+	char *buf = NULL;
+	int fd, one = 1, rc = -1, done = 0, msgs = 0;
+	ssize_t r;
+
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd == -1)
+		return -1;
+	(void)setsockopt(fd, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &one,
+	    sizeof(one));
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == -1 ||
+	    (buf = malloc(IFADDR_DUMP_BUF)) == NULL)
+		goto out;
+	memset(&req, 0, sizeof(req));
+	req.nh.nlmsg_len = sizeof(req);
+	req.nh.nlmsg_type = RTM_GETROUTE;
+	req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.nh.nlmsg_seq = 1;
+	req.rt.rtm_family = AF_UNSPEC;
+	req.rt.rtm_type = RTN_LOCAL;
+	memset(&sa, 0, sizeof(sa));
+	sa.nl_family = AF_NETLINK;
+	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&sa,
+	    sizeof(sa)) != (ssize_t)sizeof(req))
+		goto out;
+	/* Bounded: a dump ends with NLMSG_DONE; a kernel that ignores the
+	 * type filter sends every route, and a table past IFADDR_DUMP_MSGS
+	 * messages is refused rather than read for ever. */
+	while (!done) {
+		struct nlmsghdr *nh;
+		int len;
+
+		r = recv(fd, buf, IFADDR_DUMP_BUF, 0);
+		if (r <= 0)
+			goto out;
+		len = (int)r;
+		for (nh = (struct nlmsghdr *)(void *)buf; NLMSG_OK(nh, len);
+		    nh = NLMSG_NEXT(nh, len)) {
+			if (++msgs > IFADDR_DUMP_MSGS || nh->nlmsg_seq != 1)
+				goto out;
+			if (nh->nlmsg_type == NLMSG_DONE) {
+				done = 1;
+				break;
+			}
+			if (nh->nlmsg_type == NLMSG_ERROR ||
+			    (nh->nlmsg_type == RTM_NEWROUTE &&
+			    add_local_route(nh, own, n) == -1))
+				goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+/* Every address of every interface, the broadcast address of each
  * broadcast-capable IPv4 interface (the guard's own subnet broadcast is
- * not a destination either). On any failure the classifier is told the
- * set is unknown, which denies every address until a refresh succeeds:
- * a stale set could miss an address added since. */
+ * not a destination either), and every prefix routed locally (see
+ * add_local_routes). On any failure the classifier is told the set is
+ * unknown, which denies every address until a refresh succeeds: a stale
+ * set could miss an address added since. */
 int
 ifaddr_refresh(struct classify_cfg *cfg)
 {
 	struct ifaddrs *list = NULL, *ifa;
-	int *fam = NULL, rc = -1;
-	unsigned char (*addr)[16] = NULL;
+	struct cidr *own = NULL;
+	int rc = -1;
 	size_t n = 0;
 
 	if (getifaddrs(&list) == -1)
 		goto out;
-	fam = calloc(IFADDR_MAX, sizeof(*fam));
-	addr = calloc(IFADDR_MAX, sizeof(*addr));
-	if (fam == NULL || addr == NULL)
+	if ((own = calloc(IFADDR_MAX, sizeof(*own))) == NULL)
 		goto out;
 	for (ifa = list; ifa != NULL; ifa = ifa->ifa_next) {
-		if (add_sockaddr(ifa->ifa_addr, fam, addr, &n) == -1)
+		if (add_sockaddr(ifa->ifa_addr, own, &n) == -1)
 			goto out;
 		if ((ifa->ifa_flags & IFF_BROADCAST) && ifa->ifa_addr != NULL &&
 		    ifa->ifa_addr->sa_family == AF_INET &&
-		    add_sockaddr(ifa->ifa_broadaddr, fam, addr, &n) == -1)
+		    add_sockaddr(ifa->ifa_broadaddr, own, &n) == -1)
 			goto out;
 	}
-	if (classify_cfg_set_own(cfg, fam, (const unsigned char (*)[16])addr, n) == 0)
+	if (add_local_routes(own, &n) == -1)
+		goto out;
+	if (classify_cfg_set_own(cfg, own, n) == 0)
 		rc = (int)n;
 out:
 	if (rc == -1)
 		classify_cfg_own_unknown(cfg);
 	if (list != NULL)
 		freeifaddrs(list);
-	free(fam);
-	free(addr);
+	free(own);
 	return rc;
 }
 
@@ -144,7 +264,10 @@ ifaddr_watch_new(struct event_base *base, struct classify_cfg *cfg,
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.nl_family = AF_NETLINK;
-	sa.nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
+	/* Routes too: a local route added without an address changes the
+	 * own set (add_local_routes). */
+	sa.nl_groups = RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR |
+	    RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE;
 	if (bind(w->fd, (struct sockaddr *)&sa, sizeof(sa)) == -1) {
 		errbuf_set(err, errlen, "rtnetlink bind: %s", strerror(errno));
 		goto fail;

@@ -151,15 +151,10 @@ struct classify_list {
 	size_t			cap;
 };
 
-struct classify_own {
-	int		family;
-	unsigned char	addr[16];
-};
-
 struct classify_cfg {
 	struct classify_list	allow;
 	struct classify_list	deny;
-	struct classify_own	*own;
+	struct cidr		*own;	/* addresses (/32, /128) and local prefixes */
 	size_t			nown;
 	int			own_unknown;	/* see classify_cfg_own_unknown */
 };
@@ -274,19 +269,22 @@ is_loopback(int family, const unsigned char *a)
 }
 
 int
-classify_cfg_set_own(struct classify_cfg *cfg, const int *family,
-    const unsigned char (*addr)[16], size_t n)
+classify_cfg_set_own(struct classify_cfg *cfg, const struct cidr *own,
+    size_t n)
 {
-	struct classify_own *nown = NULL;
+	struct cidr *nown = NULL;
 	size_t i, keep = 0;
 
-	if (cfg == NULL || (n > 0 && (family == NULL || addr == NULL)))
+	if (cfg == NULL || (n > 0 && own == NULL))
 		return -1;
-	/* Validate and count first: the old set stays in force on error. */
+	/* Validate and count first: the old set stays in force on error. A
+	 * valid block whose network is loopback lies inside 127.0.0.0/8 or
+	 * is ::1/128 (host bits are zero), so dropping it drops no other
+	 * address. */
 	for (i = 0; i < n; i++) {
-		if (cidr_family_len(family[i]) == 0)
+		if (!cidr_valid(&own[i]))
 			return -1;
-		if (!is_loopback(family[i], addr[i]))
+		if (!is_loopback(own[i].family, own[i].addr))
 			keep++;
 	}
 	if (keep > CLASSIFY_MAX_OWN)
@@ -296,13 +294,9 @@ classify_cfg_set_own(struct classify_cfg *cfg, const int *family,
 		if (nown == NULL)
 			return -1;
 		keep = 0;
-		for (i = 0; i < n; i++) {
-			if (is_loopback(family[i], addr[i]))
-				continue;
-			nown[keep].family = family[i];
-			memcpy(nown[keep].addr, addr[i], cidr_family_len(family[i]));
-			keep++;
-		}
+		for (i = 0; i < n; i++)
+			if (!is_loopback(own[i].family, own[i].addr))
+				nown[keep++] = own[i];
 	}
 	free(cfg->own);
 	cfg->own = nown;
@@ -334,7 +328,7 @@ own_v4(const struct classify_cfg *cfg, const unsigned char *a4)
 
 	for (i = 0; i < cfg->nown; i++)
 		if (cfg->own[i].family == AF_INET &&
-		    memcmp(cfg->own[i].addr, a4, 4) == 0)
+		    cidr_prefix_match(a4, cfg->own[i].addr, cfg->own[i].prefix))
 			return 1;
 	return 0;
 }
@@ -393,7 +387,7 @@ own_addr(const struct classify_cfg *cfg, int family, const unsigned char *a)
 		return own_v4(cfg, a);
 	for (i = 0; i < cfg->nown; i++)
 		if (cfg->own[i].family == AF_INET6 &&
-		    memcmp(cfg->own[i].addr, a, 16) == 0)
+		    cidr_prefix_match(a, cfg->own[i].addr, cfg->own[i].prefix))
 			return 1;
 	return own_embedded(cfg, a);
 }

@@ -25,12 +25,14 @@ void classify_cfg_free(struct classify_cfg *cfg);
 int classify_cfg_allow(struct classify_cfg *cfg, const struct cidr *c);
 int classify_cfg_deny(struct classify_cfg *cfg, const struct cidr *c);
 
-/* Replaces the set of the guard's own interface addresses. Loopback
- * addresses passed here are ignored (loopback is governed by the table and
- * --allow-range 127.0.0.0/8). family is AF_INET/AF_INET6 per entry. On
- * error the old set stays in force. */
-int classify_cfg_set_own(struct classify_cfg *cfg, const int *family,
-    const unsigned char (*addr)[16], size_t n);
+/* Replaces the set of the guard's own addresses: blocks, so that a prefix
+ * the kernel delivers locally (a local route such as 198.51.100.0/24 on
+ * lo) counts whole; an interface address is a /32 or /128. Blocks inside
+ * loopback are ignored (loopback is governed by the table and
+ * --allow-range 127.0.0.0/8). Every block must be cidr_valid. On error
+ * the old set stays in force. */
+int classify_cfg_set_own(struct classify_cfg *cfg, const struct cidr *own,
+    size_t n);
 
 /* The own set could not be read (or was too large to hold): every address
  * classifies non-public ("own addresses unknown") until the next

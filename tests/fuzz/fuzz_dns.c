@@ -42,6 +42,7 @@ static const char *const deny_txt[] = {
 static struct cidr allow_c[4], deny_c[3];
 static const int own_fam[] = { AF_INET, AF_INET6, AF_INET };
 static unsigned char own_addr[3][16];
+static struct cidr own_c[3];
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -67,8 +68,12 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	FUZZ_CHECK(inet_pton(AF_INET, "198.18.0.1", own_addr[0]) == 1);
 	FUZZ_CHECK(inet_pton(AF_INET6, "2001:2::1", own_addr[1]) == 1);
 	FUZZ_CHECK(inet_pton(AF_INET, "10.99.0.1", own_addr[2]) == 1);
-	FUZZ_CHECK(classify_cfg_set_own(cfg, own_fam,
-	    (const unsigned char (*)[16])own_addr, 3) == 0);
+	for (i = 0; i < 3; i++) {
+		own_c[i].family = own_fam[i];
+		own_c[i].prefix = own_fam[i] == AF_INET ? 32 : 128;
+		memcpy(own_c[i].addr, own_addr[i], 16);
+	}
+	FUZZ_CHECK(classify_cfg_set_own(cfg, own_c, 3) == 0);
 	return 0;
 }
 

@@ -207,6 +207,41 @@ refused_after_change hostile_address_added_after_start_nat64 '[64:ff9b::c612:4d]
 ip -n "$GD" addr del 198.18.0.77/32 dev gi0-$$
 admitted_after_change control_address_removed_from_guard_host_reached_again '198.18.0.77:18084'
 
+# A block on the guard host's lo (an anycast or VIP prefix: "ip addr add
+# 198.18.30.1/24 dev lo"): the kernel delivers every address in it to the
+# guard host, not only the one getifaddrs names, so the whole block is the
+# guard's own. Control first: while 198.18.30.77 lives on the internet
+# host, A reaches it. The guard host's listener on every address (vip_gd)
+# is what a dial of the block would reach.
+ip -n "$IN" addr add 198.18.30.77/32 dev lo
+ip -n "$IN" addr add 198.18.40.77/32 dev lo
+start_listener vip 198.18.30.77:18086
+start_listener anyip 198.18.40.77:18086
+start_bg "$GD" "$T/vip_gd.out" python3 "$TI/listener.py" --listen 0.0.0.0:18086 \
+    --log "$T/vip_gd.log" --ready "$T/vip_gd.ready" --name vip_gd
+wait_file "$T/vip_gd.ready" || { echo "FAIL vip_gd listener"; exit 1; }
+out=$(raw 3128 "CONNECT 198.18.30.77:18086 HTTP/1.1\r\n\r\n")
+case "$out" in *status=200*) r=0;; *) r=1;; esac
+check control_block_address_reached_while_on_another_host $r "$out"
+ip -n "$GD" addr add 198.18.30.1/24 dev lo
+: >"$T/vip_gd.log"
+out=$(ingd curl -sS --max-time 5 -o /dev/null -w '%{http_code}' http://198.18.30.77:18086/ 2>&1)
+case "$out" in 200) [ -s "$T/vip_gd.log" ]; r=$?;; *) r=1;; esac
+check control_block_on_guard_lo_delivers_every_address_locally $r "$out"
+refused_after_change hostile_address_in_block_on_guard_lo_refused '198.18.30.77:18086' vip_gd
+refused_after_change hostile_block_on_guard_lo_nat64_spelling '[64:ff9b::c612:1e4d]:18086' vip_gd
+ip -n "$GD" addr del 198.18.30.1/24 dev lo
+admitted_after_change control_block_removed_from_guard_lo_reached_again '198.18.30.77:18086'
+# AnyIP: a local route and no address at all, so only a route change
+# tells the guard (it listens to route changes, not only address ones).
+out=$(raw 3128 "CONNECT 198.18.40.77:18086 HTTP/1.1\r\n\r\n")
+case "$out" in *status=200*) r=0;; *) r=1;; esac
+check control_anyip_address_reached_while_on_another_host $r "$out"
+ip -n "$GD" route add local 198.18.40.0/24 dev lo
+refused_after_change hostile_anyip_local_route_added_after_start_refused '198.18.40.77:18086' vip_gd
+ip -n "$GD" route del local 198.18.40.0/24 dev lo
+admitted_after_change control_anyip_route_removed_reached_again '198.18.40.77:18086'
+
 # More own addresses than the guard holds (1024): the set cannot be read
 # whole, so every address is refused ("own addresses unknown") until it
 # can; a truncated set would have left the addresses past the cap open.

@@ -96,21 +96,25 @@ deny(struct classify_cfg *cfg, const char *s)
 	assert_int_equal(classify_cfg_deny(cfg, &c), 0);
 }
 
+/* Each entry an address ("198.18.0.1": a /32 or /128) or a block
+ * ("198.18.30.0/24", a prefix routed locally). */
 static void
 set_own(struct classify_cfg *cfg, const char *const *addrs, size_t n)
 {
-	unsigned char (*a)[16] = calloc(n + 1, sizeof(*a));
-	int *fam = calloc(n + 1, sizeof(*fam));
+	struct cidr *own = calloc(n + 1, sizeof(*own));
 	size_t i;
 
-	assert_non_null(a);
-	assert_non_null(fam);
-	for (i = 0; i < n; i++)
-		fam[i] = to_bytes(addrs[i], a[i]);
-	assert_int_equal(classify_cfg_set_own(cfg, fam,
-	    (const unsigned char (*)[16])a, n), 0);
-	free(a);
-	free(fam);
+	assert_non_null(own);
+	for (i = 0; i < n; i++) {
+		if (strchr(addrs[i], '/') != NULL) {
+			own[i] = cidr(addrs[i]);
+			continue;
+		}
+		own[i].family = to_bytes(addrs[i], own[i].addr);
+		own[i].prefix = own[i].family == AF_INET ? 32 : 128;
+	}
+	assert_int_equal(classify_cfg_set_own(cfg, own, n), 0);
+	free(own);
 }
 
 /* ---- IPv4 table ------------------------------------------------------ */
@@ -849,7 +853,7 @@ test_unknown_own_set_refuses_everything(void **state)
 	assert_non_null(cfg);
 	classify_cfg_own_unknown(cfg);
 	CHECK(cfg, closed);
-	assert_int_equal(classify_cfg_set_own(cfg, NULL, NULL, 0), 0);
+	assert_int_equal(classify_cfg_set_own(cfg, NULL, 0), 0);
 	CHECK(cfg, open);
 	classify_cfg_free(cfg);
 }
@@ -981,6 +985,40 @@ test_own_public_address_refused(void **state)
 	classify_cfg_free(cfg);
 }
 
+/* hostile: a prefix on lo ("ip addr add 198.18.30.1/24 dev lo", AnyIP)
+ * makes the kernel deliver every address inside it to the guard's host,
+ * not only the one getifaddrs names. Each such block is own whole, in
+ * every spelling; the addresses either side of it are not. */
+static void
+test_hostile_own_local_prefix_every_address_refused(void **state)
+{
+	static const char *const own[] = { "198.18.30.0/24",
+	    "2001:db8:30::/48", "127.0.0.0/8" };
+	static const struct probe p[] = {
+		{ "198.18.30.0", DENY, "own-address" },
+		{ "198.18.30.77", DENY, "own-address" },
+		{ "198.18.30.255", DENY, "own-address" },
+		{ "198.18.29.255", PUB, "allow-range 198.18.0.0/15" },
+		{ "198.18.31.0", PUB, "allow-range 198.18.0.0/15" },
+		{ "::ffff:198.18.30.77", DENY, "own-address" },
+		{ "64:ff9b::198.18.30.77", DENY, VIA "own-address" },
+		{ "2002:c612:1e4d::1", DENY, "own-address" },
+		{ "2001:db8:30:ffff::9", DENY, "own-address" },
+		{ "2001:db8:31::9", PUB, "allow-range 2001:db8::/32" },
+		/* the loopback block is the table's, as for an address */
+		{ "127.0.0.1", DENY, "127.0.0.0/8 Loopback" },
+	};
+	struct classify_cfg *cfg = classify_cfg_new();
+
+	(void)state;
+	assert_non_null(cfg);
+	allow(cfg, "198.18.0.0/15");
+	allow(cfg, "2001:db8::/32");
+	set_own(cfg, own, NELEM(own));
+	CHECK(cfg, p);
+	classify_cfg_free(cfg);
+}
+
 static void
 test_own_loopback_ignored(void **state)
 {
@@ -1031,7 +1069,7 @@ test_set_own_replaces_previous_set(void **state)
 	CHECK(cfg, p1);
 	set_own(cfg, second, 1);
 	CHECK(cfg, p2);
-	assert_int_equal(classify_cfg_set_own(cfg, NULL, NULL, 0), 0);
+	assert_int_equal(classify_cfg_set_own(cfg, NULL, 0), 0);
 	CHECK(cfg, p3);
 	classify_cfg_free(cfg);
 }
@@ -1142,45 +1180,45 @@ test_own_addresses_capped_and_old_set_kept(void **state)
 		{ "10.0.0.1", DENY, "10.0.0.0/8 Private-Use" },
 	};
 	struct classify_cfg *cfg = classify_cfg_new();
-	unsigned char (*a)[16] = calloc(1100, sizeof(*a));
-	int *fam = calloc(1100, sizeof(*fam));
+	struct cidr *own = calloc(1100, sizeof(*own));
 	size_t i;
 
 	(void)state;
 	assert_non_null(cfg);
-	assert_non_null(a);
-	assert_non_null(fam);
-	a[0][0] = 8; a[0][1] = 8; a[0][2] = 8; a[0][3] = 8;
-	fam[0] = AF_INET;
-	assert_int_equal(classify_cfg_set_own(cfg, fam,
-	    (const unsigned char (*)[16])a, 1), 0);
+	assert_non_null(own);
+	own[0] = cidr("8.8.8.8/32");
+	assert_int_equal(classify_cfg_set_own(cfg, own, 1), 0);
 
 	for (i = 0; i < 1100; i++) {
-		fam[i] = AF_INET;
-		a[i][0] = 10;
-		a[i][2] = (unsigned char)(i >> 8);
-		a[i][3] = (unsigned char)i;
+		memset(&own[i], 0, sizeof(own[i]));
+		own[i].family = AF_INET;
+		own[i].prefix = 32;
+		own[i].addr[0] = 10;
+		own[i].addr[2] = (unsigned char)(i >> 8);
+		own[i].addr[3] = (unsigned char)i;
 	}
-	assert_int_equal(classify_cfg_set_own(cfg, fam,
-	    (const unsigned char (*)[16])a, 1025), -1);
+	assert_int_equal(classify_cfg_set_own(cfg, own, 1025), -1);
 	CHECK(cfg, p);		/* the failed call changed nothing */
-	assert_int_equal(classify_cfg_set_own(cfg, fam,
-	    (const unsigned char (*)[16])a, 1024), 0);
+	assert_int_equal(classify_cfg_set_own(cfg, own, 1024), 0);
 
 	/* Loopback entries are dropped before the cap is counted. */
 	for (i = 1024; i < 1100; i++)
-		a[i][0] = 127;
-	assert_int_equal(classify_cfg_set_own(cfg, fam,
-	    (const unsigned char (*)[16])a, 1100), 0);
+		own[i].addr[0] = 127;
+	assert_int_equal(classify_cfg_set_own(cfg, own, 1100), 0);
 
-	fam[5] = 12345;
-	assert_int_equal(classify_cfg_set_own(cfg, fam,
-	    (const unsigned char (*)[16])a, 10), -1);
-	assert_int_equal(classify_cfg_set_own(cfg, NULL, NULL, 3), -1);
-	assert_int_equal(classify_cfg_set_own(NULL, NULL, NULL, 0), -1);
+	/* An unknown family, a prefix past the family, host bits set: each
+	 * refuses the whole set. */
+	own[5].family = 12345;
+	assert_int_equal(classify_cfg_set_own(cfg, own, 10), -1);
+	own[5].family = AF_INET;
+	own[5].prefix = 33;
+	assert_int_equal(classify_cfg_set_own(cfg, own, 10), -1);
+	own[5].prefix = 24;	/* 10.0.0.5/24 */
+	assert_int_equal(classify_cfg_set_own(cfg, own, 10), -1);
+	assert_int_equal(classify_cfg_set_own(cfg, NULL, 3), -1);
+	assert_int_equal(classify_cfg_set_own(NULL, NULL, 0), -1);
 
-	free(a);
-	free(fam);
+	free(own);
 	classify_cfg_free(cfg);
 }
 
@@ -1600,6 +1638,7 @@ main(void)
 		cmocka_unit_test(test_deny_range_refuses_public_address),
 		cmocka_unit_test(test_own_address_beats_allow_range),
 		cmocka_unit_test(test_own_public_address_refused),
+		cmocka_unit_test(test_hostile_own_local_prefix_every_address_refused),
 		cmocka_unit_test(test_own_loopback_ignored),
 		cmocka_unit_test(test_set_own_replaces_previous_set),
 		cmocka_unit_test(test_own_address_family_must_match),
