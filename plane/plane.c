@@ -32,6 +32,11 @@ struct floor {
 	 * holds the epoch, but its policy is not active, so the same epoch
 	 * and digest signed by a trusted key is news, not "unchanged". */
 	int		 active;
+	/* Who signed the active policy; "" for an unsigned --policy file
+	 * (or none). The same policy signed by another key is news too: it
+	 * must replace the stored bundle, or a restart after the old key is
+	 * removed (a rotation) would find no trusted policy. */
+	char		 signer[BUNDLE_KEY_ID_LEN + 1];
 };
 
 struct plane {
@@ -43,7 +48,6 @@ struct plane {
 	char			 floor_note[512];	/* why there is no active policy */
 	const char		*policy_path;
 	struct floor		 floor;
-	char			 signer[BUNDLE_KEY_ID_LEN + 1];
 	char			 pending_signer[BUNDLE_KEY_ID_LEN + 1];
 	int			 busy;		/* a check is in flight */
 };
@@ -168,7 +172,7 @@ plane_trusted_keys(const struct plane *pl)
 const char *
 plane_signer(const struct plane *pl)
 {
-	return pl->signer;
+	return pl->floor.signer;
 }
 
 void
@@ -180,11 +184,13 @@ plane_installed(struct plane *pl, const struct policy *p)
 	snprintf(pl->floor.digest, sizeof(pl->floor.digest), "%s", policy_digest(p));
 	pl->floor.active = 1;
 	pl->floor_note[0] = '\0';
-	memcpy(pl->signer, pl->pending_signer, sizeof(pl->signer));
+	memcpy(pl->floor.signer, pl->pending_signer, sizeof(pl->floor.signer));
 }
 
+/* signer: the key that signed p, "" when p came unsigned. */
 static enum plane_verdict
-epoch_rule(const struct floor *f, const struct policy *p, char *err, size_t errlen)
+epoch_rule(const struct floor *f, const struct policy *p, const char *signer,
+    char *err, size_t errlen)
 {
 	if (f->epoch < 0)
 		return PLANE_OK;
@@ -194,11 +200,16 @@ epoch_rule(const struct floor *f, const struct policy *p, char *err, size_t errl
 		return PLANE_STALE_EPOCH;
 	}
 	if (policy_epoch(p) == f->epoch) {
-		if (strcmp(policy_digest(p), f->digest) == 0)
-			return f->active ? PLANE_SAME : PLANE_OK;
-		errbuf_set(err, errlen, "epoch %lld is already active with another digest",
-		    f->epoch);
-		return PLANE_EPOCH_CONFLICT;
+		if (strcmp(policy_digest(p), f->digest) != 0) {
+			errbuf_set(err, errlen, "epoch %lld is already active with "
+			    "another digest", f->epoch);
+			return PLANE_EPOCH_CONFLICT;
+		}
+		/* An unsigned file never replaces a stored bundle. */
+		if (!f->active ||
+		    (signer[0] != '\0' && strcmp(signer, f->signer) != 0))
+			return PLANE_OK;
+		return PLANE_SAME;
 	}
 	return PLANE_OK;
 }
@@ -303,7 +314,8 @@ check_work(struct plane_check *c)
 	int bundle = c->origin == NULL || bundle_is_envelope(c->buf, c->len);
 
 	if (check_parse(c, bundle) == PLANE_OK)
-		c->v = epoch_rule(&c->floor, c->p, c->err, sizeof(c->err));
+		c->v = epoch_rule(&c->floor, c->p, c->signer, c->err,
+		    sizeof(c->err));
 	if (c->v == PLANE_OK && bundle &&
 	    store(c->state_fd, c->state_dir, c->buf, c->len, c->err,
 	    sizeof(c->err)) == -1)
@@ -356,7 +368,7 @@ check_end(struct plane *pl, struct plane_check *c, struct policy **out,
 	*out = NULL;
 	errbuf_set(err, errlen, "%s", c->err);
 	if (v == PLANE_OK)
-		v = epoch_rule(&pl->floor, c->p, err, errlen);
+		v = epoch_rule(&pl->floor, c->p, c->signer, err, errlen);
 	if (v == PLANE_OK) {
 		*out = c->p;
 		c->p = NULL;

@@ -751,6 +751,56 @@ case "$out/$out17/$c" in *stale_epoch*'"epoch":17'*code=200*) r=0;; *) r=1;; esa
 check rotated_key_new_bundle_below_floor_refused_above_installed $r "$out / $out17 / $c"
 kill -TERM "$PID_R"; wait "$PID_R" 2>/dev/null
 
+# 5b. Rotation as the doc tells it: trust both keys, push the current
+# policy signed by the new key (the same epoch and digest), drop the old
+# key. The re-signed push must replace the stored bundle ("accepted"), or
+# the restart with only the new key finds no trusted policy and denies
+# everything. The same bytes from the same key again stay "unchanged".
+mkdir -p "$T/strot2"
+policy 18 api.example.test:80; sign 18
+"$CTL" sign "$T/p18.json" --key "$T/keys/other.pem" >"$T/b18o.json"
+start_guard R 3135 --trust-key "$T/trusted.pub.pem" --trust-key "$T/keys/other.pub.pem" \
+    --state-dir "$T/strot2" --dns 198.18.0.53 --allow-range 198.18.0.0/15 || exit 1
+"$CTL" push "$T/b18.json" --control "$T/R.sock" >/dev/null 2>&1
+"$CTL" push "$T/b18o.json" --control "$T/R.sock" >/dev/null 2>&1; rc=$?
+"$CTL" push "$T/b18o.json" --control "$T/R.sock" >/dev/null 2>&1
+sg=$(status_of "$T/R.sock" 'o["policy_signer"],')
+# R.log holds section 5's guards too: the last three pushes are these.
+res=$(grep '"event":"control".*PUT' "$T/R.log" | tail -n 3 | grep -o '"result":"[a-z]*"' | tr '\n' ' ')
+kill -TERM "$PID_R"; wait "$PID_R" 2>/dev/null
+otherid=$("$CTL" verify "$T/b18o.json" --trust-key "$T/keys/other.pub.pem" 2>&1 | grep -o '[0-9a-f]\{16,\}' | head -1)
+start_guard R 3135 --trust-key "$T/keys/other.pub.pem" --state-dir "$T/strot2" \
+    --dns 198.18.0.53 --allow-range 198.18.0.0/15
+r=$?
+out=$(curl_proxy 3135 http://api.example.test/)
+case "$out" in *code=200*) [ $r -eq 0 ] && [ $rc -eq 0 ] &&
+    [ "$res" = '"result":"accepted" "result":"accepted" "result":"unchanged" ' ]; r=$?;; *) r=1;; esac
+check hostile_rotation_same_epoch_resigned_push_stored_survives_old_key_removal $r \
+    "rc=$rc results: $res signer: $sg ($otherid) / $out"
+kill -TERM "$PID_R"; wait "$PID_R" 2>/dev/null
+
+# 5c. A signed push of the policy an unsigned --policy file already runs
+# is stored too: else a restart would fall back to the older stored
+# bundle (the floor lowered silently).
+mkdir -p "$T/strot3"
+policy 19 api.example.test:80; sign 19
+policy 20 api.example.test:80 api.example.test:7; sign 20
+start_guard R 3135 --trust-key "$T/trusted.pub.pem" --state-dir "$T/strot3" \
+    --dns 198.18.0.53 --allow-range 198.18.0.0/15 || exit 1
+"$CTL" push "$T/b19.json" --control "$T/R.sock" >/dev/null 2>&1
+kill -TERM "$PID_R"; wait "$PID_R" 2>/dev/null
+start_guard R 3135 --trust-key "$T/trusted.pub.pem" --state-dir "$T/strot3" \
+    --policy "$T/p20.json" --dns 198.18.0.53 --allow-range 198.18.0.0/15 || exit 1
+"$CTL" push "$T/b20.json" --control "$T/R.sock" >/dev/null 2>&1; rc=$?
+kill -TERM "$PID_R"; wait "$PID_R" 2>/dev/null
+start_guard R 3135 --trust-key "$T/trusted.pub.pem" --state-dir "$T/strot3" \
+    --dns 198.18.0.53 --allow-range 198.18.0.0/15 || exit 1
+ep=$(status_of "$T/R.sock" 'o["policy"]["epoch"],')
+[ $rc -eq 0 ] && [ "$ep" = 20 ]
+check hostile_signed_push_of_unsigned_active_policy_stored_no_rollback_on_restart $? \
+    "rc=$rc epoch after restart: $ep"
+kill -TERM "$PID_R"; wait "$PID_R" 2>/dev/null
+
 # 6. --user with group 0, primary or supplementary: refused. Two users
 # made for this test, removed on exit.
 U0=egg0-$$; US=egs0-$$
