@@ -593,7 +593,10 @@ proxy_revoke(struct proxy *px, const struct policy *p)
 		n++;
 		if (c->state == ST_RELAY) {
 			tunnel_revoke(c);
-		} else if (c->state == ST_HTTP) {
+		} else if (c->state == ST_HTTP ||
+		    (c->ex != NULL && c->ex->retrying)) {
+			/* The retry's dial belongs to an admitted exchange: a
+			 * close line, not a second decision (as dial_done). */
 			exchange_revoke(c);
 		} else {
 			conn_deny(c, REASON_REVOKED, "policy changed");

@@ -377,6 +377,99 @@ fi
 [ "$out" = "first second" ]
 check keepalive_race_pooled_upstream_closed_request_retried_once $? "$out"
 
+# The same race, with the retry's dial held (SYNs to 198.18.1.10:8082
+# dropped in the internet namespace, after the first connection) and the
+# policy revoking the origin meanwhile. The request was admitted: the
+# revocation closes it with a `close` line, reason revoked, and no answer;
+# never a second decision, nor a 403 for an admitted request.
+start_bg "$IN" "$T/racy2.out" python3 -c '
+import socket, sys
+srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("198.18.1.10", 8082)); srv.listen(8)
+open(sys.argv[1], "w").write("ready\n")
+c, _ = srv.accept()
+f = c.makefile("rb")
+while f.readline() not in (b"\r\n", b""):
+    pass
+c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nfirst\n")
+while f.readline() not in (b"\r\n", b""):	# the next request, then drop it
+    pass
+open(sys.argv[1] + ".second", "w").write("1\n")
+f.close(); c.shutdown(socket.SHUT_RDWR); c.close()
+' "$T/racy2.ready"
+python3 - "$T/rv.json" 1 api.example.test:8082 <<'P'
+import json, sys
+allow = [{"host": h, "port": int(p)} for h, _, p in (a.rpartition(":") for a in sys.argv[3:])]
+json.dump({"schema": "egress-guard.policy.v1", "mode": "allowlist", "epoch": int(sys.argv[2]),
+           "allow": allow}, open(sys.argv[1], "w"))
+P
+start_guard R 3131 --policy "$T/rv.json" --dns 198.18.0.53 --dns-timeout 2 \
+    --connect-timeout 10 --allow-range 198.18.0.0/15 --workers 1 || exit 1
+if ! wait_file "$T/racy2.ready"; then
+	out="race server on 198.18.1.10:8082 never became ready"
+else
+inwl python3 - "$T/rv.client" <<'PY' &
+import socket, sys, time
+s = socket.create_connection(("10.77.0.1", 3131), timeout=15)
+s.sendall(b"GET http://api.example.test:8082/one HTTP/1.1\r\n\r\n")
+d = b""
+while b"first\n" not in d:
+    x = s.recv(4096)
+    if not x:
+        break
+    d += x
+open(sys.argv[1] + ".first", "w").write("1\n")
+for _ in range(50):		# until the SYN drop is in (the test writes .go)
+    try:
+        open(sys.argv[1] + ".go"); break
+    except OSError:
+        time.sleep(0.1)
+s.sendall(b"GET http://api.example.test:8082/two HTTP/1.1\r\n\r\n")
+rest = b""
+try:
+    while True:
+        x = s.recv(4096)
+        if not x:
+            break
+        rest += x
+except OSError as e:
+    rest += b"<%s>" % type(e).__name__.encode()
+open(sys.argv[1], "w").write(repr(rest) + "\n")
+PY
+CPID=$!
+PIDS="$PIDS $CPID"
+wait_file "$T/rv.client.first"
+inin nft -f - <<'N'
+table inet egtest_syn {
+	chain input {
+		type filter hook input priority 0;
+		ip daddr 198.18.1.10 tcp dport 8082 tcp flags & (syn | ack) == syn drop
+	}
+}
+N
+: >"$T/rv.client.go"
+# The upstream has the second request and closed: the guard is dialling
+# again, into dropped SYNs (a 10 s connect timeout). Revoke meanwhile.
+wait_file "$T/racy2.ready.second"
+sleep 0.5
+python3 - "$T/rv.json" 2 api.example.test:80 <<'P'
+import json, sys
+allow = [{"host": h, "port": int(p)} for h, _, p in (a.rpartition(":") for a in sys.argv[3:])]
+json.dump({"schema": "egress-guard.policy.v1", "mode": "allowlist", "epoch": int(sys.argv[2]),
+           "allow": allow}, open(sys.argv[1], "w"))
+P
+kill -HUP "$PID_R"
+for _ in $(seq 50); do [ -s "$T/rv.client" ] && break; sleep 0.1; done
+inin nft delete table inet egtest_syn
+out="client after the first response: $(cat "$T/rv.client" 2>/dev/null)"
+fi
+# id 2 is the second request: one allow decision, one close (revoked).
+d2=$(grep '"id":2,' "$T/R.log" | grep -c '"event":"decision"')
+c2=$(grep '"id":2,' "$T/R.log" | grep '"event":"close"' | grep -c '"reason":"revoked"')
+[ "$out" = "client after the first response: b''" ] && [ "$d2" = 1 ] && [ "$c2" = 1 ]
+check hostile_revoked_during_retry_of_admitted_exchange_closed_not_decided_twice $? \
+    "$out; id 2: $d2 decisions, $c2 revoked closes: $(grep '"id":2,' "$T/R.log" | cut -c1-200)"
+
 # ---- git over HTTP (git http-backend behind Python's CGI server)
 chmod 0755 "$T"
 mkdir -p "$T/git/srv/cgi-bin" "$T/git/repos"
