@@ -397,12 +397,16 @@ while f.readline() not in (b"\r\n", b""):	# the next request, then drop it
 open(sys.argv[1] + ".second", "w").write("1\n")
 f.close(); c.shutdown(socket.SHUT_RDWR); c.close()
 ' "$T/racy2.ready"
-python3 - "$T/rv.json" 1 api.example.test:8082 <<'P'
+# rvpolicy EPOCH HOST:PORT...: guard R's policy file
+rvpolicy() {
+	python3 - "$T/rv.json" "$@" <<'P'
 import json, sys
 allow = [{"host": h, "port": int(p)} for h, _, p in (a.rpartition(":") for a in sys.argv[3:])]
 json.dump({"schema": "egress-guard.policy.v1", "mode": "allowlist", "epoch": int(sys.argv[2]),
            "allow": allow}, open(sys.argv[1], "w"))
 P
+}
+rvpolicy 1 api.example.test:8082
 start_guard R 3131 --policy "$T/rv.json" --dns 198.18.0.53 --dns-timeout 2 \
     --connect-timeout 10 --allow-range 198.18.0.0/15 --workers 1 || exit 1
 if ! wait_file "$T/racy2.ready"; then
@@ -452,12 +456,7 @@ N
 # again, into dropped SYNs (a 10 s connect timeout). Revoke meanwhile.
 wait_file "$T/racy2.ready.second"
 sleep 0.5
-python3 - "$T/rv.json" 2 api.example.test:80 <<'P'
-import json, sys
-allow = [{"host": h, "port": int(p)} for h, _, p in (a.rpartition(":") for a in sys.argv[3:])]
-json.dump({"schema": "egress-guard.policy.v1", "mode": "allowlist", "epoch": int(sys.argv[2]),
-           "allow": allow}, open(sys.argv[1], "w"))
-P
+rvpolicy 2 api.example.test:80
 kill -HUP "$PID_R"
 for _ in $(seq 50); do [ -s "$T/rv.client" ] && break; sleep 0.1; done
 inin nft delete table inet egtest_syn
