@@ -1,3 +1,4 @@
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -351,6 +352,15 @@ tok_is(const char *t, size_t n, void *arg)
 	return name_eq(t, n, arg);
 }
 
+/* The token is the name of the field arg points to. */
+static int
+tok_names(const char *t, size_t n, void *arg)
+{
+	const struct http_header *h = arg;
+
+	return n == h->name_len && strncasecmp(t, h->name, n) == 0;
+}
+
 /* A Connection option that would strip framing or routing. */
 static int
 tok_is_protected(const char *t, size_t n, void *arg)
@@ -421,7 +431,6 @@ is_hop_by_hop(const struct http_header *all, size_t n, const struct http_header 
 	static const char *const fixed[] = {
 		"Connection", "Keep-Alive", "TE", "Trailer", "Upgrade", "Host", NULL
 	};
-	char name[128];
 	size_t i;
 
 	for (i = 0; fixed[i] != NULL; i++)
@@ -429,13 +438,12 @@ is_hop_by_hop(const struct http_header *all, size_t n, const struct http_header 
 			return 1;
 	if (h->name_len >= 6 && strncasecmp(h->name, "Proxy-", 6) == 0)
 		return 1;
-	if (h->name_len >= sizeof(name))
-		return 0;
-	memcpy(name, h->name, h->name_len);
-	name[h->name_len] = '\0';
+	/* Compared in place, whatever the name's length: a copy into a
+	 * fixed buffer would have to give up on a long name and forward it. */
 	for (i = 0; i < n; i++) {
 		if (name_eq(all[i].name, all[i].name_len, "Connection") &&
-		    each_token(all[i].value, all[i].value_len, tok_is, name))
+		    each_token(all[i].value, all[i].value_len, tok_names,
+		    (void *)(uintptr_t)h))
 			return 1;
 	}
 	return 0;

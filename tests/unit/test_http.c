@@ -351,6 +351,43 @@ test_forward_head_strips_hop_by_hop_and_sets_host(void **state)
 	assert_int_equal(http_forward_head(&req, &d, path, plen, out, 20), -1);
 }
 
+/* hostile: a field the request's Connection names, with a name of 128
+ * bytes or more, was forwarded (the name was copied into a fixed buffer,
+ * and a long one skipped the check). Names of 127, 128 and 300 bytes all
+ * go; an unnamed long field stays (control). */
+static void
+test_hostile_connection_named_long_field_stripped(void **state)
+{
+	static const size_t lens[] = { 127, 128, 300 };
+	char h[2048], name[301], keep[301], want[1024], out[2048], err[128];
+	struct dest d;
+	const char *path;
+	size_t plen, i;
+	int https, status;
+	long n;
+
+	(void)state;
+	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		memset(name, 'a', lens[i]);
+		name[lens[i]] = '\0';
+		memset(keep, 'k', lens[i]);
+		keep[lens[i]] = '\0';
+		snprintf(h, sizeof(h), "GET http://a.b/ HTTP/1.1\r\n"
+		    "Connection: %s\r\n%s: secret\r\n%s: kept\r\n\r\n",
+		    name, name, keep);
+		assert_int_equal(http_parse_head(h, strlen(h), &req, &status,
+		    err, sizeof(err)), 0);
+		assert_int_equal(http_parse_absolute(req.target, req.target_len,
+		    &d, &path, &plen, &https, err, sizeof(err)), 0);
+		n = http_forward_head(&req, &d, path, plen, out, sizeof(out) - 1);
+		assert_true(n > 0);
+		out[n] = '\0';
+		snprintf(want, sizeof(want), "GET / HTTP/1.1\r\nHost: a.b\r\n"
+		    "%s: kept\r\nVia: 1.1 egress-guard\r\n\r\n", keep);
+		assert_string_equal(out, want);
+	}
+}
+
 static int
 resp_framing(const char *head, int head_req, enum http_body *kind, long long *len,
     int *close)
@@ -584,6 +621,7 @@ main(void)
 		cmocka_unit_test(test_refuses_host_disagreeing_with_target),
 		cmocka_unit_test(test_refuses_connection_naming_framing_header),
 		cmocka_unit_test(test_forward_head_strips_hop_by_hop_and_sets_host),
+		cmocka_unit_test(test_hostile_connection_named_long_field_stripped),
 		cmocka_unit_test(test_response_framing_rules),
 		cmocka_unit_test(test_response_ambiguous_framing_refused),
 		cmocka_unit_test(test_http10_client_response_head_has_no_transfer_encoding),
