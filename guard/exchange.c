@@ -112,11 +112,18 @@ http_exchange_done(struct proxy_conn *c, const char *reason)
 		bufferevent_free(c->ex->ubev);
 		c->ex->ubev = NULL;
 	}
-	/* Back to reading a head: the next request is checked from scratch. */
+	/* Back to reading a head: the next request is checked from scratch,
+	 * and is another request from its first byte: its own id, no
+	 * policy yet, even if it is refused before its head is whole (431,
+	 * a bare LF, the header timeout). */
 	c->state = ST_HEAD;
+	c->id = c->env.new_id(c->env.owner);
+	c->epoch = -1;
+	c->digest[0] = '\0';
 	c->have_dest = 0;
 	c->naddrs = 0;
 	c->ex->resp_started = 0;
+	c->ex->retrying = 0;
 	bufferevent_set_timeouts(c->cbev, NULL, NULL);
 	bufferevent_setcb(c->cbev, c->env.head_read, NULL, c->env.head_event, c);
 	bufferevent_setwatermark(c->cbev, EV_READ, 0, HTTP_HEAD_MAX);

@@ -315,6 +315,11 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	g->stopping = 1;
 	control_free(g->control);
 	g->control = NULL;
+	/* The DNS listener is a listener too: no answer, and no upstream
+	 * lookup, after "stopped accepting". Its queries in flight are
+	 * dropped unanswered (the client retries elsewhere or gives up). */
+	dnsd_free(g->dnsd);
+	g->dnsd = NULL;
 	log_msg(g->log, "shutdown", "stopped accepting; draining live tunnels");
 	stop_workers(g, 0);
 	if (atomic_load(&g->nconns) == 0) {

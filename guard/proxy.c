@@ -382,8 +382,6 @@ head_read_cb(struct bufferevent *bev, void *arg)
 	 * buffer until this request is done. */
 	bufferevent_disable(bev, EV_READ);
 	evtimer_del(c->timer);
-	if (c->kind == KIND_HTTP)	/* a further request on a kept-alive connection */
-		c->id = proxy_next_id(c->px);
 	/* The head is consumed before routing: a reused upstream (or any
 	 * answer that comes back at once) starts forwarding the body from
 	 * the client's buffer within route(), and only the body may be
@@ -592,9 +590,9 @@ proxy_revoke(struct proxy *px, const struct policy *p)
 			continue;
 		n++;
 		if (c->state == ST_RELAY) {
-			tunnel_revoke(c);
+			tunnel_end(c, "revoked");
 		} else if (c->state == ST_HTTP ||
-		    (c->ex != NULL && c->ex->retrying)) {
+		    (c->state == ST_DIAL && c->ex != NULL && c->ex->retrying)) {
 			/* The retry's dial belongs to an admitted exchange: a
 			 * close line, not a second decision (as dial_done). */
 			exchange_revoke(c);
@@ -618,8 +616,19 @@ proxy_close_all(struct proxy *px)
 
 	if (px == NULL)
 		return;
-	while ((c = TAILQ_FIRST(&px->conns)) != NULL)
+	/* An admitted tunnel or exchange still open gets its close line
+	 * (reason shutdown) and its bytes counted, as at any other end; the
+	 * rest (heads, lookups, dials, lingering answers) had no allow. */
+	while ((c = TAILQ_FIRST(&px->conns)) != NULL) {
+		if (c->state == ST_RELAY) {
+			tunnel_end(c, "shutdown");
+			continue;
+		}
+		if (c->ex != NULL && (c->state == ST_HTTP ||
+		    (c->state == ST_DIAL && c->ex->retrying)))
+			conn_log_close(c, "shutdown", c->ex->up, c->ex->down);
 		conn_free(c);
+	}
 }
 
 struct proxy *

@@ -287,7 +287,5 @@ transp_read(struct proxy_conn *c, struct evbuffer *in)
 		return TRANSP_MORE;
 	}
 	stop_reading(c);
-	if (c->ex != NULL && c->ex->served > 0)
-		c->id = c->env.new_id(c->env.owner);
 	return take_http_head(c, in, (const char *)b, (size_t)end);
 }

@@ -152,7 +152,7 @@ tunnel_open(struct proxy_conn *c, int ufd)
 }
 
 void
-tunnel_revoke(struct proxy_conn *c)
+tunnel_end(struct proxy_conn *c, const char *reason)
 {
-	relay_done(c, "revoked");
+	relay_done(c, reason);
 }

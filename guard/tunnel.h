@@ -9,7 +9,9 @@ struct proxy_conn;
  * the allow decision. Takes ufd; on failure denies c. */
 void tunnel_open(struct proxy_conn *c, int ufd);
 
-/* Closes a live tunnel that policy no longer admits ("revoked"); frees c. */
-void tunnel_revoke(struct proxy_conn *c);
+/* Closes a live tunnel from outside its relay: policy no longer admits
+ * it ("revoked"), or the guard is stopping ("shutdown"). Logs its close
+ * line and frees c. */
+void tunnel_end(struct proxy_conn *c, const char *reason);
 
 #endif

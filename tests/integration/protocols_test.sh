@@ -333,6 +333,48 @@ PY
 [ "$out" = "3 1 1 True" ]
 check pipelined_requests_answered_in_order_with_exact_framing $? "$out"
 
+# A kept-alive connection's next request is another request from its
+# first byte: refused before its head is whole (a bare LF, 431), it gets
+# its own id, and no policy fields (it never reached the policy step),
+# not the id and epoch of the exchange before it.
+for bad in bare_lf too_large; do
+	n0=$(wc -l <"$T/A.log")
+	out=$(inwl python3 - "$bad" <<'PY'
+import socket, sys
+s = socket.create_connection(("10.77.0.1", 3128), timeout=10)
+s.sendall(b"GET http://api.example.test/ HTTP/1.1\r\n\r\n")
+d = b""
+while b"hello from pub\n" not in d:
+    x = s.recv(65536)
+    if not x:
+        break
+    d += x
+if sys.argv[1] == "bare_lf":
+    s.sendall(b"GET http://api.example.test/ HTTP/1.1\nX: y\n\n")
+else:
+    s.sendall(b"GET http://api.example.test/ HTTP/1.1\r\nX: " + b"a" * 17000)
+r = b""
+while True:
+    x = s.recv(65536)
+    if not x:
+        break
+    r += x
+print(r.split(b"\r\n")[0].decode())
+PY
+)
+	got=$(tail -n +$((n0 + 1)) "$T/A.log" | python3 -c '
+import json, sys
+ls = [json.loads(l) for l in sys.stdin]
+d = [o for o in ls if o.get("event") == "decision"]
+c = [o for o in ls if o.get("event") == "close"]
+ok = (len(d) == 2 and d[0]["decision"] == "allow" and d[1]["decision"] == "deny"
+      and len(c) == 1 and c[0]["id"] == d[0]["id"] and d[1]["id"] != d[0]["id"]
+      and d[1]["policy_epoch"] is None and d[1]["policy_digest"] is None)
+print("ok" if ok else "bad", [(o["event"], o["id"], o.get("decision"), o.get("policy_epoch")) for o in d + c])')
+	case "$out/$got" in "HTTP/1.1 4"*/ok*) r=0;; *) r=1;; esac
+	check "hostile_keepalive_next_request_refused_mid_head_${bad}_own_id_no_policy" $r "$out / $got"
+done
+
 # A pooled upstream that closes as the next request arrives (the
 # keep-alive race): the guard retries a bodiless request once on a fresh
 # connection instead of answering 502.
