@@ -235,6 +235,24 @@ route(struct proxy_conn *c)
 
 /* ---- reading heads ---- */
 
+/* The protocol a head refused before it was parsed spoke, for its
+ * decision line, from its first n bytes at b: CONNECT by its method,
+ * anything else absolute-form HTTP (SOCKS5 is told apart by its first
+ * byte before any head is read). No byte yet, or only a prefix of
+ * "CONNECT ", stays connect: the protocol is not known (docs/design.md,
+ * decision fields). A kept-alive connection's kind is already its first
+ * request's. */
+static void
+head_kind(struct proxy_conn *c, const char *b, size_t n)
+{
+	static const char m[] = "CONNECT ";
+
+	if (c->kind != KIND_CONNECT || b == NULL || n == 0)
+		return;
+	if (memcmp(b, m, n < sizeof(m) - 1 ? n : sizeof(m) - 1) != 0)
+		c->kind = KIND_HTTP;
+}
+
 /* Returns 1 when the request is ready to route, 0 when it was refused. */
 static int
 handle_http(struct proxy_conn *c, const struct http_req *req)
@@ -268,6 +286,7 @@ handle_head(struct proxy_conn *c, const char *buf, size_t len)
 		return 0;
 	}
 	if (http_parse_head(buf, len, req, &status, why, sizeof(why)) == -1) {
+		head_kind(c, buf, len);
 		conn_deny(c, status == 431 ? REASON_HEADER_TOO_LARGE :
 		    REASON_BAD_REQUEST, why);
 	} else if (strcmp(req->method, "CONNECT") == 0) {
@@ -370,12 +389,15 @@ head_read_cb(struct bufferevent *bev, void *arg)
 	}
 	end = http_head_end(buf, scan);
 	if (end == -1) {
+		head_kind(c, buf, scan);
 		conn_deny(c, REASON_BAD_REQUEST, "bare CR, bare LF or NUL in head");
 		return;
 	}
 	if (end == 0) {
-		if (avail >= HTTP_HEAD_MAX)
+		if (avail >= HTTP_HEAD_MAX) {
+			head_kind(c, buf, scan);
 			conn_deny(c, REASON_HEADER_TOO_LARGE, NULL);
+		}
 		return;
 	}
 	/* Stop reading: bytes after the head wait in the kernel or in the
@@ -445,6 +467,8 @@ static void
 header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct proxy_conn *c = arg;
+	struct evbuffer *in;
+	size_t n;
 
 	(void)fd;
 	(void)what;
@@ -455,6 +479,9 @@ header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 		conn_free(c);
 		return;
 	}
+	in = bufferevent_get_input(c->cbev);
+	n = evbuffer_get_length(in) < 8 ? evbuffer_get_length(in) : 8;
+	head_kind(c, (const char *)evbuffer_pullup(in, (ssize_t)n), n);
 	conn_deny(c, REASON_HEADER_TIMEOUT, NULL);
 }
 

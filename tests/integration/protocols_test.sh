@@ -375,6 +375,37 @@ print("ok" if ok else "bad", [(o["event"], o["id"], o.get("decision"), o.get("po
 	check "hostile_keepalive_next_request_refused_mid_head_${bad}_own_id_no_policy" $r "$out / $got"
 done
 
+# A head refused before it is parsed is logged with the protocol its
+# method names: absolute-form HTTP as http (obs-fold, a bare LF, 431),
+# CONNECT as connect; the control is the same CONNECT refusal.
+for t in "http obs_fold GET http://api.example.test/ HTTP/1.1\r\nX: a\r\n b\r\n\r\n" \
+    "http bare_lf GET http://api.example.test/ HTTP/1.1\nX: y\n\n" \
+    "connect bare_lf_connect CONNECT api.example.test:443 HTTP/1.1\nX: y\n\n"; do
+	want=${t%% *}; rest=${t#* }; name=${rest%% *}; req=${rest#* }
+	n0=$(wc -l <"$T/A.log")
+	out=$(raw 3128 "$req")
+	got=$(tail -n +$((n0 + 1)) "$T/A.log" | grep '"event":"decision"' | head -n1 |
+	    sed -n 's/.*"proto":"\([a-z0-9]*\)".*"decision":"\([a-z]*\)".*/\1 \2/p')
+	[ "$got" = "$want deny" ]
+	check "refused_head_logged_with_its_protocol_${name}_${want}" $? "$out / $got"
+done
+n0=$(wc -l <"$T/A.log")
+out=$(inwl python3 -c '
+import socket
+s = socket.create_connection(("10.77.0.1", 3128), timeout=10)
+s.sendall(b"GET http://api.example.test/ HTTP/1.1\r\nX: " + b"a" * 17000)
+r = b""
+while True:
+    x = s.recv(65536)
+    if not x:
+        break
+    r += x
+print(r.split(b"\r\n")[0].decode())')
+got=$(tail -n +$((n0 + 1)) "$T/A.log" | grep '"event":"decision"' | head -n1 |
+    sed -n 's/.*"proto":"\([a-z0-9]*\)".*"reason":"\([a-z_]*\)".*/\1 \2/p')
+[ "$got" = "http header_too_large" ]
+check refused_head_logged_with_its_protocol_too_large_http $? "$out / $got"
+
 # A pooled upstream that closes as the next request arrives (the
 # keep-alive race): the guard retries a bodiless request once on a fresh
 # connection instead of answering 502.
