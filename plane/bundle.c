@@ -145,6 +145,24 @@ bundle_signed_message(const char *canon, size_t len, size_t *outlen)
 	return bundle_domain_message(BUNDLE_CONTEXT, canon, len, outlen);
 }
 
+/* 1 when buf, past leading and trailing whitespace, is one "PUBLIC KEY"
+ * block from its BEGIN line to its END line. */
+static int
+pem_only(const char *buf, size_t len)
+{
+	static const char head[] = "-----BEGIN PUBLIC KEY-----";
+	static const char tail[] = "-----END PUBLIC KEY-----";
+	size_t a = 0, b = len;
+
+	while (a < b && strchr(" \t\r\n", buf[a]) != NULL && buf[a] != '\0')
+		a++;
+	while (b > a && strchr(" \t\r\n", buf[b - 1]) != NULL && buf[b - 1] != '\0')
+		b--;
+	return b - a >= sizeof(head) - 1 + sizeof(tail) - 1 &&
+	    memcmp(buf + a, head, sizeof(head) - 1) == 0 &&
+	    memcmp(buf + b - (sizeof(tail) - 1), tail, sizeof(tail) - 1) == 0;
+}
+
 int
 bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
     char *err, size_t errlen)
@@ -180,6 +198,13 @@ bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
 	if (blocks != 1) {
 		errbuf_set(err, errlen, "%s: expected exactly one PEM public key, "
 		    "found %zu PEM blocks", path, blocks);
+		goto out;
+	}
+	/* And nothing else: PEM_read_bio_PUBKEY skips any text around the
+	 * block, so a file with other content would pass for a key file. */
+	if (!pem_only(buf, len)) {
+		errbuf_set(err, errlen, "%s: text outside the PEM block: the file "
+		    "must hold one public key and nothing else", path);
 		goto out;
 	}
 	if ((bio = BIO_new_mem_buf(buf, (int)len)) == NULL) {

@@ -1429,6 +1429,42 @@ test_keyring_refuses_private_key_pem(void **state)
 	EVP_PKEY_free(pk);
 }
 
+/* hostile: text before or after the one PEM block (the reader skips it)
+ * is refused, so a key file holds a key and nothing else; whitespace
+ * around the block is not text (control). */
+static void
+test_hostile_keyring_refuses_text_around_the_pem_block(void **state)
+{
+	struct bundle_keyring *kr = bundle_keyring_new();
+	EVP_PKEY *pk = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+	char *pub, *x, err[256] = "", *path;
+	size_t n;
+
+	(void)state;
+	assert_non_null(kr);
+	assert_non_null(pk);
+	pub = pem_of(pk, 0);
+	n = strlen(pub) + 64;
+	x = malloc(n);
+	assert_non_null(x);
+	snprintf(x, n, "%ssome junk text\n", pub);
+	refuse_key_file(kr, x, strlen(x), "outside the PEM block");
+	snprintf(x, n, "junk before\n%s", pub);
+	refuse_key_file(kr, x, strlen(x), "outside the PEM block");
+	snprintf(x, n, "%s#", pub);
+	refuse_key_file(kr, x, strlen(x), "outside the PEM block");
+	snprintf(x, n, "\n\n%s \n\n", pub);
+	path = write_tmp_str(x);
+	if (bundle_keyring_add_file(kr, path, err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(bundle_keyring_count(kr), 1);
+	drop_file(path);
+	free(x);
+	free(pub);
+	bundle_keyring_free(kr);
+	EVP_PKEY_free(pk);
+}
+
 static void
 test_keyring_refuses_rsa_ec_x25519_ed448_keys(void **state)
 {
@@ -1960,6 +1996,7 @@ main(void)
 		cmocka_unit_test(test_bundle_larger_than_max_is_malformed),
 		cmocka_unit_test(test_is_envelope_tells_bundle_from_policy),
 		cmocka_unit_test(test_keyring_refuses_private_key_pem),
+		cmocka_unit_test(test_hostile_keyring_refuses_text_around_the_pem_block),
 		cmocka_unit_test(test_keyring_refuses_rsa_ec_x25519_ed448_keys),
 		cmocka_unit_test(test_keyring_refuses_bad_files),
 		cmocka_unit_test(test_keyring_holds_at_most_max_keys),
