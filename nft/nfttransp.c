@@ -100,6 +100,29 @@ check_ifname(const char *s, const char *opt, char *err, size_t errlen)
 	return 0;
 }
 
+/* lo is never the workload's link: as --transparent-in, the guard side's
+ * input chain would refuse what arrives on the guard's own loopback; as
+ * --transparent-via, nothing the workload sends would match. */
+static int
+check_not_lo(const char *s, const char *opt, char *err, size_t errlen)
+{
+	if (strcmp(s, "lo") == 0)
+		return errbuf_fail(err, errlen, "%s: lo is no link to a workload: "
+		    "name the interface the workload's traffic crosses", opt);
+	return 0;
+}
+
+/* Anywhere in 127.0.0.0/8, or ::1 (is_loopback below: the one address a
+ * shared layout's redirect reaches). */
+static int
+in_loopback(const struct nftrules_guard *g)
+{
+	static const unsigned char v6[16] = { [15] = 1 };
+
+	return g->family == AF_INET ? g->addr[0] == 127 :
+	    memcmp(g->addr, v6, 16) == 0;
+}
+
 int
 nfttransp_set_via(struct nftrules_config *cfg, const char *text,
     char *err, size_t errlen)
@@ -129,13 +152,18 @@ nfttransp_set_via(struct nftrules_config *cfg, const char *text,
 		if ((bad = nftrules_unusable(&g)) != NULL)
 			return errbuf_fail(err, errlen, "--transparent-via: %s",
 			    bad);
+		if (in_loopback(&g))
+			return errbuf_fail(err, errlen, "--transparent-via: a "
+			    "loopback address is never a route's next hop: give "
+			    "the guard's address on the workload's link");
 		if (cfg->via_ifname[0] != '\0')
 			return errbuf_fail(err, errlen, "--transparent-via: "
 			    "give next-hop addresses or one interface, not both");
 		return add_per_family(cfg->via, &cfg->nvia, &g,
 		    "--transparent-via", err, errlen);
 	}
-	if (check_ifname(text, "--transparent-via", err, errlen) == -1)
+	if (check_ifname(text, "--transparent-via", err, errlen) == -1 ||
+	    check_not_lo(text, "--transparent-via", err, errlen) == -1)
 		return -1;
 	if (cfg->via_ifname[0] != '\0' || cfg->nvia > 0)
 		return errbuf_fail(err, errlen, "--transparent-via: give "
@@ -152,7 +180,8 @@ nfttransp_set_in(struct nftrules_config *cfg, const char *ifname,
 		return errbuf_fail(err, errlen, "--transparent-in: no value");
 	if (cfg->in_ifname[0] != '\0')
 		return errbuf_fail(err, errlen, "--transparent-in given twice");
-	if (check_ifname(ifname, "--transparent-in", err, errlen) == -1)
+	if (check_ifname(ifname, "--transparent-in", err, errlen) == -1 ||
+	    check_not_lo(ifname, "--transparent-in", err, errlen) == -1)
 		return -1;
 	snprintf(cfg->in_ifname, sizeof(cfg->in_ifname), "%s", ifname);
 	return 0;

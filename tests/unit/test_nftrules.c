@@ -1706,6 +1706,18 @@ test_refuses_bad_interface_names(void **state)
 	    sizeof(err)), 0);
 	assert_int_equal(nfttransp_set_via(&cfg, "fd00::2", err,
 	    sizeof(err)), -1);
+	/* lo and loopback next hops: accepted once, and a workload's
+	 * traffic never crosses them (the guard side's input chain would
+	 * refuse its own loopback). */
+	nftrules_config_init(&cfg);
+	assert_int_equal(nfttransp_set_in(&cfg, "lo", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "lo is no link"));
+	assert_int_equal(nfttransp_set_via(&cfg, "lo", err, sizeof(err)), -1);
+	assert_int_equal(nfttransp_set_via(&cfg, "127.0.0.1", err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "loopback"));
+	assert_int_equal(nfttransp_set_via(&cfg, "[::1]", err, sizeof(err)), -1);
+	assert_int_equal(nfttransp_set_in(&cfg, "lo0", err, sizeof(err)), 0);
 }
 
 /* Separate layout, workload side: TCP (and UDP 53) out to any address,
