@@ -76,23 +76,25 @@ add_local_route(const struct nlmsghdr *nh, struct cidr *own, size_t *n)
 	alen = rt->rtm_family == AF_INET ? 4 : 16;
 	if (rt->rtm_dst_len > alen * 8)
 		return -1;
+	if (*n == IFADDR_MAX)
+		return -1;
+	c = &own[(*n)++];
+	memset(c, 0, sizeof(*c));
+	c->family = rt->rtm_family;
+	c->prefix = rt->rtm_dst_len;
 	for (a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		if (a->rta_type != RTA_DST)
 			continue;
 		if (RTA_PAYLOAD(a) != alen)
 			return -1;
-		if (*n == IFADDR_MAX)
-			return -1;
-		c = &own[(*n)++];
-		memset(c, 0, sizeof(*c));
-		c->family = rt->rtm_family;
-		c->prefix = rt->rtm_dst_len;
 		/* The network, host bits cleared: the kernel keeps them
 		 * zero, and one that was not would fail the whole set. */
 		cidr_ends(RTA_DATA(a), c->prefix, alen, c->addr, last);
 		return 0;
 	}
-	return 0;	/* no RTA_DST: the default route, 0/0 */
+	/* No RTA_DST: "local default", every address is this host's. The
+	 * block stays 0/0 and refuses everything, as it should. */
+	return c->prefix == 0 ? 0 : -1;
 }
 
 /* Every route of type local, in every table: the kernel delivers these

@@ -241,6 +241,13 @@ ip -n "$GD" route add local 198.18.40.0/24 dev lo
 refused_after_change hostile_anyip_local_route_added_after_start_refused '198.18.40.77:18086' vip_gd
 ip -n "$GD" route del local 198.18.40.0/24 dev lo
 admitted_after_change control_anyip_route_removed_reached_again '198.18.40.77:18086'
+# "local default": a local route with no destination, in any table (here
+# one no rule uses: counted all the same, the safe side). Every address
+# is the host's, so every address is refused, until it goes.
+ip -n "$GD" route add local 0.0.0.0/0 dev lo table 100
+refused_after_change hostile_local_default_route_refuses_every_address '198.18.1.10:80'
+ip -n "$GD" route del local 0.0.0.0/0 dev lo table 100
+admitted_after_change control_local_default_route_removed_admits '198.18.1.10:80'
 
 # More own addresses than the guard holds (1024): the set cannot be read
 # whole, so every address is refused ("own addresses unknown") until it
