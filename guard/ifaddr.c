@@ -59,10 +59,10 @@ add_sockaddr(const struct sockaddr *sa, struct cidr *own, size_t *n)
  * (the kernel may ignore the dump filter), -1 when the set is full or the
  * message is malformed. */
 static int
-add_local_route(const struct nlmsghdr *nh, struct cidr *own, size_t *n)
+add_local_route(struct nlmsghdr *nh, struct cidr *own, size_t *n)
 {
-	const struct rtmsg *rt = NLMSG_DATA(nh);
-	const struct rtattr *a;
+	struct rtmsg *rt = NLMSG_DATA(nh);
+	struct rtattr *a;
 	int len = (int)RTM_PAYLOAD(nh);
 	size_t alen;
 	struct cidr *c;
@@ -142,14 +142,20 @@ add_local_routes(struct cidr *own, size_t *n)
 	 * messages is refused rather than read for ever. */
 	while (!done) {
 		struct nlmsghdr *nh;
-		int len;
+		size_t off, total;
 
 		r = recv(fd, buf, IFADDR_DUMP_BUF, 0);
 		if (r <= 0)
 			goto out;
-		len = (int)r;
-		for (nh = (struct nlmsghdr *)(void *)buf; NLMSG_OK(nh, len);
-		    nh = NLMSG_NEXT(nh, len)) {
+		/* By hand, not NLMSG_OK/NEXT: their int/unsigned mix does
+		 * not pass -Wsign-compare under clang. */
+		total = (size_t)r;
+		for (off = 0; off < total && total - off >= sizeof(*nh);
+		    off += NLMSG_ALIGN(nh->nlmsg_len)) {
+			nh = (struct nlmsghdr *)(void *)(buf + off);
+			if (nh->nlmsg_len < sizeof(*nh) ||
+			    nh->nlmsg_len > total - off)
+				goto out;
 			if (++msgs > IFADDR_DUMP_MSGS || nh->nlmsg_seq != 1)
 				goto out;
 			if (nh->nlmsg_type == NLMSG_DONE) {
