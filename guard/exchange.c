@@ -219,8 +219,14 @@ cl_write_cb(struct bufferevent *bev, void *arg)
 	struct proxy_conn *c = arg;
 
 	conn_send_drained(bev);
-	if (c->ex->ubev != NULL && c->ex->resp != RESP_DONE)
+	if (c->ex->ubev != NULL && c->ex->resp != RESP_DONE) {
 		bufferevent_enable(c->ex->ubev, EV_READ);
+		/* A pause between two 1xx heads leaves bytes already read
+		 * (perhaps the whole rest of the response), which the socket
+		 * will not announce again. */
+		if (evbuffer_get_length(bufferevent_get_input(c->ex->ubev)) > 0)
+			http_pump_resp(c);
+	}
 }
 
 static void
@@ -317,7 +323,8 @@ http_take_resp_head(struct proxy_conn *c, struct evbuffer *in, struct evbuffer *
 	if (end == 0 && scan < HTTP_RESP_HEAD_MAX)
 		return 0;
 	if (end <= 0) {
-		snprintf(why, sizeof(why), "malformed response head");
+		snprintf(why, sizeof(why), end == 0 ? "response head too large" :
+		    "malformed response head");
 		goto out;
 	}
 	if ((r = malloc(sizeof(*r))) == NULL)
@@ -384,6 +391,15 @@ http_pump_resp(struct proxy_conn *c)
 				return;		/* aborted: c may be gone */
 			if (k == 0)
 				break;		/* a 1xx forwarded may wait below */
+			/* 1xx heads are bytes for the client like a body's:
+			 * the same 64 KiB bound, or an upstream sending them
+			 * without end to a client that does not read would
+			 * grow the buffer without limit. */
+			if (evbuffer_get_length(out) >= PROXY_HIGH_WATER) {
+				conn_send_now(c->cbev);
+				bufferevent_disable(c->ex->ubev, EV_READ);
+				break;
+			}
 			continue;
 		}
 		if (n == 0)
@@ -507,8 +523,12 @@ exchange_start(struct proxy_conn *c)
 	bufferevent_setwatermark(c->cbev, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setwatermark(c->cbev, EV_READ, 0, PROXY_HIGH_WATER);
 	bufferevent_setwatermark(c->ex->ubev, EV_READ, 0, PROXY_HIGH_WATER);
-	bufferevent_set_timeouts(c->ex->ubev, &idle, NULL);
-	bufferevent_set_timeouts(c->cbev, &idle, NULL);
+	/* Write timeouts too: a peer that takes nothing of what is queued
+	 * for it pauses the other side's reads (backpressure), and a
+	 * disabled read runs no timer, so only the stalled write can tell
+	 * that nothing moves (the relay's idle timer sees the same). */
+	bufferevent_set_timeouts(c->ex->ubev, &idle, &idle);
+	bufferevent_set_timeouts(c->cbev, &idle, &idle);
 	bufferevent_setcb(c->ex->ubev, up_read_cb, up_write_cb, up_event_cb, c);
 	bufferevent_setcb(c->cbev, cl_read_cb, cl_write_cb, cl_event_cb, c);
 	/* Writes go out at once (conn_send_now): EV_WRITE is armed only
