@@ -322,10 +322,9 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	g->dnsd = NULL;
 	log_msg(g->log, "shutdown", "stopped accepting; draining live tunnels");
 	stop_workers(g, 0);
-	if (atomic_load(&g->nconns) == 0) {
-		maybe_exit(g);
-		return;
-	}
+	/* Armed even when nothing is live now: the other workers close
+	 * their listeners only when they read the stop, and a connection
+	 * one accepts before that must still end within the grace. */
 	tv.tv_sec = g->cfg->grace;
 	tv.tv_usec = 0;
 	evtimer_add(g->grace_timer, &tv);

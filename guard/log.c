@@ -1,3 +1,5 @@
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -30,6 +32,7 @@ struct log {
 	pthread_cond_t	 released_cv;	/* root's: released moved on */
 	int		 locked;	/* lock and released_cv are initialised */
 	uint64_t	 released;	/* root's: the newest log_release'd seq */
+	int		 cut;		/* root's: the file ends inside a line */
 	uint64_t	 hold;		/* a clone's: written once released >= hold */
 	enum log_format	 fmt;
 	struct event	*flush;		/* NULL: unbatched */
@@ -129,6 +132,32 @@ enum log_when {
 	LOG_NOW		/* the loop is going away: write anyway */
 };
 
+/* A write stopped inside a line (a full disk, a file size limit): the
+ * first off bytes of batch are in the file and the last of them is no
+ * newline. A regular file is cut back to its last whole line; anything
+ * else (a pipe) is marked, and the next write ends the line first.
+ * Lines are lost, never written broken or glued together. */
+static void
+log_uncut(struct log *root, const char *batch, size_t off)
+{
+	int fd = fileno(root->fp);
+	size_t whole = off;
+	struct stat st;
+	off_t end;
+
+	while (whole > 0 && batch[whole - 1] != '\n')
+		whole--;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size >= (off_t)(off - whole)) {
+		end = st.st_size - (off_t)(off - whole);
+		/* lseek too: a descriptor without O_APPEND (a shell's
+		 * "> file") would write past a hole otherwise. */
+		if (ftruncate(fd, end) == 0 && lseek(fd, end, SEEK_SET) == end)
+			return;
+	}
+	root->cut = 1;
+}
+
 /* Every write to the log's file, from any worker, holds the root's lock:
  * a batch that a pipe takes in several pieces cannot be cut into by
  * another worker's lines. */
@@ -151,7 +180,12 @@ log_write_batch(struct log *lg, enum log_when when)
 		pthread_cond_wait(&root->released_cv, &root->lock);
 	}
 	(void)fflush(lg->fp);	/* anything written through stdio first */
-	while (off < lg->blen) {
+	/* A line cut by an earlier failure is ended before anything else,
+	 * so the next line cannot be glued to it; until that newline goes
+	 * out, nothing does. */
+	if (root->cut && write(fileno(lg->fp), "\n", 1) == 1)
+		root->cut = 0;
+	while (!root->cut && off < lg->blen) {
 		ssize_t n = write(fileno(lg->fp), lg->batch + off, lg->blen - off);
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -159,6 +193,8 @@ log_write_batch(struct log *lg, enum log_when when)
 			break;	/* a log that cannot be written loses lines, never the guard */
 		off += (size_t)n;
 	}
+	if (off > 0 && off < lg->blen && lg->batch[off - 1] != '\n')
+		log_uncut(root, lg->batch, off);
 	pthread_mutex_unlock(&root->lock);
 	lg->blen = 0;
 }

@@ -144,7 +144,14 @@ classify_and_dial(struct proxy_conn *c, const struct resolver_addr *a, size_t n)
 	/* The first 16 are logged (whatever the verdict) and dialled. */
 	c->naddrs = n < DIAL_MAX_ADDRS ? n : DIAL_MAX_ADDRS;
 	memcpy(c->addrs, a, c->naddrs * sizeof(*a));
+#ifdef EG_MUTANT_SOCKS_NO_CLASSIFY
+	/* Test-only mutant (make conformance-mutants-more): the SOCKS5 path
+	 * dials whatever its name resolved to; ctpa-30/31 must go red. */
+	if (c->kind != KIND_SOCKS5 &&
+	    !decide_addrs(c->px->env.classify, a, n, NULL)) {
+#else
 	if (!decide_addrs(c->px->env.classify, a, n, NULL)) {
+#endif
 		conn_deny(c, REASON_NON_PUBLIC_ADDRESS, NULL);
 		return;
 	}
@@ -613,8 +620,16 @@ proxy_revoke(struct proxy *px, const struct policy *p)
 		if (c->state != ST_RESOLVE && c->state != ST_DIAL &&
 		    c->state != ST_RELAY && c->state != ST_HTTP)
 			continue;
-		if (reason_is_allow(decide_policy(p, &c->dest)))
+		if (reason_is_allow(decide_policy(p, &c->dest))) {
+			/* Still admitted, now under p: a request whose allow
+			 * line is still to come is logged with p's epoch. */
+			if (c->state == ST_RESOLVE || c->state == ST_DIAL) {
+				c->epoch = policy_epoch(p);
+				snprintf(c->digest, sizeof(c->digest), "%s",
+				    policy_digest(p));
+			}
 			continue;
+		}
 		n++;
 		if (c->state == ST_RELAY) {
 			tunnel_end(c, "revoked");

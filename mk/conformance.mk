@@ -9,6 +9,8 @@ MUTANT_FLAGS_lenient_sni = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_LENIENT_SNI
 MUTANT_FLAGS_range_first = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_RANGE_FIRST
 MUTANT_FLAGS_early_body  = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_EARLY_BODY
 MUTANT_FLAGS_trust_dialled = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_TRUST_DIALLED
+# Classification skipped on the SOCKS5 path only (proxy.c).
+MUTANT_FLAGS_socks_no_classify = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_SOCKS_NO_CLASSIFY
 # nft apply --transparent-in forwards instead of redirecting (nfttransp.c).
 MUTANT_FLAGS_nft_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NFT_FORWARD
 # Not in the matrix: BUILD=$(BUILD)/mutant-dns_forward tests/integration/dns_listen_test.sh
@@ -86,15 +88,17 @@ conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutan
 	$(call mutant-run,$(BUILD)/mutant-nft_forward,default_deny,,nft_forward,tp-dd)
 	$(call mutant-run,$(BUILD)/mutant-trust_dialled,exact_destination_match,,trust_dialled,tp-edm)
 
-# Three more, each about 45 s of matrix: not in make test, which must fit
+# Four more, each about 45 s of matrix: not in make test, which must fit
 # in 20 minutes on two cores. Their mechanisms keep negative controls in
 # make test elsewhere: the allow-range rows in classify_test.sh and the
 # matrix's own ctpa-20..27 controls (range_first is their control guard),
 # the SNI gate in tls_differential_test.sh (--sni-check off), the
 # kept-alive body in keepalive_test.sh.
 conformance-mutants-more: all $(BUILD)/mutant-lenient_sni/egress-guard \
-    $(BUILD)/mutant-early_body/egress-guard $(RANGE_FIRST_BIN)
+    $(BUILD)/mutant-early_body/egress-guard $(RANGE_FIRST_BIN) \
+    $(BUILD)/mutant-socks_no_classify/egress-guard
 	$(call mutant-run,$(BUILD)/mutant-range_first,connect_time_public_address,,range_first)
+	$(call mutant-run,$(BUILD)/mutant-socks_no_classify,connect_time_public_address,,socks_no_classify,ctpa-3)
 	$(call mutant-run,$(BUILD)/mutant-lenient_sni,exact_destination_match,,lenient_sni)
 	$(call mutant-run,$(BUILD)/mutant-early_body,redirect_recheck,,early_body)
 

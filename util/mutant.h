@@ -24,6 +24,9 @@
 #if defined(EG_MUTANT_NO_HANDOFF) && !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for make conformance-mutants only"
 #endif
+#if defined(EG_MUTANT_SOCKS_NO_CLASSIFY) && !defined(EG_TEST_MUTANT_BUILD)
+#error "EG_MUTANT_* is for make conformance-mutants only"
+#endif
 #if defined(EG_MUTANT_NFT_FORWARD) && !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for make conformance-mutants only"
 #endif

@@ -5,10 +5,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <sys/resource.h>
+
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 #include "guard/log.h"
 
@@ -89,6 +94,62 @@ test_strv_and_null_and_int(void **state)
 	assert_int_equal(r.buf[0], '{');
 }
 
+/* hostile (a full disk): a batch the file takes only in part, cut inside
+ * a line (here by a file size limit, EFBIG as a full disk gives ENOSPC),
+ * leaves no broken line, and the lines written once there is room again
+ * start on a line of their own: lines are lost, never cut or glued. */
+static void
+test_hostile_log_write_cut_mid_line_leaves_whole_lines(void **state)
+{
+	char path[] = "/tmp/eg-logcut.XXXXXX", err[256], line[4096];
+	struct event_base *base = event_base_new();
+	struct rlimit old, small;
+	struct log *lg;
+	FILE *f;
+	int fd, i, n = 0, after = 0;
+
+	(void)state;
+	assert_non_null(base);
+	assert_true((fd = mkstemp(path)) != -1);
+	close(fd);
+	assert_non_null(lg = log_open(path, LOG_JSON, err, sizeof(err)));
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, SIG_IGN);
+
+	assert_int_equal(log_attach(lg, base), 0);
+	for (i = 0; i < 40; i++)
+		log_msg(lg, "warning", "before the limit, a line of some length");
+	small = old;
+	small.rlim_cur = 1050;		/* 10 lines of 100 bytes and a half */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	log_detach(lg);			/* the batch, written now: cut */
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_int_equal(log_attach(lg, base), 0);
+	for (i = 0; i < 3; i++)
+		log_msg(lg, "warning", "after the limit");
+	log_detach(lg);
+	log_close(lg);
+	signal(SIGXFSZ, SIG_DFL);
+
+	assert_non_null(f = fopen(path, "r"));
+	while (fgets(line, sizeof(line), f) != NULL) {
+		size_t len = strlen(line);
+
+		n++;
+		if (len < 2 || line[len - 1] != '\n' || line[len - 2] != '}' ||
+		    strncmp(line, "{\"ts\":", 6) != 0 ||
+		    strstr(line + 1, "{\"ts\":") != NULL)	/* two glued */
+			fail_msg("line %d broken: %s", n, line);
+		if (strstr(line, "after the limit") != NULL)
+			after++;
+	}
+	fclose(f);
+	assert_true(n >= 4 && n <= 15);	/* some lost, none broken */
+	assert_int_equal(after, 3);
+	unlink(path);
+	event_base_free(base);
+}
+
 static void
 test_overlong_record_becomes_valid_marker(void **state)
 {
@@ -127,6 +188,7 @@ main(void)
 		cmocka_unit_test(test_escapes_quote_backslash_and_control_bytes),
 		cmocka_unit_test(test_strv_and_null_and_int),
 		cmocka_unit_test(test_hostile_log_file_symlink_refused_dev_stdout_taken),
+		cmocka_unit_test(test_hostile_log_write_cut_mid_line_leaves_whole_lines),
 		cmocka_unit_test(test_overlong_record_becomes_valid_marker),
 		cmocka_unit_test(test_text_format_is_one_line),
 	};
