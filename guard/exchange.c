@@ -374,6 +374,18 @@ out:
 	return rc;
 }
 
+/* Sends what out holds; when the client leaves 64 KiB of it unsent,
+ * stops reading the upstream (cl_write_cb resumes) and returns 1. */
+static int
+resp_paused(struct proxy_conn *c, struct evbuffer *out)
+{
+	conn_send_now(c->cbev);
+	if (evbuffer_get_length(out) < PROXY_HIGH_WATER)
+		return 0;
+	bufferevent_disable(c->ex->ubev, EV_READ);
+	return 1;
+}
+
 /* Upstream → client: one response (after any 1xx), framed exactly. */
 static void
 http_pump_resp(struct proxy_conn *c)
@@ -391,15 +403,13 @@ http_pump_resp(struct proxy_conn *c)
 				return;		/* aborted: c may be gone */
 			if (k == 0)
 				break;		/* a 1xx forwarded may wait below */
-			/* 1xx heads are bytes for the client like a body's:
-			 * the same 64 KiB bound, or an upstream sending them
-			 * without end to a client that does not read would
-			 * grow the buffer without limit. */
-			if (evbuffer_get_length(out) >= PROXY_HIGH_WATER) {
-				conn_send_now(c->cbev);
-				bufferevent_disable(c->ex->ubev, EV_READ);
+			/* A 1xx head (resp still RESP_HEAD) is bytes for the
+			 * client like a body's: the same 64 KiB bound, or an
+			 * upstream sending them without end to a client that
+			 * does not read would grow the buffer without limit.
+			 * The final head goes out with the body's first bytes. */
+			if (c->ex->resp == RESP_HEAD && resp_paused(c, out))
 				break;
-			}
 			continue;
 		}
 		if (n == 0)
@@ -441,11 +451,8 @@ http_pump_resp(struct proxy_conn *c)
 			return;
 		}
 		c->ex->down += skip + m;
-		conn_send_now(c->cbev);
-		if (evbuffer_get_length(out) >= PROXY_HIGH_WATER) {
-			bufferevent_disable(c->ex->ubev, EV_READ);
+		if (resp_paused(c, out))
 			break;
-		}
 		if (skip + m == 0)
 			break;
 	}

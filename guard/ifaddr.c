@@ -29,9 +29,25 @@ struct ifaddr_watch {
 	int			 fd;
 };
 
+/* The next free entry of own, zeroed, for a block of family/prefix; NULL
+ * when the set is full: a truncated set would leave addresses past the
+ * cap dialable, so the caller fails the whole set. */
+static struct cidr *
+own_next(struct cidr *own, size_t *n, int family, unsigned int prefix)
+{
+	struct cidr *c;
+
+	if (*n == IFADDR_MAX)
+		return NULL;
+	c = &own[(*n)++];
+	memset(c, 0, sizeof(*c));
+	c->family = family;
+	c->prefix = prefix;
+	return c;
+}
+
 /* Appends sa (AF_INET/AF_INET6, else ignored) as a /32 or /128. -1 when
- * the set is full: a truncated set would leave addresses past the cap
- * dialable. */
+ * the set is full. */
 static int
 add_sockaddr(const struct sockaddr *sa, struct cidr *own, size_t *n)
 {
@@ -40,18 +56,13 @@ add_sockaddr(const struct sockaddr *sa, struct cidr *own, size_t *n)
 	if (sa == NULL ||
 	    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
 		return 0;
-	if (*n == IFADDR_MAX)
+	if ((c = own_next(own, n, sa->sa_family,
+	    sa->sa_family == AF_INET ? 32 : 128)) == NULL)
 		return -1;
-	c = &own[(*n)++];
-	memset(c, 0, sizeof(*c));
-	c->family = sa->sa_family;
-	if (sa->sa_family == AF_INET) {
+	if (sa->sa_family == AF_INET)
 		memcpy(c->addr, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-		c->prefix = 32;
-	} else {
+	else
 		memcpy(c->addr, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
-		c->prefix = 128;
-	}
 	return 0;
 }
 
@@ -76,12 +87,8 @@ add_local_route(struct nlmsghdr *nh, struct cidr *own, size_t *n)
 	alen = rt->rtm_family == AF_INET ? 4 : 16;
 	if (rt->rtm_dst_len > alen * 8)
 		return -1;
-	if (*n == IFADDR_MAX)
+	if ((c = own_next(own, n, rt->rtm_family, rt->rtm_dst_len)) == NULL)
 		return -1;
-	c = &own[(*n)++];
-	memset(c, 0, sizeof(*c));
-	c->family = rt->rtm_family;
-	c->prefix = rt->rtm_dst_len;
 	for (a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		if (a->rta_type != RTA_DST)
 			continue;

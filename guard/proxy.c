@@ -102,6 +102,16 @@ proxy_conn_env(struct proxy *px, struct conn_env *env)
 
 /* ---- the shared path: policy → resolve → classify → dial ---- */
 
+/* 1 when c is an absolute-form exchange already admitted (its allow line
+ * written): forwarding, or dialling the one retry on a fresh upstream.
+ * Its end is a close line, never a second decision. */
+static int
+exchange_admitted(const struct proxy_conn *c)
+{
+	return c->ex != NULL && (c->state == ST_HTTP ||
+	    (c->state == ST_DIAL && c->ex->retrying));
+}
+
 static void
 dial_done(void *arg, int fd, size_t idx, int timed_out)
 {
@@ -112,7 +122,7 @@ dial_done(void *arg, int fd, size_t idx, int timed_out)
 	if (fd == -1) {
 		enum reason r = timed_out ? REASON_UPSTREAM_TIMEOUT :
 		    REASON_UPSTREAM_UNREACHABLE;
-		if (c->ex != NULL && c->ex->retrying)	/* admitted already: a close, not a decision */
+		if (exchange_admitted(c))
 			exchange_abort(c, r, NULL);
 		else
 			conn_deny(c, r, NULL);
@@ -249,14 +259,15 @@ route(struct proxy_conn *c)
  * "CONNECT ", stays connect: the protocol is not known (docs/design.md,
  * decision fields). A kept-alive connection's kind is already its first
  * request's. */
+#define HEAD_KIND_METHOD	"CONNECT "
+#define HEAD_KIND_PEEK		(sizeof(HEAD_KIND_METHOD) - 1)
+
 static void
 head_kind(struct proxy_conn *c, const char *b, size_t n)
 {
-	static const char m[] = "CONNECT ";
-
 	if (c->kind != KIND_CONNECT || b == NULL || n == 0)
 		return;
-	if (memcmp(b, m, n < sizeof(m) - 1 ? n : sizeof(m) - 1) != 0)
+	if (memcmp(b, HEAD_KIND_METHOD, n < HEAD_KIND_PEEK ? n : HEAD_KIND_PEEK) != 0)
 		c->kind = KIND_HTTP;
 }
 
@@ -487,7 +498,8 @@ header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	in = bufferevent_get_input(c->cbev);
-	n = evbuffer_get_length(in) < 8 ? evbuffer_get_length(in) : 8;
+	n = evbuffer_get_length(in) < HEAD_KIND_PEEK ? evbuffer_get_length(in) :
+	    HEAD_KIND_PEEK;
 	head_kind(c, (const char *)evbuffer_pullup(in, (ssize_t)n), n);
 	conn_deny(c, REASON_HEADER_TIMEOUT, NULL);
 }
@@ -633,10 +645,7 @@ proxy_revoke(struct proxy *px, const struct policy *p)
 		n++;
 		if (c->state == ST_RELAY) {
 			tunnel_end(c, "revoked");
-		} else if (c->state == ST_HTTP ||
-		    (c->state == ST_DIAL && c->ex != NULL && c->ex->retrying)) {
-			/* The retry's dial belongs to an admitted exchange: a
-			 * close line, not a second decision (as dial_done). */
+		} else if (exchange_admitted(c)) {
 			exchange_revoke(c);
 		} else {
 			conn_deny(c, REASON_REVOKED, "policy changed");
@@ -666,8 +675,7 @@ proxy_close_all(struct proxy *px)
 			tunnel_end(c, "shutdown");
 			continue;
 		}
-		if (c->ex != NULL && (c->state == ST_HTTP ||
-		    (c->state == ST_DIAL && c->ex->retrying)))
+		if (exchange_admitted(c))
 			conn_log_close(c, "shutdown", c->ex->up, c->ex->down);
 		conn_free(c);
 	}

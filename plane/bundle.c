@@ -145,6 +145,12 @@ bundle_signed_message(const char *canon, size_t len, size_t *outlen)
 	return bundle_domain_message(BUNDLE_CONTEXT, canon, len, outlen);
 }
 
+static int
+pem_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 /* 1 when buf, past leading and trailing whitespace, is one "PUBLIC KEY"
  * block from its BEGIN line to its END line. */
 static int
@@ -154,9 +160,9 @@ pem_only(const char *buf, size_t len)
 	static const char tail[] = "-----END PUBLIC KEY-----";
 	size_t a = 0, b = len;
 
-	while (a < b && strchr(" \t\r\n", buf[a]) != NULL && buf[a] != '\0')
+	while (a < b && pem_space(buf[a]))
 		a++;
-	while (b > a && strchr(" \t\r\n", buf[b - 1]) != NULL && buf[b - 1] != '\0')
+	while (b > a && pem_space(buf[b - 1]))
 		b--;
 	return b - a >= sizeof(head) - 1 + sizeof(tail) - 1 &&
 	    memcmp(buf + a, head, sizeof(head) - 1) == 0 &&

@@ -321,16 +321,23 @@ verdict_set(struct verdict *v, int public, const char *name,
 	v->via_nat64 = via_nat64;
 }
 
+/* 1 when a (family's bytes) lies in one of the own blocks. */
 static int
-own_v4(const struct classify_cfg *cfg, const unsigned char *a4)
+own_in(const struct classify_cfg *cfg, int family, const unsigned char *a)
 {
 	size_t i;
 
 	for (i = 0; i < cfg->nown; i++)
-		if (cfg->own[i].family == AF_INET &&
-		    cidr_prefix_match(a4, cfg->own[i].addr, cfg->own[i].prefix))
+		if (cfg->own[i].family == family &&
+		    cidr_prefix_match(a, cfg->own[i].addr, cfg->own[i].prefix))
 			return 1;
 	return 0;
+}
+
+static int
+own_v4(const struct classify_cfg *cfg, const unsigned char *a4)
+{
+	return own_in(cfg, AF_INET, a4);
 }
 
 /* 1 when a names one of the guard's own IPv4 addresses in an IPv6
@@ -381,15 +388,9 @@ own_embedded(const struct classify_cfg *cfg, const unsigned char *a)
 static int
 own_addr(const struct classify_cfg *cfg, int family, const unsigned char *a)
 {
-	size_t i;
-
 	if (family == AF_INET)
 		return own_v4(cfg, a);
-	for (i = 0; i < cfg->nown; i++)
-		if (cfg->own[i].family == AF_INET6 &&
-		    cidr_prefix_match(a, cfg->own[i].addr, cfg->own[i].prefix))
-			return 1;
-	return own_embedded(cfg, a);
+	return own_in(cfg, AF_INET6, a) || own_embedded(cfg, a);
 }
 
 static const struct classify_entry *
