@@ -98,41 +98,24 @@ ctpa() {	# ID NAME LISTENER PROBE
 	record "$1" connect_time_public_address "$4" "deny non_public_address untouched" "$o" \
 	    "allow reached" "$k"
 }
-# socks PORT ATYP HOST: a SOCKS5 CONNECT to HOST:80 through guard PORT
-# (ATYP 1: an IPv4 literal, 3: a name the guard resolves), then a GET on
-# the tunnel → "allow" | "deny rep=0xNN" (the reply code) | "error".
+# socks PORT HOST: a SOCKS5 CONNECT to HOST:80 through guard PORT (an
+# IPv4 literal goes as ATYP 1, a name as ATYP 3, resolved by the guard),
+# then a GET on the tunnel → "allow" | "deny rep=0xNN" | "error".
 socks() {
-	inwl python3 - "$(gaddr "$1")" "$(gport "$1")" "$2" "$3" <<'PY'
-import socket, struct, sys
-g, gp, atyp, host = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-try:
-    s = socket.create_connection((g, gp), timeout=10)
-    s.sendall(b"\x05\x01\x00")
-    if s.recv(2) != b"\x05\x00":
-        raise OSError("greeting")
-    a = (b"\x01" + socket.inet_aton(host) if atyp == 1 else
-         b"\x03" + bytes([len(host)]) + host.encode())
-    s.sendall(b"\x05\x01\x00" + a + struct.pack(">H", 80))
-    r = s.recv(4)
-    if len(r) < 2:
-        raise OSError("no reply")
-    if r[1] != 0:
-        print("deny rep=0x%02x" % r[1])
-        sys.exit()
-    s.sendall(b"GET / HTTP/1.0\r\n\r\n")
-    s.recv(100)
-    print("allow")
-except OSError:
-    print("error")
-PY
+	out=$(raw "$1" "GET / HTTP/1.0\r\n\r\n" --socks5 "$2:80")
+	case "$out" in
+	socks_rep=*) echo "deny rep=${out#socks_rep=}" ;;
+	*status=200*) echo allow ;;
+	*) echo error ;;
+	esac
 }
-ctpa_socks() {	# ID ATYP HOST LISTENER PROBE
-	clear_log "$4"
-	o="$(socks 3128 "$2" "$3") $(seen "$4")"
-	clear_log "$4"
-	k="$(socks 3129 "$2" "$3") $(seen "$4")"
-	clear_log "$4"
-	record "$1" connect_time_public_address "$5" "deny rep=0x02 untouched" "$o" \
+ctpa_socks() {	# ID HOST LISTENER PROBE
+	clear_log "$3"
+	o="$(socks 3128 "$2") $(seen "$3")"
+	clear_log "$3"
+	k="$(socks 3129 "$2") $(seen "$3")"
+	clear_log "$3"
+	record "$1" connect_time_public_address "$4" "deny rep=0x02 untouched" "$o" \
 	    "allow reached" "$k"
 }
 cases_ctpa_names() {
@@ -142,9 +125,9 @@ cases_ctpa_names() {
 	ctpa ctpa-04 cgnat.example.test cgnat "admitted name resolving to CGNAT metadata 100.100.100.200"
 	ctpa ctpa-05 10.99.0.5 priv "admitted private IP literal with a live listener"
 	# The same check on the SOCKS5 path, which routes on its own.
-	ctpa_socks ctpa-30 3 private.example.test priv \
+	ctpa_socks ctpa-30 private.example.test priv \
 	    "SOCKS5 ATYP domain: admitted name resolving to a live private listener"
-	ctpa_socks ctpa-31 1 10.99.0.5 priv \
+	ctpa_socks ctpa-31 10.99.0.5 priv \
 	    "SOCKS5 ATYP IPv4: admitted private IP literal with a live listener"
 }
 case_ctpa_rebind() {

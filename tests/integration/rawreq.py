@@ -2,6 +2,7 @@
 """rawreq.py - send exact bytes to a proxy and report what came back.
 
   rawreq.py HOST PORT [--send TEXT] [--repeat-send N] [--hold S] [--timeout S]
+            [--socks5 TARGET:PORT]
 
 TEXT uses Python escapes (\\r\\n, \\x00). Prints "status=NNN reason=R
 elapsed_ms=N closed=0|1" on one line: status is the HTTP status (0 if none),
@@ -9,8 +10,11 @@ reason the X-Egress-Guard-Reason header ("-" if none). --hold keeps the
 connection open S seconds before reading (for max-conns tests); with --send
 omitted nothing is sent (header-timeout tests). Bytes after a 200 response are
 printed as body=<repr>.
+--socks5: first a SOCKS5 CONNECT to TARGET (an IPv4 literal as ATYP 1,
+else a name, ATYP 3), then the rest on the tunnel; a refused CONNECT
+prints "socks_rep=0xNN" (the reply code) and nothing else.
 """
-import argparse, socket, sys, time
+import argparse, socket, struct, sys, time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("host")
@@ -19,6 +23,7 @@ ap.add_argument("--send", default=None)
 ap.add_argument("--then", default=None, help="sent after a 200 answer")
 ap.add_argument("--hold", type=float, default=0)
 ap.add_argument("--timeout", type=float, default=10)
+ap.add_argument("--socks5", default=None)
 a = ap.parse_args()
 
 t0 = time.monotonic()
@@ -26,6 +31,28 @@ fam = socket.AF_INET6 if ":" in a.host else socket.AF_INET
 s = socket.socket(fam, socket.SOCK_STREAM)
 s.settimeout(a.timeout)
 s.connect((a.host, a.port))
+if a.socks5 is not None:
+    th, _, tp = a.socks5.rpartition(":")
+    try:
+        dst = b"\x01" + socket.inet_aton(th) if th.count(".") == 3 else None
+    except OSError:
+        dst = None
+    if dst is None:
+        dst = b"\x03" + bytes([len(th)]) + th.encode()
+    s.sendall(b"\x05\x01\x00")
+    greet = s.recv(2)
+    s.sendall(b"\x05\x01\x00" + dst + struct.pack(">H", int(tp)))
+    rep = s.recv(4)
+    if greet != b"\x05\x00" or len(rep) < 2 or rep[1] != 0:
+        print("socks_rep=0x%02x" % (rep[1] if len(rep) >= 2 else 0xff))
+        sys.exit(0)
+    # the bound address: 4 or 16 bytes, or a name, then the port
+    left = {1: 4, 4: 16}.get(rep[3], 0) + 2 if len(rep) == 4 else 0
+    while left > 0:
+        d = s.recv(left)
+        if not d:
+            break
+        left -= len(d)
 if a.send is not None:
     s.sendall(a.send.encode("latin-1").decode("unicode_escape").encode("latin-1"))
 if a.hold:
