@@ -62,7 +62,8 @@ $(BUILD)/mutant-%/egress-guard: FORCE
 
 # mutant-run MUTANT_BUILD FACT [ENV] NAME [CASES]: the matrix over FACT
 # must fail it; with CASES (an id prefix, e.g. tp- for the transparent
-# path), one of those cases must be among the failed ones.
+# path), one of those cases must be among the failed ones. The report's
+# version must say -MUTANT exactly when MUTANT_BUILD is not $(BUILD).
 define mutant-run
 	$(Q)out=$(BUILD)/conformance/mutant-$(2); mkdir -p $$out; \
 	if BUILD=$(1) EG_CONF_FACTS=$(2) EG_CONF_RANGE_FIRST_BIN=$(abspath $(RANGE_FIRST_BIN)) \
@@ -71,11 +72,12 @@ define mutant-run
 		echo "FAIL mutant $(4): the matrix stayed green"; exit 1; \
 	fi; \
 	if python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); p=sys.argv[3]; \
-	    sys.exit(0 if r["facts"][sys.argv[2]] is False and (not p or any(c["id"].startswith(p) \
-	    and c["verdict"] == "fail" for c in r["cases"])) else 1)' \
-	    $$out/report.json $(2) '$(5)'; then \
+	    sys.exit(0 if r["facts"][sys.argv[2]] is False and \
+	    ("-MUTANT" in r["version"]) == (sys.argv[4] == "1") and \
+	    (not p or any(c["id"].startswith(p) and c["verdict"] == "fail" for c in r["cases"])) else 1)' \
+	    $$out/report.json $(2) '$(5)' $(if $(filter $(BUILD),$(1)),0,1); then \
 		echo "PASS mutant $(4): $(2) turned false$(if $(5), ($(5)* cases too))"; \
-	else echo "FAIL mutant $(4): no report or fact not false"; exit 1; fi
+	else echo "FAIL mutant $(4): no report, fact not false, or version wrong about -MUTANT"; exit 1; fi
 endef
 
 # conformance-mutants (make test runs it): one mutant per fact of the

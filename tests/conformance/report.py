@@ -8,7 +8,7 @@ is written (exit 2). DEPLOYMENT.json, when given, is the evidence of the
 deployment the cases ran against (the Docker target's engine, layout and
 image), carried as the report's "deployment" object.
 """
-import datetime, hashlib, json, sys
+import datetime, hashlib, json, re, subprocess, sys
 
 res, out, binary, facts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
 started_sha256 = sys.argv[5]
@@ -19,6 +19,20 @@ if now_sha256 != started_sha256:
     print("conformance: %s changed during the run (sha256 %s at start, %s now); no report"
           % (binary, started_sha256, now_sha256))
     sys.exit(2)
+# The version is the binary's own word (a mutant build says -MUTANT), with
+# its source revision: informational, as the hash is what a verifier checks,
+# but it must not claim a release the build is not.
+try:
+    said = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                          timeout=10).stdout.strip()
+except (OSError, subprocess.TimeoutExpired) as e:
+    said = ""
+m = re.fullmatch(r"egress-guard ([0-9A-Za-z.~-]{1,40}) \(([0-9a-f]{7,40}|[a-z]+)\)", said)
+if m is None:
+    print("conformance: %s --version said %r, not 'egress-guard VERSION (REV)'; no report"
+          % (binary, said[:200]))
+    sys.exit(2)
+version = m.group(1) + ("+git." + m.group(2) if re.fullmatch(r"[0-9a-f]+", m.group(2)) else "")
 cases = []
 for line in open(res):
     cid, fact, probe, exp, obs, cexp, cobs = line.rstrip("\n").split("\t")
@@ -28,7 +42,7 @@ for line in open(res):
 verdicts = {f: bool([c for c in cases if c["fact"] == f]) and
             all(c["verdict"] == "pass" for c in cases if c["fact"] == f) for f in facts}
 report = {"schema": "egress-guard.conformance-report.v1", "provider": "egress-guard",
-          "guard_binary": binary, "guard_sha256": started_sha256, "version": "0.1.0",
+          "guard_binary": binary, "guard_sha256": started_sha256, "version": version,
           "ran_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
           "facts": verdicts, "cases": cases}
 if len(sys.argv) > 6:
