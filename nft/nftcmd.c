@@ -2,6 +2,7 @@
  * operator reads. Input is checked completely before any namespace is
  * entered, so bad input changes nothing. */
 #include <errno.h>
+#include <net/if.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -81,6 +82,7 @@ struct opts {
 	char			 cg[NFTCG_PATH_MAX];	/* resolved folder */
 	char			 cg_why[ERR_MAX];	/* why no cgroup */
 	int			 fwd4, fwd6;	/* guard side: forwarding */
+	int			 in_missing;	/* --transparent-in not there */
 };
 
 static void say(FILE *f, const char *verb, const char *fmt, ...)
@@ -304,6 +306,9 @@ open_in(struct opts *o)
 	}
 	s = nftsock_open(err, sizeof(err));
 	netns_forwarding(&o->fwd4, &o->fwd6);
+	/* if_nametoindex's socket is made in the thread's namespace. */
+	o->in_missing = o->cfg.in_ifname[0] != '\0' &&
+	    if_nametoindex(o->cfg.in_ifname) == 0;
 	if (netns_return(saved, err2, sizeof(err2)) == -1) {
 		say(stderr, o->verb, "%s", err2);
 		nftsock_close(s);
@@ -400,6 +405,14 @@ warn_forwarding(const struct opts *o)
 {
 	if (o->cfg.in_ifname[0] == '\0')
 		return;
+	/* The rules match the name, so a link added later is covered; but a
+	 * typo leaves the real link unfiltered while the table says "in
+	 * place". Not refused: the link may come up after the table. */
+	if (o->in_missing)
+		say(stderr, o->verb, "warning: no interface %s in %s (yet): the "
+		    "rules for --transparent-in match that name only, and no "
+		    "packet from any other link is judged by them",
+		    o->cfg.in_ifname, o->netns);
 	if (o->fwd4 == 1 || o->fwd6 == 1)
 		say(stderr, o->verb, "warning: forwarding is on in %s (%s%s%s): "
 		    "the table's forward chain drops every forwarded packet, "
@@ -409,10 +422,12 @@ warn_forwarding(const struct opts *o)
 		    o->fwd6 == 1 ? "net.ipv6.conf.all.forwarding=1" : "");
 }
 
-/* Other base chains on the hooks this table uses see the same packets: an
- * accept there does not undo our drop, but a queue verdict (NF_STOP from
- * userspace) or a nat rewrite can, and their owner can delete this table
- * anyway. Reported as warnings: Docker's own nat chains are normal. */
+/* Every other base chain in the namespace, of any family and on any hook,
+ * sees packets this table judges, before or after it: an accept there does
+ * not undo our drop, but a queue verdict (NF_STOP from userspace), a nat
+ * rewrite or a netdev egress/ingress rewrite can, and their owner can
+ * delete this table anyway. Reported as warnings: Docker's own nat chains
+ * are normal. */
 static void
 warn_other_chains(const struct opts *o, struct nftsock *s)
 {
@@ -420,8 +435,8 @@ warn_other_chains(const struct opts *o, struct nftsock *s)
 	struct nftnl_chain_list_iter *it;
 	const struct nftnl_chain *c;
 	char err[ERR_MAX], text[512], tab[128];
-	const char *t, *fam;
-	uint32_t f, h;
+	const char *t;
+	uint32_t f;
 	int more, kerr, n = 0;
 
 	if (nftsock_read_base_chains(s, OTHER_CHAINS_MAX, &cl, &more, &kerr,
@@ -437,24 +452,18 @@ warn_other_chains(const struct opts *o, struct nftsock *s)
 	}
 	while ((c = nftnl_chain_list_iter_next(it)) != NULL) {
 		f = nftnl_chain_get_u32(c, NFTNL_CHAIN_FAMILY);
-		h = nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM);
 		t = nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE);
-		fam = f == NFPROTO_INET ? "inet" : f == NFPROTO_IPV4 ? "ip" :
-		    f == NFPROTO_IPV6 ? "ip6" : NULL;
-		/* The guard side's table also hooks prerouting, where a nat
-		 * chain ahead of ours could rewrite first. */
-		if (fam == NULL || t == NULL || (h != NF_INET_LOCAL_OUT &&
-		    h != NF_INET_LOCAL_IN && h != NF_INET_FORWARD &&
-		    (h != NF_INET_PRE_ROUTING || o->cfg.in_ifname[0] == '\0')))
-			continue;
-		if (f == NFPROTO_INET && strcmp(t, NFTRULES_TABLE) == 0)
+		if (t == NULL || !nftnl_chain_is_set(c, NFTNL_CHAIN_HOOKNUM) ||
+		    (f == NFPROTO_INET && strcmp(t, NFTRULES_TABLE) == 0))
 			continue;
 		nftfmt_safe(t, tab, sizeof(tab));
 		nftfmt_chain(c, text, sizeof(text));
 		say(stderr, o->verb, "warning: another base chain on the %s "
 		    "hook: table %s %s chain %s: it sees the same packets and "
 		    "can let through (queue verdicts) or rewrite what this "
-		    "table drops", nftfmt_hook(h), fam, tab, text);
+		    "table drops", nftfmt_hook_in(f,
+		    nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM)),
+		    nftfmt_family(f), tab, text);
 		n++;
 	}
 	nftnl_chain_list_iter_destroy(it);
@@ -462,8 +471,7 @@ warn_other_chains(const struct opts *o, struct nftsock *s)
 		say(stderr, o->verb, "warning: more than %d base chains; "
 		    "only the first were checked", OTHER_CHAINS_MAX);
 	if (n == 0)
-		say(stdout, o->verb, "no other base chain on the input, output "
-		    "or forward hooks");
+		say(stdout, o->verb, "no other base chain in the namespace");
 	nftnl_chain_list_free(cl);
 }
 

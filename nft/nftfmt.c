@@ -10,6 +10,7 @@
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_conntrack_common.h>
 #include <linux/netfilter/nf_tables.h>
+#include <linux/rtnetlink.h>
 
 #include <libnftnl/chain.h>
 #include <libnftnl/common.h>
@@ -420,6 +421,22 @@ rf_match(struct rf *f, const struct nftnl_expr *cmp)
 		    sizeof(addr)) ? addr : "?");
 		return 0;
 	}
+	if (strcmp(ln, "fib") == 0) {
+		if (f->mask != NULL || dlen != 4 || (op != NFT_CMP_EQ &&
+		    op != NFT_CMP_NEQ) ||
+		    nftnl_expr_get_u32(ld, NFTNL_EXPR_FIB_RESULT) !=
+		    NFT_FIB_RESULT_ADDRTYPE ||
+		    nftnl_expr_get_u32(ld, NFTNL_EXPR_FIB_FLAGS) !=
+		    NFTA_FIB_F_SADDR)
+			return -1;
+		rf_begin(f);
+		sb_add(f->s, "fib saddr type %s", cmpop(op));
+		if (u32 == RTN_LOCAL)
+			sb_add(f->s, "local");
+		else
+			sb_add(f->s, "%u", u32);
+		return 0;
+	}
 	if (strcmp(ln, "exthdr") == 0 || strcmp(ln, "socket") == 0)
 		return rf_other(f, ld, ln, op, d, dlen);
 	if (strcmp(ln, "payload") == 0 && f->mask != NULL)
@@ -583,6 +600,7 @@ loads_reg1(const struct nftnl_expr *e, const char *n)
 		{ "exthdr", NFTNL_EXPR_EXTHDR_DREG },
 		{ "socket", NFTNL_EXPR_SOCKET_DREG },
 		{ "rt", NFTNL_EXPR_RT_DREG },
+		{ "fib", NFTNL_EXPR_FIB_DREG },
 	};
 	size_t i;
 
@@ -670,6 +688,34 @@ nftfmt_hook(uint32_t hook)
 	return "?";
 }
 
+/* netdev and arp number their hooks from 0 as well: the same number is
+ * another hook there. */
+const char *
+nftfmt_hook_in(uint32_t family, uint32_t hook)
+{
+	if (family == NFPROTO_NETDEV)
+		return hook == NF_NETDEV_INGRESS ? "ingress" :
+		    hook == NF_NETDEV_EGRESS ? "egress" : "?";
+	if (family == NFPROTO_ARP)
+		return hook == 0 ? "input" : hook == 1 ? "output" :
+		    hook == 2 ? "forward" : "?";
+	return nftfmt_hook(hook);
+}
+
+const char *
+nftfmt_family(uint32_t family)
+{
+	switch (family) {
+	case NFPROTO_INET:	return "inet";
+	case NFPROTO_IPV4:	return "ip";
+	case NFPROTO_IPV6:	return "ip6";
+	case NFPROTO_ARP:	return "arp";
+	case NFPROTO_BRIDGE:	return "bridge";
+	case NFPROTO_NETDEV:	return "netdev";
+	}
+	return "?";
+}
+
 const char *
 nftfmt_policy(uint32_t p)
 {
@@ -697,7 +743,9 @@ nftfmt_chain(const struct nftnl_chain *c, char *buf, size_t len)
 	sb_add(&s, " { type ");
 	sb_safe(&s, type != NULL ? type : "?", 64);
 	sb_add(&s, " hook %s priority %d;",
-	    nftfmt_hook(nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM)),
+	    nftfmt_hook_in(nftnl_chain_is_set(c, NFTNL_CHAIN_FAMILY) ?
+	    nftnl_chain_get_u32(c, NFTNL_CHAIN_FAMILY) : NFPROTO_INET,
+	    nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM)),
 	    (int)nftnl_chain_get_s32(c, NFTNL_CHAIN_PRIO));
 	if (nftnl_chain_is_set(c, NFTNL_CHAIN_POLICY))
 		sb_add(&s, " policy %s;",

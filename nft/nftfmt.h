@@ -22,6 +22,9 @@ size_t nftfmt_chain(const struct nftnl_chain *c, char *buf, size_t len);
 size_t nftfmt_safe(const char *s, char *buf, size_t len);
 
 const char *nftfmt_hook(uint32_t hook);		/* "output", ... or "?" */
+/* The hook's name in that family (netdev: "ingress", "egress"). */
+const char *nftfmt_hook_in(uint32_t family, uint32_t hook);
+const char *nftfmt_family(uint32_t family);	/* "inet", "netdev", ... */
 const char *nftfmt_policy(uint32_t policy);	/* "accept", "drop" or "?" */
 
 #endif

@@ -15,6 +15,7 @@
 #include <linux/netfilter/nf_conntrack_tuple_common.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
+#include <linux/rtnetlink.h>
 
 #include <libmnl/libmnl.h>
 #include <libnftnl/chain.h>
@@ -322,6 +323,43 @@ rules_srcroute(struct nftnl_chain *c, const char *chain)
 	return 0;
 }
 
+/* A source that is not this namespace's own: IPV6_FREEBIND (no capability
+ * needed) or a raw socket binds any address, and a SYN from "2001:db8::7"
+ * to the guard's port makes the guard host answer that address over its
+ * own way out: address, port and timing carry data past the guard. Two
+ * exceptions: the unspecified source (::), which DAD and early MLD use and
+ * nothing answers; and related packets, which is what our own rejects
+ * send (a reset "from" the refused address, delivered over lo, that the
+ * kernel attaches to the refused connection). "ct state" never fails to
+ * load: an untracked or invalid packet is checked too. */
+static int
+rules_spoofed(struct nftnl_chain *c, const char *chain)
+{
+	static const unsigned char any6[16];
+	uint32_t local = RTN_LOCAL, related = NF_CT_STATE_BIT(IP_CT_RELATED);
+	struct nftx_rule b;
+	int v6;
+
+	for (v6 = 1; v6 >= 0; v6--) {
+		nftx_start(&b, chain);
+		nftx_meta_u8(&b, NFT_META_NFPROTO, v6 ? NFPROTO_IPV6 :
+		    NFPROTO_IPV4);
+		if (v6) {
+			nftx_add(&b, nftx_payload(NFT_PAYLOAD_NETWORK_HEADER, 8,
+			    sizeof(any6)));
+			nftx_add(&b, nftx_cmp(NFT_CMP_NEQ, any6, sizeof(any6)));
+		}
+		nftx_add(&b, nftx_ct(NFT_CT_STATE));
+		nftx_add(&b, nftx_cmp(NFT_CMP_NEQ, &related, sizeof(related)));
+		nftx_add(&b, nftx_fib_saddr_type());
+		nftx_add(&b, nftx_cmp(NFT_CMP_NEQ, &local, sizeof(local)));
+		nftx_count_verdict(&b, NF_DROP);
+		if (nftx_finish(&b, c) == -1)
+			return -1;
+	}
+	return 0;
+}
+
 /* ip daddr A tcp dport P counter accept (ip6 daddr for IPv6), in chain;
  * iifname, when set, limits it to packets arriving there. */
 int
@@ -398,6 +436,26 @@ rule_lo_dns(struct nftnl_chain *c, uint8_t l4)
 	return nftx_finish(&b, c);
 }
 
+/* oif lo ip daddr 127.0.0.11, original direction: Docker's embedded
+ * resolver, which forwards queries out. Its real port is a random one,
+ * but /proc/net/udp shows it to any uid: a query sent there directly is
+ * neither port 53 nor redirected, so rule_lo_dns misses it. */
+static int
+rule_lo_docker_dns(struct nftnl_chain *c)
+{
+	const unsigned char addr[4] = { 127, 0, 0, 11 };
+	struct nftx_rule b;
+
+	nftx_start(&b, "output");
+	nftx_meta_u32(&b, NFT_META_OIF, NFTX_LOOPBACK_IFINDEX);
+	nftx_ct_original(&b);
+	nftx_meta_u8(&b, NFT_META_NFPROTO, NFPROTO_IPV4);
+	nftx_add(&b, nftx_payload(NFT_PAYLOAD_NETWORK_HEADER, 16, sizeof(addr)));
+	nftx_add(&b, nftx_cmp(NFT_CMP_EQ, addr, sizeof(addr)));
+	nftx_count_reject(&b, 0);
+	return nftx_finish(&b, c);
+}
+
 /* The last two rules of a chain that refuses: refused traffic fails at
  * once instead of timing out: TCP gets a reset, everything else an
  * ICMP(v6) administratively prohibited. iifname limits them to one link. */
@@ -432,10 +490,12 @@ rule_output(struct nftnl_chain *c, const struct nftrules_config *cfg)
 	 * the nat rule sends it; only our own redirects to the transparent
 	 * and DNS listeners are let through first. */
 	if (rules_srcroute(c, "output") == -1 ||
+	    rules_spoofed(c, "output") == -1 ||
 	    nftrules_rule_exempt(c, "output", cfg) == -1 ||
 	    nfttransp_rules_redirected(c, cfg) == -1 ||
 	    rule_lo_dns(c, IPPROTO_UDP) == -1 ||
 	    rule_lo_dns(c, IPPROTO_TCP) == -1 || rule_lo_dns(c, 0) == -1 ||
+	    rule_lo_docker_dns(c) == -1 ||
 	    nftrules_rule_lo(c, "output", NFT_META_OIF) == -1 ||
 	    rules_nd_out(c, cfg) == -1)
 		return -1;

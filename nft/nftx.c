@@ -117,6 +117,18 @@ nftx_rt_nexthop(int family)
 	return x_new("rt", a, NATTR(a));
 }
 
+/* reg1 = the route type (RTN_*) of the packet's source address: local
+ * when the address is one of this namespace's own. */
+struct nftnl_expr *
+nftx_fib_saddr_type(void)
+{
+	const struct attr a[] = { { NFTNL_EXPR_FIB_DREG, NFT_REG_1 },
+		{ NFTNL_EXPR_FIB_RESULT, NFT_FIB_RESULT_ADDRTYPE },
+		{ NFTNL_EXPR_FIB_FLAGS, NFTA_FIB_F_SADDR } };
+
+	return x_new("fib", a, NATTR(a));
+}
+
 struct nftnl_expr *
 nftx_counter(void)
 {

@@ -40,6 +40,7 @@ struct nftnl_expr *nftx_mask(uint32_t mask);
 struct nftnl_expr *nftx_exthdr_present(uint32_t op, uint8_t type);
 struct nftnl_expr *nftx_socket_cgroup(uint32_t level);
 struct nftnl_expr *nftx_rt_nexthop(int family);
+struct nftnl_expr *nftx_fib_saddr_type(void);
 struct nftnl_expr *nftx_counter(void);
 struct nftnl_expr *nftx_verdict(uint32_t v);
 struct nftnl_expr *nftx_reject(uint32_t type, int code);

@@ -40,6 +40,10 @@ SH=egnft-sh-$$
 NOBODY=65534
 PUB4=198.18.1.10
 PUB6=2001:2::10
+# Sources a workload forges: addresses of the pretend internet that no
+# namespace holds. The guard host answers them over its own way out.
+SPOOF4=198.18.77.77
+SPOOF6=2001:2::77
 T=$(mktemp -d /tmp/egnft.XXXXXX)
 PIDS=""
 fails=0
@@ -339,6 +343,8 @@ setup() {
 	printf '%s\n' 'table inet egnft_probe {' ' chain pre {' \
 	    '  type filter hook prerouting priority -300; policy accept;' \
 	    '  ip6 daddr 2001:2::/32 icmpv6 type 133-137 counter' \
+	    "  ip daddr $SPOOF4 tcp sport 3128 counter" \
+	    "  ip6 daddr $SPOOF6 tcp sport 3128 counter" \
 	    ' }' '}' | nsx "$IN" nft -f - || return 1
 }
 
@@ -346,6 +352,22 @@ setup() {
 probe_count() {
 	nsx "$1" nft list table inet egnft_probe 2>/dev/null |
 	    sed -n 's/.*counter packets \([0-9]*\) .*/\1/p' | sed -n "${2}p"
+}
+
+# counted NAME leaves|stays NS K PROBE V: runs "PROBE $WL V"; the Kth
+# counter of NS's egnft_probe must then grow (leaves) or stay (stays).
+counted() {
+	n=$(probe_count "$3" "$4")
+	o=$($5 "$WL" "$6")
+	if [ "$2" = leaves ]; then
+		wait_count "$3" "$4" "$n"
+		if [ "$(probe_count "$3" "$4")" -gt "$n" ]; then pass "$1"
+		else fail "$1" "$3 counted none $o"; fi
+	else
+		sleep 0.3
+		if [ "$(probe_count "$3" "$4")" = "$n" ]; then pass "$1"
+		else fail "$1" "$3 counted one $o"; fi
+	fi
 }
 
 # Docker's embedded resolver, stood in for: the nat rules it installs in the
@@ -374,11 +396,26 @@ EOF
 
 PROBE=$top/tests/integration/nftprobe.py
 
-# dns_query ns [prefix...]: "udp answered|refused tcp connected|refused"
+# dns_query ns [prefix...]: "udp answered|refused tcp connected|refused";
+# with DNSQ_PORTS="UDP TCP", the resolver's real ports asked directly
 dns_query() {
 	ns=$1
 	shift
-	$PRE ip netns exec "$ns" "$@" "$PY" "$PROBE" dns-query
+	$PRE ip netns exec "$ns" "$@" "$PY" "$PROBE" dns-query ${DNSQ_PORTS:-}
+}
+
+# dns_case NAME reached|refused NS [prefix...]: dns_query says so, and the
+# resolver logged both queries (reached) or none (refused); log emptied.
+dns_case() {
+	name=$1 want="udp $2 tcp $2" ns=$3
+	shift 3
+	[ "$want" = "udp reached tcp reached" ] && want="udp answered tcp connected"
+	r=$(dns_query "$ns" "$@")
+	n=0
+	case $want in *answered*) n=2; [ "$r" = "$want" ] && wait_lines "$T/dns-$ns.log" 2 ;; esac
+	if [ "$r" = "$want" ] && [ "$(lines "$T/dns-$ns.log")" = $n ]; then pass "$name"
+	else fail "$name" "$r; resolver log: $(cat "$T/dns-$ns.log")"; fi
+	: >"$T/dns-$ns.log"
 }
 
 if ! setup; then
@@ -427,16 +464,27 @@ fi
 
 # Docker's resolver answers the workload through the DNAT (and would
 # forward the query out).
-r=$(dns_query "$WL")
-# The resolver logs the TCP connection after its accept(), which may come
-# after the client has connected and exited: wait for it, then count.
-[ "$r" = "udp answered tcp connected" ] && wait_lines "$T/dns-$WL.log" 2
-if [ "$r" = "udp answered tcp connected" ] && [ "$(lines "$T/dns-$WL.log")" = 2 ]; then
-	pass control_docker_dns_reached_before_apply
-else
-	fail control_docker_dns_reached_before_apply "$r; resolver log: $(cat "$T/dns-$WL.log")"
-fi
-: >"$T/dns-$WL.log"
+# (The resolver logs the TCP connection after its accept(), which may come
+# after the client has connected and exited: dns_case waits for it.)
+dns_case control_docker_dns_reached_before_apply reached "$WL"
+# The resolver's real ports, asked directly: no DNAT, not port 53. Any uid
+# reads them in /proc/net/udp and /proc/net/tcp.
+DNSQ_PORTS="40054 40053" dns_case control_docker_dns_real_port_reached_before_apply \
+    reached "$WL" setpriv --reuid=12345 --regid=12345 --clear-groups
+
+# A forged source: the guard host answers it over its own way out (a
+# SYN-ACK or a reset to an address the workload chose, port and timing
+# too). IPv6 by an unprivileged user (IPV6_FREEBIND), IPv4 by a raw socket.
+spoof() { # ns 6|4
+	if [ "$2" = 6 ]; then
+		nsx "$1" setpriv --reuid=12345 --regid=12345 --clear-groups \
+		    "$PY" "$PROBE" spoof6 $SPOOF6 fd00:200::1 3128 2>&1
+	else
+		nsx "$1" "$PY" "$PROBE" spoof4 $SPOOF4 10.200.0.1 3128 2>&1
+	fi
+}
+counted control_forged_source_ipv6_answered_outside_before_apply leaves "$IN" 3 spoof 6
+counted control_forged_source_ipv4_answered_outside_before_apply leaves "$IN" 2 spoof 4
 
 # A root workload's raw socket sends a neighbour solicitation carrying
 # data to a public address (hop limit 255): the internet sees it.
@@ -460,14 +508,8 @@ srcroute() { # ns 6|4: to the pretend internet's port 3128, next hop the guard
 		nsx "$1" "$PY" "$PROBE" lsrr $PUB4 3128 10.200.0.1 2>&1
 	fi
 }
-for v in 6 4; do
-	k=$([ $v = 6 ] && echo 1 || echo 2)
-	n=$(probe_count "$GD" $k)
-	o=$(srcroute "$WL" $v)
-	wait_count "$GD" $k "$n"
-	if [ "$(probe_count "$GD" $k)" -gt "$n" ]; then pass "control_source_routed_ipv${v}_leaves_before_apply"
-	else fail "control_source_routed_ipv${v}_leaves_before_apply" "the guard host counted none $o"; fi
-done
+counted control_source_routed_ipv6_leaves_before_apply leaves "$GD" 1 srcroute 6
+counted control_source_routed_ipv4_leaves_before_apply leaves "$GD" 2 srcroute 4
 
 # ---- bad input: exit 2, a clear message, no table --------------------------
 
@@ -511,6 +553,9 @@ has nft_cli_lists_table "$listing" "table inet egress_guard" \
     'oif "lo" ct direction original meta l4proto udp ct original proto-dst 53' \
     'oif "lo" ct direction original meta l4proto tcp ct original proto-dst 53' \
     'oif "lo" ct direction original ct status dnat' \
+    'oif "lo" ct direction original ip daddr 127.0.0.11' \
+    "ip6 saddr != :: ct state != related fib saddr type != local counter" \
+    "meta nfproto ipv4 ct state != related fib saddr type != local counter" \
     "ip6 daddr fe80::/10 ip6 hoplimit 255 icmpv6 type 133-137 accept" \
     "ip6 daddr ff02::/16 ip6 hoplimit 255 icmpv6 type 133-137 accept" \
     "ip6 daddr fd00:200::1 ip6 hoplimit 255 icmpv6 type 133-137 accept"
@@ -532,12 +577,12 @@ if icmp_echo "$WL" $PUB4; then fail icmp_blocked "echo reply came back"
 else pass icmp_blocked; fi
 
 # 14.5: no DNS query reaches Docker's resolver, DNAT or not.
-r=$(dns_query "$WL")
-if [ "$r" = "udp refused tcp refused" ] && [ "$(lines "$T/dns-$WL.log")" = 0 ]; then
-	pass docker_dns_dnat_refused_listener_sees_nothing
-else
-	fail docker_dns_dnat_refused_listener_sees_nothing "$r; resolver log: $(cat "$T/dns-$WL.log")"
-fi
+dns_case docker_dns_dnat_refused_listener_sees_nothing refused "$WL"
+DNSQ_PORTS="40054 40053" dns_case hostile_docker_dns_real_port_refused_listener_sees_nothing \
+    refused "$WL" setpriv --reuid=12345 --regid=12345 --clear-groups
+
+counted hostile_forged_source_ipv6_to_guard_port_dropped stays "$IN" 3 spoof 6
+counted hostile_forged_source_ipv4_to_guard_port_dropped stays "$IN" 2 spoof 4
 
 # 19.11: ND leaves only on the link.
 n=$(probe_count "$IN" 1)
@@ -547,14 +592,8 @@ if [ "$(probe_count "$IN" 1)" = "$n" ]; then pass nd_to_public_address_dropped
 else fail nd_to_public_address_dropped "the internet counted an ND packet"; fi
 
 # 19.12: source-routed packets to the guard's own port are dropped.
-for v in 6 4; do
-	k=$([ $v = 6 ] && echo 1 || echo 2)
-	n=$(probe_count "$GD" $k)
-	srcroute "$WL" $v >/dev/null
-	sleep 0.2
-	if [ "$(probe_count "$GD" $k)" = "$n" ]; then pass "source_routed_ipv${v}_to_guard_port_dropped"
-	else fail "source_routed_ipv${v}_to_guard_port_dropped" "the guard host counted one"; fi
-done
+counted source_routed_ipv6_to_guard_port_dropped stays "$GD" 1 srcroute 6
+counted source_routed_ipv4_to_guard_port_dropped stays "$GD" 2 srcroute 4
 
 # 19.13: ICMPv6 echo is refused at once (admin-prohibited), not dropped.
 t0=$(now_ms)
@@ -711,15 +750,27 @@ else fail verify_after_repairs "exit $RC: $ERR"; fi
 printf '%s\n' 'table inet egnft_other {' ' chain out {' \
     '  type filter hook output priority -10; policy accept;' \
     '  meta l4proto udp accept' ' }' '}' | nsx "$WL" nft -f -
+# Hostile: a netdev chain on the workload's link rewrites what leaves after
+# every inet hook (egress), or what arrives before them (ingress), and a nat
+# postrouting chain rewrites after the filter: none is on our hooks.
+printf '%s\n' 'table netdev egnft_dev {' ' chain in {' \
+    '  type filter hook ingress device "wl0" priority 0; policy accept;' \
+    ' }' '}' 'table ip egnft_post {' ' chain post {' \
+    '  type nat hook postrouting priority 100; policy accept;' ' }' '}' |
+    nsx "$WL" nft -f -
 eg verify $APPLY
 if [ $RC -eq 0 ]; then
 	has verify_reports_other_base_chains "$ERR" \
 	    "warning: another base chain on the output hook: table inet egnft_other chain out { type filter hook output priority -10;" \
-	    "table ip nat chain OUTPUT { type nat hook output priority -100;"
+	    "table ip nat chain OUTPUT { type nat hook output priority -100;" \
+	    "warning: another base chain on the ingress hook: table netdev egnft_dev chain in { type filter hook ingress priority 0;" \
+	    "warning: another base chain on the postrouting hook: table ip egnft_post chain post { type nat hook postrouting priority 100;"
 else
 	fail verify_reports_other_base_chains "exit $RC: $ERR"
 fi
 nsx "$WL" nft delete table inet egnft_other
+nsx "$WL" nft delete table netdev egnft_dev
+nsx "$WL" nft delete table ip egnft_post
 nsx "$WL" nft delete table ip nat
 eg verify $APPLY
 case $ERR in
@@ -828,12 +879,9 @@ r=$(dns_query "$SH" setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups)
 if [ "$r" = "udp answered tcp connected" ]; then pass exempt_uid_resolves_through_docker_dns
 else fail exempt_uid_resolves_through_docker_dns "$r"; fi
 : >"$T/dns-$SH.log"
-r=$(dns_query "$SH")
-if [ "$r" = "udp refused tcp refused" ] && [ "$(lines "$T/dns-$SH.log")" = 0 ]; then
-	pass shared_workload_docker_dns_refused_listener_sees_nothing
-else
-	fail shared_workload_docker_dns_refused_listener_sees_nothing "$r; $(cat "$T/dns-$SH.log")"
-fi
+dns_case shared_workload_docker_dns_refused_listener_sees_nothing refused "$SH"
+DNSQ_PORTS="40054 40053" dns_case hostile_shared_workload_docker_dns_real_port_refused \
+    refused "$SH"
 
 # ---- (b) shared namespace: the guard is exempt by cgroup v2 -----------------
 

@@ -146,7 +146,14 @@ udp control_separate_udp_reaches_far_side "$WL" $PUB4 5000 "$T/farudp.log" arriv
 
 # ---- separate layout, guard side alone ---------------------------------------
 GUARD_SIDE="--netns $GD --transparent-in $GDIF --transparent 10.77.0.1:3129 --transparent [fd77::1]:3129 --dns-listen 10.77.0.1:5353 --guard 10.77.0.1:3128"
+# A mistyped link: the rules match the name only, so the real link stays
+# unfiltered; apply says so (the link may come later, so not refused).
+egnft apply --netns "$GD" --transparent-in egtypo0 --transparent 10.77.0.1:3129 --guard 10.77.0.1:3128
+if [ $RC -eq 0 ]; then has hostile_transparent_in_mistyped_link_warned "$ERR" \
+    "warning: no interface egtypo0 in $GD (yet)"
+else fail hostile_transparent_in_mistyped_link_warned "exit $RC: $ERR"; fi
 egnft apply $GUARD_SIDE
+case $ERR in *"no interface"*) fail guard_side_apply_no_missing_link_warning "$ERR" ;; esac
 if [ $RC -eq 0 ]; then
 	has guard_side_apply_warns_forwarding_on "$ERR" "warning: forwarding is on" \
 	    "net.ipv4.ip_forward=1" "net.ipv6.conf.all.forwarding=1"

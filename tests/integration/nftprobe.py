@@ -4,14 +4,19 @@
   nftprobe.py dns-serve LOG READY   Docker's embedded resolver, stood in
       for: UDP on 127.0.0.11:40054 (answered), TCP on 127.0.0.11:40053; one
       log line per query. Runs at most 600 s.
-  nftprobe.py dns-query             queries 127.0.0.11:53 over UDP and TCP;
-      prints "udp answered|refused tcp connected|refused".
+  nftprobe.py dns-query [UDP TCP]   queries 127.0.0.11:53 (or the resolver's
+      real ports UDP and TCP, asked directly) over UDP and TCP; prints
+      "udp answered|refused tcp connected|refused".
   nftprobe.py nd DST                a neighbour solicitation carrying data,
       hop limit 255, from a raw socket to DST (needs CAP_NET_RAW).
   nftprobe.py rthdr DST PORT VIA    TCP connect to DST with an IPv6 segment
       routing header whose next segment is VIA (unprivileged): the packet
       leaves addressed to VIA, port PORT.
   nftprobe.py lsrr DST PORT VIA     the same with an IPv4 LSRR option
+      (needs CAP_NET_RAW).
+  nftprobe.py spoof6 SRC DST PORT   TCP connect to DST from a source that is
+      not this namespace's own, bound with IPV6_FREEBIND (unprivileged).
+  nftprobe.py spoof4 SRC DST PORT   one TCP SYN from SRC on a raw socket
       (needs CAP_NET_RAW).
   nftprobe.py fsuid UID DST PORT    setfsuid(UID) around socket(), then a
       TCP connect to DST (needs CAP_SETUID); prints "reached" or "blocked".
@@ -63,11 +68,11 @@ def dns_serve(log_path, ready):
             log.flush()
 
 
-def dns_query():
+def dns_query(uport=53, tport=53):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.settimeout(1)
     try:
-        s.sendto(QUERY, ("127.0.0.11", 53))
+        s.sendto(QUERY, ("127.0.0.11", int(uport)))
         s.recv(512)
         u = "answered"
     except OSError:
@@ -75,7 +80,7 @@ def dns_query():
     t = socket.socket()
     t.settimeout(1)
     try:
-        t.connect(("127.0.0.11", 53))
+        t.connect(("127.0.0.11", int(tport)))
         c = "connected"
     except OSError:
         c = "refused"
@@ -151,6 +156,14 @@ def udp_probe(dst, port):
         print("udp refused")
 
 
+def csum(b):
+    b += b"\0" * (len(b) % 2)
+    n = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while n >> 16:
+        n = (n & 0xffff) + (n >> 16)
+    return ~n & 0xffff
+
+
 def connect(s, dst):
     s.settimeout(0.5)
     try:
@@ -175,7 +188,7 @@ def probe(argv):
     elif cmd == "dns-serve":
         dns_serve(argv[1], argv[2])
     elif cmd == "dns-query":
-        dns_query()
+        dns_query(*argv[1:3])
     elif cmd == "origdst-serve":
         serve("tcp", *argv[1:5])
     elif cmd == "udp-serve":
@@ -206,6 +219,24 @@ def probe(argv):
         s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS,
                      bytes([1, 131, 7, 4]) + socket.inet_aton(argv[3]))
         connect(s, (argv[1], int(argv[2])))
+    elif cmd == "spoof6":
+        s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        s.setsockopt(socket.IPPROTO_IPV6, 78, 1)	# IPV6_FREEBIND
+        s.bind((argv[1], 31337))
+        connect(s, (argv[2], int(argv[3])))
+    elif cmd == "spoof4":
+        src, dst = socket.inet_aton(argv[1]), socket.inet_aton(argv[2])
+        tcp = struct.pack("!HHIIBBHHH", 31337, int(argv[3]), 1, 0, 5 << 4, 0x02,
+                          65535, 0, 0)
+        pseudo = src + dst + struct.pack("!BBH", 0, socket.IPPROTO_TCP, len(tcp))
+        tcp = tcp[:16] + struct.pack("!H", csum(pseudo + tcp)) + tcp[18:]
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 1, 0, 64,
+                         socket.IPPROTO_TCP, 0, src, dst)
+        s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+        try:
+            s.sendto(ip + tcp, (argv[2], 0))
+        except OSError:
+            pass
     elif cmd == "fsuid":
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)

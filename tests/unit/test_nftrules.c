@@ -37,17 +37,20 @@
 #define EXPRS_MAX	24
 
 /* The output chain's layout without an exemption: three source-routing
- * drops, three loopback DNS/DNAT refusals, loopback, two ND rules (plus one
- * per IPv6 guard), the guards, two rejects. An exemption comes right after
- * the source-routing drops. */
+ * drops, two forged-source drops, four loopback DNS/DNAT refusals,
+ * loopback, two ND rules (plus one per IPv6 guard), the guards, two
+ * rejects. An exemption comes right after the forged-source drops. */
 #define OUT_SRCROUTE	0
-#define OUT_LO_DNS_UDP	3
-#define OUT_LO_DNS_TCP	4
-#define OUT_LO_DNAT	5
-#define OUT_LO		6
-#define OUT_ND_LL	7
-#define OUT_ND_MC	8
-#define OUT_FIXED	9	/* rules before the per-guard ones */
+#define OUT_SPOOFED	3
+#define OUT_EXEMPT	5	/* when there is one */
+#define OUT_LO_DNS_UDP	5
+#define OUT_LO_DNS_TCP	6
+#define OUT_LO_DNAT	7
+#define OUT_LO_DOCKER	8
+#define OUT_LO		9
+#define OUT_ND_LL	10
+#define OUT_ND_MC	11
+#define OUT_FIXED	12	/* rules before the per-guard ones */
 
 /* Everything a test needs: the batch and its parsed-back objects. */
 struct fx {
@@ -446,6 +449,82 @@ test_loopback_dnat_of_any_kind_refused(void **state)
 	fx_free(f);
 }
 
+/* Hostile: a workload binds a source it does not own (IPV6_FREEBIND, no
+ * capability needed; a raw socket for IPv4) and connects to the guard's
+ * port; the guard host answers that address over its own way out. */
+static void
+test_forged_source_dropped_before_exemption(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	static const unsigned char any6[16];
+	uint32_t related = 4, local = 2;	/* NF_CT_STATE_BIT, RTN_LOCAL */
+	uint8_t v6 = NFPROTO_IPV6, v4 = NFPROTO_IPV4;
+	int i;
+
+	(void)state;
+	add_guard(f, "127.0.0.1:3128");
+	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	    sizeof(f->err)), 0);
+	build(f);
+	for (i = 0; i < 2; i++) {
+		int n = exprs(rule(f, "output", OUT_SPOOFED + i), e), k = 2;
+
+		assert_int_equal(n, i == 0 ? 10 : 8);
+		expect_meta(e[0], NFT_META_NFPROTO);
+		expect_cmp(e[1], NFT_CMP_EQ, i == 0 ? &v6 : &v4, 1);
+		if (i == 0) {	/* ip6 saddr != :: */
+			expect_payload(e[2], NFT_PAYLOAD_NETWORK_HEADER, 8, 16);
+			expect_cmp(e[3], NFT_CMP_NEQ, any6, 16);
+			k = 4;
+		}
+		expect_ct(e[k], NFT_CT_STATE, -1);
+		expect_cmp(e[k + 1], NFT_CMP_NEQ, &related, 4);
+		expect_name(e[k + 2], "fib");
+		assert_int_equal(nftnl_expr_get_u32(e[k + 2],
+		    NFTNL_EXPR_FIB_RESULT), NFT_FIB_RESULT_ADDRTYPE);
+		assert_int_equal(nftnl_expr_get_u32(e[k + 2],
+		    NFTNL_EXPR_FIB_FLAGS), NFTA_FIB_F_SADDR);
+		expect_cmp(e[k + 3], NFT_CMP_NEQ, &local, 4);
+		expect_name(e[k + 4], "counter");
+		expect_verdict(e[k + 5], NF_DROP);
+	}
+	/* the exempt guard's own packets are checked too */
+	assert_int_equal(exprs(rule(f, "output", OUT_EXEMPT), e), 4);
+	expect_meta(e[0], NFT_META_SKUID);
+	fx_free(f);
+}
+
+/* Hostile: Docker's embedded resolver answers on a random port that any
+ * uid reads in /proc/net/udp; asked there directly, the query is neither
+ * port 53 nor redirected. */
+static void
+test_docker_resolver_address_refused_on_any_port(void **state)
+{
+	struct fx *f = fx_new();
+	struct nftnl_expr *e[16];
+	static const unsigned char docker[4] = { 127, 0, 0, 11 };
+	uint32_t lo = 1;
+	uint8_t orig = 0, v4 = NFPROTO_IPV4;
+
+	(void)state;
+	add_guard(f, "127.0.0.1:3128");
+	build(f);
+	assert_int_equal(exprs(rule(f, "output", OUT_LO_DOCKER), e), 10);
+	expect_meta(e[0], NFT_META_OIF);
+	expect_cmp(e[1], NFT_CMP_EQ, &lo, 4);
+	expect_ct(e[2], NFT_CT_DIRECTION, -1);
+	expect_cmp(e[3], NFT_CMP_EQ, &orig, 1);
+	expect_meta(e[4], NFT_META_NFPROTO);
+	expect_cmp(e[5], NFT_CMP_EQ, &v4, 1);
+	expect_payload(e[6], NFT_PAYLOAD_NETWORK_HEADER, 16, 4);
+	expect_cmp(e[7], NFT_CMP_EQ, docker, 4);
+	expect_name(e[8], "counter");
+	expect_name(e[9], "reject");
+	assert_true(OUT_LO_DOCKER < OUT_LO);
+	fx_free(f);
+}
+
 static void
 expect_exthdr(const struct nftnl_expr *e, uint32_t op, uint8_t type)
 {
@@ -564,7 +643,7 @@ test_exempt_cgroup_rule_matches_socket_cgroupv2(void **state)
 	assert_int_equal(nftrules_set_exempt_cgroup(&f->cfg, id, 2, f->err,
 	    sizeof(f->err)), 0);
 	build(f);
-	assert_int_equal(exprs(rule(f, "output", 3), e), 4);
+	assert_int_equal(exprs(rule(f, "output", OUT_EXEMPT), e), 4);
 	expect_name(e[0], "socket");
 	assert_int_equal(nftnl_expr_get_u32(e[0], NFTNL_EXPR_SOCKET_KEY),
 	    NFT_SOCKET_CGROUPV2);
@@ -705,9 +784,9 @@ test_exempt_uid_rule_matches_skuid(void **state)
 	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
 	    sizeof(f->err)), 0);
 	build(f);
-	/* After the source-routing drops, before the loopback refusals. */
+	/* After the forged-source drops, before the loopback refusals. */
 	assert_int_equal(nrules(f, "output"), OUT_FIXED + 1 + 1 + 2);
-	assert_int_equal(exprs(rule(f, "output", 3), e), 4);
+	assert_int_equal(exprs(rule(f, "output", OUT_EXEMPT), e), 4);
 	expect_meta(e[0], NFT_META_SKUID);
 	expect_cmp(e[1], NFT_CMP_EQ, &uid, 4);
 	expect_name(e[2], "counter");
@@ -778,10 +857,10 @@ test_batch_names_each_message(void **state)
 	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 7),
 	    "output rule #1 (exthdr rt exists counter drop)");
 	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 7 + OUT_LO_DNAT),
-	    "output rule #6 (oif \"lo\" ct direction original ct status dnat "
+	    "output rule #8 (oif \"lo\" ct direction original ct status dnat "
 	    "counter reject with icmpx admin-prohibited)");
 	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 7 + OUT_FIXED),
-	    "output rule #10 (ip daddr 10.200.0.1 tcp dport 3128 counter accept)");
+	    "output rule #13 (ip daddr 10.200.0.1 tcp dport 3128 counter accept)");
 	assert_string_equal(nftrules_batch_what(&f->b, SEQ + 500),
 	    "unknown message");
 	fx_free(f);
@@ -1202,7 +1281,7 @@ test_compare_names_a_changed_guard_address(void **state)
 	    sizeof(f->err)), 0);
 	assert_int_equal(nftcmp_compare(&other, f->table, f->chains, f->diff,
 	    sizeof(f->diff), f->err, sizeof(f->err)), 1);
-	assert_non_null(strstr(f->diff, "output: rule #12 is (ip daddr "
+	assert_non_null(strstr(f->diff, "output: rule #15 is (ip daddr "
 	    "10.200.0.1 tcp dport 3128 counter accept), expected (ip daddr "
 	    "10.200.0.9 tcp dport 3128 counter accept)"));
 	fx_free(f);
@@ -1212,7 +1291,7 @@ static void
 test_compare_names_a_missing_rule(void **state)
 {
 	struct fx *f = built();
-	struct nftnl_rule *r = rule(f, "output", 3);	/* meta skuid */
+	struct nftnl_rule *r = rule(f, "output", OUT_EXEMPT);	/* meta skuid */
 
 	(void)state;
 	nftnl_chain_rule_del(r);
@@ -1486,9 +1565,10 @@ test_transparent_shared_filter_accepts_only_redirected_flows(void **state)
 	int first_reject;
 
 	(void)state;
-	/* srcroute (3), exemption, then 2 TCP + 2 DNS redirected accepts;
-	 * no oif match: the output hook still sees the first route's device */
-	n = exprs(rule(f, "output", 4), v);
+	/* srcroute (3), forged sources (2), exemption, then 2 TCP + 2 DNS
+	 * redirected accepts; no oif match: the output hook still sees the
+	 * first route's device */
+	n = exprs(rule(f, "output", OUT_EXEMPT + 1), v);
 	expect_name(v[0], "ct");
 	assert_int_equal(nftnl_expr_get_u32(v[0], NFTNL_EXPR_CT_KEY),
 	    NFT_CT_DIRECTION);
@@ -1503,7 +1583,7 @@ test_transparent_shared_filter_accepts_only_redirected_flows(void **state)
 	expect_cmp(v[12], NFT_CMP_EQ, &p, 2);
 	expect_verdict(v[n - 1], NF_ACCEPT);
 	first_reject = find_expr_rule(f, "output", "reject", 0);
-	assert_int_equal(first_reject, 4 + 4);
+	assert_int_equal(first_reject, OUT_EXEMPT + 1 + 4);
 	fx_free(f);
 }
 
@@ -1809,6 +1889,8 @@ main(void)
 		cmocka_unit_test(test_ipv6_guard_rule_matches_ip6_daddr_and_dport),
 		cmocka_unit_test(test_reject_rules_reset_tcp_and_prohibit_the_rest),
 		cmocka_unit_test(test_exempt_uid_rule_matches_skuid),
+		cmocka_unit_test(test_forged_source_dropped_before_exemption),
+		cmocka_unit_test(test_docker_resolver_address_refused_on_any_port),
 		cmocka_unit_test(test_input_accepts_loopback_and_established_only),
 		cmocka_unit_test(test_guard_order_does_not_change_the_batch),
 		cmocka_unit_test(test_batch_names_each_message),
