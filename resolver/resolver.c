@@ -12,8 +12,15 @@
 
 #include "resolver/resolver.h"
 #include "util/errbuf.h"
+#include "util/file.h"
 
 #define RESOLVER_MAX_SOCKS 64
+/* A header c-ares calls a success but we do not: an rcode it does not map
+ * (6-15: YXDOMAIN and the rest stay ARES_SUCCESS in 1.18), or no QR bit.
+ * Outside c-ares' status range. */
+#define RESOLVER_ST_HEADER	(-1000)
+#define RESOLVER_CONF		"/etc/resolv.conf"	/* c-ares' own */
+#define RESOLVER_CONF_MAX	(64 * 1024)	/* bytes of it read */
 /* The first c-ares with a query cache (on by default): 1.23.0. */
 #define RESOLVER_ARES_CACHE_VERSION 0x011700
 
@@ -41,8 +48,9 @@ struct resolver_query {
 	void		*arg;
 	int		 pending;	/* c-ares callbacks still to come */
 	int		 status[2];	/* ares status per type: 0 = A, 1 = AAAA */
-	struct resolver_addr *addrs;
+	struct resolver_addr *addrs;	/* the A answers, then the AAAA */
 	size_t		 n;
+	size_t		 na;		/* of which A */
 	int		 overflow;
 	struct event	*deadline;
 	struct event	*deliver;	/* deferred delivery, see resolver_cb */
@@ -133,6 +141,56 @@ resolver_servers(const struct resolver *r)
 	return r->servers;
 }
 
+/* The "nameserver ADDR" lines, as c-ares reads them: leading blanks,
+ * the word, blanks, a value. */
+size_t
+resolver_conf_nameservers(const char *text, size_t len)
+{
+	static const char word[] = "nameserver";
+	const size_t wlen = sizeof(word) - 1;
+	size_t i = 0, n = 0;
+
+	while (i < len) {
+		while (i < len && (text[i] == ' ' || text[i] == '\t'))
+			i++;
+		if (len - i > wlen + 1 && memcmp(text + i, word, wlen) == 0 &&
+		    (text[i + wlen] == ' ' || text[i + wlen] == '\t')) {
+			i += wlen;
+			while (i < len && (text[i] == ' ' || text[i] == '\t'))
+				i++;
+			if (i < len && text[i] != '\n' && text[i] != '#' &&
+			    text[i] != ';')
+				n++;
+		}
+		while (i < len && text[i] != '\n')
+			i++;
+		i++;
+	}
+	return n;
+}
+
+/* Without --dns the servers come from /etc/resolv.conf; with none there,
+ * c-ares asks 127.0.0.1:53, and in a shared namespace whoever binds that
+ * port answers for every admitted name. Refuse instead. */
+static int
+conf_has_nameserver(char *err, size_t errlen)
+{
+	char ferr[256], *text;
+	size_t len = 0, n;
+
+	if ((text = file_read(RESOLVER_CONF, RESOLVER_CONF_MAX, 0, &len, ferr,
+	    sizeof(ferr))) == NULL) {
+		errbuf_set(err, errlen, "no --dns, and %s: give --dns", ferr);
+		return 0;
+	}
+	n = resolver_conf_nameservers(text, len);
+	free(text);
+	if (n == 0)
+		errbuf_set(err, errlen, "no --dns, and no nameserver in %s (c-ares "
+		    "would ask 127.0.0.1:53): give --dns", RESOLVER_CONF);
+	return n > 0;
+}
+
 struct resolver *
 resolver_new(struct event_base *base, const char *servers, int timeout_ms,
     char *err, size_t errlen)
@@ -147,6 +205,8 @@ resolver_new(struct event_base *base, const char *servers, int timeout_ms,
 		errbuf_set(err, errlen, "c-ares init: %s", ares_strerror(rc));
 		return NULL;
 	}
+	if (servers == NULL && !conf_has_nameserver(err, errlen))
+		return NULL;
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
 		return NULL;
@@ -270,6 +330,7 @@ status_detail(int st)
 	case ARES_ECONNREFUSED:	return "connection refused";
 	case ARES_EBADRESP:	return "malformed answer";
 	case ARES_EFORMERR:	return "FORMERR";
+	case RESOLVER_ST_HEADER: return "error rcode or not an answer";
 	default:		return "resolver error";
 	}
 }
@@ -340,21 +401,40 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
 	schedule_delivery(q);
 }
 
+/* The answers go in the resolver's order, A then AAAA, whichever type
+ * answered first: A answers are inserted before any AAAA already there,
+ * so the server's timing does not pick the family dialled first. */
 static int
 add_addrs(struct resolver_query *q, int family, const struct hostent *he)
 {
 	char **p;
-	size_t alen = family == AF_INET ? 4 : 16;
+	size_t alen = family == AF_INET ? 4 : 16, k = 0, at, i;
 
-	for (p = he->h_addr_list; p != NULL && *p != NULL; p++) {
-		if (q->n == RESOLVER_MAX_ANSWERS)
-			return -1;
-		q->addrs[q->n].family = family;
-		memset(q->addrs[q->n].addr, 0, 16);
-		memcpy(q->addrs[q->n].addr, *p, alen);
-		q->n++;
+	for (p = he->h_addr_list; p != NULL && *p != NULL; p++)
+		k++;
+	if (k > RESOLVER_MAX_ANSWERS - q->n)
+		return -1;
+	at = family == AF_INET ? q->na : q->n;
+	memmove(q->addrs + at + k, q->addrs + at,
+	    (q->n - at) * sizeof(*q->addrs));
+	for (i = 0; i < k; i++) {
+		q->addrs[at + i].family = family;
+		memset(q->addrs[at + i].addr, 0, 16);
+		memcpy(q->addrs[at + i].addr, he->h_addr_list[i], alen);
 	}
+	q->n += k;
+	if (family == AF_INET)
+		q->na += k;
 	return 0;
+}
+
+/* c-ares maps only rcodes 1-5 to errors and does not check QR: an answer
+ * with rcode 6-15 or without QR would be taken as clean. */
+static int
+header_clean(const unsigned char *abuf, int alen)
+{
+	return alen >= HFIXEDSZ && (abuf[2] & 0x80) != 0 &&
+	    (abuf[3] & 0x0f) == 0;
 }
 
 static void
@@ -366,6 +446,8 @@ answer_cb(void *arg, int status, int timeouts, unsigned char *abuf, int alen,
 	int family = idx == 0 ? AF_INET : AF_INET6;
 
 	(void)timeouts;
+	if (status == ARES_SUCCESS && !header_clean(abuf, alen))
+		status = RESOLVER_ST_HEADER;
 	if (status == ARES_SUCCESS) {
 		status = idx == 0 ? ares_parse_a_reply(abuf, alen, &he, NULL, NULL) :
 		    ares_parse_aaaa_reply(abuf, alen, &he, NULL, NULL);

@@ -34,7 +34,8 @@ struct resolver;
 struct resolver_query;
 
 /* servers: "ip[:port],[ip6]:port,…" in c-ares CSV form, or NULL for
- * /etc/resolv.conf's nameservers. timeout_ms bounds a whole lookup. */
+ * /etc/resolv.conf's nameservers (none there: refused, never c-ares'
+ * 127.0.0.1 default). timeout_ms bounds a whole lookup. */
 struct resolver *resolver_new(struct event_base *base, const char *servers,
     int timeout_ms, char *err, size_t errlen);
 void resolver_free(struct resolver *r);
@@ -46,6 +47,10 @@ struct resolver_query *resolver_lookup(struct resolver *r, const char *name,
 
 /* The callback will not be called after this. Safe on NULL. */
 void resolver_cancel(struct resolver_query *q);
+
+/* How many "nameserver" lines c-ares would take from resolv.conf text.
+ * Pure; resolver_new refuses to start on 0 without servers. */
+size_t resolver_conf_nameservers(const char *text, size_t len);
 
 /* The servers in use, for status and `check` output. */
 const char *resolver_servers(const struct resolver *r);

@@ -29,8 +29,12 @@ trailing dot. Values:
                                   counter per (name, qtype); each set is merged
                                   over the entry's other keys; counters reset
                                   when the zone is re-read
-  {"rcode": "NXDOMAIN"}           NOERROR|FORMERR|SERVFAIL|NXDOMAIN|NOTIMP|REFUSED
+  {"rcode": "NXDOMAIN"}           NOERROR|FORMERR|SERVFAIL|NXDOMAIN|NOTIMP|REFUSED,
+                                  or a number 0-15; with "records_too": true the
+                                  entry's records are answered under that rcode
+  {"qr": false}                   the answer's QR bit cleared
   {"delay_ms": 3000}              answer after that delay (does not block others)
+  {"delay_ms_by_type": {"A": 400}}  the same, per query type
   {"drop": true}                  never answer
   {"mode": "garbage"}             query id + random bytes, as long as the answer
   {"mode": "truncate"}            the answer cut in the middle of its answer
@@ -173,8 +177,9 @@ def answer(zone, qlabels, qtype):
     ent = zone.lookup(name, qtype)
     if ent is None:
         return RCODES["NXDOMAIN"], [], {}
-    rcode = RCODES.get(str(ent.get("rcode", "NOERROR")).upper(), 2)
-    if rcode:
+    rc = ent.get("rcode", "NOERROR")
+    rcode = rc & 15 if isinstance(rc, int) else RCODES.get(str(rc).upper(), 2)
+    if rcode and not ent.get("records_too"):
         return rcode, [], ent
     ans, cur, owner = [], ent, b"\xc0\x0c"
     for _ in range(8):
@@ -183,13 +188,13 @@ def answer(zone, qlabels, qtype):
             break
         ans.append(rr(owner, T_CNAME, int(cur.get("ttl", 0)), encode_name(target)))
         if qtype == T_CNAME:
-            return 0, ans, ent
+            return rcode, ans, ent
         owner = encode_name(target)
         cur = zone.lookup(target.lower().rstrip("."), qtype)
         if cur is None:
-            return 0, ans, ent
+            return rcode, ans, ent
     ans += records(cur, qtype, owner)
-    return 0, ans, ent
+    return rcode, ans, ent
 
 
 def handle(zone, msg, client, udp):
@@ -226,10 +231,13 @@ def handle(zone, msg, client, udp):
     if ent.get("drop"):
         return None, 0
     try:
-        delay = max(0.0, float(ent.get("delay_ms", 0)) / 1000.0)
-    except (TypeError, ValueError):
+        by_type = ent.get("delay_ms_by_type", {}).get(QTYPES.get(qtype, ""), 0)
+        delay = max(0.0, float(ent.get("delay_ms", 0) or by_type) / 1000.0)
+    except (TypeError, ValueError, AttributeError):
         delay = 0.0
     resp = hdr(rcode, len(ans)) + question + b"".join(ans)
+    if ent.get("qr") is False:
+        resp = resp[:2] + bytes([resp[2] & 0x7f]) + resp[3:]
     mode = ent.get("mode")
     if mode == "garbage":
         resp = msg[:2] + os.urandom(len(resp) - 2)

@@ -24,7 +24,11 @@ cat >"$T/zone.json" <<'Z'
  "flip.example.test": {"cycle": [{"A": ["198.18.1.10"]}, {"A": ["10.99.0.5"]}], "ttl": 0},
  "nx.example.test": {"rcode": "NXDOMAIN"},
  "sf.example.test": {"rcode": "SERVFAIL"},
- "drop.example.test": {"drop": true}
+ "drop.example.test": {"drop": true},
+ "yx.example.test": {"rcode": 6, "records_too": true, "A": ["198.18.1.10"]},
+ "noqr.example.test": {"qr": false, "A": ["198.18.1.10"]},
+ "aslow.example.test": {"A": ["198.18.1.10"], "AAAA": ["2001:2:0:1::10"],
+   "delay_ms_by_type": {"A": 400}}
 }
 Z
 
@@ -33,7 +37,8 @@ hosts="api.example.test:80 api.example.test:443 private.example.test:80
 private.example.test:443 mixed.example.test:80 v6only.example.test:80
 mapped.example.test:80 nat64priv.example.test:80 metadata.example.test:80
 cname.example.test:80 flip.example.test:80 nx.example.test:80 sf.example.test:80
-drop.example.test:80 api.example.test:7 198.18.1.10:80 10.99.0.5:80 198.18.0.1:3128 10.77.0.1:3128"
+drop.example.test:80 yx.example.test:80 noqr.example.test:80 aslow.example.test:80
+api.example.test:7 198.18.1.10:80 10.99.0.5:80 198.18.0.1:3128 10.77.0.1:3128"
 python3 - "$T/policy.json" $hosts <<'P'
 import json, sys
 allow = []
@@ -188,6 +193,38 @@ check servfail_is_dns_failure $r "$out"
 out=$(curl_proxy 3128 http://drop.example.test/ -p)
 case "$out" in *connect=504*reason=dns_timeout*) r=0;; *) r=1;; esac
 check unanswered_query_is_dns_timeout $r "$out"
+# Hostile: c-ares 1.18 maps only rcodes 1-5 to errors and does not check
+# QR; an answer with rcode 6 (YXDOMAIN) and records, or one that is not
+# an answer, must not count as clean.
+for n in yx noqr; do
+	out=$(curl_proxy 3128 http://$n.example.test/ -p)
+	case "$out" in *connect=502*reason=dns_failure*) r=0;; *) r=1;; esac
+	grep -q "\"host\":\"$n.example.test\".*\"detail\":\"error rcode or not an answer\"" \
+	    "$T/A.log" || r=1
+	check "hostile_${n}_answer_is_dns_failure_not_clean" $r "$out"
+done
+# Hostile: the server answers AAAA first and A 0.4 s later; the addresses
+# are still A then AAAA, so its timing does not pick the family dialled.
+out=$(curl_proxy 3128 http://aslow.example.test/ -p)
+case "$out" in *code=200*) r=0;; *) r=1;; esac
+grep -q '"host":"aslow.example.test".*"addrs":\["198.18.1.10","2001:2:0:1::10"\].*"peer":"198.18.1.10:80"' \
+    "$T/A.log" || r=1
+check hostile_slow_a_answer_still_listed_and_dialled_first $r "$out $(grep aslow "$T/A.log" | tail -n 1)"
+
+# No --dns and no nameserver in resolv.conf: c-ares would ask 127.0.0.1:53,
+# which in a shared namespace anyone can bind. Refused; the control (a
+# nameserver line) starts.
+printf 'search example.test\n# nameserver 10.0.0.1\nnameserver\n' >"$T/resolv.none"
+printf 'nameserver 198.18.0.53\n' >"$T/resolv.one"
+for f in none one; do
+	ingd unshare -m sh -c 'mount --bind "$1" /etc/resolv.conf && exec "$2" check api.example.test:80 --policy "$3" --allow-range 198.18.0.0/15' \
+	    sh "$T/resolv.$f" "$BIN" "$T/policy.json" >"$T/check.$f" 2>&1
+	echo "rc=$?" >>"$T/check.$f"
+done
+r=1
+grep -q "no nameserver in /etc/resolv.conf" "$T/check.none" && grep -q "rc=2" "$T/check.none" &&
+    grep -q "verdict: allow" "$T/check.one" && grep -q "rc=0" "$T/check.one" && r=0
+check hostile_no_nameserver_in_resolv_conf_refused_not_loopback $r "$(cat "$T/check.none" "$T/check.one")"
 
 # ---- no policy, limits, timeouts
 out=$(curl_proxy 3130 http://api.example.test/ -p)
