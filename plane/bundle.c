@@ -169,9 +169,10 @@ pem_only(const char *buf, size_t len)
 	    memcmp(buf + b - (sizeof(tail) - 1), tail, sizeof(tail) - 1) == 0;
 }
 
-int
-bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
-    char *err, size_t errlen)
+/* Reads the key file from fd (already open) or, with fd -1, from path. */
+static int
+keyring_add(struct bundle_keyring *kr, int fd, const char *path, char *err,
+    size_t errlen)
 {
 	static const char begin[] = "-----BEGIN ";
 	char why[256], id[BUNDLE_KEY_ID_LEN + 1];
@@ -186,8 +187,10 @@ bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
 		errbuf_set(err, errlen, "%s: no keyring", path != NULL ? path : "");
 		return -1;
 	}
-	if ((buf = file_read(path, BUNDLE_KEY_FILE_MAX, 0, &len, err,
-	    errlen)) == NULL)
+	buf = fd == -1 ? file_read(path, BUNDLE_KEY_FILE_MAX, 0, &len, err,
+	    errlen) : file_read_fd(fd, path, BUNDLE_KEY_FILE_MAX, 0, &len, err,
+	    errlen);
+	if (buf == NULL)
 		return -1;
 	/* Private key material must never be parsed by the guard, not even
 	 * to refuse it after the fact: look for it before OpenSSL does. */
@@ -256,6 +259,20 @@ out:
 	BIO_free(bio);
 	free(buf);
 	return rc;
+}
+
+int
+bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
+    char *err, size_t errlen)
+{
+	return keyring_add(kr, -1, path, err, errlen);
+}
+
+int
+bundle_keyring_add_fd(struct bundle_keyring *kr, int fd, const char *path,
+    char *err, size_t errlen)
+{
+	return keyring_add(kr, fd, path, err, errlen);
 }
 
 /* Each byte's base64 value, shifted into place for each of the four

@@ -34,6 +34,10 @@ void bundle_keyring_free(struct bundle_keyring *kr);
  * Returns 0 or -1 with err naming the path. */
 int bundle_keyring_add_file(struct bundle_keyring *kr, const char *path,
     char *err, size_t errlen);
+/* The same from fd, already open and checked (left open): the bytes read
+ * are those of the file the caller checked, whatever path now names. */
+int bundle_keyring_add_fd(struct bundle_keyring *kr, int fd, const char *path,
+    char *err, size_t errlen);
 size_t bundle_keyring_count(const struct bundle_keyring *kr);
 
 /* The trusted key whose key id is the BUNDLE_KEY_ID_LEN hex chars at

@@ -116,6 +116,7 @@ plane_new(const struct config *cfg, uid_t owner, char *err, size_t errlen)
 {
 	struct plane *pl;
 	size_t i;
+	int rc;
 
 	if ((pl = calloc(1, sizeof(*pl))) == NULL ||
 	    (pl->kr = bundle_keyring_new()) == NULL) {
@@ -134,17 +135,20 @@ plane_new(const struct config *cfg, uid_t owner, char *err, size_t errlen)
 		int fd;
 
 		/* Whoever can write a trust key can sign any policy: the key
-		 * file and its folders get the state folder's rules. Once
-		 * they pass, no one else can change the file before it is
-		 * read. */
+		 * file and its folders get the state folder's rules, and the
+		 * key is read from the descriptor they were checked on. Read
+		 * again by name, a symlink in the path that its owner flips
+		 * between the check and the read would swap the key. */
 		if ((fd = safepath_open_path(cfg->trust_keys[i], owner, why,
 		    sizeof(why))) == -1) {
 			errbuf_set(err, errlen, "--trust-key: %s", why);
 			plane_free(pl);
 			return NULL;
 		}
+		rc = bundle_keyring_add_fd(pl->kr, fd, cfg->trust_keys[i], err,
+		    errlen);
 		close(fd);
-		if (bundle_keyring_add_file(pl->kr, cfg->trust_keys[i], err, errlen) == -1) {
+		if (rc == -1) {
 			plane_free(pl);
 			return NULL;
 		}

@@ -25,6 +25,28 @@
 #include "policy/policy.h"
 #include "util/file.h"
 
+/* test_plane links with --wrap=safepath_open_path: once a path has passed
+ * its check, the wrapper may rename swap_from over swap_to, as an owner of
+ * a symlink in the path would between the check and a second open. */
+int __real_safepath_open_path(const char *path, uid_t uid, char *err,
+    size_t errlen);
+int __wrap_safepath_open_path(const char *path, uid_t uid, char *err,
+    size_t errlen);
+static const char *swap_from, *swap_to;
+
+int
+__wrap_safepath_open_path(const char *path, uid_t uid, char *err,
+    size_t errlen)
+{
+	int fd = __real_safepath_open_path(path, uid, err, errlen);
+
+	if (fd != -1 && swap_from != NULL) {
+		assert_int_equal(rename(swap_from, swap_to), 0);
+		swap_from = NULL;
+	}
+	return fd;
+}
+
 struct fixture {
 	char		 dir[64];	/* holds the keys and state/ */
 	char		 state[96];
@@ -664,6 +686,55 @@ test_hostile_trust_key_writable_by_others_refused(void **state)
 	plane_free(pl);
 }
 
+/* Hostile: the trust key's path runs through a symlink its owner flips
+ * from the operator's key folder to one of theirs right after the check.
+ * The key must come from the descriptor that was checked. */
+static void
+test_hostile_trust_key_swapped_after_its_check_not_read(void **state)
+{
+	struct fixture *f = *state;
+	char evil[128], pub[128], link[128], flip[128], err[512], warn[256];
+	struct policy *p0 = NULL;
+	struct config cfg = f->cfg;
+	char *b;
+	FILE *fp;
+
+	snprintf(evil, sizeof(evil), "%s/evil", f->dir);
+	assert_int_equal(mkdir(evil, 0755), 0);
+	snprintf(pub, sizeof(pub), "%s/evil/k.pub.pem", f->dir);
+	assert_non_null(fp = fopen(pub, "w"));
+	assert_int_equal(PEM_write_PUBKEY(fp, f->other), 1);
+	assert_int_equal(fclose(fp), 0);
+	snprintf(link, sizeof(link), "%s/link", f->dir);
+	snprintf(flip, sizeof(flip), "%s/link.flip", f->dir);
+	assert_int_equal(symlink("keys", link), 0);
+	assert_int_equal(symlink("evil", flip), 0);
+	snprintf(pub, sizeof(pub), "%s/link/k.pub.pem", f->dir);
+	cfg.trust_keys[0] = pub;
+
+	plane_free(f->pl);		/* one plane per state folder */
+	swap_from = flip;
+	swap_to = link;
+	f->pl = plane_new(&cfg, geteuid(), err, sizeof(err));
+	assert_non_null(f->pl);
+	assert_null(swap_from);		/* the flip happened */
+	assert_int_equal(plane_start(f->pl, &p0, warn, sizeof(warn), err,
+	    sizeof(err)), 0);
+	policy_free(p0);
+	b = bundle(f->other, 5, "evil.test");
+	assert_int_equal(push(f, b), PLANE_UNKNOWN_KEY);
+	free(b);
+	/* Control: the checked key is the one trusted. */
+	b = bundle(f->key, 5, "api.test");
+	assert_int_equal(push(f, b), PLANE_OK);
+	free(b);
+	(void)unlink(link);
+	(void)unlink(pub);
+	snprintf(pub, sizeof(pub), "%s/evil/k.pub.pem", f->dir);
+	(void)unlink(pub);
+	(void)rmdir(evil);
+}
+
 static void
 test_unavailable_is_a_503(void **state)
 {
@@ -697,6 +768,9 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_hostile_untrusted_key_and_garbage_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_trust_key_swapped_after_its_check_not_read, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_epoch_rules_hold_for_checks,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(
