@@ -360,7 +360,8 @@ F=default_deny
 dd() {	# the probes at once → "TCP|UDP|RESOLVER", each with what its listener saw
 	clear_log bys; clear_log bysdns
 	r=$(probe tcp "$BYS" 8080 + udp_dns "$BYS" 53 "dd-$1.example.test" + \
-	    udp_dns 127.0.0.11 53 bystander + tcp_dns 127.0.0.11 53 bystander | awk '{print $2}' | tr '\n' ' ')
+	    udp_dns 127.0.0.11 53 bystander + tcp_dns 127.0.0.11 53 bystander + \
+	    udp_dns_docker bystander + tcp_dns_docker bystander | awk '{print $2}' | tr '\n' ' ')
 	# A connect (or an answer) comes back before the listener has logged
 	# it: up to 3 s for both logs, whichever side (a packet that got
 	# through late turns "untouched" into "reached" the same way).
@@ -369,7 +370,7 @@ dd() {	# the probes at once → "TCP|UDP|RESOLVER", each with what its listener 
 		sleep 0.1
 	done
 	set -- $r
-	echo "$1 $(seen bys)|$2 $(seen bysdns)|udp $3 tcp $4"
+	echo "$1 $(seen bys)|$2 $(seen bysdns)|udp $3 tcp $4 udp $5 tcp $6"
 }
 o=$(dd p)
 nsenter "--net=/proc/$HPID/ns/net" nft delete table inet egress_guard 2>/dev/null
@@ -384,8 +385,8 @@ record dd-01 $F "workload ignores the proxy: direct TCP to a live listener on it
     "blocked untouched" "$o1" "ok reached" "$k1"
 record dd-02 $F "workload ignores the proxy: UDP DNS to a server on its own Docker network" \
     "blocked untouched" "$o2" "ok reached" "$k2"
-record dd-10 $F "workload asks Docker's embedded resolver 127.0.0.11:53 for a container's name (UDP, TCP)" \
-    "udp blocked tcp blocked" "$o3" "udp ok tcp ok" "$k3"
+record dd-10 $F "workload asks Docker's embedded resolver for a container's name: 127.0.0.11:53, then its real ports from /proc/net (UDP, TCP)" \
+    "udp blocked tcp blocked udp blocked tcp blocked" "$o3" "udp ok tcp ok udp ok tcp ok" "$k3"
 fi
 
 echo "(all cases: $(($(date +%s) - t0)) s since the deploy began)"

@@ -489,16 +489,18 @@ counters() {	# "RT LSRR ND": packets counted at the guard host (routing
 	echo $i | cut -d' ' -f3
 }
 moved() { [ "$1" = "$2" ] && echo untouched || echo reached; }
-# One process for the four probes: Docker's resolver, ND off the link, an
-# unprivileged routing header and an LSRR option aimed at the guard's port.
+# One process for the probes: Docker's resolver (port 53, then its real
+# ports), ND off the link, an unprivileged routing header and an LSRR
+# option aimed at the guard's port.
 dd_sep() {
 	: >"$T/dockerdns.log"
 	set -- $(counters)
-	r=$(inwl /usr/bin/python3 "$PROBE" dns-query -- nd 2001:2:0:1::10 -- \
-	    as 12345 rthdr 2001:2:0:1::10 3128 fd77::1 -- lsrr 198.18.1.10 3128 10.77.0.1)
+	r=$(inwl /usr/bin/python3 "$PROBE" dns-query -- dns-query 40054 40053 -- nd 2001:2:0:1::10 -- \
+	    as 12345 rthdr 2001:2:0:1::10 3128 fd77::1 -- lsrr 198.18.1.10 3128 10.77.0.1 |
+	    tr '\n' ' ')	# one line: the two queries print one each
 	sleep 0.1
 	set -- "$@" $(counters)
-	echo "$r $([ -s "$T/dockerdns.log" ] && echo reached || echo untouched)|$(moved "$3" "$6")|$(moved "$1" "$4")|$(moved "$2" "$5")"
+	echo "$r$([ -s "$T/dockerdns.log" ] && echo reached || echo untouched)|$(moved "$3" "$6")|$(moved "$1" "$4")|$(moved "$2" "$5")"
 }
 DD_T0=$(date +%s%N)
 o1=$(direct_tcp); o2=$(direct_udp); o3=$(direct_icmp); o4=$(direct_v6); o=$(dd_sep)
@@ -521,8 +523,9 @@ record dd-05 $F "guard with no policy" "deny no_policy" "$o" allow "$k"
 o=$(via 3131 http://api.example.test/ -p); k=$(via 3128 http://api.example.test/ -p)
 record dd-06 $F "guard whose resolver is unreachable" "deny dns_timeout" "$o" allow "$k"
 
-record dd-10 $F "workload queries Docker's embedded resolver (127.0.0.11:53, DNATed on loopback), UDP and TCP" \
-    "udp refused tcp refused untouched" "$o10" "udp answered tcp connected reached" "$k10"
+record dd-10 $F "workload queries Docker's embedded resolver (127.0.0.11:53, DNATed on loopback, then its real ports directly), UDP and TCP" \
+    "udp refused tcp refused udp refused tcp refused untouched" "$o10" \
+    "udp answered tcp connected udp answered tcp connected reached" "$k10"
 record dd-11 $F "root workload sends an ND solicitation carrying data to a public address, hop limit 255" \
     untouched "$o11" reached "$k11"
 record dd-12 $F "unprivileged workload: TCP to the guard's port with an IPv6 routing header (next segment: the guard)" \
