@@ -272,7 +272,17 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			}
 			c->ndns_listen++;
 			break;
-		case OPT_CONTROL:	c->control_path = optarg; break;
+		case OPT_CONTROL:
+			/* An empty path binds an abstract socket: no file, no
+			 * mode, any uid of the namespace (the workload's
+			 * too) may connect. */
+			if (optarg[0] == '\0') {
+				errbuf_set(err, errlen, "--control: expected a socket "
+				    "path, not an empty one");
+				return -1;
+			}
+			c->control_path = optarg;
+			break;
 		case OPT_POLICY:	c->policy_path = optarg; break;
 		case OPT_STATE_DIR:
 			if (c->state_dir == NULL || optarg[0] == '\0') {

@@ -424,6 +424,22 @@ test_hostile_abbreviated_flags_refused(void **state)
 	REFUSE("unexpected argument", "--", "--allow");
 }
 
+/* An empty --control is an abstract socket (the kernel reads sun_path's
+ * leading NUL as "no file"): no mode, no owner, reachable by any uid of
+ * the namespace, the workload included. Refused, in both spellings. */
+static void
+test_hostile_empty_control_path_refused(void **state)
+{
+	struct config c;
+
+	(void)state;
+	REFUSE("--control: expected a socket path", "--control", "");
+	REFUSE("--control: expected a socket path", "--control=");
+	/* Negative control: a path is taken. */
+	PARSE_OK(&c, "--control", "/run/eg/c.sock");
+	assert_string_equal(c.control_path, "/run/eg/c.sock");
+}
+
 int
 main(void)
 {
@@ -440,6 +456,7 @@ main(void)
 		cmocka_unit_test(test_parse_starts_from_defaults_each_time),
 		cmocka_unit_test(test_classifier_holds_the_ranges),
 		cmocka_unit_test(test_hostile_abbreviated_flags_refused),
+		cmocka_unit_test(test_hostile_empty_control_path_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
