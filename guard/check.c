@@ -59,6 +59,10 @@ static const struct option check_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+static const char *const check_repeatable[] = {
+	"dns", "allow-range", "deny-range", NULL
+};
+
 static const char check_usage[] =
     "usage: egress-guard check HOST:PORT --policy FILE [--dns IP[:PORT]]...\n"
     "       [--allow-range CIDR]... [--deny-range CIDR]... [--dns-timeout S]\n";
@@ -97,7 +101,8 @@ check_main(int argc, char **argv)
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&cs, 0, sizeof(cs));
-	if (opts_exact(argc, argv, check_opts, err, sizeof(err)) == -1) {
+	if (opts_exact(argc, argv, check_opts, check_repeatable, err,
+	    sizeof(err)) == -1) {
 		fprintf(stderr, "egress-guard check: %s\n", err);
 		return 2;
 	}

@@ -42,6 +42,12 @@ static const struct option run_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+/* Every other flag holds one value and is refused when given twice. */
+static const char *const run_repeatable[] = {
+	"listen", "transparent", "trust-key", "dns", "dns-listen",
+	"allow-range", "deny-range", NULL
+};
+
 void
 config_usage(const char *prog)
 {
@@ -241,7 +247,7 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 	c->dns_timeout = 5;
 	c->grace = 10;
 
-	if (opts_exact(argc, argv, run_opts, err, errlen) == -1)
+	if (opts_exact(argc, argv, run_opts, run_repeatable, err, errlen) == -1)
 		return -1;
 	optind = 1;
 	opterr = 0;
