@@ -128,6 +128,8 @@ check_main(int argc, char **argv)
 			fputs(check_help, stdout);
 			return fflush(stdout) == EOF ? 2 : 0;
 		default:
+			/* opts_exact let through only a missing value or a
+			 * value given to --help: both end at argv[optind - 1]. */
 			errbuf_set(err, sizeof(err), "unknown or incomplete option: %s",
 			    argv[optind - 1]);
 			bad = -1;

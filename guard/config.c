@@ -378,6 +378,8 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			errbuf_set(err, errlen, "help");
 			return -1;
 		default:
+			/* opts_exact let through only a missing value or a
+			 * value given to --help: both end at argv[optind - 1]. */
 			errbuf_set(err, errlen, "unknown or incomplete option: %s",
 			    argv[optind - 1]);
 			return -1;

@@ -50,23 +50,26 @@ opts_exact(int argc, char *const argv[], const struct option *opts,
 	const char *given[OPTS_MAX] = { NULL };
 	const struct option *o;
 	const char *name;
-	char flag[64];
+	char flag[64], shown[ERRBUF_SHOW_BUF];
 	size_t len, k;
 	int i;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)
 			break;
-		if (strncmp(argv[i], "--", 2) != 0)
-			continue;
+		if (argv[i][0] != '-' || argv[i][1] == '\0')
+			continue;	/* an operand, "-" included */
+		/* No short option is defined: "-xy" is refused whole, as
+		 * given (getopt would stop inside the cluster). */
 		name = argv[i] + 2;
-		len = strcspn(name, "=");
-		if ((o = exact(opts, name, len)) == NULL) {
-			if ((o = prefix_of(opts, name, len)) != NULL)
+		len = argv[i][1] == '-' ? strcspn(name, "=") : 0;
+		if (len == 0 || (o = exact(opts, name, len)) == NULL) {
+			if (len > 0 && (o = prefix_of(opts, name, len)) != NULL)
 				return errbuf_fail(err, errlen, "--%.*s: options are "
 				    "not abbreviated: --%s", (int)len, name, o->name);
 			return errbuf_fail(err, errlen, "unknown or incomplete "
-			    "option: %s", argv[i]);
+			    "option: %s", errbuf_show(argv[i], strlen(argv[i]),
+			    shown));
 		}
 		if ((k = (size_t)(o - opts)) >= OPTS_MAX)
 			return errbuf_fail(err, errlen, "--%s: more than %d options "

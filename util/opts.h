@@ -28,10 +28,12 @@ int opts_take(const char **slot, const char *val, const char *flag, char *err,
  * "--name=value" up to a lone "--" must name an option of opts exactly
  * (the value after a required-argument option given without '=' is
  * skipped, whatever it looks like), and at most once unless its name is
- * in repeatable (NULL-terminated, names without "--"). Returns 0, or -1
- * with err naming the first argument that does not pass ("--allow:
- * options are not abbreviated: --allow-range", "unknown or incomplete
- * option: --bogus", "--policy given twice"). Pure. */
+ * in repeatable (NULL-terminated, names without "--"). A short option
+ * ("-x", "-xy"; none is defined) is refused whole: getopt would stop
+ * inside the cluster. Returns 0, or -1 with err naming the first argument
+ * that does not pass ("--allow: options are not abbreviated:
+ * --allow-range", "unknown or incomplete option: --bogus", "--policy
+ * given twice"). Pure. */
 int opts_exact(int argc, char *const argv[], const struct option *opts,
     const char *const *repeatable, char *err, size_t errlen);
 

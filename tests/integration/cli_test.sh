@@ -42,6 +42,11 @@ run_ns repeat --no-state --policy "$T/a.json" --listen 127.0.0.1:3129 \
 [ "$RC" -eq 0 ] && grep -q -- "--listen ADDR:PORT" "$T/repeat.err"
 check control_run_repeatable_flags_repeat $? "rc=$RC $(head -n1 "$T/repeat.err")"
 
+# ---- run: messages name what was given
+run_ns cluster -xy
+refused cluster "unknown or incomplete option: -xy"
+check hostile_run_short_option_cluster_named_as_given $? "rc=$RC $(head -n1 "$T/cluster.err")"
+
 # ---- check
 # chk NAME ARGS...: `egress-guard check`, stdout in $T/NAME.out, stderr
 # in $T/NAME.err, status in RC.

@@ -518,6 +518,22 @@ test_repeatable_flags_and_flag_like_values_not_counted_twice(void **state)
 	    "--no-state");
 }
 
+/* getopt does not move past a short option inside a cluster: the message
+ * must name the argument as given, never the word before it. */
+static void
+test_hostile_short_option_cluster_named_as_given(void **state)
+{
+	struct config c;
+
+	(void)state;
+	REFUSE("unknown or incomplete option: -xy", "-xy");
+	REFUSE("unknown or incomplete option: -x", "--grace", "1", "-x");
+	REFUSE("unknown or incomplete option: -l", "-l", "127.0.0.1:3128");
+	/* As a value it is a value. */
+	PARSE_OK(&c, "--log-file", "-xy");
+	assert_string_equal(c.log_file, "-xy");
+}
+
 int
 main(void)
 {
@@ -537,6 +553,7 @@ main(void)
 		cmocka_unit_test(test_hostile_empty_control_path_refused),
 		cmocka_unit_test(test_hostile_single_value_flag_given_twice_refused),
 		cmocka_unit_test(test_repeatable_flags_and_flag_like_values_not_counted_twice),
+		cmocka_unit_test(test_hostile_short_option_cluster_named_as_given),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
