@@ -12,7 +12,9 @@ cat >"$T/prof.json" <<'P'
 {"network_policy":"allowlist","allowed_hosts":["198.18.1.10:443"]}
 P
 "$CTL" compile "$T/prof.json" --epoch 1 >"$T/a.json" &&
-    "$CTL" compile "$T/prof.json" --epoch 2 >"$T/b.json" || { echo "FAIL setup"; exit 1; }
+    "$CTL" compile "$T/prof.json" --epoch 2 >"$T/b.json" &&
+    "$CTL" keygen --out "$T/k1.pem" 2>/dev/null &&
+    "$CTL" keygen --out "$T/k2.pem" 2>/dev/null || { echo "FAIL setup"; exit 1; }
 
 # run_ns NAME ARGS...: `egress-guard run` in GD for at most 5 s; its
 # output in $T/NAME.err, its status in RC.
@@ -61,5 +63,40 @@ check hostile_check_policy_given_twice_refused $? "rc=$RC $(head -n1 "$T/policy2
 chk timeout2 198.18.1.10:443 --policy "$T/a.json" --dns-timeout 1 --dns-timeout=2
 refused timeout2 "--dns-timeout given twice"
 check hostile_check_dns_timeout_given_twice_refused $? "rc=$RC $(head -n1 "$T/timeout2.err")"
+
+# ---- egress-guardctl: the same rule
+# ctl NAME ARGS...: egress-guardctl, output in $T/NAME.err, status in RC.
+ctl() {
+	local name=$1; shift
+	"$CTL" "$@" >"$T/$name.out" 2>"$T/$name.err"
+	RC=$?
+}
+ctl epoch2 compile "$T/prof.json" --epoch 1 --epoch 2
+refused epoch2 "--epoch given twice" && [ ! -s "$T/epoch2.out" ]
+check hostile_ctl_compile_epoch_given_twice_refused $? "rc=$RC $(head -n1 "$T/epoch2.err")"
+ctl key2 sign "$T/a.json" --key "$T/k1.pem" --key="$T/k2.pem"
+refused key2 "--key given twice" && [ ! -s "$T/key2.out" ]
+check hostile_ctl_sign_key_given_twice_refused $? "rc=$RC $(head -n1 "$T/key2.err")"
+ctl out2 keygen --out "$T/k3.pem" --out "$T/k4.pem"
+refused out2 "--out given twice" && [ ! -e "$T/k3.pem" ] && [ ! -e "$T/k4.pem" ]
+check hostile_ctl_keygen_out_given_twice_refused_nothing_written $? "rc=$RC $(head -n1 "$T/out2.err")"
+r=0; out=""
+for c in "push $T/a.json" status; do
+	# shellcheck disable=SC2086
+	ctl ctl2 $c --control "$T/x.sock" --control "$T/y.sock"
+	out="$out [$c: $RC $(head -n1 "$T/ctl2.err")]"
+	refused ctl2 "--control given twice" || r=1
+	# shellcheck disable=SC2086
+	ctl uid2 $c --control "$T/x.sock" --guard-uid 0 --guard-uid 65534
+	out="$out [$c: $RC $(head -n1 "$T/uid2.err")]"
+	refused uid2 "--guard-uid given twice" || r=1
+done
+check hostile_ctl_push_status_control_and_guard_uid_given_twice_refused $r "$out"
+# Negative control: verify's --trust-key is repeatable, and the one
+# signature checks.
+"$CTL" sign "$T/a.json" --key "$T/k1.pem" >"$T/a.bundle" 2>/dev/null
+ctl verify verify "$T/a.bundle" --trust-key "$T/k2.pub.pem" --trust-key "$T/k1.pub.pem"
+[ "$RC" -eq 0 ] && grep -q '"epoch":1' "$T/verify.out"
+check control_ctl_verify_trust_key_repeats $? "rc=$RC $(cat "$T/verify.err")"
 
 finish
