@@ -4,7 +4,8 @@
 /* `egress-guard check HOST:PORT --policy FILE [--dns …] [--allow-range …]
  * [--deny-range …]`: explains one decision for a reviewer, through the same
  * decide_* steps the proxy runs, without connecting. Exit 0 allow, 1 deny,
- * 2 error. */
+ * 2 error: bad flags or HOST:PORT, an unreadable policy, output not
+ * written. */
 int check_main(int argc, char **argv);
 
 #endif

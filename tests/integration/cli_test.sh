@@ -57,12 +57,36 @@ chk() {
 	"$BIN" check "$@" >"$T/$name.out" 2>"$T/$name.err"
 	RC=$?
 }
+chk nopolicy 198.18.1.10:443
+refused nopolicy "missing --policy" && [ ! -s "$T/nopolicy.out" ]
+check check_without_policy_says_missing_policy $? "rc=$RC $(head -n1 "$T/nopolicy.err")"
 chk policy2 198.18.1.10:443 --policy "$T/a.json" --policy "$T/b.json"
 refused policy2 "--policy given twice" && [ ! -s "$T/policy2.out" ]
 check hostile_check_policy_given_twice_refused $? "rc=$RC $(head -n1 "$T/policy2.err")"
 chk timeout2 198.18.1.10:443 --policy "$T/a.json" --dns-timeout 1 --dns-timeout=2
 refused timeout2 "--dns-timeout given twice"
 check hostile_check_dns_timeout_given_twice_refused $? "rc=$RC $(head -n1 "$T/timeout2.err")"
+
+# A target that is no HOST:PORT is a usage error (exit 2, said on
+# stderr), not a verdict.
+r=0; out=""
+for t in example.com x:99999 "$(printf 'ex\303\244mple.com:443')" ":443"; do
+	chk badtarget "$t" --policy "$T/a.json"
+	out="$out [$t: $RC $(head -n1 "$T/badtarget.err")]"
+	refused badtarget "not a HOST:PORT destination" && [ ! -s "$T/badtarget.out" ] || r=1
+done
+check hostile_check_unparsable_target_is_usage_error_exit_2 $r "$out"
+# Output that cannot be written is an error, whatever the verdict.
+"$BIN" check 198.18.1.10:443 --policy "$T/a.json" --allow-range 198.18.0.0/15 \
+    >/dev/full 2>"$T/full.err"; RC=$?
+refused full "cannot write to standard output"
+check hostile_check_stdout_full_exits_2 $? "rc=$RC $(cat "$T/full.err")"
+# Negative control: the same check to a readable stdout, the ranges
+# repeated, allows (0).
+chk allow 198.18.1.10:443 --policy "$T/a.json" --allow-range 198.18.0.0/15 \
+    --allow-range 198.18.0.0/15
+[ "$RC" -eq 0 ] && grep -q "^verdict: allow" "$T/allow.out"
+check control_check_allow_exit_0_ranges_repeat $? "rc=$RC $(tail -n1 "$T/allow.out") $(cat "$T/allow.err")"
 
 # ---- egress-guardctl: the same rule
 # ctl NAME ARGS...: egress-guardctl, output in $T/NAME.err, status in RC.
