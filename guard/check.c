@@ -63,9 +63,7 @@ static const char *const check_repeatable[] = {
 	"dns", "allow-range", "deny-range", NULL
 };
 
-static const char check_usage[] =
-    "usage: egress-guard check HOST:PORT --policy FILE [--dns IP[:PORT]]...\n"
-    "       [--allow-range CIDR]... [--deny-range CIDR]... [--dns-timeout S]\n";
+static const char check_usage[] = "usage: egress-guard check " CHECK_ARGS "\n";
 
 static const char check_help[] =
     "Explains one decision without connecting: the policy match, every DNS\n"

@@ -8,4 +8,10 @@
  * written. */
 int check_main(int argc, char **argv);
 
+/* check's arguments, for its usage and the program's ("usage: " and
+ * "   or: " are as wide as the continuation's indent). */
+#define CHECK_ARGS \
+    "HOST:PORT --policy FILE [--dns IP[:PORT]]...\n" \
+    "       [--allow-range CIDR]... [--deny-range CIDR]... [--dns-timeout S]"
+
 #endif

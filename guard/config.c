@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "guard/check.h"
 #include "guard/config.h"
 #include "util/errbuf.h"
 #include "util/num.h"
@@ -49,9 +50,9 @@ static const char *const run_repeatable[] = {
 };
 
 void
-config_usage(const char *prog)
+config_usage(FILE *f, const char *prog)
 {
-	fprintf(stderr,
+	fprintf(f,
 	    "usage: %s run [--listen ADDR:PORT]... [--transparent ADDR:PORT]...\n"
 	    "       [--control PATH] [--policy FILE]\n"
 	    "       [--trust-key PUBKEY.pem]... [--state-dir DIR | --no-state]\n"
@@ -61,7 +62,7 @@ config_usage(const char *prog)
 	    "       [--log-file FILE] [--max-conns N] [--workers N]\n"
 	    "       [--header-timeout S] [--idle-timeout S] [--connect-timeout S]\n"
 	    "       [--dns-timeout S] [--grace S]\n"
-	    "   or: %s check HOST:PORT --policy FILE [--dns IP[:PORT]]... [--allow-range CIDR]...\n"
+	    "   or: %s check " CHECK_ARGS "\n"
 	    "   or: %s nft apply|show|verify|remove --netns NAME|PATH|PID ...\n"
 	    "   or: %s version\n", prog, prog, prog, prog);
 }

@@ -88,6 +88,20 @@ chk allow 198.18.1.10:443 --policy "$T/a.json" --allow-range 198.18.0.0/15 \
 [ "$RC" -eq 0 ] && grep -q "^verdict: allow" "$T/allow.out"
 check control_check_allow_exit_0_ranges_repeat $? "rc=$RC $(tail -n1 "$T/allow.out") $(cat "$T/allow.err")"
 
+# ---- the usage: on stdout when asked for, on stderr after an error
+r=0; out=""
+for h in --help help; do
+	"$BIN" "$h" >"$T/help.out" 2>"$T/help.err"; RC=$?
+	out="$out [$h: rc=$RC out=$(wc -l <"$T/help.out") err=$(wc -l <"$T/help.err")]"
+	[ "$RC" -eq 0 ] && [ ! -s "$T/help.err" ] &&
+	    grep -q -- "check HOST:PORT --policy FILE" "$T/help.out" &&
+	    grep -q -- "--deny-range CIDR.*--dns-timeout S" "$T/help.out" || r=1
+done
+"$BIN" >"$T/help.out" 2>"$T/help.err"; RC=$?
+out="$out [none: rc=$RC out=$(wc -l <"$T/help.out")]"
+[ "$RC" -eq 2 ] && [ ! -s "$T/help.out" ] && grep -q "^usage:" "$T/help.err" || r=1
+check help_on_stdout_when_asked_on_stderr_on_error $r "$out"
+
 # ---- egress-guardctl: the same rule
 # ctl NAME ARGS...: egress-guardctl, output in $T/NAME.err, status in RC.
 ctl() {
