@@ -2,6 +2,8 @@
 #include <string.h>
 
 #include "ctl/cli.h"
+#include "util/errbuf.h"
+#include "util/opts.h"
 
 int
 cli_usage_error(const char *cmd, const char *usage, const char *msg,
@@ -33,6 +35,46 @@ cli_opt_value(int argc, char **argv, int *i, const char *name, const char **val)
 		return 0;
 	}
 	return (*val)[0] == '\0' ? -1 : 1;
+}
+
+int
+cli_parse_opts(int argc, char **argv, int first, struct cli_opts *o)
+{
+	const char *val;
+	char msg[128];
+	int i, j, r, opts = 1;
+
+	for (i = first; i < argc; i++) {
+		if (opts && strcmp(argv[i], "--") == 0) {
+			opts = 0;
+			continue;
+		}
+		r = 0;
+		for (j = 0; opts && o->names[j] != NULL; j++) {
+			if ((r = cli_opt_value(argc, argv, &i, o->names[j],
+			    &val)) == 0)
+				continue;
+			if (r == -1) {
+				errbuf_set(msg, sizeof(msg), "%s needs a value",
+				    o->names[j]);
+				return cli_usage_error(o->cmd, o->usage, msg, NULL);
+			}
+			if (opts_take(&o->vals[j], val, o->names[j], msg,
+			    sizeof(msg)) == -1)
+				return cli_usage_error(o->cmd, o->usage, msg, NULL);
+			break;
+		}
+		if (r == 1)
+			continue;
+		if (opts && argv[i][0] == '-' && argv[i][1] != '\0')
+			return cli_usage_error(o->cmd, o->usage, "unknown option",
+			    argv[i]);
+		if (!o->want_operand || o->operand != NULL)
+			return cli_usage_error(o->cmd, o->usage,
+			    "unexpected argument", argv[i]);
+		o->operand = argv[i];
+	}
+	return 0;
 }
 
 int

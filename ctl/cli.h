@@ -29,6 +29,23 @@ int cli_usage_error(const char *cmd, const char *usage, const char *msg,
 int cli_opt_value(int argc, char **argv, int *i, const char *name,
     const char **val);
 
+/* A subcommand's options: each of names takes one value and may be given
+ * once (util/opts.h); at most one operand. */
+#define CLI_MAX_OPTS	8
+struct cli_opts {
+	const char	*cmd;		/* for messages: "receipt sign", "admit" */
+	const char	*usage;
+	const char	*const *names;	/* "--name", NULL-terminated, at most CLI_MAX_OPTS */
+	const char	*vals[CLI_MAX_OPTS];	/* by index in names; NULL: not given */
+	const char	*operand;	/* the one positional argument */
+	int		 want_operand;
+};
+
+/* Parses argv[first..] into o ("--" ends the options). Returns 0, or
+ * CLI_EXIT_USAGE with the message and usage printed: an unknown option, a
+ * missing or empty value, an option given twice, a stray argument. */
+int cli_parse_opts(int argc, char **argv, int first, struct cli_opts *o);
+
 /* Writes buf to stdout and flushes; -1 (with a message) on failure. */
 int cli_print_all(const char *buf, size_t len);
 

@@ -422,48 +422,31 @@ ctlclient_check_pushed(const struct ctlclient_response *r, const char *want,
 
 /* ---- subcommands: the CLI layer, which prints. ---- */
 
-/* Parses [POSITIONAL] --control PATH [--guard-uid N]; want_pos says
- * whether the one positional argument is expected. *guard_uid comes
- * from --guard-uid, else EG_GUARD_UID, else -1 (root and this user
- * only). Returns 0 or an exit status. */
-static int
-parse_args(int argc, char **argv, const char *usage, int want_pos,
-    const char **pos, const char **control, long *guard_uid)
-{
-	const char *cmd = argv[0], *a, *uid = getenv("EG_GUARD_UID");
-	long long v;
-	int i, opts = 1, rc;
+static const char *const client_names[] = { "--control", "--guard-uid", NULL };
 
-	for (i = 1; i < argc; i++) {
-		a = argv[i];
-		if (opts && strcmp(a, "--") == 0) {
-			opts = 0;
-		} else if (opts && (rc = cli_opt_value(argc, argv, &i, "--control",
-		    control)) != 0) {
-			if (rc == -1)
-				return cli_usage_error(cmd, usage,
-				    "--control needs a socket path", NULL);
-		} else if (opts && (rc = cli_opt_value(argc, argv, &i, "--guard-uid",
-		    &uid)) != 0) {
-			if (rc == -1)
-				return cli_usage_error(cmd, usage,
-				    "--guard-uid needs a uid", NULL);
-		} else if (opts && a[0] == '-' && a[1] != '\0') {
-			return cli_usage_error(cmd, usage, "unknown option", a);
-		} else if (!want_pos || *pos != NULL) {
-			return cli_usage_error(cmd, usage, "unexpected argument", a);
-		} else {
-			*pos = a;
-		}
-	}
-	if (want_pos && *pos == NULL)
-		return cli_usage_error(cmd, usage, "missing BUNDLE", NULL);
-	if (*control == NULL)
-		return cli_usage_error(cmd, usage, "missing --control", NULL);
+/* Parses [BUNDLE] --control PATH [--guard-uid N] into o (vals: control,
+ * guard-uid; o->want_operand says whether BUNDLE is expected).
+ * *guard_uid comes from --guard-uid, else EG_GUARD_UID, else -1 (root
+ * and this user only). Returns 0 or an exit status. */
+static int
+parse_args(int argc, char **argv, struct cli_opts *o, long *guard_uid)
+{
+	const char *uid;
+	long long v;
+	int rc;
+
+	if ((rc = cli_parse_opts(argc, argv, 1, o)) != 0)
+		return rc;
+	if (o->want_operand && o->operand == NULL)
+		return cli_usage_error(o->cmd, o->usage, "missing BUNDLE", NULL);
+	if (o->vals[0] == NULL)
+		return cli_usage_error(o->cmd, o->usage, "missing --control", NULL);
+	if ((uid = o->vals[1]) == NULL)
+		uid = getenv("EG_GUARD_UID");
 	*guard_uid = -1;
 	if (uid != NULL && uid[0] != '\0') {
 		if (num_parse(uid, 0, 4294967294LL, &v) == -1)
-			return cli_usage_error(cmd, usage, "--guard-uid (or "
+			return cli_usage_error(o->cmd, o->usage, "--guard-uid (or "
 			    "EG_GUARD_UID) must be a uid", uid);
 		*guard_uid = (long)v;
 	}
@@ -506,7 +489,9 @@ push_digest(void *arg)
 int
 ctlclient_cmd_push(int argc, char **argv)
 {
-	const char *path = NULL, *control = NULL;
+	struct cli_opts o = { argv[0], CTLCLIENT_PUSH_USAGE, client_names,
+	    { NULL }, NULL, 1 };
+	const char *path, *control;
 	struct ctlclient_response r = { 0, NULL, 0 };
 	struct push_digest d = { NULL, 0, "", "" };
 	struct body b;
@@ -515,9 +500,10 @@ ctlclient_cmd_push(int argc, char **argv)
 	long guard_uid;
 	int rc;
 
-	if ((rc = parse_args(argc, argv, CTLCLIENT_PUSH_USAGE, 1, &path,
-	    &control, &guard_uid)) != 0)
+	if ((rc = parse_args(argc, argv, &o, &guard_uid)) != 0)
 		return rc;
+	path = o.operand;
+	control = o.vals[0];
 	rc = CLI_EXIT_USAGE;
 	/* The guard refuses more than BUNDLE_MAX_BYTES anyway: say so here
 	 * rather than send it. */
@@ -567,15 +553,17 @@ out:
 int
 ctlclient_cmd_status(int argc, char **argv)
 {
-	const char *pos = NULL, *control = NULL;
+	struct cli_opts o = { argv[0], CTLCLIENT_STATUS_USAGE, client_names,
+	    { NULL }, NULL, 0 };
 	struct ctlclient_response r = { 0, NULL, 0 };
+	const char *control;
 	char err[1024];
 	long guard_uid;
 	int rc;
 
-	if ((rc = parse_args(argc, argv, CTLCLIENT_STATUS_USAGE, 0, &pos,
-	    &control, &guard_uid)) != 0)
+	if ((rc = parse_args(argc, argv, &o, &guard_uid)) != 0)
 		return rc;
+	control = o.vals[0];
 	rc = CLI_EXIT_USAGE;
 	if (ctlclient_request(control, guard_uid, "GET", "/v1/status", NULL, 0, &r,
 	    err, sizeof(err)) == -1) {

@@ -396,21 +396,17 @@ ctlkeys_sign_bytes(const char *canon, size_t len, EVP_PKEY *priv, char *err,
 int
 ctlkeys_cmd_keygen(int argc, char **argv)
 {
-	const char *cmd = argv[0], *out = NULL;
+	static const char *const names[] = { "--out", NULL };
+	struct cli_opts o = { argv[0], CTLKEYS_KEYGEN_USAGE, names, { NULL },
+	    NULL, 0 };
+	const char *out;
 	char err[1024], *pub;
-	int i, r;
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		if ((r = cli_opt_value(argc, argv, &i, "--out", &out)) == -1)
-			return cli_usage_error(cmd, CTLKEYS_KEYGEN_USAGE,
-			    "--out needs a path", NULL);
-		if (r == 0)
-			return cli_usage_error(cmd, CTLKEYS_KEYGEN_USAGE,
-			    "unexpected argument", argv[i]);
-	}
-	if (out == NULL)
-		return cli_usage_error(cmd, CTLKEYS_KEYGEN_USAGE, "missing --out",
-		    NULL);
+	if ((rc = cli_parse_opts(argc, argv, 1, &o)) != 0)
+		return rc;
+	if ((out = o.vals[0]) == NULL)
+		return cli_usage_error(o.cmd, o.usage, "missing --out", NULL);
 	if (ctlkeys_keygen(out, err, sizeof(err)) == -1) {
 		fprintf(stderr, "%s: keygen: %s\n", CLI_PROG, err);
 		return CLI_EXIT_FAIL;
@@ -427,34 +423,23 @@ ctlkeys_cmd_keygen(int argc, char **argv)
 int
 ctlkeys_cmd_sign(int argc, char **argv)
 {
-	const char *cmd = argv[0], *key = NULL, *path = NULL;
+	static const char *const names[] = { "--key", NULL };
+	struct cli_opts o = { argv[0], CTLKEYS_SIGN_USAGE, names, { NULL },
+	    NULL, 1 };
+	const char *key, *path;
 	EVP_PKEY *pk = NULL;
 	char err[1024], *canon = NULL;
 	size_t len;
-	int i, r, opts = 1, rc = CLI_EXIT_USAGE;
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		if (opts && strcmp(argv[i], "--") == 0) {
-			opts = 0;
-			continue;
-		}
-		r = opts ? cli_opt_value(argc, argv, &i, "--key", &key) : 0;
-		if (r == -1)
-			return cli_usage_error(cmd, CTLKEYS_SIGN_USAGE,
-			    "--key needs a path", NULL);
-		if (r == 1)
-			continue;
-		if (opts && argv[i][0] == '-' && argv[i][1] != '\0')
-			return cli_usage_error(cmd, CTLKEYS_SIGN_USAGE,
-			    "unknown option", argv[i]);
-		if (path != NULL)
-			return cli_usage_error(cmd, CTLKEYS_SIGN_USAGE,
-			    "one POLICY only", NULL);
-		path = argv[i];
-	}
+	if ((rc = cli_parse_opts(argc, argv, 1, &o)) != 0)
+		return rc;
+	path = o.operand;
+	key = o.vals[0];
 	if (path == NULL || key == NULL)
-		return cli_usage_error(cmd, CTLKEYS_SIGN_USAGE, path == NULL ?
+		return cli_usage_error(o.cmd, o.usage, path == NULL ?
 		    "missing POLICY" : "missing --key", NULL);
+	rc = CLI_EXIT_USAGE;
 
 	/* What is signed is the canonical form, whatever spelling the file
 	 * used; read with room for the domain prefix before it, so the

@@ -50,36 +50,15 @@ usage(FILE *f)
 		    commands[i].usage);
 }
 
-/* msg, then ": \"arg\"" when arg is not NULL. */
+/* The program's usage on stderr, after "unknown command: \"arg\"" when
+ * arg is not NULL. */
 static int
-usage_error_arg(const struct command *c, const char *msg, const char *arg)
+usage_error(const char *arg)
 {
-	if (msg != NULL && arg != NULL)
-		fprintf(stderr, "%s: %s: \"%s\"\n", CLI_PROG, msg, arg);
-	else if (msg != NULL)
-		fprintf(stderr, "%s: %s\n", CLI_PROG, msg);
-	if (c != NULL)
-		fprintf(stderr, "usage: %s %s %s\n", CLI_PROG, c->name, c->usage);
-	else
-		usage(stderr);
+	if (arg != NULL)
+		fprintf(stderr, "%s: unknown command: \"%s\"\n", CLI_PROG, arg);
+	usage(stderr);
 	return CLI_EXIT_USAGE;
-}
-
-static int
-usage_error(const struct command *c, const char *msg)
-{
-	return usage_error_arg(c, msg, NULL);
-}
-
-static int
-write_all(const char *buf, size_t len)
-{
-	if (fwrite(buf, 1, len, stdout) != len || fflush(stdout) == EOF ||
-	    ferror(stdout)) {
-		fprintf(stderr, "%s: cannot write to standard output\n", CLI_PROG);
-		return -1;
-	}
-	return 0;
 }
 
 /* compile PROFILE [--epoch N]: canonical compiled policy bytes and a
@@ -87,39 +66,24 @@ write_all(const char *buf, size_t len)
 static int
 cmd_compile(int argc, char **argv)
 {
-	const struct command *c = &commands[0];
-	const char *profile = NULL, *epoch_arg = NULL;
+	static const char *const names[] = { "--epoch", NULL };
+	struct cli_opts o = { "compile", commands[0].usage, names, { NULL },
+	    NULL, 1 };
 	long long epoch = 1;
 	char err[1024], *canon;
 	size_t len;
-	int i, opts = 1, rc;
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	if ((rc = cli_parse_opts(argc, argv, 1, &o)) != 0)
+		return rc;
+	if (o.operand == NULL)
+		return cli_usage_error(o.cmd, o.usage, "missing PROFILE", NULL);
+	if (o.vals[0] != NULL &&
+	    num_parse(o.vals[0], 0, POLICY_EPOCH_MAX, &epoch) == -1)
+		return cli_usage_error(o.cmd, o.usage,
+		    "--epoch must be an integer 0-9007199254740991", NULL);
 
-		if (opts && strcmp(a, "--") == 0) {
-			opts = 0;
-		} else if (opts && strcmp(a, "--epoch") == 0) {
-			if (i + 1 >= argc)
-				return usage_error(c, "--epoch needs a value");
-			epoch_arg = argv[++i];
-		} else if (opts && strncmp(a, "--epoch=", 8) == 0) {
-			epoch_arg = a + 8;
-		} else if (opts && a[0] == '-' && a[1] != '\0') {
-			return usage_error_arg(c, "unknown option", a);
-		} else if (profile == NULL) {
-			profile = a;
-		} else {
-			return usage_error(c, "one PROFILE only");
-		}
-	}
-	if (profile == NULL)
-		return usage_error(c, "missing PROFILE");
-	if (epoch_arg != NULL &&
-	    num_parse(epoch_arg, 0, POLICY_EPOCH_MAX, &epoch) == -1)
-		return usage_error(c, "--epoch must be an integer 0-9007199254740991");
-
-	canon = policy_profile_canonical(profile, epoch, &len, err, sizeof(err));
+	canon = policy_profile_canonical(o.operand, epoch, &len, err, sizeof(err));
 	if (canon == NULL) {
 		/* err starts with the path. */
 		fprintf(stderr, "%s: %s\n", CLI_PROG, err);
@@ -127,7 +91,7 @@ cmd_compile(int argc, char **argv)
 	}
 	/* The NUL after the bytes makes room for the newline: one write. */
 	canon[len] = '\n';
-	rc = write_all(canon, len + 1) == -1 ? CLI_EXIT_FAIL : 0;
+	rc = cli_print_all(canon, len + 1) == -1 ? CLI_EXIT_FAIL : 0;
 	free(canon);
 	return rc;
 }
@@ -156,10 +120,10 @@ main(int argc, char **argv)
 	size_t i;
 
 	if (argc < 2)
-		return usage_error(NULL, NULL);
+		return usage_error(NULL);
 	if (strcmp(argv[1], "--version") == 0) {
 		if (argc != 2)
-			return usage_error(NULL, NULL);
+			return usage_error(NULL);
 		printf("%s %s\n", CLI_PROG, EG_VERSION);
 		return fflush(stdout) == EOF ? CLI_EXIT_FAIL : 0;
 	}
@@ -176,5 +140,5 @@ main(int argc, char **argv)
 			}
 			return commands[i].run(argc - 1, argv + 1);
 		}
-	return usage_error_arg(NULL, "unknown command", argv[1]);
+	return usage_error(argv[1]);
 }

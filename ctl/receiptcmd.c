@@ -114,59 +114,6 @@ out:
 
 /* ---- subcommands: the CLI layer, which prints. ---- */
 
-struct opts {
-	const char	*cmd;		/* for messages: "receipt sign", "admit" */
-	const char	*usage;
-	const char	*const *names;	/* accepted options, NULL-terminated */
-	const char	*vals[8];	/* by index in names */
-	const char	*operand;	/* the one positional argument */
-	int		 want_operand;
-};
-
-/* Parses argv[first..] into o. Returns 0 or an exit code (usage printed). */
-static int
-parse_opts(int argc, char **argv, int first, struct opts *o)
-{
-	const char *val;
-	char msg[128];
-	int i, j, r, opts = 1;
-
-	for (i = first; i < argc; i++) {
-		if (opts && strcmp(argv[i], "--") == 0) {
-			opts = 0;
-			continue;
-		}
-		r = 0;
-		for (j = 0; opts && o->names[j] != NULL; j++) {
-			if ((r = cli_opt_value(argc, argv, &i, o->names[j],
-			    &val)) == 0)
-				continue;
-			if (r == -1) {
-				errbuf_set(msg, sizeof(msg), "%s needs a value",
-				    o->names[j]);
-				return cli_usage_error(o->cmd, o->usage, msg, NULL);
-			}
-			if (o->vals[j] != NULL) {
-				errbuf_set(msg, sizeof(msg), "%s given twice",
-				    o->names[j]);
-				return cli_usage_error(o->cmd, o->usage, msg, NULL);
-			}
-			o->vals[j] = val;
-			break;
-		}
-		if (r == 1)
-			continue;
-		if (opts && argv[i][0] == '-' && argv[i][1] != '\0')
-			return cli_usage_error(o->cmd, o->usage, "unknown option",
-			    argv[i]);
-		if (!o->want_operand || o->operand != NULL)
-			return cli_usage_error(o->cmd, o->usage,
-			    "unexpected argument", argv[i]);
-		o->operand = argv[i];
-	}
-	return 0;
-}
-
 /* The egress-guard next to this egress-guardctl. Returns 0 or -1. */
 static int
 default_binary(char *out, size_t outlen)
@@ -266,7 +213,7 @@ static int
 cmd_sign(int argc, char **argv)
 {
 	static const char *const names[] = { "--key", "--binary", NULL };
-	struct opts o = { "receipt", RECEIPTCMD_RECEIPT_USAGE, names,
+	struct cli_opts o = { "receipt", RECEIPTCMD_RECEIPT_USAGE, names,
 	    { NULL }, NULL, 1 };
 	char err[1024], note[256], hex[RECEIPT_SHA256_HEX + 1];
 	char *buf = NULL, *canon = NULL, *env = NULL;
@@ -276,7 +223,7 @@ cmd_sign(int argc, char **argv)
 	size_t len, clen, i, ntrue = 0;
 	int rc;
 
-	if ((rc = parse_opts(argc, argv, 1, &o)) != 0)
+	if ((rc = cli_parse_opts(argc, argv, 1, &o)) != 0)
 		return rc;
 	if (o.operand == NULL || o.vals[0] == NULL)
 		return cli_usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
@@ -344,13 +291,13 @@ static int
 cmd_verify(int argc, char **argv)
 {
 	static const char *const names[] = { "--attesters", "--binary", NULL };
-	struct opts o = { "receipt", RECEIPTCMD_RECEIPT_USAGE, names,
+	struct cli_opts o = { "receipt", RECEIPTCMD_RECEIPT_USAGE, names,
 	    { NULL }, NULL, 1 };
 	struct receipt_verdict v;
 	char why[1024];
 	int rc;
 
-	if ((rc = parse_opts(argc, argv, 1, &o)) != 0)
+	if ((rc = cli_parse_opts(argc, argv, 1, &o)) != 0)
 		return rc;
 	if (o.operand == NULL || o.vals[0] == NULL)
 		return cli_usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
@@ -389,13 +336,13 @@ receiptcmd_cmd_receipt(int argc, char **argv)
  * binary), the ones that exclude or need each other checked, and a
  * --grade parsed into *have (*have_grade 1). 0, or an exit status. */
 static int
-admit_opts(int argc, char **argv, struct opts *o, enum receipt_grade *have,
+admit_opts(int argc, char **argv, struct cli_opts *o, enum receipt_grade *have,
     int *have_grade)
 {
 	const char *gradearg, *receipt, *attesters, *binary;
 	int rc;
 
-	if ((rc = parse_opts(argc, argv, 1, o)) != 0)
+	if ((rc = cli_parse_opts(argc, argv, 1, o)) != 0)
 		return rc;
 	gradearg = o->vals[1];
 	receipt = o->vals[2];
@@ -431,7 +378,7 @@ receiptcmd_cmd_admit(int argc, char **argv)
 		"--profile", "--grade", "--receipt", "--attesters", "--binary",
 		NULL
 	};
-	struct opts o = { "admit", RECEIPTCMD_ADMIT_USAGE, names, { NULL },
+	struct cli_opts o = { "admit", RECEIPTCMD_ADMIT_USAGE, names, { NULL },
 	    NULL, 0 };
 	enum receipt_grade have = RECEIPT_UNSUPPORTED, need;
 	const char *profile, *receipt, *attesters, *binary, *req;

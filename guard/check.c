@@ -59,9 +59,11 @@ static const struct option check_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-static const char check_usage[] =
-    "usage: egress-guard check HOST:PORT --policy FILE [--dns IP[:PORT]]...\n"
-    "       [--allow-range CIDR]... [--deny-range CIDR]... [--dns-timeout S]\n";
+static const char *const check_repeatable[] = {
+	"dns", "allow-range", "deny-range", NULL
+};
+
+static const char check_usage[] = "usage: egress-guard check " CHECK_ARGS "\n";
 
 static const char check_help[] =
     "Explains one decision without connecting: the policy match, every DNS\n"
@@ -77,6 +79,14 @@ static const char check_help[] =
     "\n"
     "Exit status: 0 allow, 1 deny, 2 error.\n";
 
+/* A usage error: the message, then the usage, on stderr; returns 2. */
+static int
+usage_error(const char *msg)
+{
+	fprintf(stderr, "egress-guard check: %s\n%s", msg, check_usage);
+	return 2;
+}
+
 int
 check_main(int argc, char **argv)
 {
@@ -88,7 +98,7 @@ check_main(int argc, char **argv)
 	struct classify_result *cr = NULL;
 	struct check_state cs;
 	struct dest d;
-	char err[1024], addr[64];
+	char err[1024], why[256], shown[ERRBUF_SHOW_BUF], addr[64];
 	const char *target = NULL;
 	long long dns_timeout = 5;
 	enum reason r;
@@ -97,10 +107,9 @@ check_main(int argc, char **argv)
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&cs, 0, sizeof(cs));
-	if (opts_exact(argc, argv, check_opts, err, sizeof(err)) == -1) {
-		fprintf(stderr, "egress-guard check: %s\n", err);
-		return 2;
-	}
+	if (opts_exact(argc, argv, check_opts, check_repeatable, err,
+	    sizeof(err)) == -1)
+		return usage_error(err);
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "", check_opts, NULL)) != -1) {
@@ -123,20 +132,32 @@ check_main(int argc, char **argv)
 			fputs(check_help, stdout);
 			return fflush(stdout) == EOF ? 2 : 0;
 		default:
+			/* opts_exact let through only a missing value or a
+			 * value given to --help: both end at argv[optind - 1]. */
 			errbuf_set(err, sizeof(err), "unknown or incomplete option: %s",
 			    argv[optind - 1]);
 			bad = -1;
 		}
-		if (bad) {
-			fprintf(stderr, "egress-guard check: %s\n", err);
-			return 2;
-		}
+		if (bad)
+			return usage_error(err);
+	}
+	if (optind < argc - 1) {
+		errbuf_set(err, sizeof(err), "unexpected argument: %s",
+		    errbuf_show(argv[optind + 1], strlen(argv[optind + 1]), shown));
+		return usage_error(err);
 	}
 	if (optind == argc - 1)
 		target = argv[optind];
-	if (target == NULL || cfg.policy_path == NULL) {
-		fputs(check_usage, stderr);
-		return 2;
+	if (target == NULL)
+		return usage_error("missing HOST:PORT");
+	if (cfg.policy_path == NULL)
+		return usage_error("missing --policy");
+	/* The proxy would deny this one bad_request; for check it is a
+	 * target mistyped, not a decision to explain. */
+	if (dest_parse_authority(target, strlen(target), &d, why, sizeof(why)) == -1) {
+		errbuf_set(err, sizeof(err), "%s: not a HOST:PORT destination: %s",
+		    errbuf_show(target, strlen(target), shown), why);
+		return usage_error(err);
 	}
 	if ((p = policy_load_file(cfg.policy_path, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "egress-guard check: %s\n", err);
@@ -144,11 +165,6 @@ check_main(int argc, char **argv)
 	}
 	printf("policy: %s epoch %lld mode %s (%zu entries)\n", policy_digest(p),
 	    policy_epoch(p), policy_mode_name(policy_mode(p)), policy_entries(p));
-	if (dest_parse_authority(target, strlen(target), &d, err, sizeof(err)) == -1) {
-		printf("destination: refused: %s\n", err);
-		rc = verdict(REASON_BAD_REQUEST);
-		goto out;
-	}
 	printf("destination: %s:%u (%s)\n", d.host, d.port,
 	    d.kind == DEST_NAME ? "name" : "IP literal");
 	r = decide_policy(p, &d);
@@ -205,6 +221,11 @@ check_main(int argc, char **argv)
 	}
 	rc = verdict(r);
 out:
+	/* A verdict that never reached the reader is no verdict. */
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "egress-guard check: cannot write to standard output\n");
+		rc = 2;
+	}
 	free(cr);
 	free(cs.addrs);
 	resolver_free(res);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "guard/check.h"
 #include "guard/config.h"
 #include "util/errbuf.h"
 #include "util/num.h"
@@ -42,10 +43,16 @@ static const struct option run_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
+/* Every other flag holds one value and is refused when given twice. */
+static const char *const run_repeatable[] = {
+	"listen", "transparent", "trust-key", "dns", "dns-listen",
+	"allow-range", "deny-range", NULL
+};
+
 void
-config_usage(const char *prog)
+config_usage(FILE *f, const char *prog)
 {
-	fprintf(stderr,
+	fprintf(f,
 	    "usage: %s run [--listen ADDR:PORT]... [--transparent ADDR:PORT]...\n"
 	    "       [--control PATH] [--policy FILE]\n"
 	    "       [--trust-key PUBKEY.pem]... [--state-dir DIR | --no-state]\n"
@@ -55,7 +62,7 @@ config_usage(const char *prog)
 	    "       [--log-file FILE] [--max-conns N] [--workers N]\n"
 	    "       [--header-timeout S] [--idle-timeout S] [--connect-timeout S]\n"
 	    "       [--dns-timeout S] [--grace S]\n"
-	    "   or: %s check HOST:PORT --policy FILE [--dns IP[:PORT]]... [--allow-range CIDR]...\n"
+	    "   or: %s check " CHECK_ARGS "\n"
 	    "   or: %s nft apply|show|verify|remove --netns NAME|PATH|PID ...\n"
 	    "   or: %s version\n", prog, prog, prog, prog);
 }
@@ -241,7 +248,7 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 	c->dns_timeout = 5;
 	c->grace = 10;
 
-	if (opts_exact(argc, argv, run_opts, err, errlen) == -1)
+	if (opts_exact(argc, argv, run_opts, run_repeatable, err, errlen) == -1)
 		return -1;
 	optind = 1;
 	opterr = 0;
@@ -272,7 +279,17 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			}
 			c->ndns_listen++;
 			break;
-		case OPT_CONTROL:	c->control_path = optarg; break;
+		case OPT_CONTROL:
+			/* An empty path binds an abstract socket: no file, no
+			 * mode, any uid of the namespace (the workload's
+			 * too) may connect. */
+			if (optarg[0] == '\0') {
+				errbuf_set(err, errlen, "--control: expected a socket "
+				    "path, not an empty one");
+				return -1;
+			}
+			c->control_path = optarg;
+			break;
 		case OPT_POLICY:	c->policy_path = optarg; break;
 		case OPT_STATE_DIR:
 			if (c->state_dir == NULL || optarg[0] == '\0') {
@@ -362,6 +379,8 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			errbuf_set(err, errlen, "help");
 			return -1;
 		default:
+			/* opts_exact let through only a missing value or a
+			 * value given to --help: both end at argv[optind - 1]. */
 			errbuf_set(err, errlen, "unknown or incomplete option: %s",
 			    argv[optind - 1]);
 			return -1;

@@ -65,7 +65,9 @@ int config_add_range(struct cidr *list, size_t *n, const char *arg,
  * allocation failure (the caller must not run without them). */
 struct classify_cfg *config_classifier(const struct config *c);
 
-void config_usage(const char *prog);
+/* The usage of every command, on f: stdout when asked for, stderr after
+ * an error. */
+void config_usage(FILE *f, const char *prog);
 
 /* `run --help`: every flag of run with its default. */
 void config_run_help(FILE *f);

@@ -477,7 +477,7 @@ guard_run_main(int argc, char **argv)
 			return fflush(stdout) == EOF ? 1 : 0;
 		}
 		fprintf(stderr, "egress-guard run: %s\n", err);
-		config_usage("egress-guard");
+		config_usage(stderr, "egress-guard");
 		return 2;
 	}
 	g.cfg = &cfg;

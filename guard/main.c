@@ -12,11 +12,23 @@
 
 int main(int argc, char **argv);
 
+/* What was asked for, on stdout: 0, or 2 (with a line on stderr) when
+ * it could not be written. */
+static int
+flushed(void)
+{
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, "egress-guard: cannot write to standard output\n");
+		return 2;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
 	if (argc < 2) {
-		config_usage("egress-guard");
+		config_usage(stderr, "egress-guard");
 		return 2;
 	}
 	if (strcmp(argv[1], "run") == 0)
@@ -26,14 +38,14 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "nft") == 0)
 		return nftcmd_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
-		config_usage("egress-guard");
-		return 0;
+		config_usage(stdout, "egress-guard");
+		return flushed();
 	}
 	if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
 		printf("egress-guard %s%s (%s)\n", EG_VERSION, EG_MUTANT_TAG, EG_REVISION);
-		return 0;
+		return flushed();
 	}
 	fprintf(stderr, "egress-guard: unknown command '%s'\n", argv[1]);
-	config_usage("egress-guard");
+	config_usage(stderr, "egress-guard");
 	return 2;
 }

@@ -56,8 +56,10 @@ P
 start_dns "$T/zone.json" || { echo "FAIL dns server"; exit 1; }
 # --dns-timeout 3: every answer G gives from upstream has 3 s to come
 # (Python's upstream on a loaded machine); dig waits 8 (SERVFAIL at 3 s).
-COMMON="--dns 198.18.0.53 --dns-timeout 3 --policy $T/policy.json --allow-range 198.18.0.0/15 --allow-range 2001:2::/48"
-start_guard G 3128 $COMMON --dns-listen 10.77.0.1:53 --dns-listen '[::1]:53' || exit 1
+# Each guard names its own timeout: the guard refuses a flag given twice.
+COMMON="--dns 198.18.0.53 --policy $T/policy.json --allow-range 198.18.0.0/15 --allow-range 2001:2::/48"
+start_guard G 3128 $COMMON --dns-listen 10.77.0.1:53 --dns-listen '[::1]:53' \
+    --dns-timeout 3 || exit 1
 # The control: the same, but 10.0.0.0/8 counts as public. Its 6 s are
 # the window for the SIGHUP of the revoke case below.
 start_guard C 3129 $COMMON --allow-range 10.0.0.0/8 --dns-listen 10.77.0.1:5353 \

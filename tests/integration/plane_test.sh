@@ -662,6 +662,30 @@ for mode in 0777 1777; do
 	    [ ! -e "$T/sock$mode/c.sock" ]
 	check "hostile_control_socket_folder_${mode}_refused" $? "rc=$rc $(cat "$T/sock$mode.err")"
 done
+# An empty --control is an abstract socket (sun_path all NUL): no file,
+# no mode, reachable by any uid of the namespace, the workload's too.
+# Refused while parsing flags, before anything is bound; the client
+# refuses it too.
+start_bg "$GD" "$T/ctlempty.err" "$BIN" run --listen 10.77.0.1:3198 --control "" \
+    --no-state --dns 198.18.0.53
+p=$LASTPID
+for _ in $(seq 30); do
+	abs=$(ingd ss -xlH | awk '$5 ~ /^@/')
+	[ -z "$abs" ] && kill -0 "$p" 2>/dev/null || break
+	sleep 0.1
+done
+kill "$p" 2>/dev/null; wait "$p"; rc=$?
+[ $rc -eq 2 ] && [ -z "$abs" ] && grep -q -- "--control: expected a socket path" "$T/ctlempty.err"
+check hostile_empty_control_path_refused_no_abstract_socket $? \
+    "rc=$rc abstract=[$abs] $(head -n1 "$T/ctlempty.err")"
+r=0; out=""
+for c in "push $T/b9.json" status; do
+	# shellcheck disable=SC2086
+	o=$("$CTL" $c --control "" 2>&1); rc=$?
+	out="$out [$c: $rc $o]"
+	[ $rc -eq 2 ] && grep -q -- "--control" <<<"$o" || r=1
+done
+check hostile_ctl_empty_control_path_refused $r "$out"
 cat >"$T/fake.py" <<'PY'
 # fake.py SOCK DIGEST: a made-up guard that answers every request 200
 # with epoch 99 and DIGEST, up to 8 times.

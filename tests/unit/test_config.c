@@ -424,6 +424,116 @@ test_hostile_abbreviated_flags_refused(void **state)
 	REFUSE("unexpected argument", "--", "--allow");
 }
 
+/* An empty --control is an abstract socket (the kernel reads sun_path's
+ * leading NUL as "no file"): no mode, no owner, reachable by any uid of
+ * the namespace, the workload included. Refused, in both spellings. */
+static void
+test_hostile_empty_control_path_refused(void **state)
+{
+	struct config c;
+
+	(void)state;
+	REFUSE("--control: expected a socket path", "--control", "");
+	REFUSE("--control: expected a socket path", "--control=");
+	/* Negative control: a path is taken. */
+	PARSE_OK(&c, "--control", "/run/eg/c.sock");
+	assert_string_equal(c.control_path, "/run/eg/c.sock");
+}
+
+/* A flag that holds one value, given twice, is refused: last-wins would
+ * let a second --policy, --user or --control (a default followed by an
+ * operator's own, a line pasted twice in a unit) silently replace the
+ * first. Every such flag, in every mix of spellings. */
+static void
+test_hostile_single_value_flag_given_twice_refused(void **state)
+{
+	static const struct {
+		const char	*flag;
+		const char	*a;
+		const char	*b;
+	} once[] = {
+		{ "--control", "/tmp/a.sock", "/tmp/b.sock" },
+		{ "--policy", "/tmp/a.json", "/tmp/b.json" },
+		{ "--state-dir", "/tmp/a", "/tmp/b" },
+		{ "--sni-check", "enforce", "off" },
+		{ "--user", "nobody", "root" },
+		{ "--log-format", "json", "text" },
+		{ "--log-file", "/tmp/a.log", "/tmp/b.log" },
+		{ "--max-conns", "1", "2" },
+		{ "--header-timeout", "1", "2" },
+		{ "--idle-timeout", "1", "2" },
+		{ "--connect-timeout", "1", "2" },
+		{ "--dns-timeout", "1", "2" },
+		{ "--grace", "1", "2" },
+		{ "--workers", "1", "2" },
+	};
+	char want[64], eq[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(once) / sizeof(once[0]); i++) {
+		const char *sep[] = { once[i].flag, once[i].a, once[i].flag,
+		    once[i].b, NULL };
+		const char *same[] = { once[i].flag, once[i].a, once[i].flag,
+		    once[i].a, NULL };
+		const char *mixed[] = { eq, "--listen", "127.0.0.1:1",
+		    once[i].flag, once[i].b, NULL };
+
+		snprintf(want, sizeof(want), "%s given twice", once[i].flag);
+		snprintf(eq, sizeof(eq), "%s=%s", once[i].flag, once[i].a);
+		refuse_v(want, sep);
+		refuse_v(want, same);
+		refuse_v(want, mixed);
+	}
+	REFUSE("--no-state given twice", "--no-state", "--no-state");
+	REFUSE("--help given twice", "--help", "--help");
+}
+
+/* Negative control of the test above: what looks like a second flag but
+ * is a value is not one, and the documented repeatable flags repeat. */
+static void
+test_repeatable_flags_and_flag_like_values_not_counted_twice(void **state)
+{
+	struct config c;
+
+	(void)state;
+	PARSE_OK(&c, "--log-file", "--policy", "--policy", "/tmp/p.json");
+	assert_string_equal(c.log_file, "--policy");
+	assert_string_equal(c.policy_path, "/tmp/p.json");
+	PARSE_OK(&c, "--listen", "127.0.0.1:1", "--listen", "127.0.0.1:1",
+	    "--transparent", "127.0.0.1:2", "--transparent=127.0.0.1:2",
+	    "--trust-key", "/k", "--trust-key", "/k",
+	    "--dns", "192.0.2.1", "--dns", "192.0.2.1",
+	    "--dns-listen", "127.0.0.1:53", "--dns-listen", "127.0.0.1:53",
+	    "--allow-range", "10.0.0.0/8", "--allow-range", "10.0.0.0/8",
+	    "--deny-range", "10.0.0.0/8", "--deny-range", "10.0.0.0/8");
+	assert_int_equal(c.nlisten, 2);
+	assert_int_equal(c.ntransparent, 2);
+	assert_int_equal(c.ntrust_keys, 2);
+	assert_int_equal(c.ndns_listen, 2);
+	assert_int_equal(c.nallow, 2);
+	assert_int_equal(c.ndeny, 2);
+	/* --state-dir and --no-state are one choice, not a repeat. */
+	REFUSE("--no-state and --state-dir: choose one", "--state-dir", "/tmp/s",
+	    "--no-state");
+}
+
+/* getopt does not move past a short option inside a cluster: the message
+ * must name the argument as given, never the word before it. */
+static void
+test_hostile_short_option_cluster_named_as_given(void **state)
+{
+	struct config c;
+
+	(void)state;
+	REFUSE("unknown or incomplete option: -xy", "-xy");
+	REFUSE("unknown or incomplete option: -x", "--grace", "1", "-x");
+	REFUSE("unknown or incomplete option: -l", "-l", "127.0.0.1:3128");
+	/* As a value it is a value. */
+	PARSE_OK(&c, "--log-file", "-xy");
+	assert_string_equal(c.log_file, "-xy");
+}
+
 int
 main(void)
 {
@@ -440,6 +550,10 @@ main(void)
 		cmocka_unit_test(test_parse_starts_from_defaults_each_time),
 		cmocka_unit_test(test_classifier_holds_the_ranges),
 		cmocka_unit_test(test_hostile_abbreviated_flags_refused),
+		cmocka_unit_test(test_hostile_empty_control_path_refused),
+		cmocka_unit_test(test_hostile_single_value_flag_given_twice_refused),
+		cmocka_unit_test(test_repeatable_flags_and_flag_like_values_not_counted_twice),
+		cmocka_unit_test(test_hostile_short_option_cluster_named_as_given),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

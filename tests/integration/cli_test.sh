@@ -1,0 +1,140 @@
+# The command lines of both programs, black-box: usage errors, exit
+# statuses and where each message goes, for `egress-guard run|check` and
+# egress-guardctl. A `run` that a lax parser would let start runs in a
+# namespace of its own, under a 5 s bound; nothing here touches the
+# network.
+. "$(dirname "$0")/lib.sh"
+
+[ -x "$BIN" ] && [ -x "$CTL" ] || { echo "FAIL build: binaries missing"; exit 1; }
+ip netns add "$GD" && ip -n "$GD" link set lo up || { echo "FAIL netns"; exit 1; }
+
+cat >"$T/prof.json" <<'P'
+{"network_policy":"allowlist","allowed_hosts":["198.18.1.10:443"]}
+P
+"$CTL" compile "$T/prof.json" --epoch 1 >"$T/a.json" &&
+    "$CTL" compile "$T/prof.json" --epoch 2 >"$T/b.json" &&
+    "$CTL" keygen --out "$T/k1.pem" 2>/dev/null &&
+    "$CTL" keygen --out "$T/k2.pem" 2>/dev/null || { echo "FAIL setup"; exit 1; }
+
+# run_ns NAME ARGS...: `egress-guard run` in GD for at most 5 s; its
+# output in $T/NAME.err, its status in RC.
+run_ns() {
+	local name=$1; shift
+	ingd timeout 5 "$BIN" run --listen 127.0.0.1:3128 --control "$T/$name.sock" \
+	    "$@" >"$T/$name.err" 2>&1
+	RC=$?
+}
+# refused NAME WANT: RC is 2 and $T/NAME.err says WANT.
+refused() { [ "$RC" -eq 2 ] && grep -qF -- "$2" "$T/$1.err"; }
+
+# ---- run: a flag that holds one value is taken once
+run_ns policy2 --no-state --policy "$T/a.json" --policy "$T/b.json"
+refused policy2 "--policy given twice"
+check hostile_run_policy_given_twice_refused $? "rc=$RC $(head -n1 "$T/policy2.err")"
+run_ns user2 --no-state --user=nobody --user root
+refused user2 "--user given twice"
+check hostile_run_user_given_twice_refused $? "rc=$RC $(head -n1 "$T/user2.err")"
+run_ns nostate2 --no-state --no-state
+refused nostate2 "--no-state given twice"
+check hostile_run_no_state_twice_named_as_given_twice $? "rc=$RC $(head -n1 "$T/nostate2.err")"
+# Negative control: the repeatable flags repeat, and the guard starts
+# (then --help stops it before anything is bound).
+run_ns repeat --no-state --policy "$T/a.json" --listen 127.0.0.1:3129 \
+    --allow-range 198.18.0.0/15 --allow-range 198.18.0.0/15 --help
+[ "$RC" -eq 0 ] && grep -q -- "--listen ADDR:PORT" "$T/repeat.err"
+check control_run_repeatable_flags_repeat $? "rc=$RC $(head -n1 "$T/repeat.err")"
+
+# ---- run: messages name what was given
+run_ns cluster -xy
+refused cluster "unknown or incomplete option: -xy"
+check hostile_run_short_option_cluster_named_as_given $? "rc=$RC $(head -n1 "$T/cluster.err")"
+
+# ---- check
+# chk NAME ARGS...: `egress-guard check`, stdout in $T/NAME.out, stderr
+# in $T/NAME.err, status in RC.
+chk() {
+	local name=$1; shift
+	"$BIN" check "$@" >"$T/$name.out" 2>"$T/$name.err"
+	RC=$?
+}
+chk nopolicy 198.18.1.10:443
+refused nopolicy "missing --policy" && [ ! -s "$T/nopolicy.out" ]
+check check_without_policy_says_missing_policy $? "rc=$RC $(head -n1 "$T/nopolicy.err")"
+chk policy2 198.18.1.10:443 --policy "$T/a.json" --policy "$T/b.json"
+refused policy2 "--policy given twice" && [ ! -s "$T/policy2.out" ]
+check hostile_check_policy_given_twice_refused $? "rc=$RC $(head -n1 "$T/policy2.err")"
+chk timeout2 198.18.1.10:443 --policy "$T/a.json" --dns-timeout 1 --dns-timeout=2
+refused timeout2 "--dns-timeout given twice"
+check hostile_check_dns_timeout_given_twice_refused $? "rc=$RC $(head -n1 "$T/timeout2.err")"
+
+# A target that is no HOST:PORT is a usage error (exit 2, said on
+# stderr), not a verdict.
+r=0; out=""
+for t in example.com x:99999 "$(printf 'ex\303\244mple.com:443')" ":443"; do
+	chk badtarget "$t" --policy "$T/a.json"
+	out="$out [$t: $RC $(head -n1 "$T/badtarget.err")]"
+	refused badtarget "not a HOST:PORT destination" && [ ! -s "$T/badtarget.out" ] || r=1
+done
+check hostile_check_unparsable_target_is_usage_error_exit_2 $r "$out"
+# Output that cannot be written is an error, whatever the verdict.
+"$BIN" check 198.18.1.10:443 --policy "$T/a.json" --allow-range 198.18.0.0/15 \
+    >/dev/full 2>"$T/full.err"; RC=$?
+refused full "cannot write to standard output"
+check hostile_check_stdout_full_exits_2 $? "rc=$RC $(cat "$T/full.err")"
+# Negative control: the same check to a readable stdout, the ranges
+# repeated, allows (0).
+chk allow 198.18.1.10:443 --policy "$T/a.json" --allow-range 198.18.0.0/15 \
+    --allow-range 198.18.0.0/15
+[ "$RC" -eq 0 ] && grep -q "^verdict: allow" "$T/allow.out"
+check control_check_allow_exit_0_ranges_repeat $? "rc=$RC $(tail -n1 "$T/allow.out") $(cat "$T/allow.err")"
+
+# ---- the usage: on stdout when asked for, on stderr after an error
+r=0; out=""
+for h in --help help; do
+	"$BIN" "$h" >"$T/help.out" 2>"$T/help.err"; RC=$?
+	out="$out [$h: rc=$RC out=$(wc -l <"$T/help.out") err=$(wc -l <"$T/help.err")]"
+	[ "$RC" -eq 0 ] && [ ! -s "$T/help.err" ] &&
+	    grep -q -- "check HOST:PORT --policy FILE" "$T/help.out" &&
+	    grep -q -- "--deny-range CIDR.*--dns-timeout S" "$T/help.out" || r=1
+done
+"$BIN" >"$T/help.out" 2>"$T/help.err"; RC=$?
+out="$out [none: rc=$RC out=$(wc -l <"$T/help.out")]"
+[ "$RC" -eq 2 ] && [ ! -s "$T/help.out" ] && grep -q "^usage:" "$T/help.err" || r=1
+check help_on_stdout_when_asked_on_stderr_on_error $r "$out"
+
+# ---- egress-guardctl: the same rule
+# ctl NAME ARGS...: egress-guardctl, output in $T/NAME.err, status in RC.
+ctl() {
+	local name=$1; shift
+	"$CTL" "$@" >"$T/$name.out" 2>"$T/$name.err"
+	RC=$?
+}
+ctl epoch2 compile "$T/prof.json" --epoch 1 --epoch 2
+refused epoch2 "--epoch given twice" && [ ! -s "$T/epoch2.out" ]
+check hostile_ctl_compile_epoch_given_twice_refused $? "rc=$RC $(head -n1 "$T/epoch2.err")"
+ctl key2 sign "$T/a.json" --key "$T/k1.pem" --key="$T/k2.pem"
+refused key2 "--key given twice" && [ ! -s "$T/key2.out" ]
+check hostile_ctl_sign_key_given_twice_refused $? "rc=$RC $(head -n1 "$T/key2.err")"
+ctl out2 keygen --out "$T/k3.pem" --out "$T/k4.pem"
+refused out2 "--out given twice" && [ ! -e "$T/k3.pem" ] && [ ! -e "$T/k4.pem" ]
+check hostile_ctl_keygen_out_given_twice_refused_nothing_written $? "rc=$RC $(head -n1 "$T/out2.err")"
+r=0; out=""
+for c in "push $T/a.json" status; do
+	# shellcheck disable=SC2086
+	ctl ctl2 $c --control "$T/x.sock" --control "$T/y.sock"
+	out="$out [$c: $RC $(head -n1 "$T/ctl2.err")]"
+	refused ctl2 "--control given twice" || r=1
+	# shellcheck disable=SC2086
+	ctl uid2 $c --control "$T/x.sock" --guard-uid 0 --guard-uid 65534
+	out="$out [$c: $RC $(head -n1 "$T/uid2.err")]"
+	refused uid2 "--guard-uid given twice" || r=1
+done
+check hostile_ctl_push_status_control_and_guard_uid_given_twice_refused $r "$out"
+# Negative control: verify's --trust-key is repeatable, and the one
+# signature checks.
+"$CTL" sign "$T/a.json" --key "$T/k1.pem" >"$T/a.bundle" 2>/dev/null
+ctl verify verify "$T/a.bundle" --trust-key "$T/k2.pub.pem" --trust-key "$T/k1.pub.pem"
+[ "$RC" -eq 0 ] && grep -q '"epoch":1' "$T/verify.out"
+check control_ctl_verify_trust_key_repeats $? "rc=$RC $(cat "$T/verify.err")"
+
+finish
