@@ -404,8 +404,10 @@ ctlclient_check_pushed(const struct ctlclient_response *r, const char *want,
 	json_t *root, *d;
 	int rc = -1;
 
-	if ((root = json_loadb(r->body, r->body_len, 0, NULL)) == NULL) {
-		errbuf_set(err, errlen, "the answer is not JSON");
+	if ((root = json_loadb(r->body, r->body_len, JSON_REJECT_DUPLICATES,
+	    NULL)) == NULL) {
+		errbuf_set(err, errlen, "the answer is not JSON, or has a duplicate "
+		    "key");
 		return -1;
 	}
 	d = json_object_get(root, "digest");

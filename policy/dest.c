@@ -476,7 +476,12 @@ dest_parse_host(const char *s, size_t len, int brackets, struct dest *d,
 		else
 			why = parse_ipv6(s + 1, len - 2, d);
 	} else if (memchr(s, ':', len) != NULL) {
-		if (brackets)
+		const char *colon = memchr(s, ':', len);
+
+		/* One colon is never IPv6 (that has at least two): a port. */
+		if (memchr(colon + 1, ':', len - (size_t)(colon - s) - 1) == NULL)
+			why = "a host must not include a port";
+		else if (brackets)
 			why = "IPv6 literal must be in brackets";
 		else
 			why = parse_ipv6(s, len, d);

@@ -630,7 +630,12 @@ test_host_names_and_ipv4(void **state)
 	    sizeof(err)), 0);
 	assert_int_equal(d.kind, DEST_IPV4);
 	host_refuse("127.1", 0, "strict dotted quad");
-	host_refuse("example.com:443", 1, "must be in brackets");
+	/* A host field with a port names the port, not IPv6 (a policy entry
+	 * {"host":"a.com:443"} was told "must not embed a dotted IPv4"). */
+	host_refuse("example.com:443", 1, "must not include a port");
+	host_refuse("example.com:443", 0, "must not include a port");
+	host_refuse("1.2.3.4:443", 0, "must not include a port");
+	host_refuse("::ffff:1.2.3.4", 0, "must not embed a dotted IPv4");
 	host_refuse("*.example.com", 0, "wildcards");
 	host_refuse("", 0, "empty host");
 	host_refuse("a@b", 0, "userinfo");
