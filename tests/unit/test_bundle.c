@@ -1755,6 +1755,28 @@ parse_resp(const char *s, int eof, struct ctlclient_response *r, char *err)
 	return ctlclient_parse_response(s, strlen(s), eof, r, err, 256);
 }
 
+/* Hostile: an answer naming the digest twice, the wrong one first, does
+ * not confirm a push (jansson alone would keep the last). */
+static void
+test_client_push_answer_with_duplicate_digest_refused(void **state)
+{
+	static const char want[] = "sha256:1111";
+	struct ctlclient_response r = { 200, NULL, 0 };
+	char err[256] = "", body[128];
+
+	(void)state;
+	r.body = body;
+	snprintf(body, sizeof(body), "{\"digest\":\"sha256:0\",\"digest\":\"%s\"}",
+	    want);
+	r.body_len = strlen(body);
+	assert_int_equal(ctlclient_check_pushed(&r, want, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "duplicate key"));
+	/* Control: the same answer with the digest once. */
+	snprintf(body, sizeof(body), "{\"digest\":\"%s\"}", want);
+	r.body_len = strlen(body);
+	assert_int_equal(ctlclient_check_pushed(&r, want, err, sizeof(err)), 0);
+}
+
 static void
 test_client_parses_content_length_and_chunked(void **state)
 {
@@ -2005,6 +2027,7 @@ main(void)
 		cmocka_unit_test(test_load_private_refuses_public_encrypted_and_non_ed25519),
 		cmocka_unit_test(test_sign_refuses_non_ed25519_public_only_and_oversize),
 		cmocka_unit_test(test_client_parses_content_length_and_chunked),
+		cmocka_unit_test(test_client_push_answer_with_duplicate_digest_refused),
 		cmocka_unit_test(test_client_refuses_malformed_responses),
 		cmocka_unit_test(test_client_refuses_what_the_guard_refuses_from_upstreams),
 	};
