@@ -54,8 +54,11 @@
 #                    `ip netns add`, a path, or a PID (empty: this container's
 #                    own namespace, the shared-namespace sidecar layout)
 #   EG_EXEMPT_UID    uid whose traffic the nft rules let out: a number, `none`,
-#                    or `auto` (EG_USER's uid when EG_NETNS is empty, i.e. the
-#                    guard shares the namespace it filters; none otherwise)
+#                    or `auto` (EG_USER's uid under `run` with EG_NETNS empty,
+#                    i.e. the guard shares the namespace it filters; none
+#                    otherwise: `hold` and `init` run no guard here, and an
+#                    exempt uid would be a way out for any workload process
+#                    that has it)
 #   EG_EXEMPT_CGROUP `auto` or `none` (auto). auto: when the guard shares the
 #                    namespace it filters (`run`, EG_NETNS empty), the nft step
 #                    also gets --exempt-cgroup-of this process, which execs
@@ -186,13 +189,20 @@ nft_step() {
 	case "$EG_EXEMPT_UID" in
 	none | "") ;;
 	auto)
-		if [ -z "$EG_NETNS" ]; then
+		# Only `run` execs the guard into the namespace it filters;
+		# anywhere else the uid would let out whoever has it, and no
+		# guard.
+		if [ "$mode" = run ] && [ -z "$EG_NETNS" ]; then
 			[ -n "$EG_USER" ] || die "EG_EXEMPT_UID=auto: the guard shares" \
 			    "the namespace it filters and needs its own uid: set EG_USER" \
 			    "or EG_EXEMPT_UID"
 			uid=$(id -u -- "$EG_USER" 2>/dev/null) ||
 			    die "EG_USER=$EG_USER: no such user"
 			set -- "$@" --exempt-uid "$uid"
+		elif [ "$mode" = init ] && [ -z "$EG_NETNS" ]; then
+			note "EG_EXEMPT_UID=auto under init exempts no uid (init runs" \
+			    "no guard); set it to the guard's uid if the guard will" \
+			    "share this namespace"
 		fi
 		;;
 	*)

@@ -340,6 +340,51 @@ err nft_step_failure_stops_start "nft apply failed" EG_GUARD_ADDR=0.0.0.0:3128
 ! has_table && [ ! -e "$T/run/control.sock" ] && ! ingd ss -ltnH | grep -q .
 check entrypoint_errors_change_nothing $?
 
+# ------------------------------------------------- hold (compose holder)
+# The holder fences its own namespace (here WL) and runs no guard in it:
+# EG_EXEMPT_UID left at the image's `auto` must exempt no uid, or every
+# workload process with EG_USER's uid (the image's 10001; nobody here)
+# goes straight out. hold_run NAME [VAR=VALUE]...: the holder in WL, up
+# to its mark; PID in HOLD_PID.
+hold_run() {
+	name=$1; shift
+	rm -f "$T/$name.mark"
+	ep_cmd "EG_HOLD_MARK=$T/$name.mark" EG_GUARD_ADDR=10.77.0.1:3128 "$@" -- hold
+	start_bg "$WL" "$T/$name.out" "${EPC[@]}"
+	HOLD_PID=$LASTPID
+	for _ in $(seq 100); do
+		[ -e "$T/$name.mark" ] && return 0
+		kill -0 "$HOLD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "# $name did not hold:"; cat "$T/$name.out"
+	return 1
+}
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+hold_run hold; r=$?
+rules=$(inwl nft list table inet egress_guard 2>&1)
+d=$(direct "$WL" "${NOBODY[@]}")
+[ $r -eq 0 ] && grep -q 'chain output' <<<"$rules" && ! grep -q skuid <<<"$rules" &&
+    fast_refused "$d"
+check hostile_hold_with_auto_exempt_uid_lets_eg_user_uid_out_refused $? \
+    "$d $(grep -E 'skuid|Error' <<<"$rules")"
+stop "$HOLD_PID"
+"$BIN" nft remove --netns "$WL" >/dev/null 2>&1
+# Negative control: a uid named outright is exempt, and this test sees it.
+hold_run holdx EG_EXEMPT_UID=65534; r=$?
+rules=$(inwl nft list table inet egress_guard 2>&1)
+d=$(direct "$WL" "${NOBODY[@]}")
+case "$d" in rc=0*) [ $r -eq 0 ] && grep -q 'meta skuid 65534' <<<"$rules";; *) false;; esac
+check control_hold_with_named_exempt_uid_lets_that_uid_out $? "$d"
+stop "$HOLD_PID"
+"$BIN" nft remove --netns "$WL" >/dev/null 2>&1
+# `init` runs no guard either: auto exempts no uid, and says so.
+ep_cmd EG_DRY_RUN=1 -- init
+out=$(inwl "${EPC[@]}" 2>&1)
+grep -q ' nft apply --netns /proc/self/ns/net ' <<<"$out" && ! grep -q -- '--exempt' <<<"$out" &&
+    grep -q 'EG_EXEMPT_UID=auto under init exempts no uid' <<<"$out"
+check hostile_init_with_auto_exempt_uid_exempts_no_uid $? "$out"
+
 # ------------------------------------------- separate namespaces (compose.yaml)
 # Negative control first: the same start with EG_NFT=skip leaves the direct
 # route open, so it is the nft step that closes it below.
