@@ -482,6 +482,36 @@ out=$(ingd setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" run --liste
     10.77.0.1:3133 --control "$T/st4c/x.sock" --trust-key "$T/keys/a.pub.pem" --state-dir "$T/st4" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "state-dir $T/st4: not writable by uid 65534" <<<"$out"
 check unwritable_state_dir_refused_at_start $? "rc=$rc $out"
+# --log-file is opened as root, before the drop: a link that the dropped
+# user planted in a log folder of its own must not have root append to a
+# root-owned 0600 file, through a path that merely starts with /dev/ or
+# /proc/. (The user's folder, not the sticky 1777 one: there the kernel's
+# fs.protected_symlinks already stops root following another's link.)
+printf 'root only\n' >"$T/victim"; chmod 0600 "$T/victim"
+mkdir -m 0755 "$T/ulogs"; chown 65534:65534 "$T/ulogs"
+setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$T/victim" "$T/ulogs/planted.log"
+lfrun() {	# lfrun LOG-FILE: the guard as root with --user, 3 s at most
+	ingd timeout 3 "$BIN" run --listen 10.77.0.1:3137 --control "$T/lf.sock" --no-state \
+	    --trust-key "$T/keys/a.pub.pem" --dns 198.18.0.53 --log-file "$1" --user nobody 2>&1
+}
+for c in "dev_dotdot:/dev/..$T/ulogs/planted.log" "proc_self_root:/proc/self/root$T/ulogs/planted.log"; do
+	printf 'root only\n' >"$T/victim"
+	out=$(lfrun "${c#*:}"); rc=$?
+	m=$(stat -c '%U %a' "$T/victim")
+	[ $rc -eq 2 ] && grep -q "cannot open log file" <<<"$out" && [ "$m" = "root 600" ] &&
+	    [ "$(cat "$T/victim")" = "root only" ]
+	check "hostile_log_file_${c%%:*}_path_to_planted_link_refused" $? \
+	    "rc=$rc $m, $(wc -l <"$T/victim") lines: $out"
+done
+# A new log file is 0600 whatever the umask (decisions name the hosts the
+# workload asked for); /dev/stderr is still followed.
+out=$(umask 000 && lfrun "$T/logs/new.log"); rc=$?
+m=$(stat -c '%U %a' "$T/logs/new.log" 2>&1)
+[ $rc -eq 124 ] && [ "$m" = "root 600" ] && grep -q '"event":"start"' "$T/logs/new.log"
+check log_file_created_0600_under_umask_000 $? "rc=$rc $m $out"
+out=$(lfrun /dev/stderr); rc=$?
+[ $rc -eq 124 ] && grep -q '"event":"start"' <<<"$out"
+check control_log_file_dev_stderr_still_followed $? "rc=$rc $out"
 
 # ------------------------------------------------------------------- YAML
 yaml_check() {	# yaml_check NAME FILE PYTHON-BODY (docs in `docs`)
