@@ -246,9 +246,9 @@ case "$EG_DRY_RUN" in
 esac
 find_bin
 if [ "$EG_NFT" = apply ] && [ "$EG_DRY_RUN" != 1 ] && ! is_root; then
-	die "EG_NFT=apply needs root with CAP_NET_ADMIN and CAP_SYS_ADMIN" \
-	    "(running as uid $(id -u)); set EG_NFT=skip when an init container" \
-	    "applied the rules"
+	die "EG_NFT=apply needs root (running as uid $(id -u)) with" \
+	    "CAP_NET_ADMIN, and CAP_SYS_ADMIN only to enter another namespace;" \
+	    "set EG_NFT=skip when an init container applied the rules"
 fi
 
 # init's folder step: chown, then chmod (the mode last, so that no moment

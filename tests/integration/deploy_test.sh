@@ -333,7 +333,7 @@ err hold_refuses_eg_nft_skip "hold needs EG_NFT=apply" EG_NETNS= EG_NFT=skip -- 
 err hold_refuses_another_namespace "hold applies the table to its own namespace" -- hold
 err hold_refuses_root_hold_user "EG_HOLD_USER=0:0: expected uid:gid" EG_NETNS= EG_HOLD_USER=0:0 -- hold
 err hold_nft_step_failure_holds_nothing "nft apply failed" EG_NETNS= EG_GUARD_ADDR=0.0.0.0:3128 -- hold
-err nft_apply_as_non_root "EG_NFT=apply needs root" \
+err nft_apply_as_non_root "EG_NFT=apply needs root.* CAP_NET_ADMIN, and CAP_SYS_ADMIN only to enter another namespace" \
     setpriv --reuid=65534 --regid=65534 --clear-groups --
 # A failed nft step starts nothing (here: a guard address the rules refuse).
 err nft_step_failure_stops_start "nft apply failed" EG_GUARD_ADDR=0.0.0.0:3128
@@ -384,6 +384,29 @@ out=$(inwl "${EPC[@]}" 2>&1)
 grep -q ' nft apply --netns /proc/self/ns/net ' <<<"$out" && ! grep -q -- '--exempt' <<<"$out" &&
     grep -q 'EG_EXEMPT_UID=auto under init exempts no uid' <<<"$out"
 check hostile_init_with_auto_exempt_uid_exempts_no_uid $? "$out"
+
+# What the nft step needs, as nft/netns.c does it: no setns into the
+# caller's own namespace, so CAP_NET_ADMIN alone there; CAP_SYS_ADMIN
+# only to enter another one.
+NETONLY=(setpriv --bounding-set=-all,+net_admin --inh-caps=-all)
+inwl "${NETONLY[@]}" "$BIN" nft apply --netns /proc/self/ns/net --guard 10.77.0.1:3128 \
+    >/dev/null 2>&1; r1=$?
+has_table; r3=$?
+out=$(ingd "${NETONLY[@]}" "$BIN" nft apply --netns "$WL" --guard 10.77.0.1:3128 2>&1); r2=$?
+"$BIN" nft remove --netns "$WL" >/dev/null 2>&1
+[ $r1 -eq 0 ] && [ $r3 -eq 0 ] && [ $r2 -eq 2 ] && grep -q 'needs CAP_SYS_ADMIN' <<<"$out"
+check nft_own_namespace_needs_only_cap_net_admin_another_cap_sys_admin $? \
+    "own=$r1 table=$r3 other=$r2 $out"
+# ... and every text that tells what it needs says that, not "even for
+# the caller's own" namespace.
+bad=""
+for f in README.md docs/nft.md docs/design.md docs/egress-guard.8 container/entrypoint.sh nft--help; do
+	if [ "$f" = nft--help ]; then "$BIN" nft --help 2>&1; else cat "$TOP/$f"; fi |
+	    tr -s ' \n' '  ' | grep -o 'CAP_SYS_ADMIN[^.;]*' |
+	    grep -qv '^CAP_SYS_ADMIN only to enter another namespace' && bad="$bad $f"
+done
+[ -z "$bad" ]
+check docs_cap_sys_admin_only_to_enter_another_namespace $? "wrong in:$bad"
 
 # ------------------------------------------- separate namespaces (compose.yaml)
 # Negative control first: the same start with EG_NFT=skip leaves the direct
