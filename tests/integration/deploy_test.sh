@@ -901,6 +901,32 @@ helpcheck() {	# helpcheck NAME FLAGS -- CMD...
 }
 RUNF=$(opts_of "$TOP/guard/config.c" run_opts)
 helpcheck help_run_names_every_flag "$RUNF" -- "$BIN" run --help
+# design.md's flag table gives the same defaults as --help, for every
+# flag whose help says "(default VALUE": the table's first word, quotes
+# off.
+"$BIN" run --help >"$T/runhelp.txt" 2>&1
+bad=$(python3 - "$TOP/docs/design.md" "$T/runhelp.txt" <<'PY' 2>&1
+import re, sys
+helpdef = {}
+for b in re.split(r"\n  (?=--)", open(sys.argv[2]).read()):
+    m = re.match(r"(--[a-z-]+)", b)
+    d = re.search(r"\(default ([^\s,;)]+)", b)
+    if m and d:
+        helpdef[m.group(1)] = d.group(1)
+table = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"\| `(--[a-z-]+)(?:\\\||[^|])*\| ((?:\\\||[^|])*)\|", line)
+    if m and m.group(2).split():
+        table[m.group(1)] = m.group(2).split()[0].strip("`")
+bad = ["%s: table %r, --help %r" % (f, table[f], v) for f, v in sorted(helpdef.items())
+       if f in table and table[f] != v]
+if len([f for f in helpdef if f in table]) < 5:
+    bad.append("only %s compared" % sorted(f for f in helpdef if f in table))
+print("; ".join(bad))
+PY
+)
+[ -z "$bad" ]
+check design_md_flag_table_defaults_match_help $? "$bad"
 helpcheck help_check_names_every_flag "$(opts_of "$TOP/guard/check.c" check_opts)" -- "$BIN" check --help
 helpcheck help_nft_names_every_flag "netns guard exempt-uid help" -- "$BIN" nft --help
 helpcheck help_nft_apply_names_every_flag "netns guard exempt-uid" -- "$BIN" nft apply --help
