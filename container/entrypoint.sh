@@ -15,7 +15,7 @@
 #       container of a pod, or a one-shot service, when the guard itself
 #       runs elsewhere or unprivileged. (A pod's emptyDirs are 0777, which
 #       the guard refuses for its socket and state folders; the folder step
-#       needs CAP_CHOWN and CAP_FOWNER.)
+#       needs CAP_CHOWN for root-owned folders, CAP_FOWNER too for others.)
 #   entrypoint.sh hold
 #       the namespace holder of compose layout (a): step 1 in this
 #       container's own namespace, then a marker file EG_HOLD_MARK (the
@@ -251,8 +251,11 @@ if [ "$EG_NFT" = apply ] && [ "$EG_DRY_RUN" != 1 ] && ! is_root; then
 	    "set EG_NFT=skip when an init container applied the rules"
 fi
 
-# init's folder step: chown, then chmod (the mode last, so that no moment
-# has the new owner with the old 0777).
+# init's folder step: chmod, then chown. The mode first, so that no
+# moment has the new owner with the old 0777, and while root still owns
+# the folder: then CAP_CHOWN is all it takes (CAP_FOWNER only for a folder
+# root does not own). A folder already handed over, as a re-run of init
+# on the pod's emptyDirs finds it, is left as it is.
 own_dirs() {
 	ou=${EG_INIT_OWNER%%:*} og=${EG_INIT_OWNER#*:}
 	{ is_uint "$ou" && is_uint "$og"; } ||
@@ -260,14 +263,16 @@ own_dirs() {
 	for d in $(list "$EG_INIT_DIRS"); do
 		{ [ -d "$d" ] && ! [ -L "$d" ]; } ||
 		    die "EG_INIT_DIRS: $d: not a folder (or a symlink)"
+		[ "$(stat -c '%u:%g %a' -- "$d")" != "$ou:$og 700" ] || continue
 		if [ "$EG_DRY_RUN" = 1 ]; then
-			show chown -- "$ou:$og" "$d"
 			show chmod 0700 -- "$d"
+			show chown -- "$ou:$og" "$d"
 			continue
 		fi
-		{ chown -- "$ou:$og" "$d" && chmod 0700 -- "$d"; } ||
+		{ chmod 0700 -- "$d" && chown -- "$ou:$og" "$d"; } ||
 		    die "EG_INIT_DIRS: $d: cannot hand it to $ou:$og mode 0700" \
-		    "(the init container needs CAP_CHOWN and CAP_FOWNER)"
+		    "(the init container needs CAP_CHOWN, and CAP_FOWNER for a" \
+		    "folder root does not own)"
 	done
 }
 

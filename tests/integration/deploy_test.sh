@@ -328,6 +328,13 @@ err bad_exempt_uid "EG_EXEMPT_UID=x1: expected a uid" EG_EXEMPT_UID=x1
 err bad_exempt_cgroup "EG_EXEMPT_CGROUP=x1: expected auto or none" EG_EXEMPT_CGROUP=x1
 err init_owner_not_numbers "EG_INIT_OWNER=nobody: expected uid:gid" EG_NFT=skip \
     "EG_INIT_DIRS=$T/keys" EG_INIT_OWNER=nobody -- init
+# The folder step sets the mode first: no moment with the new owner and
+# the emptyDir's 0777.
+ep_cmd EG_DRY_RUN=1 EG_NFT=skip "EG_INIT_DIRS=$T/keys" EG_INIT_OWNER=65534:65534 -- init
+out=$(ingd "${EPC[@]}" 2>&1)
+[ "$out" = "chmod 0700 -- $T/keys
+chown -- 65534:65534 $T/keys" ]
+check entrypoint_init_sets_mode_before_owner $? "$out"
 # The compose holder (`hold`) never holds an unfenced namespace.
 err hold_refuses_eg_nft_skip "hold needs EG_NFT=apply" EG_NETNS= EG_NFT=skip -- hold
 err hold_refuses_another_namespace "hold applies the table to its own namespace" -- hold
@@ -635,7 +642,8 @@ im = {m["name"]: m["mountPath"] for m in init.get("volumeMounts", [])}
 want(all(im.get(v) == gm[v] for v in ("control", "state")), "init does not mount the guard folders")
 want(sorted(ienv.get("EG_INIT_DIRS", "").split()) == sorted([gm["control"], gm["state"]]), "init does not hand both folders over")
 want(ienv.get("EG_INIT_OWNER") == "%d:%d" % (gs["runAsUser"], gs["runAsGroup"]), "init hands the folders to another uid")
-want({"CHOWN", "FOWNER"} <= set(sc["capabilities"]["add"]), "init cannot chown/chmod the folders")
+want("CHOWN" in sc["capabilities"]["add"], "init cannot chown the folders")
+want("FOWNER" not in sc["capabilities"]["add"], "init grants CAP_FOWNER, which the folder step does not need")
 '
 
 # What the compose files and the pod grant, for the runs below.
@@ -725,23 +733,33 @@ if [ -s "$T/grants.sh" ] && . "$T/grants.sh"; then
 	out="$out $(cat "$T/logs/k8s0.log" 2>/dev/null)"
 	[ $rc -eq 2 ] && grep -q "writable" <<<"$out" && [ ! -e "$T/k8s/run/control.sock" ]
 	check control_k8s_sidecar_on_bare_0777_emptydirs_refuses_to_start $? "rc=$rc $out"
-	# ... and an init without CAP_FOWNER cannot do the folder step.
+	# ... and an init without CAP_CHOWN cannot do the folder step.
+	NOFOWNER=${K8S_INIT_CAPS//,+fowner/}
 	ep_cmd "${K8S_INIT_ENV[@]}" EG_NFT=skip -- init
-	out=$(inwl setpriv "--bounding-set=-all,${K8S_INIT_CAPS/,+fowner/}" --inh-caps=-all \
+	out=$(inwl setpriv "--bounding-set=-all,${NOFOWNER//,+chown/}" --inh-caps=-all \
 	    "${EPC[@]}" 2>&1); rc=$?
-	[ $rc -eq 2 ] && grep -q "CAP_CHOWN and CAP_FOWNER" <<<"$out"
-	check control_k8s_init_without_fowner_cannot_hand_folders_over $? "rc=$rc $out"
+	m=$(stat -c '%u' "$T/k8s/run" "$T/k8s/state" | tr '\n' ' ')
+	[ $rc -eq 2 ] && grep -q "needs CAP_CHOWN" <<<"$out" && [ "$m" = "0 0 " ]
+	check control_k8s_init_without_chown_cannot_hand_folders_over $? "rc=$rc $m $out"
 	chown 0:0 "$T/k8s/run" "$T/k8s/state"; chmod 0777 "$T/k8s/run" "$T/k8s/state"
-	# Init container: root with the manifest's capabilities, its env.
+	# Init container: root with the manifest's capabilities, its env; never
+	# CAP_FOWNER (the mode is set while root owns the folder, then chown).
 	ep_cmd "${K8S_INIT_ENV[@]}" -- init
-	out=$(inwl setpriv "--bounding-set=-all,$K8S_INIT_CAPS" --inh-caps=-all "${EPC[@]}" 2>&1); rc=$?
+	out=$(inwl setpriv "--bounding-set=-all,$NOFOWNER" --inh-caps=-all "${EPC[@]}" 2>&1); rc=$?
 	"$BIN" nft verify --netns "$WL" --guard 127.0.0.1:3128 --exempt-uid "$K8S_GUARD_UID" >/dev/null
 	r=$?
 	m=$(stat -c '%u:%g %a' "$T/k8s/run" "$T/k8s/state" | tr '\n' ' ')
 	[ $rc -eq 0 ] && [ $r -eq 0 ] && ! ingd ss -ltnH | grep -q . && ! inwl ss -ltnH | grep -q .
 	check k8s_init_container_applies_rules_and_exits $? "rc=$rc verify=$r $out"
 	[ "$m" = "$K8S_GUARD_UID:$K8S_GUARD_UID 700 $K8S_GUARD_UID:$K8S_GUARD_UID 700 " ]
-	check k8s_init_container_hands_emptydirs_to_guard_uid_0700 $? "dirs=$m"
+	check k8s_init_container_hands_emptydirs_to_guard_uid_0700_without_fowner $? "dirs=$m $out"
+	# A re-run of the init containers (a new pod sandbox) finds the
+	# emptyDirs already handed over: nothing to do, no CAP_FOWNER either.
+	ep_cmd "${K8S_INIT_ENV[@]}" EG_NFT=skip -- init
+	out=$(inwl setpriv "--bounding-set=-all,$NOFOWNER" --inh-caps=-all "${EPC[@]}" 2>&1); rc=$?
+	m2=$(stat -c '%u:%g %a' "$T/k8s/run" "$T/k8s/state" | tr '\n' ' ')
+	[ $rc -eq 0 ] && [ "$m2" = "$m" ]
+	check k8s_init_rerun_on_handed_emptydirs_changes_nothing $? "rc=$rc dirs=$m2 $out"
 	# The sidecar: the manifest's uid from the start, no capabilities, its
 	# env, on the folders the init container handed over.
 	ep_start k8s "$WL" "${KG[@]}" "${KGENV[@]}"
