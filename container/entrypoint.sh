@@ -330,7 +330,9 @@ if [ -n "$EG_USER" ] && [ "$EG_USER" != root ]; then
 		note "running as uid $(id -u) already: EG_USER=$EG_USER not used"
 	fi
 elif is_root; then
-	note "EG_USER is empty: the guard stays root (it logs a warning)"
+	who="EG_USER=root"
+	[ -n "$EG_USER" ] || who="EG_USER is empty"
+	note "$who: the guard stays root (it logs a warning)"
 fi
 state=$EG_STATE_DIR
 [ "$state" != none ] || state=""

@@ -280,6 +280,17 @@ out=$(ingd "${EPC[@]}" 2>&1)
 grep -q -- "--netns /run/netns/$WL --guard 10.77.0.1:3128 --guard '\[fd00::1\]:3128'\$" <<<"$out" &&
     grep -q -- "--listen 10.77.0.1:3128 --listen '\[fd00::1\]:3128' .*--trust-key $T/keys/a.pub.pem --trust-key $T/keys/b.pub.pem .*--dns 198.18.0.53 --dns 198.18.0.54 .*--user nobody .*--max-conns 7\$" <<<"$out"
 check entrypoint_lists_and_caller_flags $? "$out"
+# EG_USER=root and EG_USER empty both keep the guard root (no --user),
+# and the note says which of the two it was.
+for u in root ""; do
+	ep_cmd EG_DRY_RUN=1 EG_NETNS="$WL" "EG_USER=$u"
+	out=$(ingd "${EPC[@]}" 2>&1)
+	want="EG_USER=root: the guard stays root"
+	[ -z "$u" ] && want="EG_USER is empty: the guard stays root"
+	grep -q "$want" <<<"$out" && ! grep -q -- '--user' <<<"$out" &&
+	    [ "$(grep -c 'stays root' <<<"$out")" -eq 1 ]
+	check "entrypoint_eg_user_${u:-empty}_note_says_what_is_true" $? "$out"
+done
 
 # EG_STATE_DIR: empty is the default folder (no longer "none"); `none`
 # passes --no-state and the guard runs without a folder, warning.
