@@ -15,7 +15,7 @@
 #       container of a pod, or a one-shot service, when the guard itself
 #       runs elsewhere or unprivileged. (A pod's emptyDirs are 0777, which
 #       the guard refuses for its socket and state folders; the folder step
-#       needs CAP_CHOWN and CAP_FOWNER.)
+#       needs CAP_CHOWN for root-owned folders, CAP_FOWNER too for others.)
 #   entrypoint.sh hold
 #       the namespace holder of compose layout (a): step 1 in this
 #       container's own namespace, then a marker file EG_HOLD_MARK (the
@@ -54,8 +54,11 @@
 #                    `ip netns add`, a path, or a PID (empty: this container's
 #                    own namespace, the shared-namespace sidecar layout)
 #   EG_EXEMPT_UID    uid whose traffic the nft rules let out: a number, `none`,
-#                    or `auto` (EG_USER's uid when EG_NETNS is empty, i.e. the
-#                    guard shares the namespace it filters; none otherwise)
+#                    or `auto` (EG_USER's uid under `run` with EG_NETNS empty,
+#                    i.e. the guard shares the namespace it filters; none
+#                    otherwise: `hold` and `init` run no guard here, and an
+#                    exempt uid would be a way out for any workload process
+#                    that has it)
 #   EG_EXEMPT_CGROUP `auto` or `none` (auto). auto: when the guard shares the
 #                    namespace it filters (`run`, EG_NETNS empty), the nft step
 #                    also gets --exempt-cgroup-of this process, which execs
@@ -186,13 +189,20 @@ nft_step() {
 	case "$EG_EXEMPT_UID" in
 	none | "") ;;
 	auto)
-		if [ -z "$EG_NETNS" ]; then
+		# Only `run` execs the guard into the namespace it filters;
+		# anywhere else the uid would let out whoever has it, and no
+		# guard.
+		if [ "$mode" = run ] && [ -z "$EG_NETNS" ]; then
 			[ -n "$EG_USER" ] || die "EG_EXEMPT_UID=auto: the guard shares" \
 			    "the namespace it filters and needs its own uid: set EG_USER" \
 			    "or EG_EXEMPT_UID"
 			uid=$(id -u -- "$EG_USER" 2>/dev/null) ||
 			    die "EG_USER=$EG_USER: no such user"
 			set -- "$@" --exempt-uid "$uid"
+		elif [ "$mode" = init ] && [ -z "$EG_NETNS" ]; then
+			note "EG_EXEMPT_UID=auto under init exempts no uid (init runs" \
+			    "no guard); set it to the guard's uid if the guard will" \
+			    "share this namespace"
 		fi
 		;;
 	*)
@@ -236,13 +246,16 @@ case "$EG_DRY_RUN" in
 esac
 find_bin
 if [ "$EG_NFT" = apply ] && [ "$EG_DRY_RUN" != 1 ] && ! is_root; then
-	die "EG_NFT=apply needs root with CAP_NET_ADMIN and CAP_SYS_ADMIN" \
-	    "(running as uid $(id -u)); set EG_NFT=skip when an init container" \
-	    "applied the rules"
+	die "EG_NFT=apply needs root (running as uid $(id -u)) with" \
+	    "CAP_NET_ADMIN, and CAP_SYS_ADMIN only to enter another namespace;" \
+	    "set EG_NFT=skip when an init container applied the rules"
 fi
 
-# init's folder step: chown, then chmod (the mode last, so that no moment
-# has the new owner with the old 0777).
+# init's folder step: chmod, then chown. The mode first, so that no
+# moment has the new owner with the old 0777, and while root still owns
+# the folder: then CAP_CHOWN is all it takes (CAP_FOWNER only for a folder
+# root does not own). A folder already handed over, as a re-run of init
+# on the pod's emptyDirs finds it, is left as it is.
 own_dirs() {
 	ou=${EG_INIT_OWNER%%:*} og=${EG_INIT_OWNER#*:}
 	{ is_uint "$ou" && is_uint "$og"; } ||
@@ -250,14 +263,16 @@ own_dirs() {
 	for d in $(list "$EG_INIT_DIRS"); do
 		{ [ -d "$d" ] && ! [ -L "$d" ]; } ||
 		    die "EG_INIT_DIRS: $d: not a folder (or a symlink)"
+		[ "$(stat -c '%u:%g %a' -- "$d")" != "$ou:$og 700" ] || continue
 		if [ "$EG_DRY_RUN" = 1 ]; then
-			show chown -- "$ou:$og" "$d"
 			show chmod 0700 -- "$d"
+			show chown -- "$ou:$og" "$d"
 			continue
 		fi
-		{ chown -- "$ou:$og" "$d" && chmod 0700 -- "$d"; } ||
+		{ chmod 0700 -- "$d" && chown -- "$ou:$og" "$d"; } ||
 		    die "EG_INIT_DIRS: $d: cannot hand it to $ou:$og mode 0700" \
-		    "(the init container needs CAP_CHOWN and CAP_FOWNER)"
+		    "(the init container needs CAP_CHOWN, and CAP_FOWNER for a" \
+		    "folder root does not own)"
 	done
 }
 
@@ -315,7 +330,9 @@ if [ -n "$EG_USER" ] && [ "$EG_USER" != root ]; then
 		note "running as uid $(id -u) already: EG_USER=$EG_USER not used"
 	fi
 elif is_root; then
-	note "EG_USER is empty: the guard stays root (it logs a warning)"
+	who="EG_USER=root"
+	[ -n "$EG_USER" ] || who="EG_USER is empty"
+	note "$who: the guard stays root (it logs a warning)"
 fi
 state=$EG_STATE_DIR
 [ "$state" != none ] || state=""

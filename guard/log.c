@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "guard/log.h"
 #include "util/errbuf.h"
 #include "util/jsonw.h"
+#include "util/num.h"
 
 /* Lines emitted while the loop runs are collected and written together
  * once the callbacks of the current loop pass have run (flush_cb is made
@@ -42,11 +44,46 @@ struct log {
 	char		 ts_prefix[LOG_TS_PREFIX];	/* "YYYY-MM-DDTHH:MM:SS" */
 };
 
+/* Whether path names one of this process's own descriptors through a
+ * link the kernel keeps: /dev/stdout, /dev/stderr, /dev/fd/N or
+ * /proc/self/fd/N, exactly. A prefix would not do: /dev/../DIR/f and
+ * /proc/self/root/DIR/f name any file. */
+static int
+own_fd_path(const char *path)
+{
+	long long n;
+
+	if (strcmp(path, "/dev/stdout") == 0 || strcmp(path, "/dev/stderr") == 0)
+		return 1;
+	if (strncmp(path, "/dev/fd/", 8) == 0)
+		return num_parse(path + 8, 0, INT_MAX, &n) == 0;
+	if (strncmp(path, "/proc/self/fd/", 14) == 0)
+		return num_parse(path + 14, 0, INT_MAX, &n) == 0;
+	return 0;
+}
+
+/* Whether path has a ".." component: it could climb out of whatever
+ * the operator reads the path as being under. */
+static int
+has_dotdot(const char *path)
+{
+	const char *p = path;
+
+	for (;;) {
+		if (p[0] == '.' && p[1] == '.' && (p[2] == '/' || p[2] == '\0'))
+			return 1;
+		if ((p = strchr(p, '/')) == NULL)
+			return 0;
+		p++;
+	}
+}
+
 /* The log file, for append. It is opened as root, before any --user
- * drop: a link planted at path (a log in a folder others can write)
- * would have root append to whatever it names. So the last component is
- * never followed, except under /dev/ and /proc/, which only the kernel
- * writes (/dev/stdout is a link to /proc/self/fd/1). */
+ * drop: a link planted at path (a log in a folder others can write, the
+ * dropped user's included) would have root append to whatever it names.
+ * So the last component is never followed, except for the exact paths
+ * of own_fd_path; a new file is 0600, since decisions name the hosts
+ * the workload asked for. */
 static FILE *
 open_log_file(const char *path, char *err, size_t errlen)
 {
@@ -54,14 +91,19 @@ open_log_file(const char *path, char *err, size_t errlen)
 	int fd;
 	FILE *fp;
 
-	fd = open(path, flags | O_NOFOLLOW, 0666);
-	if (fd == -1 && errno == ELOOP && (strncmp(path, "/dev/", 5) == 0 ||
-	    strncmp(path, "/proc/", 6) == 0))
-		fd = open(path, flags, 0666);
+	if (has_dotdot(path)) {
+		errbuf_set(err, errlen, "%s: cannot open log file: a \"..\" component "
+		    "(name it without one)", path);
+		return NULL;
+	}
+	fd = open(path, flags | O_NOFOLLOW, 0600);
+	if (fd == -1 && errno == ELOOP && own_fd_path(path))
+		fd = open(path, flags, 0600);
 	if (fd == -1) {
 		if (errno == ELOOP)
 			errbuf_set(err, errlen, "%s: cannot open log file: a symbolic "
-			    "link (followed only under /dev/ and /proc/)", path);
+			    "link (followed only as /dev/stdout, /dev/stderr, "
+			    "/dev/fd/N and /proc/self/fd/N)", path);
 		else
 			errbuf_set(err, errlen, "%s: cannot open log file: %s", path,
 			    strerror(errno));

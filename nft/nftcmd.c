@@ -67,9 +67,10 @@ static const char usage_text[] =
     "  --transparent-in IFNAME  separate layout, guard side: redirect what\n"
     "            arrives on IFNAME to the listeners; forward nothing\n"
     "  --help    this text\n"
-    "Installs table inet egress_guard in one atomic batch. Needs CAP_SYS_ADMIN\n"
-    "(to enter the namespace) and CAP_NET_ADMIN in it. Exit status: 0 ok,\n"
-    "1 verify found a difference, 2 error.\n";
+    "Installs table inet egress_guard in one atomic batch. Needs CAP_NET_ADMIN\n"
+    "in the namespace, and CAP_SYS_ADMIN only to enter another namespace (none\n"
+    "when --netns names this one). Exit status: 0 ok, 1 verify found a\n"
+    "difference, 2 error.\n";
 
 struct opts {
 	const char		*verb;

@@ -1,5 +1,6 @@
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -614,6 +615,52 @@ plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
 	return 0;
 }
 
+/* Whether the folder holds nothing but the guard's own files. A folder
+ * that also holds the operator's (the trust keys in /etc/egress-guard)
+ * must not become the dropped user's: that user could then replace them,
+ * and safepath takes files of the guard's user as trust anchors. 0, or
+ * -1 with err naming the first other entry. */
+static int
+state_only_ours(const struct plane *pl, const char *name, char *err,
+    size_t errlen)
+{
+	char shown[ERRBUF_SHOW_BUF];
+	struct dirent *de;
+	DIR *d;
+	int fd, rc = -1;
+
+	/* A descriptor of its own: closedir closes it, and the listing
+	 * must not move state_fd's offset. */
+	fd = openat(pl->state_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1 || (d = fdopendir(fd)) == NULL) {
+		errbuf_set(err, errlen, "--state-dir %s: cannot list it: %s",
+		    pl->state_dir, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	for (errno = 0; (de = readdir(d)) != NULL; errno = 0) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+		    strcmp(de->d_name, PLANE_STATE_FILE) == 0 ||
+		    strcmp(de->d_name, PLANE_STATE_TMP) == 0)
+			continue;
+		errbuf_set(err, errlen, "--state-dir %s: holds \"%s\", not the "
+		    "guard's: refusing to hand the folder to %s (give the guard a "
+		    "folder of its own)", pl->state_dir, errbuf_show(de->d_name,
+		    strlen(de->d_name), shown), name);
+		goto out;
+	}
+	if (errno != 0) {
+		errbuf_set(err, errlen, "--state-dir %s: cannot list it: %s",
+		    pl->state_dir, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	closedir(d);
+	return rc;
+}
+
 int
 plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
     char *err, size_t errlen)
@@ -634,6 +681,11 @@ plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
 		    (unsigned)st.st_uid, name, (unsigned)uid, name);
 		return -1;
 	}
+	if (state_only_ours(pl, name, err, errlen) == -1)
+		return -1;
+	/* A temp file left by a store that a crash cut short is never read,
+	 * and the dropped user could not truncate a root-owned one. */
+	(void)unlinkat(pl->state_fd, PLANE_STATE_TMP, 0);
 	/* The bundle was checked at start (root's or uid's, one link, no
 	 * link), in a folder only root could change until now. */
 	if (fstatat(pl->state_fd, PLANE_STATE_FILE, &fst, AT_SYMLINK_NOFOLLOW) == 0 &&

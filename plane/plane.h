@@ -92,7 +92,8 @@ const char *plane_signer(const struct plane *pl);
 
 /* Before a --user drop, as root: a root-owned state folder (and its
  * bundle) becomes uid's, 0700, through the descriptor opened at start.
- * A folder of a third uid is refused. 0 or -1 with err. */
+ * Refused, changing nothing: a folder of a third uid, and a root-owned
+ * one that holds anything but the guard's own files. 0 or -1 with err. */
 int plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
     char *err, size_t errlen);
 /* After the drop: whether the guard can still store there. */

@@ -280,6 +280,17 @@ out=$(ingd "${EPC[@]}" 2>&1)
 grep -q -- "--netns /run/netns/$WL --guard 10.77.0.1:3128 --guard '\[fd00::1\]:3128'\$" <<<"$out" &&
     grep -q -- "--listen 10.77.0.1:3128 --listen '\[fd00::1\]:3128' .*--trust-key $T/keys/a.pub.pem --trust-key $T/keys/b.pub.pem .*--dns 198.18.0.53 --dns 198.18.0.54 .*--user nobody .*--max-conns 7\$" <<<"$out"
 check entrypoint_lists_and_caller_flags $? "$out"
+# EG_USER=root and EG_USER empty both keep the guard root (no --user),
+# and the note says which of the two it was.
+for u in root ""; do
+	ep_cmd EG_DRY_RUN=1 EG_NETNS="$WL" "EG_USER=$u"
+	out=$(ingd "${EPC[@]}" 2>&1)
+	want="EG_USER=root: the guard stays root"
+	[ -z "$u" ] && want="EG_USER is empty: the guard stays root"
+	grep -q "$want" <<<"$out" && ! grep -q -- '--user' <<<"$out" &&
+	    [ "$(grep -c 'stays root' <<<"$out")" -eq 1 ]
+	check "entrypoint_eg_user_${u:-empty}_note_says_what_is_true" $? "$out"
+done
 
 # EG_STATE_DIR: empty is the default folder (no longer "none"); `none`
 # passes --no-state and the guard runs without a folder, warning.
@@ -328,17 +339,92 @@ err bad_exempt_uid "EG_EXEMPT_UID=x1: expected a uid" EG_EXEMPT_UID=x1
 err bad_exempt_cgroup "EG_EXEMPT_CGROUP=x1: expected auto or none" EG_EXEMPT_CGROUP=x1
 err init_owner_not_numbers "EG_INIT_OWNER=nobody: expected uid:gid" EG_NFT=skip \
     "EG_INIT_DIRS=$T/keys" EG_INIT_OWNER=nobody -- init
+# The folder step sets the mode first: no moment with the new owner and
+# the emptyDir's 0777.
+ep_cmd EG_DRY_RUN=1 EG_NFT=skip "EG_INIT_DIRS=$T/keys" EG_INIT_OWNER=65534:65534 -- init
+out=$(ingd "${EPC[@]}" 2>&1)
+[ "$out" = "chmod 0700 -- $T/keys
+chown -- 65534:65534 $T/keys" ]
+check entrypoint_init_sets_mode_before_owner $? "$out"
 # The compose holder (`hold`) never holds an unfenced namespace.
 err hold_refuses_eg_nft_skip "hold needs EG_NFT=apply" EG_NETNS= EG_NFT=skip -- hold
 err hold_refuses_another_namespace "hold applies the table to its own namespace" -- hold
 err hold_refuses_root_hold_user "EG_HOLD_USER=0:0: expected uid:gid" EG_NETNS= EG_HOLD_USER=0:0 -- hold
 err hold_nft_step_failure_holds_nothing "nft apply failed" EG_NETNS= EG_GUARD_ADDR=0.0.0.0:3128 -- hold
-err nft_apply_as_non_root "EG_NFT=apply needs root" \
+err nft_apply_as_non_root "EG_NFT=apply needs root.* CAP_NET_ADMIN, and CAP_SYS_ADMIN only to enter another namespace" \
     setpriv --reuid=65534 --regid=65534 --clear-groups --
 # A failed nft step starts nothing (here: a guard address the rules refuse).
 err nft_step_failure_stops_start "nft apply failed" EG_GUARD_ADDR=0.0.0.0:3128
 ! has_table && [ ! -e "$T/run/control.sock" ] && ! ingd ss -ltnH | grep -q .
 check entrypoint_errors_change_nothing $?
+
+# ------------------------------------------------- hold (compose holder)
+# The holder fences its own namespace (here WL) and runs no guard in it:
+# EG_EXEMPT_UID left at the image's `auto` must exempt no uid, or every
+# workload process with EG_USER's uid (the image's 10001; nobody here)
+# goes straight out. hold_run NAME [VAR=VALUE]...: the holder in WL, up
+# to its mark; PID in HOLD_PID.
+hold_run() {
+	name=$1; shift
+	rm -f "$T/$name.mark"
+	ep_cmd "EG_HOLD_MARK=$T/$name.mark" EG_GUARD_ADDR=10.77.0.1:3128 "$@" -- hold
+	start_bg "$WL" "$T/$name.out" "${EPC[@]}"
+	HOLD_PID=$LASTPID
+	for _ in $(seq 100); do
+		[ -e "$T/$name.mark" ] && return 0
+		kill -0 "$HOLD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "# $name did not hold:"; cat "$T/$name.out"
+	return 1
+}
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+hold_run hold; r=$?
+rules=$(inwl nft list table inet egress_guard 2>&1)
+d=$(direct "$WL" "${NOBODY[@]}")
+[ $r -eq 0 ] && grep -q 'chain output' <<<"$rules" && ! grep -q skuid <<<"$rules" &&
+    fast_refused "$d"
+check hostile_hold_with_auto_exempt_uid_lets_eg_user_uid_out_refused $? \
+    "$d $(grep -E 'skuid|Error' <<<"$rules")"
+stop "$HOLD_PID"
+"$BIN" nft remove --netns "$WL" >/dev/null 2>&1
+# Negative control: a uid named outright is exempt, and this test sees it.
+hold_run holdx EG_EXEMPT_UID=65534; r=$?
+rules=$(inwl nft list table inet egress_guard 2>&1)
+d=$(direct "$WL" "${NOBODY[@]}")
+case "$d" in rc=0*) [ $r -eq 0 ] && grep -q 'meta skuid 65534' <<<"$rules";; *) false;; esac
+check control_hold_with_named_exempt_uid_lets_that_uid_out $? "$d"
+stop "$HOLD_PID"
+"$BIN" nft remove --netns "$WL" >/dev/null 2>&1
+# `init` runs no guard either: auto exempts no uid, and says so.
+ep_cmd EG_DRY_RUN=1 -- init
+out=$(inwl "${EPC[@]}" 2>&1)
+grep -q ' nft apply --netns /proc/self/ns/net ' <<<"$out" && ! grep -q -- '--exempt' <<<"$out" &&
+    grep -q 'EG_EXEMPT_UID=auto under init exempts no uid' <<<"$out"
+check hostile_init_with_auto_exempt_uid_exempts_no_uid $? "$out"
+
+# What the nft step needs, as nft/netns.c does it: no setns into the
+# caller's own namespace, so CAP_NET_ADMIN alone there; CAP_SYS_ADMIN
+# only to enter another one.
+NETONLY=(setpriv --bounding-set=-all,+net_admin --inh-caps=-all)
+inwl "${NETONLY[@]}" "$BIN" nft apply --netns /proc/self/ns/net --guard 10.77.0.1:3128 \
+    >/dev/null 2>&1; r1=$?
+has_table; r3=$?
+out=$(ingd "${NETONLY[@]}" "$BIN" nft apply --netns "$WL" --guard 10.77.0.1:3128 2>&1); r2=$?
+"$BIN" nft remove --netns "$WL" >/dev/null 2>&1
+[ $r1 -eq 0 ] && [ $r3 -eq 0 ] && [ $r2 -eq 2 ] && grep -q 'needs CAP_SYS_ADMIN' <<<"$out"
+check nft_own_namespace_needs_only_cap_net_admin_another_cap_sys_admin $? \
+    "own=$r1 table=$r3 other=$r2 $out"
+# ... and every text that tells what it needs says that, not "even for
+# the caller's own" namespace.
+bad=""
+for f in README.md docs/nft.md docs/design.md docs/egress-guard.8 container/entrypoint.sh nft--help; do
+	if [ "$f" = nft--help ]; then "$BIN" nft --help 2>&1; else cat "$TOP/$f"; fi |
+	    tr -s ' \n' '  ' | grep -o 'CAP_SYS_ADMIN[^.;]*' |
+	    grep -qv '^CAP_SYS_ADMIN only to enter another namespace' && bad="$bad $f"
+done
+[ -z "$bad" ]
+check docs_cap_sys_admin_only_to_enter_another_namespace $? "wrong in:$bad"
 
 # ------------------------------------------- separate namespaces (compose.yaml)
 # Negative control first: the same start with EG_NFT=skip leaves the direct
@@ -437,6 +523,36 @@ out=$(ingd setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN" run --liste
     10.77.0.1:3133 --control "$T/st4c/x.sock" --trust-key "$T/keys/a.pub.pem" --state-dir "$T/st4" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "state-dir $T/st4: not writable by uid 65534" <<<"$out"
 check unwritable_state_dir_refused_at_start $? "rc=$rc $out"
+# --log-file is opened as root, before the drop: a link that the dropped
+# user planted in a log folder of its own must not have root append to a
+# root-owned 0600 file, through a path that merely starts with /dev/ or
+# /proc/. (The user's folder, not the sticky 1777 one: there the kernel's
+# fs.protected_symlinks already stops root following another's link.)
+printf 'root only\n' >"$T/victim"; chmod 0600 "$T/victim"
+mkdir -m 0755 "$T/ulogs"; chown 65534:65534 "$T/ulogs"
+setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$T/victim" "$T/ulogs/planted.log"
+lfrun() {	# lfrun LOG-FILE: the guard as root with --user, 3 s at most
+	ingd timeout 3 "$BIN" run --listen 10.77.0.1:3137 --control "$T/lf.sock" --no-state \
+	    --trust-key "$T/keys/a.pub.pem" --dns 198.18.0.53 --log-file "$1" --user nobody 2>&1
+}
+for c in "dev_dotdot:/dev/..$T/ulogs/planted.log" "proc_self_root:/proc/self/root$T/ulogs/planted.log"; do
+	printf 'root only\n' >"$T/victim"
+	out=$(lfrun "${c#*:}"); rc=$?
+	m=$(stat -c '%U %a' "$T/victim")
+	[ $rc -eq 2 ] && grep -q "cannot open log file" <<<"$out" && [ "$m" = "root 600" ] &&
+	    [ "$(cat "$T/victim")" = "root only" ]
+	check "hostile_log_file_${c%%:*}_path_to_planted_link_refused" $? \
+	    "rc=$rc $m, $(wc -l <"$T/victim") lines: $out"
+done
+# A new log file is 0600 whatever the umask (decisions name the hosts the
+# workload asked for); /dev/stderr is still followed.
+out=$(umask 000 && lfrun "$T/logs/new.log"); rc=$?
+m=$(stat -c '%U %a' "$T/logs/new.log" 2>&1)
+[ $rc -eq 124 ] && [ "$m" = "root 600" ] && grep -q '"event":"start"' "$T/logs/new.log"
+check log_file_created_0600_under_umask_000 $? "rc=$rc $m $out"
+out=$(lfrun /dev/stderr); rc=$?
+[ $rc -eq 124 ] && grep -q '"event":"start"' <<<"$out"
+check control_log_file_dev_stderr_still_followed $? "rc=$rc $out"
 
 # ------------------------------------------------------------------- YAML
 yaml_check() {	# yaml_check NAME FILE PYTHON-BODY (docs in `docs`)
@@ -537,7 +653,8 @@ im = {m["name"]: m["mountPath"] for m in init.get("volumeMounts", [])}
 want(all(im.get(v) == gm[v] for v in ("control", "state")), "init does not mount the guard folders")
 want(sorted(ienv.get("EG_INIT_DIRS", "").split()) == sorted([gm["control"], gm["state"]]), "init does not hand both folders over")
 want(ienv.get("EG_INIT_OWNER") == "%d:%d" % (gs["runAsUser"], gs["runAsGroup"]), "init hands the folders to another uid")
-want({"CHOWN", "FOWNER"} <= set(sc["capabilities"]["add"]), "init cannot chown/chmod the folders")
+want("CHOWN" in sc["capabilities"]["add"], "init cannot chown the folders")
+want("FOWNER" not in sc["capabilities"]["add"], "init grants CAP_FOWNER, which the folder step does not need")
 '
 
 # What the compose files and the pod grant, for the runs below.
@@ -627,23 +744,33 @@ if [ -s "$T/grants.sh" ] && . "$T/grants.sh"; then
 	out="$out $(cat "$T/logs/k8s0.log" 2>/dev/null)"
 	[ $rc -eq 2 ] && grep -q "writable" <<<"$out" && [ ! -e "$T/k8s/run/control.sock" ]
 	check control_k8s_sidecar_on_bare_0777_emptydirs_refuses_to_start $? "rc=$rc $out"
-	# ... and an init without CAP_FOWNER cannot do the folder step.
+	# ... and an init without CAP_CHOWN cannot do the folder step.
+	NOFOWNER=${K8S_INIT_CAPS//,+fowner/}
 	ep_cmd "${K8S_INIT_ENV[@]}" EG_NFT=skip -- init
-	out=$(inwl setpriv "--bounding-set=-all,${K8S_INIT_CAPS/,+fowner/}" --inh-caps=-all \
+	out=$(inwl setpriv "--bounding-set=-all,${NOFOWNER//,+chown/}" --inh-caps=-all \
 	    "${EPC[@]}" 2>&1); rc=$?
-	[ $rc -eq 2 ] && grep -q "CAP_CHOWN and CAP_FOWNER" <<<"$out"
-	check control_k8s_init_without_fowner_cannot_hand_folders_over $? "rc=$rc $out"
+	m=$(stat -c '%u' "$T/k8s/run" "$T/k8s/state" | tr '\n' ' ')
+	[ $rc -eq 2 ] && grep -q "needs CAP_CHOWN" <<<"$out" && [ "$m" = "0 0 " ]
+	check control_k8s_init_without_chown_cannot_hand_folders_over $? "rc=$rc $m $out"
 	chown 0:0 "$T/k8s/run" "$T/k8s/state"; chmod 0777 "$T/k8s/run" "$T/k8s/state"
-	# Init container: root with the manifest's capabilities, its env.
+	# Init container: root with the manifest's capabilities, its env; never
+	# CAP_FOWNER (the mode is set while root owns the folder, then chown).
 	ep_cmd "${K8S_INIT_ENV[@]}" -- init
-	out=$(inwl setpriv "--bounding-set=-all,$K8S_INIT_CAPS" --inh-caps=-all "${EPC[@]}" 2>&1); rc=$?
+	out=$(inwl setpriv "--bounding-set=-all,$NOFOWNER" --inh-caps=-all "${EPC[@]}" 2>&1); rc=$?
 	"$BIN" nft verify --netns "$WL" --guard 127.0.0.1:3128 --exempt-uid "$K8S_GUARD_UID" >/dev/null
 	r=$?
 	m=$(stat -c '%u:%g %a' "$T/k8s/run" "$T/k8s/state" | tr '\n' ' ')
 	[ $rc -eq 0 ] && [ $r -eq 0 ] && ! ingd ss -ltnH | grep -q . && ! inwl ss -ltnH | grep -q .
 	check k8s_init_container_applies_rules_and_exits $? "rc=$rc verify=$r $out"
 	[ "$m" = "$K8S_GUARD_UID:$K8S_GUARD_UID 700 $K8S_GUARD_UID:$K8S_GUARD_UID 700 " ]
-	check k8s_init_container_hands_emptydirs_to_guard_uid_0700 $? "dirs=$m"
+	check k8s_init_container_hands_emptydirs_to_guard_uid_0700_without_fowner $? "dirs=$m $out"
+	# A re-run of the init containers (a new pod sandbox) finds the
+	# emptyDirs already handed over: nothing to do, no CAP_FOWNER either.
+	ep_cmd "${K8S_INIT_ENV[@]}" EG_NFT=skip -- init
+	out=$(inwl setpriv "--bounding-set=-all,$NOFOWNER" --inh-caps=-all "${EPC[@]}" 2>&1); rc=$?
+	m2=$(stat -c '%u:%g %a' "$T/k8s/run" "$T/k8s/state" | tr '\n' ' ')
+	[ $rc -eq 0 ] && [ "$m2" = "$m" ]
+	check k8s_init_rerun_on_handed_emptydirs_changes_nothing $? "rc=$rc dirs=$m2 $out"
 	# The sidecar: the manifest's uid from the start, no capabilities, its
 	# env, on the folders the init container handed over.
 	ep_start k8s "$WL" "${KG[@]}" "${KGENV[@]}"
@@ -803,6 +930,32 @@ helpcheck() {	# helpcheck NAME FLAGS -- CMD...
 }
 RUNF=$(opts_of "$TOP/guard/config.c" run_opts)
 helpcheck help_run_names_every_flag "$RUNF" -- "$BIN" run --help
+# design.md's flag table gives the same defaults as --help, for every
+# flag whose help says "(default VALUE": the table's first word, quotes
+# off.
+"$BIN" run --help >"$T/runhelp.txt" 2>&1
+bad=$(python3 - "$TOP/docs/design.md" "$T/runhelp.txt" <<'PY' 2>&1
+import re, sys
+helpdef = {}
+for b in re.split(r"\n  (?=--)", open(sys.argv[2]).read()):
+    m = re.match(r"(--[a-z-]+)", b)
+    d = re.search(r"\(default ([^\s,;)]+)", b)
+    if m and d:
+        helpdef[m.group(1)] = d.group(1)
+table = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"\| `(--[a-z-]+)(?:\\\||[^|])*\| ((?:\\\||[^|])*)\|", line)
+    if m and m.group(2).split():
+        table[m.group(1)] = m.group(2).split()[0].strip("`")
+bad = ["%s: table %r, --help %r" % (f, table[f], v) for f, v in sorted(helpdef.items())
+       if f in table and table[f] != v]
+if len([f for f in helpdef if f in table]) < 5:
+    bad.append("only %s compared" % sorted(f for f in helpdef if f in table))
+print("; ".join(bad))
+PY
+)
+[ -z "$bad" ]
+check design_md_flag_table_defaults_match_help $? "$bad"
 helpcheck help_check_names_every_flag "$(opts_of "$TOP/guard/check.c" check_opts)" -- "$BIN" check --help
 helpcheck help_nft_names_every_flag "netns guard exempt-uid help" -- "$BIN" nft --help
 helpcheck help_nft_apply_names_every_flag "netns guard exempt-uid" -- "$BIN" nft apply --help

@@ -637,8 +637,8 @@ fi
 # --network container:, the guard as uid 10001 from the start with
 # EG_NFT=skip, the workload and the plane joining it. The values are
 # pod.yaml's: both volumes start 0777 as a pod's emptyDirs do, and the
-# init step hands them to 10001:10001 mode 0700 (EG_INIT_DIRS, CAP_CHOWN,
-# CAP_FOWNER), as the pod's init container; all mounted `nocopy` (Docker
+# init step hands them to 10001:10001 mode 0700 (EG_INIT_DIRS, CAP_CHOWN;
+# no CAP_FOWNER), as the pod's init container; all mounted `nocopy` (Docker
 # copies the image folder's owner and mode onto an empty volume at every
 # mount otherwise). The plane runs as the guard's uid, with EG_GUARD_UID.
 if part p; then
@@ -657,7 +657,7 @@ pod_up() {
 	dk run --rm -v "$(pn control):/run/egress-guard:nocopy" -v "$(pn state):/var/lib/egress-guard:nocopy" \
 	    --entrypoint chmod "$IMG" 0777 /run/egress-guard /var/lib/egress-guard &&
 	dk run --rm --network "container:$(pn pod)" --cap-drop ALL --cap-add NET_ADMIN \
-	    --cap-add CHOWN --cap-add FOWNER --security-opt no-new-privileges:true --read-only \
+	    --cap-add CHOWN --security-opt no-new-privileges:true --read-only \
 	    -v "$(pn control):/run/egress-guard:nocopy" -v "$(pn state):/var/lib/egress-guard:nocopy" \
 	    -e EG_NETNS= -e EG_GUARD_ADDR=127.0.0.1:3128 -e EG_EXEMPT_UID=10001 \
 	    -e "EG_INIT_DIRS=/run/egress-guard /var/lib/egress-guard" -e EG_INIT_OWNER=10001:10001 \

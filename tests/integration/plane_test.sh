@@ -650,6 +650,26 @@ run_once stlink --state-dir "$T/stlink" --user nobody; rc=$?
 m=$(stat -c '%U %a' "$T/rootonly")
 [ $rc -eq 2 ] && grep -q "is a symbolic link" "$T/stlink.err" && [ "$m" = "root 755" ]
 check hostile_symlinked_state_dir_refused_target_not_chowned $? "rc=$rc $m $(cat "$T/stlink.err")"
+# A root-owned --state-dir that holds the operator's files too (a trust
+# key, as in /etc/egress-guard): handed to nobody, nobody could replace
+# the key. Refused, folder and key left root's.
+mkdir -m 0755 "$T/etceg"
+cp "$T/trusted.pub.pem" "$T/etceg/runner.pub.pem"; chmod 0600 "$T/etceg/runner.pub.pem"
+run_once etceg --state-dir "$T/etceg" --trust-key "$T/etceg/runner.pub.pem" --user nobody; rc=$?
+m=$(stat -c '%U %a' "$T/etceg" "$T/etceg/runner.pub.pem" | tr '\n' ' ')
+[ $rc -eq 2 ] && [ "$(wc -l <"$T/etceg.err")" -eq 1 ] &&
+    grep -q "state-dir $T/etceg: holds \"runner.pub.pem\", not the guard's" "$T/etceg.err" &&
+    [ "$m" = "root 755 root 600 " ]
+check hostile_state_dir_holding_root_trust_key_not_handed_over $? "rc=$rc $m $(cat "$T/etceg.err")"
+# Control: the same folder with nothing but the guard's files is handed
+# over (a leftover temp file of a cut-short store is removed).
+mv "$T/etceg/runner.pub.pem" "$T/etceg.pub.pem"
+: >"$T/etceg/.bundle.json.tmp"
+run_ok etcegok --state-dir "$T/etceg" --trust-key "$T/etceg.pub.pem" --user nobody
+r=$?
+m=$(stat -c '%U %a' "$T/etceg")
+[ $r -eq 0 ] && [ "$m" = "nobody 700" ] && [ ! -e "$T/etceg/.bundle.json.tmp" ]
+check control_state_dir_of_guard_files_only_handed_over $? "$m $(cat "$T/etcegok.err")"
 
 # 4. The control socket's folder: one anyone can write (even sticky) is
 # refused; the client trusts only root, its own user or --guard-uid, and

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -74,6 +75,82 @@ test_hostile_log_file_symlink_refused_dev_stdout_taken(void **state)
 	unlink(plain);
 	unlink(link_);
 	unlink(victim);
+	rmdir(dir);
+}
+
+/* The old exception for links was a text prefix: "/dev/..DIR/guard.log"
+ * and "/proc/self/root/DIR/guard.log" start with /dev/ and /proc/ and
+ * reach a link planted in DIR. Both refused, the victim untouched; any
+ * ".." is refused; the exact descriptor paths are still followed. */
+static void
+test_hostile_log_file_dev_dotdot_and_proc_root_prefix_refused(void **state)
+{
+	char dir[] = "/tmp/eg-logtest.XXXXXX", victim[64], link_[64], path[256];
+	char dev[128], proc[128], up[128], err[256];
+	const char *via[] = { dev, proc, up };
+	struct log *lg;
+	struct stat st;
+	size_t i;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	snprintf(link_, sizeof(link_), "%s/guard.log", dir);
+	assert_non_null(f = fopen(victim, "w"));
+	fclose(f);
+	assert_int_equal(symlink(victim, link_), 0);
+	snprintf(dev, sizeof(dev), "/dev/..%s/guard.log", dir);
+	snprintf(proc, sizeof(proc), "/proc/self/root%s/guard.log", dir);
+	snprintf(up, sizeof(up), "%s/../%s/guard.log", dir, strrchr(dir, '/') + 1);
+
+	for (i = 0; i < sizeof(via) / sizeof(via[0]); i++) {
+		err[0] = '\0';
+		assert_null(log_open(via[i], LOG_JSON, err, sizeof(err)));
+		assert_true(strstr(err, "a symbolic link") != NULL ||
+		    strstr(err, "\"..\"") != NULL);
+	}
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	/* ".." even where no link is on the way. */
+	snprintf(path, sizeof(path), "%s/../%s/new.log", dir, strrchr(dir, '/') + 1);
+	assert_null(log_open(path, LOG_JSON, err, sizeof(err)));
+	assert_non_null(strstr(err, "\"..\" component"));
+
+	assert_non_null(lg = log_open("/dev/stderr", LOG_JSON, err, sizeof(err)));
+	log_close(lg);
+	assert_non_null(lg = log_open("/dev/fd/2", LOG_JSON, err, sizeof(err)));
+	log_close(lg);
+	assert_non_null(lg = log_open("/proc/self/fd/2", LOG_JSON, err, sizeof(err)));
+	log_close(lg);
+	assert_null(log_open("/dev/fd/2/", LOG_JSON, err, sizeof(err)));
+
+	unlink(link_);
+	unlink(victim);
+	rmdir(dir);
+}
+
+/* Decision logs name what the workload asked for: a new log file is
+ * 0600 whatever the umask. */
+static void
+test_new_log_file_is_0600_under_umask_0(void **state)
+{
+	char dir[] = "/tmp/eg-logtest.XXXXXX", plain[64], err[256];
+	struct log *lg;
+	struct stat st;
+	mode_t old;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(plain, sizeof(plain), "%s/plain.log", dir);
+	old = umask(0);
+	lg = log_open(plain, LOG_JSON, err, sizeof(err));
+	umask(old);
+	assert_non_null(lg);
+	log_close(lg);
+	assert_int_equal(stat(plain, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	unlink(plain);
 	rmdir(dir);
 }
 
@@ -188,6 +265,8 @@ main(void)
 		cmocka_unit_test(test_escapes_quote_backslash_and_control_bytes),
 		cmocka_unit_test(test_strv_and_null_and_int),
 		cmocka_unit_test(test_hostile_log_file_symlink_refused_dev_stdout_taken),
+		cmocka_unit_test(test_hostile_log_file_dev_dotdot_and_proc_root_prefix_refused),
+		cmocka_unit_test(test_new_log_file_is_0600_under_umask_0),
 		cmocka_unit_test(test_hostile_log_write_cut_mid_line_leaves_whole_lines),
 		cmocka_unit_test(test_overlong_record_becomes_valid_marker),
 		cmocka_unit_test(test_text_format_is_one_line),
