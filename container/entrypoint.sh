@@ -357,8 +357,11 @@ if [ "$EG_NFT" = apply ]; then
 	nft_step
 fi
 
-# The guard's arguments go first, the caller's after them: for a flag given
-# twice, the caller's (last) one wins.
+# The guard's arguments go first, the caller's (EG_ARGS, then the command's
+# own) after them. The single-value flags set here (--control, --policy,
+# --state-dir/--no-state, --user, --log-format, --log-file) come from their
+# EG_ variables: given again by the caller, the guard refuses to start
+# ("--X given twice", exit 2), so neither side silently overrides the other.
 n=$#
 set -- "$@" run
 for a in $(list "$EG_LISTEN"); do set -- "$@" --listen "$a"; done

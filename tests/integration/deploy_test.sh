@@ -280,6 +280,13 @@ out=$(ingd "${EPC[@]}" 2>&1)
 grep -q -- "--netns /run/netns/$WL --guard 10.77.0.1:3128 --guard '\[fd00::1\]:3128'\$" <<<"$out" &&
     grep -q -- "--listen 10.77.0.1:3128 --listen '\[fd00::1\]:3128' .*--trust-key $T/keys/a.pub.pem --trust-key $T/keys/b.pub.pem .*--dns 198.18.0.53 --dns 198.18.0.54 .*--user nobody .*--max-conns 7\$" <<<"$out"
 check entrypoint_lists_and_caller_flags $? "$out"
+# Hostile: a caller repeating a flag the entrypoint sets (here --control)
+# gets no silent override either way: the guard refuses to start.
+ep_cmd EG_NFT=skip EG_NETNS="$WL" "EG_LOG_FILE=$T/logs/twice.log" -- --control "$T/other.sock"
+out=$(ingd timeout 10 "${EPC[@]}" 2>&1)
+rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--control given twice" <<<"$out" && [ ! -e "$T/other.sock" ]
+check hostile_caller_repeats_an_entrypoint_flag_guard_refuses $? "rc=$rc $out"
 # EG_USER=root and EG_USER empty both keep the guard root (no --user),
 # and the note says which of the two it was.
 for u in root ""; do
