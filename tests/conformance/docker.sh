@@ -357,11 +357,23 @@ fi
 # holder's namespace: what a workload with CAP_NET_ADMIN could do).
 if want_fact default_deny; then
 F=default_deny
+# The embedded resolver's real ports, from the workload namespace's
+# /proc/net/udp and /proc/net/tcp (any uid there reads them; read here from
+# the host, as the probe's /proc belongs to another PID namespace):
+# "missing" when none is listed, and the probe then errs, failing dd-10.
+docker_dns_port() {	# udp|tcp
+	h=$(awk -v t="$1" '$2 ~ /^0B00007F:/ && (t == "udp" || $4 == "0A") {
+	    split($2, a, ":"); print a[2]; exit }' "/proc/$WPID/net/$1")
+	if [ -n "$h" ]; then printf '%d\n' "0x$h"; else echo missing; fi
+}
+DUP=$(docker_dns_port udp)
+DTP=$(docker_dns_port tcp)
 dd() {	# the probes at once → "TCP|UDP|RESOLVER", each with what its listener saw
 	clear_log bys; clear_log bysdns
 	r=$(probe tcp "$BYS" 8080 + udp_dns "$BYS" 53 "dd-$1.example.test" + \
 	    udp_dns 127.0.0.11 53 bystander + tcp_dns 127.0.0.11 53 bystander + \
-	    udp_dns_docker bystander + tcp_dns_docker bystander | awk '{print $2}' | tr '\n' ' ')
+	    udp_dns 127.0.0.11 "$DUP" bystander + tcp_dns 127.0.0.11 "$DTP" bystander |
+	    awk '{print $2}' | tr '\n' ' ')
 	# A connect (or an answer) comes back before the listener has logged
 	# it: up to 3 s for both logs, whichever side (a packet that got
 	# through late turns "untouched" into "reached" the same way).
@@ -385,7 +397,7 @@ record dd-01 $F "workload ignores the proxy: direct TCP to a live listener on it
     "blocked untouched" "$o1" "ok reached" "$k1"
 record dd-02 $F "workload ignores the proxy: UDP DNS to a server on its own Docker network" \
     "blocked untouched" "$o2" "ok reached" "$k2"
-record dd-10 $F "workload asks Docker's embedded resolver for a container's name: 127.0.0.11:53, then its real ports from /proc/net (UDP, TCP)" \
+record dd-10 $F "workload asks Docker's embedded resolver for a container's name: 127.0.0.11:53, then its real ports ($DUP/udp, $DTP/tcp, from /proc/net) (UDP, TCP)" \
     "udp blocked tcp blocked udp blocked tcp blocked" "$o3" "udp ok tcp ok udp ok tcp ok" "$k3"
 fi
 

@@ -8,10 +8,6 @@ probe prints one line "NAME ok|blocked DETAIL" and never waits longer than
   tcp IP PORT            connect()
   udp_dns IP PORT NAME   one DNS query for NAME (A) over UDP, any answer
   tcp_dns IP PORT NAME   the same over TCP
-  udp_dns_docker NAME    udp_dns to Docker's embedded resolver at its real
-  tcp_dns_docker NAME    port (127.0.0.11, read from /proc/net/udp or tcp,
-                         which any uid reads), not through its port-53 DNAT;
-                         "missing" when no such socket is listed
 Several probes in one run: separate them with "+"; they run at once and
 print in the order given.
 
@@ -74,23 +70,6 @@ def tcp_dns(ip, port, name):
     return attempt(socket.SOCK_STREAM, ip, port, ex)
 
 
-def docker_port(table):
-    """The port of 127.0.0.11's socket in /proc/net/TABLE (TCP: listening)."""
-    with open("/proc/net/" + table) as f:
-        for line in f.readlines()[1:]:
-            col = line.split()
-            if col[1].startswith("0B00007F:") and (table == "udp" or col[3] == "0A"):
-                return int(col[1].split(":")[1], 16)
-    return None
-
-
-def via_docker_port(fn, table, name):
-    port = docker_port(table)
-    if port is None:
-        return "missing", "no 127.0.0.11 socket in /proc/net/" + table
-    return fn("127.0.0.11", port, name)
-
-
 def tunnel(pip, pport, host, port, secs):
     s = socket.create_connection((pip, int(pport)), timeout=TIMEOUT)
     s.sendall(("CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n" % (host, port, host, port)).encode())
@@ -140,11 +119,8 @@ def main():
 
     def run(i, kind, args):
         try:
-            res, detail = {"tcp": tcp, "udp_dns": udp_dns, "tcp_dns": tcp_dns,
-                           "udp_dns_docker": lambda n: via_docker_port(udp_dns, "udp", n),
-                           "tcp_dns_docker": lambda n: via_docker_port(tcp_dns, "tcp", n),
-                           }[kind](*args)
-        except (KeyError, TypeError, ValueError, OSError) as e:
+            res, detail = {"tcp": tcp, "udp_dns": udp_dns, "tcp_dns": tcp_dns}[kind](*args)
+        except (KeyError, TypeError, ValueError) as e:
             res, detail = "error", repr(e)
         out[i] = "%s %s %s" % (kind, res, detail)
 
