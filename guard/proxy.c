@@ -491,10 +491,14 @@ header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	/* An idle kept-alive connection that never started another request
-	 * just closes; a head that stalled gets its 408. */
+	 * just closes (after what is still queued for it, if anything: a
+	 * free would drop it); a head that stalled gets its 408. */
 	if (c->ex != NULL && c->ex->served > 0 && c->state == ST_HEAD &&
 	    evbuffer_get_length(bufferevent_get_input(c->cbev)) == 0) {
-		conn_free(c);
+		if (evbuffer_get_length(bufferevent_get_output(c->cbev)) != 0)
+			conn_finish(c);
+		else
+			conn_free(c);
 		return;
 	}
 	in = bufferevent_get_input(c->cbev);
