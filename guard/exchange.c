@@ -404,11 +404,17 @@ out:
 	return rc;
 }
 
-/* Sends what out holds; when the client leaves 64 KiB of it unsent,
- * stops reading the upstream (cl_write_cb resumes) and returns 1. */
+/* At 64 KiB queued for the client: sends what out holds, and when the
+ * client leaves 64 KiB of it unsent, stops reading the upstream
+ * (cl_write_cb resumes) and returns 1. Below, the bytes wait for the
+ * pump's one send at its end: a write per run of chunk data de-chunked
+ * (or per 1xx head) would be one per upstream byte for a body of
+ * one-byte chunks. */
 static int
 resp_paused(struct proxy_conn *c, struct evbuffer *out)
 {
+	if (evbuffer_get_length(out) < PROXY_HIGH_WATER)
+		return 0;
 	conn_send_now(c->cbev);
 	if (evbuffer_get_length(out) < PROXY_HIGH_WATER)
 		return 0;
@@ -486,7 +492,7 @@ http_pump_resp(struct proxy_conn *c)
 		if (skip + m == 0)
 			break;
 	}
-	conn_send_now(c->cbev);		/* a head alone, or a bodiless end */
+	conn_send_now(c->cbev);		/* what this pump queued: one write */
 	if (c->ex->resp == RESP_DONE)
 		http_exchange_done(c);
 }

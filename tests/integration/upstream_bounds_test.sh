@@ -25,6 +25,9 @@
 #   header timeout), with a FIN, and logged complete;
 # - a client that stops reading such a body: a reset about --idle-timeout
 #   after it stopped, close reason idle_timeout (before: complete, FIN);
+# - a body of 200,000 one-byte chunks de-chunked for an HTTP/1.0 client:
+#   the guard's write calls (/proc/PID/io syscw) stay near one per read,
+#   not one per chunk (before: 200,065).
 # hostile_upstream.py serves the modes. About 45 s.
 . "$(dirname "$0")/lib.sh"
 
@@ -169,6 +172,18 @@ for n in stopclose stoplength; do
 	check "hostile_client_stops_reading_finished_${n#stop}_body_reset_at_idle_timeout" $r \
 	    "$out / close: $cl"
 done
+
+# 6. 200,000 one-byte chunks de-chunked for an HTTP/1.0 client: written
+# once per read of the upstream, not once per chunk (one write call each
+# made the guard's writes 200,065 here).
+w0=$(awk '/^syscw:/ {print $2}' "/proc/$PID_C/io")
+out=$(inwl python3 "$TI/slow_client.py" 10.77.0.1 3129 http://up.test:8005/chunked/200000/1 \
+    --http10 --every 0 --read 65536 --rcvbuf 262144 --timeout 20)
+w1=$(awk '/^syscw:/ {print $2}' "/proc/$PID_C/io")
+writes=$(( ${w1:-0} - ${w0:-0} ))
+echo "# 200,000 one-byte chunks de-chunked: $writes write calls by the guard"
+case "$out" in *"status=200 body=200000 last=E end=eof"*) [ -n "$w0" ] && [ "$writes" -lt 5000 ]; r=$?;; *) r=1;; esac
+check hostile_200000_one_byte_chunks_dechunked_not_one_write_each $r "$writes writes / $out"
 
 kill -0 "$PID_B" 2>/dev/null && kill -0 "$PID_C" 2>/dev/null
 check guard_alive_after_hostile_upstreams $?
