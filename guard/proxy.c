@@ -256,19 +256,19 @@ route(struct proxy_conn *c)
  * decision line, from its first n bytes at b: CONNECT by its method,
  * anything else absolute-form HTTP (SOCKS5 is told apart by its first
  * byte before any head is read). No byte yet, or only a prefix of
- * "CONNECT ", stays connect: the protocol is not known (docs/design.md,
- * decision fields). A kept-alive connection's kind is already its first
- * request's. */
+ * "CONNECT ", is connect: the protocol is not known (docs/design.md,
+ * decision fields). Every head is judged on its own: on a kept-alive
+ * connection the kind is still the request before's. */
 #define HEAD_KIND_METHOD	"CONNECT "
 #define HEAD_KIND_PEEK		(sizeof(HEAD_KIND_METHOD) - 1)
 
 static void
 head_kind(struct proxy_conn *c, const char *b, size_t n)
 {
-	if (c->kind != KIND_CONNECT || b == NULL || n == 0)
+	if (c->kind == KIND_SOCKS5)
 		return;
-	if (memcmp(b, HEAD_KIND_METHOD, n < HEAD_KIND_PEEK ? n : HEAD_KIND_PEEK) != 0)
-		c->kind = KIND_HTTP;
+	c->kind = b == NULL || n == 0 || memcmp(b, HEAD_KIND_METHOD,
+	    n < HEAD_KIND_PEEK ? n : HEAD_KIND_PEEK) == 0 ? KIND_CONNECT : KIND_HTTP;
 }
 
 /* Returns 1 when the request is ready to route, 0 when it was refused. */

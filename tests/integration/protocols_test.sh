@@ -52,6 +52,34 @@ for line in open(sys.argv[1]):
 ' "$1"
 }
 
+# answer_after FIRST TEXT: on one connection from the workload, FIRST and
+# its whole answer (a request for api.example.test/; empty: none), then
+# TEXT (both with Python escapes); prints the status line and the body of
+# what the guard answered to TEXT, read until it closes: "LINE | BODY".
+answer_after() {
+	inwl python3 - "$1" "$2" <<'PY'
+import codecs, socket, sys
+first, text = (codecs.decode(a, "unicode_escape").encode("latin-1") for a in sys.argv[1:3])
+s = socket.create_connection(("10.77.0.1", 3128), timeout=10)
+s.sendall(first)
+d = b""
+while first and b"hello from pub\n" not in d:
+    x = s.recv(65536)
+    if not x:
+        break
+    d += x
+s.sendall(text)
+r = b""
+while True:
+    x = s.recv(65536)
+    if not x:
+        break
+    r += x
+print(r.split(b"\r\n")[0].decode(), "|", r.split(b"\r\n\r\n", 1)[-1].decode().strip())
+PY
+}
+GET_API='GET http://api.example.test/ HTTP/1.1\r\n\r\n'
+
 # ---- absolute-form HTTP
 out=$(curl_proxy 3128 http://api.example.test/headers -H 'Proxy-Authorization: Basic c2VjcmV0' \
     -H 'Connection: X-Secret' -H 'X-Secret: leaked' -H 'Keep-Alive: 5' -H 'X-Keep: yes')
@@ -339,29 +367,12 @@ check pipelined_requests_answered_in_order_with_exact_framing $? "$out"
 # not the id and epoch of the exchange before it.
 for bad in bare_lf too_large; do
 	n0=$(wc -l <"$T/A.log")
-	out=$(inwl python3 - "$bad" <<'PY'
-import socket, sys
-s = socket.create_connection(("10.77.0.1", 3128), timeout=10)
-s.sendall(b"GET http://api.example.test/ HTTP/1.1\r\n\r\n")
-d = b""
-while b"hello from pub\n" not in d:
-    x = s.recv(65536)
-    if not x:
-        break
-    d += x
-if sys.argv[1] == "bare_lf":
-    s.sendall(b"GET http://api.example.test/ HTTP/1.1\nX: y\n\n")
-else:
-    s.sendall(b"GET http://api.example.test/ HTTP/1.1\r\nX: " + b"a" * 17000)
-r = b""
-while True:
-    x = s.recv(65536)
-    if not x:
-        break
-    r += x
-print(r.split(b"\r\n")[0].decode())
-PY
-)
+	if [ "$bad" = bare_lf ]; then
+		out=$(answer_after "$GET_API" 'GET http://api.example.test/ HTTP/1.1\nX: y\n\n')
+	else
+		out=$(answer_after "$GET_API" \
+		    "GET http://api.example.test/ HTTP/1.1\r\nX: $(printf '%17000s' '' | tr ' ' a)")
+	fi
 	got=$(tail -n +$((n0 + 1)) "$T/A.log" | python3 -c '
 import json, sys
 ls = [json.loads(l) for l in sys.stdin]
@@ -395,6 +406,23 @@ got=$(tail -n +$((n0 + 1)) "$T/A.log" | grep '"event":"decision"' | head -n1 |
     sed -n 's/.*"proto":"\([a-z0-9]*\)".*"reason":"\([a-z_]*\)".*/\1 \2/p')
 [ "$got" = "http header_too_large" ]
 check refused_head_logged_with_its_protocol_too_large_http $? "$out / $got"
+
+# The same on a kept-alive connection: each head is judged by its own
+# method, not by the request before it on the connection (a CONNECT head
+# refused after a GET exchange was logged http). The control: an
+# absolute-form head refused there is still http.
+for t in "connect CONNECT a.test:8080 HTTP/1.1\r\nX: a\nb\r\n\r\n" \
+    "http GET http://a.test:8080/ HTTP/1.1\r\nX: a\nb\r\n\r\n"; do
+	want=${t%% *}; req=${t#* }
+	n0=$(wc -l <"$T/A.log")
+	out=$(answer_after "$GET_API" "$req")
+	got=$(tail -n +$((n0 + 1)) "$T/A.log" | grep '"event":"decision"' | tail -n1 |
+	    sed -n 's/.*"proto":"\([a-z0-9]*\)".*"decision":"\([a-z]*\)".*/\1 \2/p')
+	case "$out/$got" in "HTTP/1.1 400"*"/$want deny") r=0;; *) r=1;; esac
+	name=hostile_keepalive_refused_connect_head_logged_connect
+	[ "$want" = http ] && name=control_keepalive_refused_absolute_form_head_logged_http
+	check "$name" $r "$out / $got"
+done
 
 # A pooled upstream that closes as the next request arrives (the
 # keep-alive race): the guard retries a bodiless request once on a fresh
