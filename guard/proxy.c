@@ -286,6 +286,8 @@ handle_http(struct proxy_conn *c, const struct http_req *req)
 		conn_deny(c, https ? REASON_METHOD_NOT_ALLOWED : REASON_BAD_REQUEST, why);
 		return 0;
 	}
+	/* Parsed: a framing refusal from here on names it (log, answer). */
+	c->have_dest = 1;
 	return exchange_prepare(c, req, path, path_len);
 }
 

@@ -291,6 +291,14 @@ check hostile_duplicate_content_length_refused $r "$out"
 out=$(raw 3128 "GET http://api.example.test/ HTTP/1.1\r\nHost: other.example.test\r\n\r\n")
 case "$out" in *status=400*) r=0;; *) r=1;; esac
 check hostile_host_header_disagreeing_with_target_refused $r "$out"
+# A framing refusal after the target parsed names that destination: in
+# the decision line (host and port were null) and in the answer's body.
+n0=$(wc -l <"$T/A.log")
+out=$(answer_after '' 'GET http://a.test:8080/ HTTP/1.1\r\nHost: b.test:8080\r\n\r\n')
+got=$(tail -n +$((n0 + 1)) "$T/A.log" | grep '"event":"decision"' | tail -n1 |
+    sed -n 's/.*"host":\([^,]*\),"port":\([^,]*\),.*"reason":"\([a-z_]*\)".*/\1 \2 \3/p')
+case "$out/$got" in 'HTTP/1.1 400'*'| egress-guard: bad_request: a.test:8080/"a.test" 8080 bad_request') r=0;; *) r=1;; esac
+check hostile_host_disagreeing_refusal_logged_with_target_destination $r "$out / $got"
 out=$(raw 3128 "GET http://api.example.test/ HTTP/1.1\r\nConnection: Content-Length\r\nContent-Length: 0\r\n\r\n")
 case "$out" in *status=400*) r=0;; *) r=1;; esac
 check hostile_connection_naming_content_length_refused $r "$out"
