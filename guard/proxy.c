@@ -292,10 +292,11 @@ handle_http(struct proxy_conn *c, const struct http_req *req)
 }
 
 /* Parses and checks one head, which lies in buf and nowhere else: the
- * caller consumes it before routing. Returns 1 when the request is ready
- * to route, 0 when it was refused (answered). */
+ * caller consumes it before routing; after is how many bytes the client
+ * sent behind it are buffered. Returns 1 when the request is ready to
+ * route, 0 when it was refused (answered). */
 static int
-handle_head(struct proxy_conn *c, const char *buf, size_t len)
+handle_head(struct proxy_conn *c, const char *buf, size_t len, size_t after)
 {
 	struct http_req *req;
 	char why[128];
@@ -316,10 +317,21 @@ handle_head(struct proxy_conn *c, const char *buf, size_t len)
 		 * the rest of the exchange's state. */
 		conn_exchange_drop(c);
 		if (dest_parse_authority(req->target, req->target_len, &c->dest, why,
-		    sizeof(why)) == -1)
+		    sizeof(why)) == -1) {
 			conn_deny(c, REASON_BAD_REQUEST, why);
-		else
+		} else if (len + after > HTTP_HEAD_MAX) {
+			/* The bytes behind the head go to the tunnel first: a
+			 * head's worth with it at most, as a new connection's
+			 * read bound keeps them. On a kept-alive connection the
+			 * bound was the exchange's, 64 KiB: what it read past
+			 * the body hangs on libevent's read size, so the bound
+			 * is checked here, not assumed. */
+			c->have_dest = 1;
+			conn_deny(c, REASON_BAD_REQUEST,
+			    "CONNECT head and the bytes after it over 16 KiB");
+		} else {
 			ok = 1;
+		}
 	} else {
 		ok = handle_http(c, req);
 	}
@@ -431,12 +443,12 @@ head_read_cb(struct bufferevent *bev, void *arg)
 #ifdef EG_MUTANT_EARLY_BODY
 	/* Test-only mutant (make conformance-mutants): route first, so a
 	 * reused upstream takes the head's bytes as the body. */
-	go = handle_head(c, buf, (size_t)end);
+	go = handle_head(c, buf, (size_t)end, avail - (size_t)end);
 	if (go)
 		route(c);
 	evbuffer_drain(in, (size_t)end);
 #else
-	go = handle_head(c, buf, (size_t)end);
+	go = handle_head(c, buf, (size_t)end, avail - (size_t)end);
 	evbuffer_drain(in, (size_t)end);
 	if (go)
 		route(c);

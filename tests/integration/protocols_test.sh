@@ -432,6 +432,35 @@ for t in "connect CONNECT a.test:8080 HTTP/1.1\r\nX: a\nb\r\n\r\n" \
 	check "$name" $r "$out / $got"
 done
 
+# A CONNECT pipelined behind a POST on a kept-alive connection, 40,000
+# plain bytes behind it: what the guard holds of them when the head is
+# decided goes to the tunnel first (with the head, at most 16 KiB: more
+# is refused), the rest through the relay's own reads; all are echoed.
+# The control of the bound's check: it counts only the bytes after the
+# CONNECT head, not the exchange's body.
+n0=$(wc -l <"$T/A.log")
+out=$(inwl python3 - <<'PY'
+import socket
+s = socket.create_connection(("10.77.0.1", 3128), timeout=10)
+s.sendall(b"POST http://api.example.test/echo HTTP/1.1\r\nContent-Length: 20000\r\n\r\n" +
+          b"p" * 20000 + b"CONNECT api.example.test:7 HTTP/1.1\r\n\r\n" + b"x" * 40000)
+r = b""
+try:
+    while r.count(b"x") < 40000:
+        x = s.recv(65536)
+        if not x:
+            break
+        r += x
+except OSError:
+    pass
+print(r.count(b"HTTP/1.1 200"), r.count(b"x"))
+PY
+)
+got=$(tail -n +$((n0 + 1)) "$T/A.log" | grep '"event":"decision"' | tail -n1 |
+    sed -n 's/.*"proto":"\([a-z0-9]*\)".*"decision":"\([a-z]*\)".*/\1 \2/p')
+[ "$out" = "2 40000" ] && [ "$got" = "connect allow" ]
+check control_connect_behind_post_on_kept_alive_connection_early_bytes_relayed $? "$out / $got"
+
 # A pooled upstream that closes as the next request arrives (the
 # keep-alive race): the guard retries a bodiless request once on a fresh
 # connection instead of answering 502.
