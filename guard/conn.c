@@ -15,6 +15,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "guard/config.h"
 #include "guard/conn.h"
 #include "guard/log.h"
 #include "guard/metrics.h"
@@ -212,32 +213,43 @@ linger_read_cb(struct bufferevent *bev, void *arg)
 	    evbuffer_get_length(bufferevent_get_input(bev)));
 }
 
+/* A write timeout (the client took no byte of what is queued for it for
+ * --idle-timeout) resets: a FIN would end the bytes it never got as if
+ * they were all. */
 static void
 linger_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	(void)bev;
-	(void)what;
-	conn_free(arg);
+	if (what & BEV_EVENT_TIMEOUT)
+		conn_reset(arg);
+	else
+		conn_free(arg);
 }
 
+/* Everything queued is the kernel's: end the sending side, and linger. */
 static void
 linger_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct proxy_conn *c = arg;
+	struct timeval tv = { PROXY_LINGER_S, 0 };
 
 	if (evbuffer_get_length(bufferevent_get_output(bev)) != 0)
 		return;
 	(void)shutdown(bufferevent_getfd(bev), SHUT_WR);
 	bufferevent_setcb(bev, linger_read_cb, NULL, linger_event_cb, c);
 	bufferevent_enable(bev, EV_READ);
+	evtimer_add(c->timer, &tv);
 }
 
 /* Flushes what is queued for the client, then closes. Stops everything
- * else the connection was doing. */
+ * else the connection was doing. The linger starts once the last byte is
+ * written: a client reading slowly gets every byte however long that
+ * takes, as long as it takes some within every --idle-timeout (the
+ * exchange's write timeout, kept). */
 void
 conn_finish(struct proxy_conn *c)
 {
-	struct timeval tv = { PROXY_LINGER_S, 0 };
+	struct timeval idle = { c->env.cfg->idle_timeout, 0 };
 
 	resolver_cancel(c->rq);
 	c->rq = NULL;
@@ -248,9 +260,11 @@ conn_finish(struct proxy_conn *c)
 	evtimer_del(c->timer);
 	evtimer_assign(c->timer, c->env.base, linger_cb, c);
 	bufferevent_disable(c->cbev, EV_READ);
-	bufferevent_set_timeouts(c->cbev, NULL, NULL);
+	bufferevent_set_timeouts(c->cbev, NULL, &idle);
+	/* The write callback only for an empty buffer: it has nothing to do
+	 * before. */
+	bufferevent_setwatermark(c->cbev, EV_WRITE, 0, 0);
 	bufferevent_setcb(c->cbev, NULL, linger_write_cb, linger_event_cb, c);
-	evtimer_add(c->timer, &tv);
 	/* Nothing queued: the write callback would never run, and arming
 	 * EV_WRITE would cost an epoll change and a loop pass for nothing. */
 	if (evbuffer_get_length(bufferevent_get_output(c->cbev)) == 0)
@@ -360,6 +374,17 @@ void
 conn_deny(struct proxy_conn *c, enum reason r, const char *detail)
 {
 	conn_deny_with(c, r, detail, -1);
+}
+
+void
+conn_reset(struct proxy_conn *c)
+{
+	static const struct linger reset = { 1, 0 };
+
+	if (c->cbev != NULL)
+		(void)setsockopt(bufferevent_getfd(c->cbev), SOL_SOCKET, SO_LINGER,
+		    &reset, sizeof(reset));
+	conn_free(c);
 }
 
 void

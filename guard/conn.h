@@ -21,7 +21,7 @@
 #include "policy/policy.h"
 #include "resolver/resolver.h"
 
-#define PROXY_LINGER_S		2	/* after a deny: drain the client, then close */
+#define PROXY_LINGER_S		2	/* after the last byte: drain the client, then close */
 
 struct bufferevent;
 struct event;
@@ -116,6 +116,7 @@ struct exchange {
 	struct chunked		 resp_ch;
 	int			 resp_close;	/* the upstream ends with this response */
 	int			 client_close;	/* so does the client's connection */
+	int			 keep_client;	/* the client outlives this exchange */
 	int			 resp_started;	/* bytes of a response reached the client */
 	uint64_t		 up, down;
 	unsigned		 served;	/* exchanges completed on this connection */
@@ -185,7 +186,9 @@ void conn_log_decision(struct proxy_conn *c, enum reason r, const char *detail);
 void conn_log_close(struct proxy_conn *c, const char *reason, uint64_t up,
     uint64_t down);
 
-/* Flushes what is queued for the client, then closes. */
+/* Flushes what is queued for the client, then closes: a FIN once the
+ * last byte is written, then PROXY_LINGER_S of discarding what the client
+ * sends; a reset if the client takes no byte for --idle-timeout. */
 void conn_finish(struct proxy_conn *c);
 /* Writes what bev has queued now instead of after its next writable
  * event, unless its EV_WRITE is on (bytes already wait for room); what
@@ -204,5 +207,9 @@ void conn_deny(struct proxy_conn *c, enum reason r, const char *detail);
 
 /* Frees c and everything it holds; NULL does nothing. */
 void conn_free(struct proxy_conn *c);
+/* conn_free, the client's connection ending in a reset (SO_LINGER 0),
+ * what it was sent and not yet acknowledged dropped: for an end that a
+ * FIN would make look like a whole answer. */
+void conn_reset(struct proxy_conn *c);
 
 #endif

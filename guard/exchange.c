@@ -88,29 +88,17 @@ up_idle_read_cb(struct bufferevent *bev, void *arg)
 	up_idle_cb(bev, 0, arg);
 }
 
-/* The exchange ended. Keep the client (and perhaps the upstream) for the
- * next request, or close. */
+/* The client has taken every byte of the response: log the exchange
+ * whole, then keep the client for the next request, or close. */
 static void
-http_exchange_done(struct proxy_conn *c, const char *reason)
+http_exchange_end(struct proxy_conn *c)
 {
 	struct timeval tv;
-	int keep_up, keep_client;
 
-	conn_log_close(c, reason, c->ex->up, c->ex->down);
-	keep_client = c->ex->req_done && !c->ex->client_close && c->ex->resp == RESP_DONE;
-	keep_up = keep_client && !c->ex->resp_close && c->ex->ubev != NULL &&
-	    evbuffer_get_length(bufferevent_get_input(c->ex->ubev)) == 0;
-	if (!keep_client) {
+	conn_log_close(c, "complete", c->ex->up, c->ex->down);
+	if (!c->ex->keep_client) {
 		conn_finish(c);
 		return;
-	}
-	if (keep_up) {
-		bufferevent_set_timeouts(c->ex->ubev, NULL, NULL);
-		bufferevent_setcb(c->ex->ubev, up_idle_read_cb, NULL, up_idle_cb, c);
-		bufferevent_enable(c->ex->ubev, EV_READ);
-	} else if (c->ex->ubev != NULL) {
-		bufferevent_free(c->ex->ubev);
-		c->ex->ubev = NULL;
 	}
 	/* Back to reading a head: the next request is checked from scratch,
 	 * and is another request from its first byte: its own id, no
@@ -139,19 +127,46 @@ http_exchange_done(struct proxy_conn *c, const char *reason)
 		    BEV_TRIG_DEFER_CALLBACKS);
 }
 
+/* The whole response is read and queued for the client: the upstream is
+ * kept for the next request or closed now; the exchange ends when the
+ * client has taken its last byte (cl_write_cb), within the write timeout
+ * (--idle-timeout, cl_event_cb), never before: a close then would drop
+ * what is still queued, and a FIN would make the rest look whole. The
+ * next request waits in the kernel meanwhile. */
+static void
+http_exchange_done(struct proxy_conn *c)
+{
+	int keep_up;
+
+	c->ex->keep_client = c->ex->req_done && !c->ex->client_close &&
+	    c->ex->resp == RESP_DONE;
+	keep_up = c->ex->keep_client && !c->ex->resp_close && c->ex->ubev != NULL &&
+	    evbuffer_get_length(bufferevent_get_input(c->ex->ubev)) == 0;
+	if (keep_up) {
+		bufferevent_set_timeouts(c->ex->ubev, NULL, NULL);
+		bufferevent_setcb(c->ex->ubev, up_idle_read_cb, NULL, up_idle_cb, c);
+		bufferevent_enable(c->ex->ubev, EV_READ);
+	} else if (c->ex->ubev != NULL) {
+		bufferevent_free(c->ex->ubev);
+		c->ex->ubev = NULL;
+	}
+	if (evbuffer_get_length(bufferevent_get_output(c->cbev)) == 0) {
+		http_exchange_end(c);
+		return;
+	}
+	cl_pause(c);	/* a request body not yet sent is not sent any more */
+	bufferevent_setwatermark(c->cbev, EV_WRITE, 0, 0);
+}
+
 /* Ends an exchange before its end. A body the client reads until the
  * close (close-delimited, or de-chunked for HTTP/1.0) would look complete
  * after a FIN: cut short, it ends with a reset. c may be gone after this. */
 void
 exchange_cut(struct proxy_conn *c)
 {
-	static const struct linger reset = { 1, 0 };
-
 	if (c->ex->resp == RESP_BODY && (c->ex->resp_kind == HTTP_BODY_CLOSE ||
 	    (c->ex->client10 && c->ex->resp_kind == HTTP_BODY_CHUNKED))) {
-		(void)setsockopt(bufferevent_getfd(c->cbev), SOL_SOCKET, SO_LINGER,
-		    &reset, sizeof(reset));
-		conn_free(c);
+		conn_reset(c);
 		return;
 	}
 	conn_finish(c);
@@ -212,14 +227,20 @@ cl_read_cb(struct bufferevent *bev, void *arg)
 		exchange_abort(c, REASON_BAD_REQUEST, "malformed request body");
 }
 
-/* The client drained: resume the response. */
+/* The client drained: resume the response, or end the exchange once
+ * the last byte of a whole one is out (http_exchange_done). */
 static void
 cl_write_cb(struct bufferevent *bev, void *arg)
 {
 	struct proxy_conn *c = arg;
 
 	conn_send_drained(bev);
-	if (c->ex->ubev != NULL && c->ex->resp != RESP_DONE) {
+	if (c->ex->resp == RESP_DONE) {
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			http_exchange_end(c);
+		return;
+	}
+	if (c->ex->ubev != NULL) {
 		bufferevent_enable(c->ex->ubev, EV_READ);
 		/* A pause between two 1xx heads leaves bytes already read
 		 * (perhaps the whole rest of the response), which the socket
@@ -235,6 +256,15 @@ cl_event_cb(struct bufferevent *bev, short what, void *arg)
 	struct proxy_conn *c = arg;
 
 	(void)bev;
+	if ((what & (BEV_EVENT_TIMEOUT | BEV_EVENT_WRITING)) ==
+	    (BEV_EVENT_TIMEOUT | BEV_EVENT_WRITING)) {
+		/* The client took no byte of what is queued for it: no answer
+		 * would reach it either, and a FIN would make what it got
+		 * look whole. */
+		conn_log_close(c, "idle_timeout", c->ex->up, c->ex->down);
+		conn_reset(c);
+		return;
+	}
 	if (what & BEV_EVENT_TIMEOUT) {
 		exchange_abort(c, REASON_HEADER_TIMEOUT, "idle_timeout");
 		return;
@@ -276,7 +306,7 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		c->ex->resp = RESP_DONE;
 		bufferevent_free(c->ex->ubev);
 		c->ex->ubev = NULL;
-		http_exchange_done(c, "complete");
+		http_exchange_done(c);
 		return;
 	}
 	if (what & BEV_EVENT_TIMEOUT) {
@@ -374,11 +404,17 @@ out:
 	return rc;
 }
 
-/* Sends what out holds; when the client leaves 64 KiB of it unsent,
- * stops reading the upstream (cl_write_cb resumes) and returns 1. */
+/* At 64 KiB queued for the client: sends what out holds, and when the
+ * client leaves 64 KiB of it unsent, stops reading the upstream
+ * (cl_write_cb resumes) and returns 1. Below, the bytes wait for the
+ * pump's one send at its end: a write per run of chunk data de-chunked
+ * (or per 1xx head) would be one per upstream byte for a body of
+ * one-byte chunks. */
 static int
 resp_paused(struct proxy_conn *c, struct evbuffer *out)
 {
+	if (evbuffer_get_length(out) < PROXY_HIGH_WATER)
+		return 0;
 	conn_send_now(c->cbev);
 	if (evbuffer_get_length(out) < PROXY_HIGH_WATER)
 		return 0;
@@ -456,9 +492,9 @@ http_pump_resp(struct proxy_conn *c)
 		if (skip + m == 0)
 			break;
 	}
-	conn_send_now(c->cbev);		/* a head alone, or a bodiless end */
+	conn_send_now(c->cbev);		/* what this pump queued: one write */
 	if (c->ex->resp == RESP_DONE)
-		http_exchange_done(c, "complete");
+		http_exchange_done(c);
 }
 
 int

@@ -256,19 +256,19 @@ route(struct proxy_conn *c)
  * decision line, from its first n bytes at b: CONNECT by its method,
  * anything else absolute-form HTTP (SOCKS5 is told apart by its first
  * byte before any head is read). No byte yet, or only a prefix of
- * "CONNECT ", stays connect: the protocol is not known (docs/design.md,
- * decision fields). A kept-alive connection's kind is already its first
- * request's. */
+ * "CONNECT ", is connect: the protocol is not known (docs/design.md,
+ * decision fields). Every head is judged on its own: on a kept-alive
+ * connection the kind is still the request before's. */
 #define HEAD_KIND_METHOD	"CONNECT "
 #define HEAD_KIND_PEEK		(sizeof(HEAD_KIND_METHOD) - 1)
 
 static void
 head_kind(struct proxy_conn *c, const char *b, size_t n)
 {
-	if (c->kind != KIND_CONNECT || b == NULL || n == 0)
+	if (c->kind == KIND_SOCKS5)
 		return;
-	if (memcmp(b, HEAD_KIND_METHOD, n < HEAD_KIND_PEEK ? n : HEAD_KIND_PEEK) != 0)
-		c->kind = KIND_HTTP;
+	c->kind = b == NULL || n == 0 || memcmp(b, HEAD_KIND_METHOD,
+	    n < HEAD_KIND_PEEK ? n : HEAD_KIND_PEEK) == 0 ? KIND_CONNECT : KIND_HTTP;
 }
 
 /* Returns 1 when the request is ready to route, 0 when it was refused. */
@@ -286,14 +286,17 @@ handle_http(struct proxy_conn *c, const struct http_req *req)
 		conn_deny(c, https ? REASON_METHOD_NOT_ALLOWED : REASON_BAD_REQUEST, why);
 		return 0;
 	}
+	/* Parsed: a framing refusal from here on names it (log, answer). */
+	c->have_dest = 1;
 	return exchange_prepare(c, req, path, path_len);
 }
 
 /* Parses and checks one head, which lies in buf and nowhere else: the
- * caller consumes it before routing. Returns 1 when the request is ready
- * to route, 0 when it was refused (answered). */
+ * caller consumes it before routing; after is how many bytes the client
+ * sent behind it are buffered. Returns 1 when the request is ready to
+ * route, 0 when it was refused (answered). */
 static int
-handle_head(struct proxy_conn *c, const char *buf, size_t len)
+handle_head(struct proxy_conn *c, const char *buf, size_t len, size_t after)
 {
 	struct http_req *req;
 	char why[128];
@@ -314,10 +317,21 @@ handle_head(struct proxy_conn *c, const char *buf, size_t len)
 		 * the rest of the exchange's state. */
 		conn_exchange_drop(c);
 		if (dest_parse_authority(req->target, req->target_len, &c->dest, why,
-		    sizeof(why)) == -1)
+		    sizeof(why)) == -1) {
 			conn_deny(c, REASON_BAD_REQUEST, why);
-		else
+		} else if (len + after > HTTP_HEAD_MAX) {
+			/* The bytes behind the head go to the tunnel first: a
+			 * head's worth with it at most, as a new connection's
+			 * read bound keeps them. On a kept-alive connection the
+			 * bound was the exchange's, 64 KiB: what it read past
+			 * the body hangs on libevent's read size, so the bound
+			 * is checked here, not assumed. */
+			c->have_dest = 1;
+			conn_deny(c, REASON_BAD_REQUEST,
+			    "CONNECT head and the bytes after it over 16 KiB");
+		} else {
 			ok = 1;
+		}
 	} else {
 		ok = handle_http(c, req);
 	}
@@ -429,12 +443,12 @@ head_read_cb(struct bufferevent *bev, void *arg)
 #ifdef EG_MUTANT_EARLY_BODY
 	/* Test-only mutant (make conformance-mutants): route first, so a
 	 * reused upstream takes the head's bytes as the body. */
-	go = handle_head(c, buf, (size_t)end);
+	go = handle_head(c, buf, (size_t)end, avail - (size_t)end);
 	if (go)
 		route(c);
 	evbuffer_drain(in, (size_t)end);
 #else
-	go = handle_head(c, buf, (size_t)end);
+	go = handle_head(c, buf, (size_t)end, avail - (size_t)end);
 	evbuffer_drain(in, (size_t)end);
 	if (go)
 		route(c);
@@ -491,10 +505,14 @@ header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	/* An idle kept-alive connection that never started another request
-	 * just closes; a head that stalled gets its 408. */
+	 * just closes (after what is still queued for it, if anything: a
+	 * free would drop it); a head that stalled gets its 408. */
 	if (c->ex != NULL && c->ex->served > 0 && c->state == ST_HEAD &&
 	    evbuffer_get_length(bufferevent_get_input(c->cbev)) == 0) {
-		conn_free(c);
+		if (evbuffer_get_length(bufferevent_get_output(c->cbev)) != 0)
+			conn_finish(c);
+		else
+			conn_free(c);
 		return;
 	}
 	in = bufferevent_get_input(c->cbev);

@@ -101,8 +101,9 @@ relay_done(void *arg, const char *reason)
 }
 
 /* The relay takes both sockets: the client's leaves its bufferevent, with
- * the bytes the client sent after its request (at most a head's worth: the
- * bufferevent's read watermark) handed over as the relay's first. */
+ * the bytes the client sent after its request (at most a head's worth with
+ * the head: a new connection's read watermark, checked by the router on a
+ * kept-alive one) handed over as the relay's first. */
 void
 tunnel_open(struct proxy_conn *c, int ufd)
 {

@@ -3,7 +3,7 @@
 
   hostile_upstream.py --listen IP --ready FILE
 
-Listens on four ports of IP, one mode each; every connection reads one
+Listens on five ports of IP, one mode each; every connection reads one
 request head, then:
   8001 storm     1xx heads of ~8 KiB each, as fast as the guard takes
                  them, for at most 6 s, then closes.
@@ -26,6 +26,23 @@ def read_head(s):
         if not d:
             break
         buf += d
+    return buf
+
+
+def shaped(path):
+    """The response of port 8005 for path, and whether to close after it."""
+    parts = path.split("/")
+    n = int(parts[2])
+    body = b"b" * (n - 1) + b"E"
+    if parts[1] == "close":
+        return b"HTTP/1.1 200 OK\r\n\r\n" + body, True
+    if parts[1] == "chunked":
+        k = int(parts[3])
+        out = [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"]
+        for i in range(0, n, k):
+            out.append(b"%x\r\n%s\r\n" % (len(body[i:i + k]), body[i:i + k]))
+        return b"".join(out) + b"0\r\n\r\n", False
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % n + body, False
 
 
 def hold(s, secs):
@@ -39,7 +56,7 @@ def hold(s, secs):
 
 def serve(s, port):
     try:
-        read_head(s)
+        head = read_head(s)
         if port == 8001:
             head = (b"HTTP/1.1 103 Early Hints\r\nLink: </x>; rel=preload\r\n" +
                     b"X-Fill: " + b"f" * 8000 + b"\r\n\r\n")
@@ -63,7 +80,12 @@ def serve(s, port):
             hint = (b"HTTP/1.1 103 Early Hints\r\nX-Fill: " + b"h" * 4000 + b"\r\n\r\n")
             s.sendall(hint * 40 + b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
             hold(s, 10)
-    except OSError:
+        elif port == 8005:
+            resp, close = shaped(head.split(b" ")[1].decode("ascii", "replace"))
+            s.sendall(resp)
+            if not close:
+                hold(s, 10)
+    except (OSError, ValueError, IndexError):
         pass
     finally:
         s.close()
@@ -88,7 +110,7 @@ def main():
     ap.add_argument("--listen", required=True)
     ap.add_argument("--ready", required=True)
     a = ap.parse_args()
-    srvs = [(listen(a.listen, p), p) for p in (8001, 8002, 8003, 8004)]
+    srvs = [(listen(a.listen, p), p) for p in (8001, 8002, 8003, 8004, 8005)]
     for srv, p in srvs:
         threading.Thread(target=accept_loop, args=(srv, p), daemon=True).start()
     open(a.ready, "w").write("ready\n")

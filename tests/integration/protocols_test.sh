@@ -52,6 +52,34 @@ for line in open(sys.argv[1]):
 ' "$1"
 }
 
+# answer_after FIRST TEXT: on one connection from the workload, FIRST and
+# its whole answer (a request for api.example.test/; empty: none), then
+# TEXT (both with Python escapes); prints the status line and the body of
+# what the guard answered to TEXT, read until it closes: "LINE | BODY".
+answer_after() {
+	inwl python3 - "$1" "$2" <<'PY'
+import codecs, socket, sys
+first, text = (codecs.decode(a, "unicode_escape").encode("latin-1") for a in sys.argv[1:3])
+s = socket.create_connection(("10.77.0.1", 3128), timeout=10)
+s.sendall(first)
+d = b""
+while first and b"hello from pub\n" not in d:
+    x = s.recv(65536)
+    if not x:
+        break
+    d += x
+s.sendall(text)
+r = b""
+while True:
+    x = s.recv(65536)
+    if not x:
+        break
+    r += x
+print(r.split(b"\r\n")[0].decode(), "|", r.split(b"\r\n\r\n", 1)[-1].decode().strip())
+PY
+}
+GET_API='GET http://api.example.test/ HTTP/1.1\r\n\r\n'
+
 # ---- absolute-form HTTP
 out=$(curl_proxy 3128 http://api.example.test/headers -H 'Proxy-Authorization: Basic c2VjcmV0' \
     -H 'Connection: X-Secret' -H 'X-Secret: leaked' -H 'Keep-Alive: 5' -H 'X-Keep: yes')
@@ -263,6 +291,14 @@ check hostile_duplicate_content_length_refused $r "$out"
 out=$(raw 3128 "GET http://api.example.test/ HTTP/1.1\r\nHost: other.example.test\r\n\r\n")
 case "$out" in *status=400*) r=0;; *) r=1;; esac
 check hostile_host_header_disagreeing_with_target_refused $r "$out"
+# A framing refusal after the target parsed names that destination: in
+# the decision line (host and port were null) and in the answer's body.
+n0=$(wc -l <"$T/A.log")
+out=$(answer_after '' 'GET http://a.test:8080/ HTTP/1.1\r\nHost: b.test:8080\r\n\r\n')
+got=$(tail -n +$((n0 + 1)) "$T/A.log" | grep '"event":"decision"' | tail -n1 |
+    sed -n 's/.*"host":\([^,]*\),"port":\([^,]*\),.*"reason":"\([a-z_]*\)".*/\1 \2 \3/p')
+case "$out/$got" in 'HTTP/1.1 400'*'| egress-guard: bad_request: a.test:8080/"a.test" 8080 bad_request') r=0;; *) r=1;; esac
+check hostile_host_disagreeing_refusal_logged_with_target_destination $r "$out / $got"
 out=$(raw 3128 "GET http://api.example.test/ HTTP/1.1\r\nConnection: Content-Length\r\nContent-Length: 0\r\n\r\n")
 case "$out" in *status=400*) r=0;; *) r=1;; esac
 check hostile_connection_naming_content_length_refused $r "$out"
@@ -339,29 +375,12 @@ check pipelined_requests_answered_in_order_with_exact_framing $? "$out"
 # not the id and epoch of the exchange before it.
 for bad in bare_lf too_large; do
 	n0=$(wc -l <"$T/A.log")
-	out=$(inwl python3 - "$bad" <<'PY'
-import socket, sys
-s = socket.create_connection(("10.77.0.1", 3128), timeout=10)
-s.sendall(b"GET http://api.example.test/ HTTP/1.1\r\n\r\n")
-d = b""
-while b"hello from pub\n" not in d:
-    x = s.recv(65536)
-    if not x:
-        break
-    d += x
-if sys.argv[1] == "bare_lf":
-    s.sendall(b"GET http://api.example.test/ HTTP/1.1\nX: y\n\n")
-else:
-    s.sendall(b"GET http://api.example.test/ HTTP/1.1\r\nX: " + b"a" * 17000)
-r = b""
-while True:
-    x = s.recv(65536)
-    if not x:
-        break
-    r += x
-print(r.split(b"\r\n")[0].decode())
-PY
-)
+	if [ "$bad" = bare_lf ]; then
+		out=$(answer_after "$GET_API" 'GET http://api.example.test/ HTTP/1.1\nX: y\n\n')
+	else
+		out=$(answer_after "$GET_API" \
+		    "GET http://api.example.test/ HTTP/1.1\r\nX: $(printf '%17000s' '' | tr ' ' a)")
+	fi
 	got=$(tail -n +$((n0 + 1)) "$T/A.log" | python3 -c '
 import json, sys
 ls = [json.loads(l) for l in sys.stdin]
@@ -395,6 +414,52 @@ got=$(tail -n +$((n0 + 1)) "$T/A.log" | grep '"event":"decision"' | head -n1 |
     sed -n 's/.*"proto":"\([a-z0-9]*\)".*"reason":"\([a-z_]*\)".*/\1 \2/p')
 [ "$got" = "http header_too_large" ]
 check refused_head_logged_with_its_protocol_too_large_http $? "$out / $got"
+
+# The same on a kept-alive connection: each head is judged by its own
+# method, not by the request before it on the connection (a CONNECT head
+# refused after a GET exchange was logged http). The control: an
+# absolute-form head refused there is still http.
+for t in "connect CONNECT a.test:8080 HTTP/1.1\r\nX: a\nb\r\n\r\n" \
+    "http GET http://a.test:8080/ HTTP/1.1\r\nX: a\nb\r\n\r\n"; do
+	want=${t%% *}; req=${t#* }
+	n0=$(wc -l <"$T/A.log")
+	out=$(answer_after "$GET_API" "$req")
+	got=$(tail -n +$((n0 + 1)) "$T/A.log" | grep '"event":"decision"' | tail -n1 |
+	    sed -n 's/.*"proto":"\([a-z0-9]*\)".*"decision":"\([a-z]*\)".*/\1 \2/p')
+	case "$out/$got" in "HTTP/1.1 400"*"/$want deny") r=0;; *) r=1;; esac
+	name=hostile_keepalive_refused_connect_head_logged_connect
+	[ "$want" = http ] && name=control_keepalive_refused_absolute_form_head_logged_http
+	check "$name" $r "$out / $got"
+done
+
+# A CONNECT pipelined behind a POST on a kept-alive connection, 40,000
+# plain bytes behind it: what the guard holds of them when the head is
+# decided goes to the tunnel first (with the head, at most 16 KiB: more
+# is refused), the rest through the relay's own reads; all are echoed.
+# The control of the bound's check: it counts only the bytes after the
+# CONNECT head, not the exchange's body.
+n0=$(wc -l <"$T/A.log")
+out=$(inwl python3 - <<'PY'
+import socket
+s = socket.create_connection(("10.77.0.1", 3128), timeout=10)
+s.sendall(b"POST http://api.example.test/echo HTTP/1.1\r\nContent-Length: 20000\r\n\r\n" +
+          b"p" * 20000 + b"CONNECT api.example.test:7 HTTP/1.1\r\n\r\n" + b"x" * 40000)
+r = b""
+try:
+    while r.count(b"x") < 40000:
+        x = s.recv(65536)
+        if not x:
+            break
+        r += x
+except OSError:
+    pass
+print(r.count(b"HTTP/1.1 200"), r.count(b"x"))
+PY
+)
+got=$(tail -n +$((n0 + 1)) "$T/A.log" | grep '"event":"decision"' | tail -n1 |
+    sed -n 's/.*"proto":"\([a-z0-9]*\)".*"decision":"\([a-z]*\)".*/\1 \2/p')
+[ "$out" = "2 40000" ] && [ "$got" = "connect allow" ]
+check control_connect_behind_post_on_kept_alive_connection_early_bytes_relayed $? "$out / $got"
 
 # A pooled upstream that closes as the next request arrives (the
 # keep-alive race): the guard retries a bodiless request once on a fresh
