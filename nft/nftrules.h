@@ -102,7 +102,9 @@ int nftrules_set_exempt_cgroup(struct nftrules_config *cfg, uint64_t id,
 int nftrules_format_guard(const struct nftrules_guard *g, char *buf,
     size_t len);
 
-/* Writes batch begin; add table; delete table; add table; chains; rules;
+/* The batch (nft/nftbatch.c).
+ *
+ * Writes batch begin; add table; delete table; add table; chains; rules;
  * batch end into buf (size bytes; NFTRULES_BATCH_MAX always suffices) with
  * sequence numbers from seq on. The add/delete/add order replaces an
  * existing table in the same transaction and works when there is none.
