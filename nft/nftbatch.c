@@ -2,7 +2,6 @@
  * written as one nf_tables transaction into the caller's buffer, and the
  * record of which object each sequence number carries. Split from
  * nftrules.c, which says what the table holds. */
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,22 +19,6 @@
 #include "nft/nftfmt.h"
 #include "nft/nftrules.h"
 #include "util/errbuf.h"
-
-/* snprintf whose truncation is intended (descriptions, messages). */
-static void textf(char *buf, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-textf(char *buf, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (buf == NULL || len == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf, len, fmt, ap);
-	va_end(ap);
-}
 
 /* Writes messages one after another into the caller's buffer. Before each
  * message it checks that NFTRULES_MSG_MAX bytes are free, since libnftnl
@@ -177,7 +160,7 @@ nftrules_build_apply(const struct nftrules_config *cfg, uint32_t seq,
 		nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWCHAIN, NFPROTO_INET,
 		    NLM_F_CREATE | NLM_F_ACK, w.seq);
 		nftnl_chain_nlmsg_build_payload(nlh, c);
-		textf(what, sizeof(what), "chain %s", name);
+		errbuf_set(what, sizeof(what), "chain %s", name);
 		if (bw_commit(&w, nlh, what) == -1)
 			goto out;
 	}
@@ -200,7 +183,7 @@ nftrules_build_apply(const struct nftrules_config *cfg, uint32_t seq,
 			    NLM_F_ACK, w.seq);
 			nftnl_rule_nlmsg_build_payload(nlh, r);
 			nftfmt_rule(r, text, sizeof(text));
-			textf(what, sizeof(what), "%s rule #%u (%s)", name, n,
+			errbuf_set(what, sizeof(what), "%s rule #%u (%s)", name, n,
 			    text);
 			if (bw_commit(&w, nlh, what) == -1)
 				break;

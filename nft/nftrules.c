@@ -429,9 +429,7 @@ rule_lo_docker_dns(struct nftnl_chain *c)
 	nftx_start(&b, "output");
 	nftx_meta_u32(&b, NFT_META_OIF, NFTX_LOOPBACK_IFINDEX);
 	nftx_ct_original(&b);
-	nftx_meta_u8(&b, NFT_META_NFPROTO, NFPROTO_IPV4);
-	nftx_add(&b, nftx_payload(NFT_PAYLOAD_NETWORK_HEADER, 16, sizeof(addr)));
-	nftx_add(&b, nftx_cmp(NFT_CMP_EQ, addr, sizeof(addr)));
+	nftx_dest(&b, AF_INET, addr, 0, 0);
 	nftx_count_reject(&b, 0);
 	return nftx_finish(&b, c);
 }

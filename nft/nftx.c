@@ -317,7 +317,8 @@ nftx_dest(struct nftx_rule *b, int family, const unsigned char *addr,
 		    v4 ? 16 : 24, v4 ? 4 : 16));
 		nftx_add(b, nftx_cmp(NFT_CMP_EQ, addr, v4 ? 4 : 16));
 	}
-	nftx_dport(b, l4, port);
+	if (l4 != 0)
+		nftx_dport(b, l4, port);
 }
 
 void

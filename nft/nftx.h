@@ -55,7 +55,8 @@ void nftx_ct_original(struct nftx_rule *b);
 /* ct status dnat: the connection's destination was rewritten by nat. */
 void nftx_ct_dnat(struct nftx_rule *b);
 /* meta nfproto F, ip/ip6 daddr addr, meta l4proto l4, th dport port
- * (port in host order; addr NULL: no address match). */
+ * (port in host order; addr NULL: no address match; l4 0: no protocol
+ * or port match). */
 void nftx_dest(struct nftx_rule *b, int family, const unsigned char *addr,
     uint8_t l4, uint16_t port);
 /* l4 dport port, with its l4proto dependency (host order). */
