@@ -523,6 +523,21 @@ header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 
+/* One allocation; a transparent connection's state follows it (c is the
+ * first member, so conn_free's free(c) frees both). */
+static struct proxy_conn *
+conn_alloc(int transparent)
+{
+	struct proxy_conn_tp *ct;
+
+	if (!transparent)
+		return calloc(1, sizeof(struct proxy_conn));
+	if ((ct = calloc(1, sizeof(*ct))) == NULL)
+		return NULL;
+	ct->c.tp = &ct->tp;
+	return &ct->c;
+}
+
 /* transparent: from a --transparent listener. */
 static void
 accept_conn(struct proxy *px, int fd, const struct sockaddr *sa, int transparent)
@@ -537,13 +552,7 @@ accept_conn(struct proxy *px, int fd, const struct sockaddr *sa, int transparent
 		proxy_reject_overloaded(px, fd, sa, 0, transparent);
 		return;
 	}
-	if (transparent) {
-		struct proxy_conn_tp *ct = calloc(1, sizeof(*ct));
-		if ((c = ct != NULL ? &ct->c : NULL) != NULL)
-			c->tp = &ct->tp;
-	} else
-		c = calloc(1, sizeof(*c));
-	if (c == NULL) {
+	if ((c = conn_alloc(transparent)) == NULL) {
 		atomic_fetch_sub(px->env.nconns, 1);
 		close(fd);
 		return;
