@@ -105,6 +105,15 @@ sign 9
 out=$(push "$T/b9.json" 2>&1)
 case "$out" in *'"epoch":9'*) r=0;; *) r=1;; esac
 check control_same_bundle_correctly_signed_accepted $r "$out"
+# Standard output lost: the exit status still says what the guard did.
+# A push that took effect (200) is 2 with a note, never 1 (refused); a
+# refusal stays 1; status is 2.
+push "$T/b9.json" >/dev/full 2>"$T/full.err"; rc9=$?
+push "$T/b1.json" >/dev/full 2>/dev/null; rc1=$?
+"$CTL" status --control "$T/P.sock" >/dev/full 2>/dev/null; rcs=$?
+[ $rc9 -eq 2 ] && grep -q 'took effect' "$T/full.err" && [ $rc1 -eq 1 ] && [ $rcs -eq 2 ]
+check hostile_stdout_lost_push_200_exits_2_not_refused $? \
+    "push=$rc9 stale=$rc1 status=$rcs $(head -c 300 "$T/full.err")"
 
 # egress-guardctl push sends a regular file of 1 byte to 8 MiB; anything
 # else is refused before it connects: a FIFO (without hanging on its
