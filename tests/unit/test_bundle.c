@@ -1963,7 +1963,7 @@ test_peek_digest_equals_parsed_policy_digest_either_spelling(void **state)
 	assert_string_equal(kid, RFC_KEY_ID);
 	policy_free(p);
 	/* "{ " and ": " instead of "{" and ":": the jansson path. */
-	snprintf(spaced, sizeof(spaced), "{ %s", RFC_BUNDLE + 1);
+	snprintf(spaced, sizeof(spaced), "{ %s", &RFC_BUNDLE[1]);
 	assert_non_null(q = strstr(spaced, "\"policy\":"));
 	memmove(q + 10, q + 9, strlen(q + 9) + 1);
 	q[9] = ' ';
