@@ -6,6 +6,7 @@
 
 #include "guard/decide.h"
 #include "policy/policy.h"
+#include "util/errbuf.h"
 #include "util/mutant.h"
 
 static const struct {
@@ -90,6 +91,28 @@ decide_addrs(const struct classify_cfg *cfg, const struct resolver_addr *a,
 			all = 0;
 	}
 	return all;
+}
+
+int
+decide_addrs_why(const struct classify_cfg *cfg, const struct resolver_addr *a,
+    size_t n, char *why, size_t whylen)
+{
+	struct classify_result res;
+	char addr[INET6_ADDRSTRLEN];
+	size_t i;
+
+	if (decide_addrs(cfg, a, n, NULL))
+		return 1;
+	errbuf_set(why, whylen, "no answer");
+	for (i = 0; i < n; i++) {
+		if (classify_addr(cfg, a[i].family, a[i].addr, &res))
+			continue;
+		decide_addr_str(&a[i], addr, sizeof(addr));
+		errbuf_set(why, whylen, "answer %zu of %zu: %s %s", i + 1, n,
+		    addr, res.range != NULL ? res.range : "non-public");
+		break;
+	}
+	return 0;
 }
 
 void

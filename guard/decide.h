@@ -56,6 +56,13 @@ enum reason decide_policy(const struct policy *p, const struct dest *d);
 int decide_addrs(const struct classify_cfg *cfg, const struct resolver_addr *a,
     size_t n, struct classify_result *res);
 
+/* decide_addrs for a refusal's record: when an answer is not public, why
+ * names the first such one and what decided it ("answer 60 of 60:
+ * 10.99.0.5 10.0.0.0/8 Private-Use"), since a decision line lists only
+ * the first answers. Returns what decide_addrs returns. */
+int decide_addrs_why(const struct classify_cfg *cfg,
+    const struct resolver_addr *a, size_t n, char *why, size_t whylen);
+
 /* Formats one address ("198.18.0.10" or "2001:2::10") into buf. */
 void decide_addr_str(const struct resolver_addr *a, char *buf, size_t len);
 

@@ -183,6 +183,7 @@ resolved(void *arg, enum resolver_status st, const struct resolver_addr *a,
 	struct dnsd_tcp *tc;
 	const struct policy *p = d->env.policy(d->env.arg);
 	unsigned char rdata[DNSMSG_TCP_MAX];
+	char why[160];
 	size_t i, k = 0, rdlen;
 	int fam;
 
@@ -209,9 +210,9 @@ resolved(void *arg, enum resolver_status st, const struct resolver_addr *a,
 	/* Every answer of both types is classified, exactly as a proxy
 	 * request to this name would be: one non-public address refuses the
 	 * name, whichever type was asked. */
-	if (!decide_addrs(d->env.classify, a, n, NULL)) {
+	if (!decide_addrs_why(d->env.classify, a, n, why, sizeof(why))) {
 		answer(x, REASON_NON_PUBLIC_ADDRESS, DNSMSG_REFUSED, NULL, 0, 0,
-		    NULL);
+		    why);
 		goto out;
 	}
 	fam = x->q.qtype == DNSMSG_TYPE_A ? AF_INET : AF_INET6;

@@ -151,6 +151,8 @@ dial_done(void *arg, int fd, size_t idx, int timed_out)
 static void
 classify_and_dial(struct proxy_conn *c, const struct resolver_addr *a, size_t n)
 {
+	char why[160];
+
 	/* The first 16 are logged (whatever the verdict) and dialled. */
 	c->naddrs = n < DIAL_MAX_ADDRS ? n : DIAL_MAX_ADDRS;
 	memcpy(c->addrs, a, c->naddrs * sizeof(*a));
@@ -158,11 +160,11 @@ classify_and_dial(struct proxy_conn *c, const struct resolver_addr *a, size_t n)
 	/* Test-only mutant (make conformance-mutants-more): the SOCKS5 path
 	 * dials whatever its name resolved to; ctpa-30/31 must go red. */
 	if (c->kind != KIND_SOCKS5 &&
-	    !decide_addrs(c->px->env.classify, a, n, NULL)) {
+	    !decide_addrs_why(c->px->env.classify, a, n, why, sizeof(why))) {
 #else
-	if (!decide_addrs(c->px->env.classify, a, n, NULL)) {
+	if (!decide_addrs_why(c->px->env.classify, a, n, why, sizeof(why))) {
 #endif
-		conn_deny(c, REASON_NON_PUBLIC_ADDRESS, NULL);
+		conn_deny(c, REASON_NON_PUBLIC_ADDRESS, why);
 		return;
 	}
 	if (c->ex != NULL)

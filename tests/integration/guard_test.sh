@@ -16,6 +16,11 @@ cat >"$T/zone.json" <<'Z'
  "api.example.test.evil.test": {"A": ["198.18.1.10"]},
  "private.example.test": {"A": ["10.99.0.5"]},
  "mixed.example.test": {"A": ["198.18.1.10", "10.99.0.5"]},
+ "many.example.test": {"A": ["198.18.2.1", "198.18.2.2", "198.18.2.3", "198.18.2.4",
+   "198.18.2.5", "198.18.2.6", "198.18.2.7", "198.18.2.8", "198.18.2.9", "198.18.2.10",
+   "198.18.2.11", "198.18.2.12", "198.18.2.13", "198.18.2.14", "198.18.2.15",
+   "198.18.2.16", "198.18.2.17", "198.18.2.18", "198.18.2.19", "198.18.2.20",
+   "10.99.0.5"], "AAAA": []},
  "v6only.example.test": {"AAAA": ["2001:2:0:1::10"]},
  "mapped.example.test": {"AAAA": ["::ffff:198.18.1.10"]},
  "nat64priv.example.test": {"AAAA": ["64:ff9b::a63:5"]},
@@ -38,6 +43,7 @@ private.example.test:443 mixed.example.test:80 v6only.example.test:80
 mapped.example.test:80 nat64priv.example.test:80 metadata.example.test:80
 cname.example.test:80 flip.example.test:80 nx.example.test:80 sf.example.test:80
 drop.example.test:80 yx.example.test:80 noqr.example.test:80 aslow.example.test:80
+many.example.test:80
 api.example.test:7 198.18.1.10:80 10.99.0.5:80 198.18.0.1:3128 10.77.0.1:3128"
 python3 - "$T/policy.json" $hosts <<'P'
 import json, sys
@@ -138,6 +144,20 @@ check hostile_private_ip_literal_denied $r "$out"
 out=$(curl_proxy 3128 http://mixed.example.test/ -p)
 case "$out" in *connect=403*reason=non_public_address*) log_empty priv; r=$?;; *) r=1;; esac
 check hostile_mixed_public_private_answers_denied $r "$out"
+# The 21st answer is private; the line lists the first 16 only, so its
+# detail must name the refused one (else the record contradicts itself).
+out=$(curl_proxy 3128 http://many.example.test/ -p)
+det=$(python3 -c '
+import json, sys
+d = "-"
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("event") == "decision" and o.get("host") == "many.example.test":
+        d = "%s|%d|%s" % (o["reason"], len(o.get("addrs") or []), o.get("detail"))
+print(d)' "$T/A.log")
+case "$out|$det" in *connect=403*"|non_public_address|16|answer 21 of 21: 10.99.0.5 10.0.0.0/8"*) r=0;;
+*) r=1;; esac
+check hostile_private_answer_past_the_logged_16_named_in_detail $r "$out $det"
 out=$(curl_proxy 3128 http://metadata.example.test/ -p)
 case "$out" in *connect=403*reason=non_public_address*) log_empty meta; r=$?;; *) r=1;; esac
 check hostile_metadata_address_denied $r "$out"
