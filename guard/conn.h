@@ -122,6 +122,7 @@ struct exchange {
 	unsigned		 served;	/* exchanges completed on this connection */
 	int			 reused;	/* this exchange rides a pooled upstream */
 	int			 retrying;	/* second try on a fresh upstream */
+	int			 decided;	/* this request's allow line is written */
 };
 
 struct proxy_conn {

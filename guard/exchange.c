@@ -49,7 +49,7 @@ cl_hup_cb(evutil_socket_t fd, short what, void *arg)
 	    (bufferevent_get_enabled(c->cbev) & EV_READ))
 		return;		/* no longer paused: reads see it */
 	if ((why = relay_pending_error(bufferevent_getfd(c->cbev))) != NULL) {
-		conn_log_close(c, why, c->ex->up, c->ex->down);
+		exchange_log_close(c, why);
 		conn_free(c);
 		return;
 	}
@@ -95,7 +95,7 @@ http_exchange_end(struct proxy_conn *c)
 {
 	struct timeval tv;
 
-	conn_log_close(c, "complete", c->ex->up, c->ex->down);
+	exchange_log_close(c, "complete");
 	if (!c->ex->keep_client) {
 		conn_finish(c);
 		return;
@@ -112,6 +112,7 @@ http_exchange_end(struct proxy_conn *c)
 	c->naddrs = 0;
 	c->ex->resp_started = 0;
 	c->ex->retrying = 0;
+	c->ex->decided = 0;
 	bufferevent_set_timeouts(c->cbev, NULL, NULL);
 	bufferevent_setcb(c->cbev, c->env.head_read, NULL, c->env.head_event, c);
 	bufferevent_setwatermark(c->cbev, EV_READ, 0, HTTP_HEAD_MAX);
@@ -172,6 +173,22 @@ exchange_cut(struct proxy_conn *c)
 	conn_finish(c);
 }
 
+void
+exchange_decide(struct proxy_conn *c)
+{
+	if (c->ex->decided)
+		return;
+	c->ex->decided = 1;
+	conn_log_decision(c, c->allow_reason, NULL);
+}
+
+void
+exchange_log_close(struct proxy_conn *c, const char *why)
+{
+	exchange_decide(c);
+	conn_log_close(c, why, c->ex->up, c->ex->down);
+}
+
 /* A failure after the request was admitted (its allow decision is
  * logged): answer with r if no response byte went out yet, log the close
  * (reason: why, or r's name), and close. */
@@ -180,7 +197,7 @@ exchange_abort(struct proxy_conn *c, enum reason r, const char *why)
 {
 	if (!c->ex->resp_started)
 		conn_answer_http(c, r);
-	conn_log_close(c, why != NULL ? why : reason_name(r), c->ex->up, c->ex->down);
+	exchange_log_close(c, why != NULL ? why : reason_name(r));
 	exchange_cut(c);
 }
 
@@ -261,7 +278,7 @@ cl_event_cb(struct bufferevent *bev, short what, void *arg)
 		/* The client took no byte of what is queued for it: no answer
 		 * would reach it either, and a FIN would make what it got
 		 * look whole. */
-		conn_log_close(c, "idle_timeout", c->ex->up, c->ex->down);
+		exchange_log_close(c, "idle_timeout");
 		conn_reset(c);
 		return;
 	}
@@ -270,7 +287,7 @@ cl_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	/* The client left mid-exchange: nothing to answer. */
-	conn_log_close(c, (what & BEV_EVENT_EOF) ? "eof" : "reset", c->ex->up, c->ex->down);
+	exchange_log_close(c, (what & BEV_EVENT_EOF) ? "eof" : "reset");
 	conn_free(c);
 }
 
@@ -278,6 +295,7 @@ static void
 up_read_cb(struct bufferevent *bev, void *arg)
 {
 	(void)bev;
+	exchange_decide(arg);
 	http_pump_resp(arg);
 }
 
@@ -560,8 +578,11 @@ exchange_start(struct proxy_conn *c)
 		free(c->ex->fwd);
 		c->ex->fwd = NULL;
 	}
-	if (!c->ex->retrying)
-		conn_log_decision(c, c->allow_reason, NULL);
+	/* A request on a pooled upstream may yet be retried on a fresh one
+	 * (up_event_cb): its allow line waits for the upstream's first byte,
+	 * the retry, or the end, so that its peer is the one that served. */
+	if (c->ex->fwd == NULL)
+		exchange_decide(c);
 	bufferevent_setwatermark(c->ex->ubev, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setwatermark(c->cbev, EV_WRITE, PROXY_HIGH_WATER / 2, 0);
 	bufferevent_setwatermark(c->cbev, EV_READ, 0, PROXY_HIGH_WATER);
@@ -630,6 +651,6 @@ exchange_reuse(struct proxy_conn *c)
 void
 exchange_revoke(struct proxy_conn *c)
 {
-	conn_log_close(c, "revoked", c->ex->up, c->ex->down);
+	exchange_log_close(c, "revoked");
 	exchange_cut(c);
 }

@@ -26,6 +26,13 @@ void exchange_start(struct proxy_conn *c);
  * (reason: why, or r's name), and close. c may be gone after this. */
 void exchange_abort(struct proxy_conn *c, enum reason r, const char *why);
 
+/* The request's allow line, once (deferred on a pooled upstream until it
+ * answers, is retried or ends: see exchange_start). */
+void exchange_decide(struct proxy_conn *c);
+
+/* The allow line if still due, then the close line (reason why). */
+void exchange_log_close(struct proxy_conn *c, const char *why);
+
 /* Ends an exchange before its end (a reset where a FIN would look like
  * a complete body). c may be gone after this. */
 void exchange_cut(struct proxy_conn *c);

@@ -705,7 +705,7 @@ proxy_close_all(struct proxy *px)
 			continue;
 		}
 		if (exchange_admitted(c))
-			conn_log_close(c, "shutdown", c->ex->up, c->ex->down);
+			exchange_log_close(c, "shutdown");
 		conn_free(c);
 	}
 }

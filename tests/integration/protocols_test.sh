@@ -15,7 +15,9 @@ cat >"$T/zone.json" <<'Z'
  "api2.example.test": {"A": ["198.18.1.10"]},
  "other.example.test": {"A": ["198.18.1.10"]},
  "private.example.test": {"A": ["10.99.0.5"]},
- "flip.example.test": {"cycle": [{"A": ["198.18.1.10"]}, {"A": ["10.99.0.5"]}], "ttl": 0}
+ "flip.example.test": {"cycle": [{"A": ["198.18.1.10"]}, {"A": ["10.99.0.5"]}], "ttl": 0},
+ "swap.example.test": {"cycle": [{"A": ["198.18.1.13"]}, {"A": ["198.18.1.11", "198.18.1.13"]}],
+   "AAAA": [], "ttl": 0}
 }
 Z
 python3 - "$T/policy.json" api.example.test:80 api.example.test:443 api2.example.test:80 \
@@ -504,6 +506,65 @@ PY
 fi
 [ "$out" = "first second" ]
 check keepalive_race_pooled_upstream_closed_request_retried_once $? "$out"
+
+# The same race where the retry lands elsewhere: the second request's
+# answers are .11 then .13, the pooled upstream is .13 (reused: it is
+# among them) and closes, the retry dials .11 first. The allow line's
+# peer must be the upstream that served (.11), as its close line's is.
+ip -n "$IN" addr add 198.18.1.11/32 dev lo
+ip -n "$IN" addr add 198.18.1.13/32 dev lo
+start_bg "$IN" "$T/swap.out" python3 -c '
+import socket, sys, threading
+def serve(addr, body, drop_next):
+    srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind((addr, 8083)); srv.listen(8)
+    c, _ = srv.accept()
+    f = c.makefile("rb")
+    while f.readline() not in (b"\r\n", b""):
+        pass
+    c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    if drop_next:
+        while f.readline() not in (b"\r\n", b""):
+            pass
+    f.close(); c.shutdown(socket.SHUT_RDWR); c.close()
+t = [threading.Thread(target=serve, args=("198.18.1.13", b"thirteen\n", True)),
+     threading.Thread(target=serve, args=("198.18.1.11", b"eleven\n", False))]
+for x in t: x.start()
+open(sys.argv[1], "w").write("ready\n")
+for x in t: x.join(20)
+' "$T/swap.ready"
+if ! wait_file "$T/swap.ready"; then
+	out="swap servers never became ready: $(tail -n 3 "$T/swap.out" 2>/dev/null)"
+else
+out=$(inwl python3 - <<'PY'
+import socket
+s = socket.create_connection(("10.77.0.1", 3129), timeout=5)
+def ask():
+    s.sendall(b"GET http://swap.example.test:8083/ HTTP/1.1\r\n\r\n")
+    d = b""
+    while not d.endswith(b"\n") or b"\r\n\r\n" not in d:
+        x = s.recv(4096)
+        if not x:
+            break
+        d += x
+    return d.split(b"\r\n\r\n", 1)[-1].decode().strip()
+print(ask(), ask())
+PY
+)
+fi
+peers=$(python3 -c '
+import json, sys
+ids, dec, clo = [], {}, {}
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("event") == "decision" and o.get("host") == "swap.example.test":
+        ids.append(o["id"]); dec[o["id"]] = o.get("peer")
+    elif o.get("event") == "close":
+        clo[o["id"]] = o.get("peer")
+i = ids[-1] if ids else None
+print(len(ids), dec.get(i), clo.get(i))' "$T/B.log")
+[ "$out" = "thirteen eleven" ] && [ "$peers" = "2 198.18.1.11:8083 198.18.1.11:8083" ]
+check keepalive_race_retry_elsewhere_allow_line_names_the_serving_peer $? "$out; decisions, allow peer, close peer: $peers"
 
 # The same race, with the retry's dial held (SYNs to 198.18.1.10:8082
 # dropped in the internet namespace, after the first connection) and the
