@@ -463,6 +463,25 @@ got=$(tail -n +$((n0 + 1)) "$T/A.log" | grep '"event":"decision"' | tail -n1 |
 [ "$out" = "2 40000" ] && [ "$got" = "connect allow" ]
 check control_connect_behind_post_on_kept_alive_connection_early_bytes_relayed $? "$out / $got"
 
+# two_gets URL: two GETs of URL on one kept-alive connection to guard B;
+# prints both bodies.
+two_gets() {
+	inwl python3 - "$1" <<'PY'
+import socket, sys
+s = socket.create_connection(("10.77.0.1", 3129), timeout=5)
+def ask():
+    s.sendall(b"GET %s HTTP/1.1\r\n\r\n" % sys.argv[1].encode())
+    d = b""
+    while not d.endswith(b"\n") or b"\r\n\r\n" not in d:
+        x = s.recv(4096)
+        if not x:
+            break
+        d += x
+    return d.split(b"\r\n\r\n", 1)[-1].decode().strip()
+print(ask(), ask())
+PY
+}
+
 # A pooled upstream that closes as the next request arrives (the
 # keep-alive race): the guard retries a bodiless request once on a fresh
 # connection instead of answering 502.
@@ -488,21 +507,7 @@ for n in range(3):
 if ! wait_file "$T/racy.ready"; then
 	out="race server on 198.18.1.10:8081 never became ready: $(tail -n 3 "$T/racy.out" 2>/dev/null)"
 else
-out=$(inwl python3 - <<'PY'
-import socket
-s = socket.create_connection(("10.77.0.1", 3129), timeout=5)
-def ask():
-    s.sendall(b"GET http://198.18.1.10:8081/ HTTP/1.1\r\n\r\n")
-    d = b""
-    while not d.endswith(b"\n") or b"\r\n\r\n" not in d:
-        x = s.recv(4096)
-        if not x:
-            break
-        d += x
-    return d.split(b"\r\n\r\n", 1)[-1].decode().strip()
-print(ask(), ask())
-PY
-)
+out=$(two_gets http://198.18.1.10:8081/)
 fi
 [ "$out" = "first second" ]
 check keepalive_race_pooled_upstream_closed_request_retried_once $? "$out"
@@ -536,21 +541,7 @@ for x in t: x.join(20)
 if ! wait_file "$T/swap.ready"; then
 	out="swap servers never became ready: $(tail -n 3 "$T/swap.out" 2>/dev/null)"
 else
-out=$(inwl python3 - <<'PY'
-import socket
-s = socket.create_connection(("10.77.0.1", 3129), timeout=5)
-def ask():
-    s.sendall(b"GET http://swap.example.test:8083/ HTTP/1.1\r\n\r\n")
-    d = b""
-    while not d.endswith(b"\n") or b"\r\n\r\n" not in d:
-        x = s.recv(4096)
-        if not x:
-            break
-        d += x
-    return d.split(b"\r\n\r\n", 1)[-1].decode().strip()
-print(ask(), ask())
-PY
-)
+out=$(two_gets http://swap.example.test:8083/)
 fi
 peers=$(python3 -c '
 import json, sys
