@@ -37,21 +37,28 @@ struct resolver {
 	int		 timeout_ms;
 	char		 servers[512];
 	int		 dying;
+	size_t		 live;		/* lookups c-ares holds, see RESOLVER_MAX_LIVE */
 };
 
 /* One lookup = two c-ares queries (A, AAAA). The struct lives until both
  * have called back, even if the caller cancelled or the deadline passed:
- * c-ares still holds a pointer to it. */
+ * c-ares still holds a pointer to it, and until then it counts in
+ * r->live. */
 struct resolver_query {
 	struct resolver	*r;
 	resolver_cb	 cb;		/* NULL once delivered or cancelled */
 	void		*arg;
+	void		(*done)(void *);	/* resolver_cancel_notify's */
+	void		*done_arg;
 	int		 pending;	/* c-ares callbacks still to come */
+	int		 asked;		/* counted in r->live */
 	int		 status[2];	/* ares status per type: 0 = A, 1 = AAAA */
-	struct resolver_addr *addrs;	/* the A answers, then the AAAA */
+	struct resolver_addr *addrs;	/* the A answers, then the AAAA: sized
+					   to them, NULL before any */
 	size_t		 n;
 	size_t		 na;		/* of which A */
 	int		 overflow;
+	const char	*fail;		/* failed before any answer: the detail */
 	struct event	*deadline;
 	struct event	*deliver;	/* deferred delivery, see resolver_cb */
 	int		 timed_out;
@@ -309,6 +316,10 @@ query_release(struct resolver_query *q)
 {
 	if (q->pending > 0 || q->cb != NULL)
 		return;
+	if (q->asked)
+		q->r->live--;
+	if (q->done != NULL)
+		q->done(q->done_arg);
 	if (q->deadline != NULL)
 		event_free(q->deadline);
 	if (q->deliver != NULL)
@@ -354,6 +365,12 @@ deliver_cb(evutil_socket_t fd, short what, void *arg)
 		query_release(q);
 		return;
 	}
+	if (q->fail != NULL) {
+		q->cb = NULL;
+		cb(q->arg, RESOLVER_FAILURE, NULL, 0, q->fail);
+		query_release(q);
+		return;
+	}
 	for (i = 0; i < 2; i++) {
 		int s = q->status[i];
 		if (s == ARES_SUCCESS || s == ARES_ENODATA || s == ARES_ENOTFOUND)
@@ -368,7 +385,7 @@ deliver_cb(evutil_socket_t fd, short what, void *arg)
 		detail = q->timed_out ? "timeout" : detail;
 	} else if (q->overflow) {
 		st = RESOLVER_FAILURE;
-		detail = "too many answers";
+		detail = q->overflow > 1 ? "out of memory" : "too many answers";
 	} else if (bad) {
 		st = RESOLVER_FAILURE;
 	} else if (q->n == 0) {
@@ -403,10 +420,13 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
 
 /* The answers go in the resolver's order, A then AAAA, whichever type
  * answered first: A answers are inserted before any AAAA already there,
- * so the server's timing does not pick the family dialled first. */
+ * so the server's timing does not pick the family dialled first. The
+ * array grows to the answers (a lookup that never answers costs none of
+ * it). Returns -1 over RESOLVER_MAX_ANSWERS, -2 out of memory. */
 static int
 add_addrs(struct resolver_query *q, int family, const struct hostent *he)
 {
+	struct resolver_addr *grown;
 	char **p;
 	size_t alen = family == AF_INET ? 4 : 16, k = 0, at, i;
 
@@ -414,6 +434,11 @@ add_addrs(struct resolver_query *q, int family, const struct hostent *he)
 		k++;
 	if (k > RESOLVER_MAX_ANSWERS - q->n)
 		return -1;
+	if (k == 0)
+		return 0;
+	if ((grown = realloc(q->addrs, (q->n + k) * sizeof(*q->addrs))) == NULL)
+		return -2;
+	q->addrs = grown;
 	at = family == AF_INET ? q->na : q->n;
 	memmove(q->addrs + at + k, q->addrs + at,
 	    (q->n - at) * sizeof(*q->addrs));
@@ -443,7 +468,7 @@ answer_cb(void *arg, int status, int timeouts, unsigned char *abuf, int alen,
 {
 	struct resolver_query *q = arg;
 	struct hostent *he = NULL;
-	int family = idx == 0 ? AF_INET : AF_INET6;
+	int family = idx == 0 ? AF_INET : AF_INET6, added;
 
 	(void)timeouts;
 	if (status == ARES_SUCCESS && !header_clean(abuf, alen))
@@ -451,9 +476,9 @@ answer_cb(void *arg, int status, int timeouts, unsigned char *abuf, int alen,
 	if (status == ARES_SUCCESS) {
 		status = idx == 0 ? ares_parse_a_reply(abuf, alen, &he, NULL, NULL) :
 		    ares_parse_aaaa_reply(abuf, alen, &he, NULL, NULL);
-		if (status == ARES_SUCCESS && q->cb != NULL &&
-		    add_addrs(q, family, he) == -1)
-			q->overflow = 1;
+		if (status == ARES_SUCCESS && q->cb != NULL && !q->overflow &&
+		    (added = add_addrs(q, family, he)) < 0)
+			q->overflow = -added;	/* 1: too many, 2: no memory */
 		if (he != NULL)
 			ares_free_hostent(he);
 	}
@@ -490,13 +515,19 @@ resolver_lookup(struct resolver *r, const char *name, resolver_cb cb, void *arg)
 	q->r = r;
 	q->cb = cb;
 	q->arg = arg;
-	q->addrs = calloc(RESOLVER_MAX_ANSWERS, sizeof(*q->addrs));
 	q->deadline = evtimer_new(r->base, deadline_cb, q);
 	q->deliver = event_new(r->base, -1, 0, deliver_cb, q);
-	if (q->addrs == NULL || q->deadline == NULL || q->deliver == NULL) {
+	if (q->deadline == NULL || q->deliver == NULL) {
 		q->cb = NULL;
 		query_release(q);
 		return NULL;
+	}
+	if (r->live >= RESOLVER_MAX_LIVE) {
+		/* Failed without a query, delivered from the loop all the
+		 * same: the caller never re-enters. */
+		q->fail = "too many lookups in flight";
+		event_active(q->deliver, EV_TIMEOUT, 0);
+		return q;
 	}
 	tv.tv_sec = r->timeout_ms / 1000;
 	tv.tv_usec = (r->timeout_ms % 1000) * 1000;
@@ -504,21 +535,37 @@ resolver_lookup(struct resolver *r, const char *name, resolver_cb cb, void *arg)
 	/* c-ares may call back synchronously (e.g. no servers): delivery is
 	 * always deferred to the loop, so the caller never re-enters. */
 	q->pending = 2;
+	q->asked = 1;
+	r->live++;
 	ares_query(r->channel, name, C_IN, T_A, answer_a, q);
 	ares_query(r->channel, name, C_IN, T_AAAA, answer_aaaa, q);
 	resolver_reschedule(r);
 	return q;
 }
 
-void
-resolver_cancel(struct resolver_query *q)
+size_t
+resolver_live(const struct resolver *r)
 {
-	if (q == NULL)
-		return;
+	return r->live;
+}
+
+void
+resolver_cancel_notify(struct resolver_query *q, void (*done)(void *),
+    void *arg)
+{
+	q->done = done;
+	q->done_arg = arg;
 	q->cb = NULL;
 	if (q->deadline != NULL)
 		event_del(q->deadline);
 	if (q->deliver != NULL)
 		event_del(q->deliver);
 	query_release(q);
+}
+
+void
+resolver_cancel(struct resolver_query *q)
+{
+	if (q != NULL)
+		resolver_cancel_notify(q, NULL, NULL);
 }
