@@ -198,28 +198,36 @@ conf_has_nameserver(char *err, size_t errlen)
 	return n > 0;
 }
 
-struct resolver *
-resolver_new(struct event_base *base, const char *servers, int timeout_ms,
-    char *err, size_t errlen)
+/* c-ares 1.18 (ares__send_query, next_server) asks the servers in turn,
+ * giving try i (0-based, over every server and round) T << (i / nservers):
+ * with 2 tries a lookup takes nservers x T in the first round and
+ * nservers x 2T in the second, 3 x nservers x T in all, and server k is
+ * first asked at k x T. T = timeout / (3 x nservers) therefore gives
+ * every server both its tries inside --dns-timeout; timeout/2 let the
+ * first server's two tries take all of it, so a third was asked only at
+ * the deadline. The floor keeps a try longer than a round trip; below
+ * it (many servers, a short timeout) the last ones may miss the deadline. */
+int
+resolver_try_ms(int timeout_ms, size_t nservers)
 {
-	struct resolver *r;
+	long t;
+
+	if (nservers == 0)
+		nservers = 1;
+	t = (long)timeout_ms / (3L * (long)nservers);
+	return t > RESOLVER_TRY_MIN_MS ? (int)t : RESOLVER_TRY_MIN_MS;
+}
+
+/* Opens r->channel with try_ms per try and the servers (NULL: c-ares'
+ * own resolv.conf reading). Returns how many servers it has, or -1. */
+static int
+channel_open(struct resolver *r, const char *servers, int try_ms, char *err,
+    size_t errlen)
+{
 	struct ares_options opts;
 	struct ares_addr_port_node *list = NULL, *n;
-	int optmask, rc;
-	size_t off = 0;
+	int optmask, rc, count = 0;
 
-	if ((rc = ares_library_init(ARES_LIB_INIT_ALL)) != ARES_SUCCESS) {
-		errbuf_set(err, errlen, "c-ares init: %s", ares_strerror(rc));
-		return NULL;
-	}
-	if (servers == NULL && !conf_has_nameserver(err, errlen))
-		return NULL;
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		errbuf_set(err, errlen, "out of memory");
-		return NULL;
-	}
-	r->base = base;
-	r->timeout_ms = timeout_ms;
 	memset(&opts, 0, sizeof(opts));
 	/* Exact names only: no search list, no HOSTALIASES. Two tries per
 	 * server inside the overall deadline enforced by resolver_lookup.
@@ -227,7 +235,7 @@ resolver_new(struct event_base *base, const char *servers, int timeout_ms,
 	 * answer into ECONNREFUSED, indistinguishable from a dead server. */
 	opts.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_EDNS |
 	    ARES_FLAG_NOCHECKRESP;
-	opts.timeout = timeout_ms / 2 > 100 ? timeout_ms / 2 : 100;
+	opts.timeout = try_ms;
 	opts.tries = 2;
 	opts.sock_state_cb = sock_state_cb;
 	opts.sock_state_cb_data = r;
@@ -241,45 +249,101 @@ resolver_new(struct event_base *base, const char *servers, int timeout_ms,
 #ifdef ARES_OPT_QUERY_CACHE
 	opts.qcache_max_ttl = 0;
 	optmask |= ARES_OPT_QUERY_CACHE;
-#else
-	/* Built against headers without the option but run against a
-	 * library that has it (same soname): the cache would be on and
-	 * could not be turned off. Refuse to start rather than cache. */
-	if (ares_run_version() >= RESOLVER_ARES_CACHE_VERSION) {
-		errbuf_set(err, errlen, "c-ares %s caches answers and this build "
-		    "cannot turn that off (built against c-ares %s): rebuild "
-		    "against the installed headers", ares_version(NULL),
-		    ARES_VERSION_STR);
-		free(r);
-		return NULL;
-	}
 #endif
 	if ((rc = ares_init_options(&r->channel, &opts, optmask)) != ARES_SUCCESS) {
-		errbuf_set(err, errlen, "c-ares: %s", ares_strerror(rc));
-		free(r);
-		return NULL;
+		r->channel = NULL;
+		return errbuf_fail(err, errlen, "c-ares: %s", ares_strerror(rc));
 	}
 	if (servers != NULL &&
-	    (rc = ares_set_servers_ports_csv(r->channel, servers)) != ARES_SUCCESS) {
-		errbuf_set(err, errlen, "bad --dns list: %s", ares_strerror(rc));
+	    (rc = ares_set_servers_ports_csv(r->channel, servers)) != ARES_SUCCESS)
+		return errbuf_fail(err, errlen, "bad --dns list: %s",
+		    ares_strerror(rc));
+	if (ares_get_servers_ports(r->channel, &list) == ARES_SUCCESS) {
+		for (n = list; n != NULL; n = n->next)
+			count++;
+		ares_free_data(list);
+	}
+	return count;
+}
+
+/* Records the servers in use, for status and check output. */
+static void
+record_servers(struct resolver *r)
+{
+	struct ares_addr_port_node *list = NULL, *n;
+	size_t off = 0;
+
+	if (ares_get_servers_ports(r->channel, &list) != ARES_SUCCESS)
+		return;
+	for (n = list; n != NULL && off < sizeof(r->servers) - 64; n = n->next) {
+		char ip[INET6_ADDRSTRLEN];
+		int port = n->udp_port ? n->udp_port : 53;
+		inet_ntop(n->family, &n->addr, ip, sizeof(ip));
+		off += (size_t)snprintf(r->servers + off, sizeof(r->servers) - off,
+		    n->family == AF_INET6 ? "%s[%s]:%d" : "%s%s:%d",
+		    off ? "," : "", ip, port);
+	}
+	ares_free_data(list);
+}
+
+/* Built against headers without ARES_OPT_QUERY_CACHE but run against a
+ * library that has it (same soname): the cache would be on and could not
+ * be turned off. Refuse to start rather than cache. */
+static int
+cache_check(char *err, size_t errlen)
+{
+#ifndef ARES_OPT_QUERY_CACHE
+	if (ares_run_version() >= RESOLVER_ARES_CACHE_VERSION)
+		return errbuf_fail(err, errlen, "c-ares %s caches answers and this "
+		    "build cannot turn that off (built against c-ares %s): "
+		    "rebuild against the installed headers", ares_version(NULL),
+		    ARES_VERSION_STR);
+#else
+	(void)err;
+	(void)errlen;
+#endif
+	return 0;
+}
+
+struct resolver *
+resolver_new(struct event_base *base, const char *servers, int timeout_ms,
+    char *err, size_t errlen)
+{
+	struct resolver *r;
+	int rc, n;
+
+	if ((rc = ares_library_init(ARES_LIB_INIT_ALL)) != ARES_SUCCESS) {
+		errbuf_set(err, errlen, "c-ares init: %s", ares_strerror(rc));
+		return NULL;
+	}
+	if (servers == NULL && !conf_has_nameserver(err, errlen))
+		return NULL;
+	if (cache_check(err, errlen) == -1)
+		return NULL;
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		errbuf_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->base = base;
+	r->timeout_ms = timeout_ms;
+	/* The per-try timeout depends on how many servers c-ares took, which
+	 * is known only once it has them, and 1.18 cannot change it on an
+	 * open channel: open it again with the right one. */
+	if ((n = channel_open(r, servers, resolver_try_ms(timeout_ms, 1), err,
+	    errlen)) == -1)
 		goto fail;
+	if (resolver_try_ms(timeout_ms, (size_t)n) != resolver_try_ms(timeout_ms, 1)) {
+		ares_destroy(r->channel);
+		r->channel = NULL;
+		if (channel_open(r, servers, resolver_try_ms(timeout_ms, (size_t)n),
+		    err, errlen) == -1)
+			goto fail;
 	}
 	if ((r->timer = evtimer_new(base, timer_cb, r)) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
-	/* Record what is in use, for status and check output. */
-	if (ares_get_servers_ports(r->channel, &list) == ARES_SUCCESS) {
-		for (n = list; n != NULL && off < sizeof(r->servers) - 64; n = n->next) {
-			char ip[INET6_ADDRSTRLEN];
-			int port = n->udp_port ? n->udp_port : 53;
-			inet_ntop(n->family, &n->addr, ip, sizeof(ip));
-			off += (size_t)snprintf(r->servers + off, sizeof(r->servers) - off,
-			    n->family == AF_INET6 ? "%s[%s]:%d" : "%s%s:%d",
-			    off ? "," : "", ip, port);
-		}
-		ares_free_data(list);
-	}
+	record_servers(r);
 	if (r->servers[0] == '\0') {
 		errbuf_set(err, errlen, "no DNS servers configured");
 		goto fail;

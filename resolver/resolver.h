@@ -17,6 +17,7 @@ struct event_base;
  * queries without bound. Beyond it a lookup fails at once ("too many
  * lookups in flight") without a query. The default --max-conns. */
 #define RESOLVER_MAX_LIVE	4096
+#define RESOLVER_TRY_MIN_MS	100	/* floor of c-ares' per-try timeout */
 
 struct resolver_addr {
 	int		family;		/* AF_INET or AF_INET6 */
@@ -64,6 +65,10 @@ void resolver_cancel_notify(struct resolver_query *q, void (*done)(void *),
 
 /* Lookups held now, cancelled ones included (see RESOLVER_MAX_LIVE). */
 size_t resolver_live(const struct resolver *r);
+
+/* The per-try timeout given to c-ares for a lookup bounded by
+ * timeout_ms with nservers servers. Pure. */
+int resolver_try_ms(int timeout_ms, size_t nservers);
 
 /* How many "nameserver" lines c-ares would take from resolv.conf text.
  * Pure; resolver_new refuses to start on 0 without servers. */

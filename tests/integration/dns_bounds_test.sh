@@ -8,9 +8,12 @@
 #   flight until it lets go, so at most 256 lookups (x A and AAAA x 2
 #   tries) reach upstream and a fresh query is REFUSED at once, and the
 #   guard's memory does not grow with the churn.
+# - Three --dns servers, the first two black-holed: the third is asked
+#   in time (c-ares' per-try timeout sized to the number of servers) and
+#   the request is allowed within --dns-timeout.
 # Negative control: EG_BUILD=<a build of the revision before the fix>:
-# tcp_churn_* fail (queries past the bound, the fresh query waits, RSS
-# grows). About 10 s.
+# tcp_churn_* and third_dns_server_* fail (queries past the bound, the
+# fresh query waits, RSS grows; 504 dns_timeout). About 15 s.
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$BIN" ] || { echo "FAIL build: $BIN missing"; exit 1; }
@@ -76,5 +79,19 @@ check tcp_churn_reset_lookups_still_count_fresh_query_refused $r \
 check tcp_churn_rss_growth_under_8_mib $? "RSS ${rss0} -> ${rss1} kB"
 kill -0 "$PID_D" 2>/dev/null
 check tcp_churn_guard_alive $?
+
+# ---- three servers, the first two black-holed (silently dropped in IN)
+ip -n "$IN" route add blackhole 198.18.0.54/32
+ip -n "$IN" route add blackhole 198.18.0.55/32
+start_guard P 3129 $COMMON --dns 198.18.0.54 --dns 198.18.0.55 \
+    --dns 198.18.0.53 --dns-timeout 3 || exit 1
+t0=$(date +%s%N)
+out=$(curl_proxy 3129 http://ok.test:8080/)
+ms=$((($(date +%s%N) - t0) / 1000000))
+case "$out" in code=200*) r=0;; *) r=1;; esac
+check third_dns_server_asked_within_dns_timeout $r \
+    "$out in ${ms} ms, $(last_decision "$T/P.log" ok.test)"
+[ "$ms" -lt 3000 ]
+check third_dns_server_answer_before_deadline $? "${ms} ms"
 
 finish

@@ -1,6 +1,6 @@
 /* Unit tests for the resolver's bounds, against a loopback "server" that
- * never answers: how long a cancelled lookup stays counted (its queries
- * run on in c-ares). */
+ * never answers: how long c-ares is given per try, and how long a
+ * cancelled lookup stays counted (its queries run on in c-ares). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -95,6 +95,30 @@ hole_teardown(void **state)
 	return 0;
 }
 
+/* c-ares 1.18 gives try i of a query T << (i / nservers): 3 x n x T for
+ * two tries over n servers. Every server gets both its tries within the
+ * lookup's timeout, down to the floor. */
+static void
+test_try_timeout_gives_every_server_its_tries(void **state)
+{
+	static const int timeouts[] = { 1000, 3000, 5000, 30000, 300000 };
+	size_t i, n;
+
+	(void)state;
+	assert_int_equal(resolver_try_ms(5000, 1), 1666);
+	assert_int_equal(resolver_try_ms(3000, 3), 333);
+	assert_int_equal(resolver_try_ms(1000, 8), RESOLVER_TRY_MIN_MS);
+	assert_int_equal(resolver_try_ms(1000, 0), 333);	/* as one server */
+	for (i = 0; i < sizeof(timeouts) / sizeof(timeouts[0]); i++)
+		for (n = 1; n <= 8; n++) {
+			int t = resolver_try_ms(timeouts[i], n);
+
+			assert_true(t >= RESOLVER_TRY_MIN_MS);
+			if (t > RESOLVER_TRY_MIN_MS)
+				assert_true(3 * (long)n * t <= timeouts[i]);
+		}
+}
+
 /* Hostile: a client that resets mid-lookup. Its lookup is cancelled but
  * stays counted until c-ares has given up on both queries, so a client
  * that reconnects and asks again cannot add queries past a bound. */
@@ -153,6 +177,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_try_timeout_gives_every_server_its_tries),
 		cmocka_unit_test_setup_teardown(
 		    test_client_reset_lookup_counted_until_cares_lets_go,
 		    hole_setup, hole_teardown),
