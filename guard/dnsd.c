@@ -280,7 +280,10 @@ decide(struct dnsd *d, struct dnsd_q *x)
 		    "only A and AAAA are answered");
 		return;
 	}
-	if (d->ninflight >= DNSD_MAX_INFLIGHT) {
+	/* The resolver's own bound, shared with the proxy's lookups: beyond
+	 * it the lookup would fail anyway, so say overloaded, as for ours. */
+	if (d->ninflight >= DNSD_MAX_INFLIGHT ||
+	    resolver_live(d->env.resolver) >= RESOLVER_MAX_LIVE) {
 		answer(x, REASON_OVERLOADED, DNSMSG_REFUSED, NULL, 0, 0, NULL);
 		return;
 	}
@@ -371,23 +374,33 @@ udp_cb(evutil_socket_t fd, short what, void *arg)
 
 /* ---- TCP (RFC 7766: two-byte length, several queries a connection) ---- */
 
+/* A closed connection's lookup, let go of by c-ares at last. */
+static void
+orphan_released(void *arg)
+{
+	struct dnsd_q *x = arg;
+
+	TAILQ_REMOVE(&x->d->lookups, x, link);
+	x->d->ninflight--;
+	free(x);
+}
+
 static void
 tcp_close(struct dnsd_tcp *tc)
 {
 	struct dnsd *d = tc->d;
 	struct dnsd_q *x, *nx;
 
-	/* Its lookups end unanswered: there is no one to answer. */
+	/* Its lookups end unanswered: there is no one to answer. They stay
+	 * counted in flight until c-ares has let go of their queries, which
+	 * run on after the cancel: otherwise a client that resets and
+	 * reconnects adds queries upstream (and memory) without bound. */
 	for (x = TAILQ_FIRST(&d->lookups); x != NULL; x = nx) {
 		nx = TAILQ_NEXT(x, link);
 		if (x->tc != tc)
 			continue;
-		TAILQ_REMOVE(&d->lookups, x, link);
-		d->ninflight--;
 		x->tc = NULL;
-		if (x->rq != NULL)
-			resolver_cancel(x->rq);
-		free(x);
+		resolver_cancel_notify(x->rq, orphan_released, x);
 	}
 	TAILQ_REMOVE(&d->conns, tc, link);
 	d->nconns--;

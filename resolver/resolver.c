@@ -37,21 +37,28 @@ struct resolver {
 	int		 timeout_ms;
 	char		 servers[512];
 	int		 dying;
+	size_t		 live;		/* lookups c-ares holds, see RESOLVER_MAX_LIVE */
 };
 
 /* One lookup = two c-ares queries (A, AAAA). The struct lives until both
  * have called back, even if the caller cancelled or the deadline passed:
- * c-ares still holds a pointer to it. */
+ * c-ares still holds a pointer to it, and until then it counts in
+ * r->live. */
 struct resolver_query {
 	struct resolver	*r;
 	resolver_cb	 cb;		/* NULL once delivered or cancelled */
 	void		*arg;
+	void		(*done)(void *);	/* resolver_cancel_notify's */
+	void		*done_arg;
 	int		 pending;	/* c-ares callbacks still to come */
+	int		 asked;		/* counted in r->live */
 	int		 status[2];	/* ares status per type: 0 = A, 1 = AAAA */
-	struct resolver_addr *addrs;	/* the A answers, then the AAAA */
+	struct resolver_addr *addrs;	/* the A answers, then the AAAA: sized
+					   to them, NULL before any */
 	size_t		 n;
 	size_t		 na;		/* of which A */
 	int		 overflow;
+	const char	*fail;		/* failed before any answer: the detail */
 	struct event	*deadline;
 	struct event	*deliver;	/* deferred delivery, see resolver_cb */
 	int		 timed_out;
@@ -191,28 +198,36 @@ conf_has_nameserver(char *err, size_t errlen)
 	return n > 0;
 }
 
-struct resolver *
-resolver_new(struct event_base *base, const char *servers, int timeout_ms,
-    char *err, size_t errlen)
+/* c-ares 1.18 (ares__send_query, next_server) asks the servers in turn,
+ * giving try i (0-based, over every server and round) T << (i / nservers):
+ * with 2 tries a lookup takes nservers x T in the first round and
+ * nservers x 2T in the second, 3 x nservers x T in all, and server k is
+ * first asked at k x T. T = timeout / (3 x nservers) therefore gives
+ * every server both its tries inside --dns-timeout; timeout/2 let the
+ * first server's two tries take all of it, so a third was asked only at
+ * the deadline. The floor keeps a try longer than a round trip; below
+ * it (many servers, a short timeout) the last ones may miss the deadline. */
+int
+resolver_try_ms(int timeout_ms, size_t nservers)
 {
-	struct resolver *r;
+	long t;
+
+	if (nservers == 0)
+		nservers = 1;
+	t = (long)timeout_ms / (3L * (long)nservers);
+	return t > RESOLVER_TRY_MIN_MS ? (int)t : RESOLVER_TRY_MIN_MS;
+}
+
+/* Opens r->channel with try_ms per try and the servers (NULL: c-ares'
+ * own resolv.conf reading). Returns how many servers it has, or -1. */
+static int
+channel_open(struct resolver *r, const char *servers, int try_ms, char *err,
+    size_t errlen)
+{
 	struct ares_options opts;
 	struct ares_addr_port_node *list = NULL, *n;
-	int optmask, rc;
-	size_t off = 0;
+	int optmask, rc, count = 0;
 
-	if ((rc = ares_library_init(ARES_LIB_INIT_ALL)) != ARES_SUCCESS) {
-		errbuf_set(err, errlen, "c-ares init: %s", ares_strerror(rc));
-		return NULL;
-	}
-	if (servers == NULL && !conf_has_nameserver(err, errlen))
-		return NULL;
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
-		errbuf_set(err, errlen, "out of memory");
-		return NULL;
-	}
-	r->base = base;
-	r->timeout_ms = timeout_ms;
 	memset(&opts, 0, sizeof(opts));
 	/* Exact names only: no search list, no HOSTALIASES. Two tries per
 	 * server inside the overall deadline enforced by resolver_lookup.
@@ -220,7 +235,7 @@ resolver_new(struct event_base *base, const char *servers, int timeout_ms,
 	 * answer into ECONNREFUSED, indistinguishable from a dead server. */
 	opts.flags = ARES_FLAG_NOSEARCH | ARES_FLAG_NOALIASES | ARES_FLAG_EDNS |
 	    ARES_FLAG_NOCHECKRESP;
-	opts.timeout = timeout_ms / 2 > 100 ? timeout_ms / 2 : 100;
+	opts.timeout = try_ms;
 	opts.tries = 2;
 	opts.sock_state_cb = sock_state_cb;
 	opts.sock_state_cb_data = r;
@@ -234,45 +249,101 @@ resolver_new(struct event_base *base, const char *servers, int timeout_ms,
 #ifdef ARES_OPT_QUERY_CACHE
 	opts.qcache_max_ttl = 0;
 	optmask |= ARES_OPT_QUERY_CACHE;
-#else
-	/* Built against headers without the option but run against a
-	 * library that has it (same soname): the cache would be on and
-	 * could not be turned off. Refuse to start rather than cache. */
-	if (ares_run_version() >= RESOLVER_ARES_CACHE_VERSION) {
-		errbuf_set(err, errlen, "c-ares %s caches answers and this build "
-		    "cannot turn that off (built against c-ares %s): rebuild "
-		    "against the installed headers", ares_version(NULL),
-		    ARES_VERSION_STR);
-		free(r);
-		return NULL;
-	}
 #endif
 	if ((rc = ares_init_options(&r->channel, &opts, optmask)) != ARES_SUCCESS) {
-		errbuf_set(err, errlen, "c-ares: %s", ares_strerror(rc));
-		free(r);
-		return NULL;
+		r->channel = NULL;
+		return errbuf_fail(err, errlen, "c-ares: %s", ares_strerror(rc));
 	}
 	if (servers != NULL &&
-	    (rc = ares_set_servers_ports_csv(r->channel, servers)) != ARES_SUCCESS) {
-		errbuf_set(err, errlen, "bad --dns list: %s", ares_strerror(rc));
+	    (rc = ares_set_servers_ports_csv(r->channel, servers)) != ARES_SUCCESS)
+		return errbuf_fail(err, errlen, "bad --dns list: %s",
+		    ares_strerror(rc));
+	if (ares_get_servers_ports(r->channel, &list) == ARES_SUCCESS) {
+		for (n = list; n != NULL; n = n->next)
+			count++;
+		ares_free_data(list);
+	}
+	return count;
+}
+
+/* Records the servers in use, for status and check output. */
+static void
+record_servers(struct resolver *r)
+{
+	struct ares_addr_port_node *list = NULL, *n;
+	size_t off = 0;
+
+	if (ares_get_servers_ports(r->channel, &list) != ARES_SUCCESS)
+		return;
+	for (n = list; n != NULL && off < sizeof(r->servers) - 64; n = n->next) {
+		char ip[INET6_ADDRSTRLEN];
+		int port = n->udp_port ? n->udp_port : 53;
+		inet_ntop(n->family, &n->addr, ip, sizeof(ip));
+		off += (size_t)snprintf(r->servers + off, sizeof(r->servers) - off,
+		    n->family == AF_INET6 ? "%s[%s]:%d" : "%s%s:%d",
+		    off ? "," : "", ip, port);
+	}
+	ares_free_data(list);
+}
+
+/* Built against headers without ARES_OPT_QUERY_CACHE but run against a
+ * library that has it (same soname): the cache would be on and could not
+ * be turned off. Refuse to start rather than cache. */
+static int
+cache_check(char *err, size_t errlen)
+{
+#ifndef ARES_OPT_QUERY_CACHE
+	if (ares_run_version() >= RESOLVER_ARES_CACHE_VERSION)
+		return errbuf_fail(err, errlen, "c-ares %s caches answers and this "
+		    "build cannot turn that off (built against c-ares %s): "
+		    "rebuild against the installed headers", ares_version(NULL),
+		    ARES_VERSION_STR);
+#else
+	(void)err;
+	(void)errlen;
+#endif
+	return 0;
+}
+
+struct resolver *
+resolver_new(struct event_base *base, const char *servers, int timeout_ms,
+    char *err, size_t errlen)
+{
+	struct resolver *r;
+	int rc, n;
+
+	if ((rc = ares_library_init(ARES_LIB_INIT_ALL)) != ARES_SUCCESS) {
+		errbuf_set(err, errlen, "c-ares init: %s", ares_strerror(rc));
+		return NULL;
+	}
+	if (servers == NULL && !conf_has_nameserver(err, errlen))
+		return NULL;
+	if (cache_check(err, errlen) == -1)
+		return NULL;
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		errbuf_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->base = base;
+	r->timeout_ms = timeout_ms;
+	/* The per-try timeout depends on how many servers c-ares took, which
+	 * is known only once it has them, and 1.18 cannot change it on an
+	 * open channel: open it again with the right one. */
+	if ((n = channel_open(r, servers, resolver_try_ms(timeout_ms, 1), err,
+	    errlen)) == -1)
 		goto fail;
+	if (resolver_try_ms(timeout_ms, (size_t)n) != resolver_try_ms(timeout_ms, 1)) {
+		ares_destroy(r->channel);
+		r->channel = NULL;
+		if (channel_open(r, servers, resolver_try_ms(timeout_ms, (size_t)n),
+		    err, errlen) == -1)
+			goto fail;
 	}
 	if ((r->timer = evtimer_new(base, timer_cb, r)) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
-	/* Record what is in use, for status and check output. */
-	if (ares_get_servers_ports(r->channel, &list) == ARES_SUCCESS) {
-		for (n = list; n != NULL && off < sizeof(r->servers) - 64; n = n->next) {
-			char ip[INET6_ADDRSTRLEN];
-			int port = n->udp_port ? n->udp_port : 53;
-			inet_ntop(n->family, &n->addr, ip, sizeof(ip));
-			off += (size_t)snprintf(r->servers + off, sizeof(r->servers) - off,
-			    n->family == AF_INET6 ? "%s[%s]:%d" : "%s%s:%d",
-			    off ? "," : "", ip, port);
-		}
-		ares_free_data(list);
-	}
+	record_servers(r);
 	if (r->servers[0] == '\0') {
 		errbuf_set(err, errlen, "no DNS servers configured");
 		goto fail;
@@ -309,6 +380,10 @@ query_release(struct resolver_query *q)
 {
 	if (q->pending > 0 || q->cb != NULL)
 		return;
+	if (q->asked)
+		q->r->live--;
+	if (q->done != NULL)
+		q->done(q->done_arg);
 	if (q->deadline != NULL)
 		event_free(q->deadline);
 	if (q->deliver != NULL)
@@ -354,6 +429,12 @@ deliver_cb(evutil_socket_t fd, short what, void *arg)
 		query_release(q);
 		return;
 	}
+	if (q->fail != NULL) {
+		q->cb = NULL;
+		cb(q->arg, RESOLVER_FAILURE, NULL, 0, q->fail);
+		query_release(q);
+		return;
+	}
 	for (i = 0; i < 2; i++) {
 		int s = q->status[i];
 		if (s == ARES_SUCCESS || s == ARES_ENODATA || s == ARES_ENOTFOUND)
@@ -368,7 +449,7 @@ deliver_cb(evutil_socket_t fd, short what, void *arg)
 		detail = q->timed_out ? "timeout" : detail;
 	} else if (q->overflow) {
 		st = RESOLVER_FAILURE;
-		detail = "too many answers";
+		detail = q->overflow > 1 ? "out of memory" : "too many answers";
 	} else if (bad) {
 		st = RESOLVER_FAILURE;
 	} else if (q->n == 0) {
@@ -403,10 +484,13 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
 
 /* The answers go in the resolver's order, A then AAAA, whichever type
  * answered first: A answers are inserted before any AAAA already there,
- * so the server's timing does not pick the family dialled first. */
+ * so the server's timing does not pick the family dialled first. The
+ * array grows to the answers (a lookup that never answers costs none of
+ * it). Returns -1 over RESOLVER_MAX_ANSWERS, -2 out of memory. */
 static int
 add_addrs(struct resolver_query *q, int family, const struct hostent *he)
 {
+	struct resolver_addr *grown;
 	char **p;
 	size_t alen = family == AF_INET ? 4 : 16, k = 0, at, i;
 
@@ -414,6 +498,11 @@ add_addrs(struct resolver_query *q, int family, const struct hostent *he)
 		k++;
 	if (k > RESOLVER_MAX_ANSWERS - q->n)
 		return -1;
+	if (k == 0)
+		return 0;
+	if ((grown = realloc(q->addrs, (q->n + k) * sizeof(*q->addrs))) == NULL)
+		return -2;
+	q->addrs = grown;
 	at = family == AF_INET ? q->na : q->n;
 	memmove(q->addrs + at + k, q->addrs + at,
 	    (q->n - at) * sizeof(*q->addrs));
@@ -443,7 +532,7 @@ answer_cb(void *arg, int status, int timeouts, unsigned char *abuf, int alen,
 {
 	struct resolver_query *q = arg;
 	struct hostent *he = NULL;
-	int family = idx == 0 ? AF_INET : AF_INET6;
+	int family = idx == 0 ? AF_INET : AF_INET6, added;
 
 	(void)timeouts;
 	if (status == ARES_SUCCESS && !header_clean(abuf, alen))
@@ -451,9 +540,9 @@ answer_cb(void *arg, int status, int timeouts, unsigned char *abuf, int alen,
 	if (status == ARES_SUCCESS) {
 		status = idx == 0 ? ares_parse_a_reply(abuf, alen, &he, NULL, NULL) :
 		    ares_parse_aaaa_reply(abuf, alen, &he, NULL, NULL);
-		if (status == ARES_SUCCESS && q->cb != NULL &&
-		    add_addrs(q, family, he) == -1)
-			q->overflow = 1;
+		if (status == ARES_SUCCESS && q->cb != NULL && !q->overflow &&
+		    (added = add_addrs(q, family, he)) < 0)
+			q->overflow = -added;	/* 1: too many, 2: no memory */
 		if (he != NULL)
 			ares_free_hostent(he);
 	}
@@ -490,13 +579,19 @@ resolver_lookup(struct resolver *r, const char *name, resolver_cb cb, void *arg)
 	q->r = r;
 	q->cb = cb;
 	q->arg = arg;
-	q->addrs = calloc(RESOLVER_MAX_ANSWERS, sizeof(*q->addrs));
 	q->deadline = evtimer_new(r->base, deadline_cb, q);
 	q->deliver = event_new(r->base, -1, 0, deliver_cb, q);
-	if (q->addrs == NULL || q->deadline == NULL || q->deliver == NULL) {
+	if (q->deadline == NULL || q->deliver == NULL) {
 		q->cb = NULL;
 		query_release(q);
 		return NULL;
+	}
+	if (r->live >= RESOLVER_MAX_LIVE) {
+		/* Failed without a query, delivered from the loop all the
+		 * same: the caller never re-enters. */
+		q->fail = "too many lookups in flight";
+		event_active(q->deliver, EV_TIMEOUT, 0);
+		return q;
 	}
 	tv.tv_sec = r->timeout_ms / 1000;
 	tv.tv_usec = (r->timeout_ms % 1000) * 1000;
@@ -504,21 +599,37 @@ resolver_lookup(struct resolver *r, const char *name, resolver_cb cb, void *arg)
 	/* c-ares may call back synchronously (e.g. no servers): delivery is
 	 * always deferred to the loop, so the caller never re-enters. */
 	q->pending = 2;
+	q->asked = 1;
+	r->live++;
 	ares_query(r->channel, name, C_IN, T_A, answer_a, q);
 	ares_query(r->channel, name, C_IN, T_AAAA, answer_aaaa, q);
 	resolver_reschedule(r);
 	return q;
 }
 
-void
-resolver_cancel(struct resolver_query *q)
+size_t
+resolver_live(const struct resolver *r)
 {
-	if (q == NULL)
-		return;
+	return r->live;
+}
+
+void
+resolver_cancel_notify(struct resolver_query *q, void (*done)(void *),
+    void *arg)
+{
+	q->done = done;
+	q->done_arg = arg;
 	q->cb = NULL;
 	if (q->deadline != NULL)
 		event_del(q->deadline);
 	if (q->deliver != NULL)
 		event_del(q->deliver);
 	query_release(q);
+}
+
+void
+resolver_cancel(struct resolver_query *q)
+{
+	if (q != NULL)
+		resolver_cancel_notify(q, NULL, NULL);
 }

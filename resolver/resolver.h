@@ -11,6 +11,13 @@
 struct event_base;
 
 #define RESOLVER_MAX_ANSWERS	1024	/* more than this is refused */
+/* Lookups one resolver (one worker) holds at once, cancelled ones
+ * included: a cancelled lookup's queries run on in c-ares until it lets
+ * go of them, and a client that disconnects and asks again must not add
+ * queries without bound. Beyond it a lookup fails at once ("too many
+ * lookups in flight") without a query. The default --max-conns. */
+#define RESOLVER_MAX_LIVE	4096
+#define RESOLVER_TRY_MIN_MS	100	/* floor of c-ares' per-try timeout */
 
 struct resolver_addr {
 	int		family;		/* AF_INET or AF_INET6 */
@@ -47,6 +54,21 @@ struct resolver_query *resolver_lookup(struct resolver *r, const char *name,
 
 /* The callback will not be called after this. Safe on NULL. */
 void resolver_cancel(struct resolver_query *q);
+
+/* As resolver_cancel, and done(arg) is called once the lookup is freed,
+ * that is once c-ares has called back for both its queries (possibly
+ * before this returns): a caller with a bound of its own keeps a
+ * cancelled lookup counted until then. resolver_cancel(q) later drops
+ * done too (the caller is going away). */
+void resolver_cancel_notify(struct resolver_query *q, void (*done)(void *),
+    void *arg);
+
+/* Lookups held now, cancelled ones included (see RESOLVER_MAX_LIVE). */
+size_t resolver_live(const struct resolver *r);
+
+/* The per-try timeout given to c-ares for a lookup bounded by
+ * timeout_ms with nservers servers. Pure. */
+int resolver_try_ms(int timeout_ms, size_t nservers);
 
 /* How many "nameserver" lines c-ares would take from resolv.conf text.
  * Pure; resolver_new refuses to start on 0 without servers. */
