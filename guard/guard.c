@@ -277,6 +277,46 @@ grace_cb(evutil_socket_t fd, short what, void *arg)
 	event_base_loopexit(g->base, NULL);
 }
 
+/* SIGUSR1, and SIGHUP before its reload: --log-file again (logrotate
+ * renamed or removed it). A reopen refused keeps the old file, and says
+ * why in it. */
+static void
+reopen_log(struct guard *g, const char *sig)
+{
+	char err[1024], msg[1200];
+
+	if (log_reopen(g->log, err, sizeof(err)) == -1) {
+		snprintf(msg, sizeof(msg), "%s: log file not reopened, still writing "
+		    "the one open: %s", sig, err);
+		log_msg(g->log, "warning", msg);
+	}
+}
+
+/* SIGHUP: --policy again, with the same checks as a push. */
+static void
+reload_policy(struct guard *g)
+{
+	char err[1024];
+	struct policy *p;
+	enum plane_verdict v;
+
+	/* After the push being checked, if any, so they cannot race. */
+	control_settle(g->control);
+	v = plane_reload(g->plane, &p, err, sizeof(err));
+	if (v == PLANE_SAME) {
+		log_msg(g->log, "reload", "SIGHUP: policy unchanged");
+	} else if (v != PLANE_OK) {
+		struct log_rec r;
+		log_rec_begin(&r, g->log, "reload_refused");
+		log_rec_str(&r, "result", plane_verdict_name(v));
+		log_rec_str(&r, "msg", err);
+		log_emit(g->log, &r);
+	} else {
+		plane_installed(g->plane, p);
+		guard_set_policy(g, p);
+	}
+}
+
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -284,27 +324,13 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct timeval tv;
 
 	(void)what;
+	if (sig == SIGUSR1) {
+		reopen_log(g, "SIGUSR1");
+		return;
+	}
 	if (sig == SIGHUP) {
-		char err[1024];
-		struct policy *p;
-		enum plane_verdict v;
-
-		/* Same checks as a push: signature (for bundles), epoch rule;
-		 * after the push being checked, if any, so they cannot race. */
-		control_settle(g->control);
-		v = plane_reload(g->plane, &p, err, sizeof(err));
-		if (v == PLANE_SAME) {
-			log_msg(g->log, "reload", "SIGHUP: policy unchanged");
-		} else if (v != PLANE_OK) {
-			struct log_rec r;
-			log_rec_begin(&r, g->log, "reload_refused");
-			log_rec_str(&r, "result", plane_verdict_name(v));
-			log_rec_str(&r, "msg", err);
-			log_emit(g->log, &r);
-		} else {
-			plane_installed(g->plane, p);
-			guard_set_policy(g, p);
-		}
+		reopen_log(g, "SIGHUP");
+		reload_policy(g);
 		return;
 	}
 	if (g->stopping) {
@@ -400,6 +426,8 @@ guard_free(struct guard *g)
 		event_free(g->sig_int);
 	if (g->sig_hup != NULL)
 		event_free(g->sig_hup);
+	if (g->sig_usr1 != NULL)
+		event_free(g->sig_usr1);
 	policy_free(g->policy);
 	log_detach(g->log);
 	if (g->base != NULL)
@@ -550,9 +578,11 @@ guard_run_main(int argc, char **argv)
 	g.sig_term = evsignal_new(g.base, SIGTERM, signal_cb, &g);
 	g.sig_int = evsignal_new(g.base, SIGINT, signal_cb, &g);
 	g.sig_hup = evsignal_new(g.base, SIGHUP, signal_cb, &g);
-	if (g.grace_timer == NULL || g.sig_term == NULL ||
-	    g.sig_int == NULL || g.sig_hup == NULL || evsignal_add(g.sig_term, NULL) ||
-	    evsignal_add(g.sig_int, NULL) || evsignal_add(g.sig_hup, NULL)) {
+	g.sig_usr1 = evsignal_new(g.base, SIGUSR1, signal_cb, &g);
+	if (g.grace_timer == NULL || g.sig_term == NULL || g.sig_int == NULL ||
+	    g.sig_hup == NULL || g.sig_usr1 == NULL || evsignal_add(g.sig_term, NULL) ||
+	    evsignal_add(g.sig_int, NULL) || evsignal_add(g.sig_hup, NULL) ||
+	    evsignal_add(g.sig_usr1, NULL)) {
 		fprintf(stderr, "egress-guard: cannot set up signals\n");
 		goto out;
 	}

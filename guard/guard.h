@@ -44,7 +44,7 @@ struct guard {
 	time_t			 started;
 	struct classify_cfg	*classify;	/* worker 0's */
 	struct resolver		*resolver;	/* worker 0's */
-	struct event		*sig_term, *sig_int, *sig_hup;
+	struct event		*sig_term, *sig_int, *sig_hup, *sig_usr1;
 	struct event		*grace_timer;
 	struct dnsd		*dnsd;		/* --dns-listen, on worker 0's loop; NULL without */
 	int			 stopping;

@@ -1,8 +1,10 @@
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,17 +28,34 @@
 #define LOG_BATCH_MAX	(64 * 1024)
 #define LOG_TS_PREFIX	64	/* room for any year gmtime_r gives */
 
+/* How a write reaches the log without ever waiting on its reader: a
+ * stalled reader must cost lines, not the guard (every worker writes
+ * under one lock, so one blocked write would stop them all). */
+enum log_sink {
+	LOG_SINK_FILE,		/* a regular file: written until it refuses */
+	LOG_SINK_NONBLOCK,	/* our own O_NONBLOCK description (pipe, FIFO, tty) */
+	LOG_SINK_SOCKET,	/* a socket (journald's stdout): send, MSG_DONTWAIT */
+	LOG_SINK_POLL		/* a shared blocking pipe: PIPE_BUF at a time once poll says so */
+};
+
 struct log {
-	FILE		*fp;
-	int		 owned;
-	struct log	*root;		/* whose fp and lock a clone shares */
-	pthread_mutex_t	 lock;		/* root's: one writer at a time */
-	pthread_cond_t	 released_cv;	/* root's: released moved on */
+	struct log	*root;		/* whose descriptor and lock a clone shares */
+	/* The root's, under lock: */
+	int		 fd;
+	int		 owned;		/* fd is ours to close */
+	enum log_sink	 sink;
+	char		*path;		/* --log-file, for log_reopen; NULL: stderr */
+	pthread_mutex_t	 lock;		/* one writer at a time */
+	pthread_cond_t	 released_cv;	/* released moved on */
 	int		 locked;	/* lock and released_cv are initialised */
-	uint64_t	 released;	/* root's: the newest log_release'd seq */
-	int		 cut;		/* root's: the file ends inside a line */
+	uint64_t	 released;	/* the newest log_release'd seq */
+	int		 cut;		/* the file ends inside a line */
+	uint64_t	 lost_pending;	/* lines lost since the last log_lost line */
+	uint64_t	 lost_total;	/* lines lost since start (atomic: read by /metrics) */
+	/* Each log's own (the root's too), used by its thread only: */
 	uint64_t	 hold;		/* a clone's: written once released >= hold */
 	enum log_format	 fmt;
+	struct event_base *base;	/* log_attach's; NULL: unattached */
 	struct event	*flush;		/* NULL: unbatched */
 	char		*batch;
 	size_t		 blen;
@@ -83,62 +102,99 @@ has_dotdot(const char *path)
  * dropped user's included) would have root append to whatever it names.
  * So the last component is never followed, except for the exact paths
  * of own_fd_path; a new file is 0600, since decisions name the hosts
- * the workload asked for. */
-static FILE *
-open_log_file(const char *path, char *err, size_t errlen)
+ * the workload asked for. A reopen (log_reopen) adds O_NONBLOCK in
+ * extra: a FIFO put at path with no reader must not hang the loop.
+ * Returns the descriptor, or -1 with err. */
+static int
+open_log_file(const char *path, int extra, char *err, size_t errlen)
 {
-	int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY;
+	int flags = O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | extra;
 	int fd;
-	FILE *fp;
 
-	if (has_dotdot(path)) {
-		errbuf_set(err, errlen, "%s: cannot open log file: a \"..\" component "
-		    "(name it without one)", path);
-		return NULL;
-	}
+	if (has_dotdot(path))
+		return errbuf_fail(err, errlen, "%s: cannot open log file: a \"..\" "
+		    "component (name it without one)", path);
 	fd = open(path, flags | O_NOFOLLOW, 0600);
 	if (fd == -1 && errno == ELOOP && own_fd_path(path))
 		fd = open(path, flags, 0600);
-	if (fd == -1) {
-		if (errno == ELOOP)
-			errbuf_set(err, errlen, "%s: cannot open log file: a symbolic "
-			    "link (followed only as /dev/stdout, /dev/stderr, "
-			    "/dev/fd/N and /proc/self/fd/N)", path);
-		else
-			errbuf_set(err, errlen, "%s: cannot open log file: %s", path,
-			    strerror(errno));
-		return NULL;
-	}
-	if ((fp = fdopen(fd, "a")) == NULL) {
-		errbuf_set(err, errlen, "%s: cannot open log file: %s", path,
+	if (fd == -1 && errno == ELOOP)
+		return errbuf_fail(err, errlen, "%s: cannot open log file: a symbolic "
+		    "link (followed only as /dev/stdout, /dev/stderr, /dev/fd/N "
+		    "and /proc/self/fd/N)", path);
+	if (fd == -1)
+		return errbuf_fail(err, errlen, "%s: cannot open log file: %s", path,
 		    strerror(errno));
-		close(fd);
+	return fd;
+}
+
+/* Chooses how root writes to *fd (see enum log_sink). A pipe or tty we
+ * opened ourselves is our own open file description: O_NONBLOCK is set
+ * on it. One we were handed (stderr) is shared with the shell and
+ * whoever else holds it, so the flag would leak to them: it is reopened
+ * through /proc as a description of our own instead, and only without
+ * /proc is the shared one written a PIPE_BUF at a time after a poll. */
+static void
+sink_setup(struct log *root, int fd, int owned)
+{
+	struct stat st;
+	char own[32];
+	int nfd, fl;
+
+	root->fd = fd;
+	root->owned = owned;
+	root->sink = LOG_SINK_FILE;
+	if (fstat(fd, &st) == -1 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return;
+	if (S_ISSOCK(st.st_mode)) {
+		root->sink = LOG_SINK_SOCKET;
+		return;
 	}
-	return fp;
+	if (owned) {
+		if ((fl = fcntl(fd, F_GETFL)) != -1 &&
+		    fcntl(fd, F_SETFL, fl | O_NONBLOCK) != -1) {
+			root->sink = LOG_SINK_NONBLOCK;
+			return;
+		}
+		root->sink = LOG_SINK_POLL;
+		return;
+	}
+	snprintf(own, sizeof(own), "/proc/self/fd/%d", fd);
+	if ((nfd = open(own, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) != -1) {
+		root->fd = nfd;
+		root->owned = 1;
+		root->sink = LOG_SINK_NONBLOCK;
+		return;
+	}
+	root->sink = LOG_SINK_POLL;
 }
 
 struct log *
 log_open(const char *path, enum log_format fmt, char *err, size_t errlen)
 {
 	struct log *lg;
+	int fd;
 
 	if ((lg = calloc(1, sizeof(*lg))) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	lg->fmt = fmt;
+	lg->root = lg;
+	lg->fd = -1;
 	if (path == NULL) {
-		lg->fp = stderr;
+		sink_setup(lg, STDERR_FILENO, 0);
 	} else {
-		if ((lg->fp = open_log_file(path, err, errlen)) == NULL) {
-			free(lg);
+		if ((lg->path = strdup(path)) == NULL) {
+			errbuf_set(err, errlen, "out of memory");
+			log_close(lg);
 			return NULL;
 		}
-		lg->owned = 1;
+		if ((fd = open_log_file(path, 0, err, errlen)) == -1) {
+			log_close(lg);
+			return NULL;
+		}
+		sink_setup(lg, fd, 1);
 	}
-	/* One write per line: lines from one process never interleave. */
-	setvbuf(lg->fp, NULL, _IOLBF, 0);
-	lg->root = lg;
 	if (pthread_mutex_init(&lg->lock, NULL) != 0) {
 		errbuf_set(err, errlen, "cannot create the log's lock");
 		log_close(lg);
@@ -161,7 +217,7 @@ log_clone(struct log *parent)
 
 	if ((lg = calloc(1, sizeof(*lg))) == NULL)
 		return NULL;
-	lg->fp = parent->fp;
+	lg->fd = -1;
 	lg->fmt = parent->fmt;
 	lg->root = parent->root;
 	return lg;
@@ -174,30 +230,138 @@ enum log_when {
 	LOG_NOW		/* the loop is going away: write anyway */
 };
 
-/* A write stopped inside a line (a full disk, a file size limit): the
- * first off bytes of batch are in the file and the last of them is no
- * newline. A regular file is cut back to its last whole line; anything
- * else (a pipe) is marked, and the next write ends the line first.
- * Lines are lost, never written broken or glued together. */
+/* One write of at most len bytes that never waits (but on a regular
+ * file); *asked is how many it tried. */
+static ssize_t
+sink_write1(struct log *root, const char *buf, size_t len, size_t *asked)
+{
+	struct pollfd pfd = { .fd = root->fd, .events = POLLOUT, .revents = 0 };
+
+	*asked = len;
+	switch (root->sink) {
+	case LOG_SINK_SOCKET:
+		return send(root->fd, buf, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	case LOG_SINK_POLL:
+		/* A pipe that polls writable has PIPE_BUF free: a write
+		 * that small then completes without waiting. */
+		if (poll(&pfd, 1, 0) != 1 || (pfd.revents & POLLOUT) == 0) {
+			errno = EAGAIN;
+			return -1;
+		}
+		*asked = len < PIPE_BUF ? len : PIPE_BUF;
+		return write(root->fd, buf, *asked);
+	case LOG_SINK_FILE:
+	case LOG_SINK_NONBLOCK:
+		break;
+	}
+	return write(root->fd, buf, len);
+}
+
+/* Writes what the sink takes of buf now; returns how many bytes. A
+ * regular file is written until it refuses (a full disk); any other
+ * sink stops at the first write it takes only in part or refuses
+ * (EAGAIN): never a retry, never a wait. */
+static size_t
+sink_put(struct log *root, const char *buf, size_t len)
+{
+	size_t off = 0, asked;
+	ssize_t n;
+
+	while (off < len) {
+		n = sink_write1(root, buf + off, len - off, &asked);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+		if ((size_t)n < asked && root->sink != LOG_SINK_FILE)
+			break;
+	}
+	return off;
+}
+
+/* A write stopped inside a line (a full disk, a file size limit, a pipe
+ * that took part of a batch): the first off bytes of batch are in the
+ * file and the last of them is no newline. A regular file is cut back
+ * to its last whole line; anything else is marked, and the next write
+ * ends the line first. Lines are lost, never written broken or glued
+ * together. */
 static void
 log_uncut(struct log *root, const char *batch, size_t off)
 {
-	int fd = fileno(root->fp);
 	size_t whole = off;
 	struct stat st;
 	off_t end;
 
 	while (whole > 0 && batch[whole - 1] != '\n')
 		whole--;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_size >= (off_t)(off - whole)) {
+	if (root->sink == LOG_SINK_FILE && fstat(root->fd, &st) == 0 &&
+	    S_ISREG(st.st_mode) && st.st_size >= (off_t)(off - whole)) {
 		end = st.st_size - (off_t)(off - whole);
 		/* lseek too: a descriptor without O_APPEND (a shell's
 		 * "> file") would write past a hole otherwise. */
-		if (ftruncate(fd, end) == 0 && lseek(fd, end, SEEK_SET) == end)
+		if (ftruncate(root->fd, end) == 0 && lseek(root->fd, end, SEEK_SET) == end)
 			return;
 	}
 	root->cut = 1;
+}
+
+/* The lines of buf that did not go out: every newline from off on (a
+ * line cut at off is lost too: it is removed or ended broken). */
+static void
+count_lost(struct log *root, const char *buf, size_t off, size_t len)
+{
+	uint64_t n = 0;
+
+	for (; off < len; off++)
+		n += buf[off] == '\n';
+	root->lost_pending += n;
+	__atomic_add_fetch(&root->lost_total, n, __ATOMIC_RELAXED);
+}
+
+static void rec_end(struct log *lg, struct log_rec *r);
+
+/* After lines were lost, the first write that can go out says how many,
+ * before any other line. 0 once it is written. */
+static int
+put_lost_line(struct log *lg)
+{
+	struct log *root = lg->root;
+	struct log_rec r;
+	size_t n;
+
+	log_rec_begin(&r, lg, "log_lost");
+	log_rec_int(&r, "lines", (long long)root->lost_pending);
+	rec_end(lg, &r);
+	if ((n = sink_put(root, r.buf, r.len)) == r.len) {
+		root->lost_pending = 0;
+		return 0;
+	}
+	if (n > 0)
+		log_uncut(root, r.buf, n);
+	return -1;
+}
+
+/* buf (whole lines) to the file, under root's lock: what the file does
+ * not take now is counted and lost. */
+static void
+log_put(struct log *lg, const char *buf, size_t len)
+{
+	struct log *root = lg->root;
+	size_t off = 0;
+
+	/* A line cut by an earlier failure is ended before anything else,
+	 * so the next line cannot be glued to it; until that newline goes
+	 * out, nothing does. */
+	if (root->cut && sink_put(root, "\n", 1) == 1)
+		root->cut = 0;
+	if (!root->cut && (root->lost_pending == 0 || put_lost_line(lg) == 0))
+		off = sink_put(root, buf, len);
+	if (off == len)
+		return;
+	count_lost(root, buf, off, len);
+	if (off > 0 && buf[off - 1] != '\n')
+		log_uncut(root, buf, off);
 }
 
 /* Every write to the log's file, from any worker, holds the root's lock:
@@ -207,7 +371,6 @@ static void
 log_write_batch(struct log *lg, enum log_when when)
 {
 	struct log *root = lg->root;
-	size_t off = 0;
 
 	if (lg->blen == 0)
 		return;
@@ -221,24 +384,48 @@ log_write_batch(struct log *lg, enum log_when when)
 		}
 		pthread_cond_wait(&root->released_cv, &root->lock);
 	}
-	(void)fflush(lg->fp);	/* anything written through stdio first */
-	/* A line cut by an earlier failure is ended before anything else,
-	 * so the next line cannot be glued to it; until that newline goes
-	 * out, nothing does. */
-	if (root->cut && write(fileno(lg->fp), "\n", 1) == 1)
-		root->cut = 0;
-	while (!root->cut && off < lg->blen) {
-		ssize_t n = write(fileno(lg->fp), lg->batch + off, lg->blen - off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;	/* a log that cannot be written loses lines, never the guard */
-		off += (size_t)n;
-	}
-	if (off > 0 && off < lg->blen && lg->batch[off - 1] != '\n')
-		log_uncut(root, lg->batch, off);
+	log_put(lg, lg->batch, lg->blen);
 	pthread_mutex_unlock(&root->lock);
 	lg->blen = 0;
+}
+
+int
+log_reopen(struct log *lg, char *err, size_t errlen)
+{
+	struct log *root = lg->root;
+	struct log fresh;
+	int fd, old;
+
+	if (root->path == NULL)
+		return 0;
+	if ((fd = open_log_file(root->path, O_NONBLOCK, err, errlen)) == -1)
+		return -1;
+	sink_setup(&fresh, fd, 1);
+	pthread_mutex_lock(&root->lock);
+	/* The old file keeps no half line (see log_uncut). */
+	if (root->cut)
+		(void)sink_put(root, "\n", 1);
+	old = root->owned ? root->fd : -1;
+	root->fd = fresh.fd;
+	root->owned = fresh.owned;
+	root->sink = fresh.sink;
+	root->cut = 0;
+	pthread_mutex_unlock(&root->lock);
+	if (old != -1)
+		close(old);
+	return 0;
+}
+
+struct event_base *
+log_base(const struct log *lg)
+{
+	return lg != NULL ? lg->base : NULL;
+}
+
+uint64_t
+log_lines_lost(const struct log *lg)
+{
+	return lg != NULL ? __atomic_load_n(&lg->root->lost_total, __ATOMIC_RELAXED) : 0;
 }
 
 void
@@ -278,6 +465,7 @@ log_attach(struct log *lg, struct event_base *base)
 		lg->batch = NULL;
 		return -1;
 	}
+	lg->base = base;
 	return 0;
 }
 
@@ -296,6 +484,7 @@ log_detach(struct log *lg)
 	log_write_batch(lg, LOG_NOW);
 	event_free(lg->flush);
 	lg->flush = NULL;
+	lg->base = NULL;
 	free(lg->batch);
 	lg->batch = NULL;
 }
@@ -307,7 +496,8 @@ log_close(struct log *lg)
 		return;
 	log_detach(lg);
 	if (lg->owned)
-		fclose(lg->fp);
+		close(lg->fd);
+	free(lg->path);
 	if (lg->locked) {
 		pthread_cond_destroy(&lg->released_cv);
 		pthread_mutex_destroy(&lg->lock);
@@ -493,8 +683,9 @@ log_rec_policy(struct log_rec *r, long long epoch, const char *digest)
 	}
 }
 
-void
-log_emit(struct log *lg, struct log_rec *r)
+/* Ends r as one line. */
+static void
+rec_end(struct log *lg, struct log_rec *r)
 {
 	if (r->truncated && r->fmt == LOG_JSON) {
 		/* Never emit broken JSON: replace the record by a marker. */
@@ -505,11 +696,17 @@ log_emit(struct log *lg, struct log_rec *r)
 	if (r->fmt == LOG_JSON)
 		r->buf[r->len++] = '}';
 	r->buf[r->len++] = '\n';
+}
+
+void
+log_emit(struct log *lg, struct log_rec *r)
+{
+	rec_end(lg, r);
 	if (lg == NULL)
 		return;
 	if (lg->flush == NULL) {
 		pthread_mutex_lock(&lg->root->lock);
-		fwrite(r->buf, 1, r->len, lg->fp);
+		log_put(lg, r->buf, r->len);
 		pthread_mutex_unlock(&lg->root->lock);
 		return;
 	}
@@ -529,21 +726,4 @@ log_msg(struct log *lg, const char *event, const char *msg)
 	log_rec_begin(&r, lg, event);
 	log_rec_str(&r, "msg", msg);
 	log_emit(lg, &r);
-}
-
-void
-log_every(struct log *lg, struct log_every *e, const char *msg)
-{
-	struct timespec now;
-	char line[256];
-
-	e->count++;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (e->last != 0 && now.tv_sec - e->last < LOG_EVERY_S)
-		return;
-	snprintf(line, sizeof(line), "%s (%lu time%s since the last such line)",
-	    msg, e->count, e->count == 1 ? "" : "s");
-	log_msg(lg, "warning", line);
-	e->last = now.tv_sec > 0 ? (long long)now.tv_sec : 1;
-	e->count = 0;
 }

@@ -40,6 +40,8 @@ void log_flush(struct log *lg);
  * the guard after 10 s). Unbatched logs (out of memory) never hold. */
 void log_hold(struct log *lg, uint64_t seq);
 void log_release(struct log *root, uint64_t seq);
+/* The loop lg is attached to (log_attach); NULL when it is not. */
+struct event_base *log_base(const struct log *lg);
 
 #define LOG_REC_MAX 8192
 
@@ -71,18 +73,14 @@ void log_emit(struct log *lg, struct log_rec *r);
  * with a "msg" field. */
 void log_msg(struct log *lg, const char *event, const char *msg);
 
-/* A warning that can repeat many times a second (a listener paused for
- * want of descriptors, ten times a second while a client holds them all):
- * one line at the first time, then at most one per LOG_EVERY_S, carrying
- * how many times it happened since the last line, so the log is never the
- * flood. Zero-initialised; one per place that warns. */
-#define LOG_EVERY_S	10
-struct log_every {
-	long long	 last;		/* monotonic s of the last line; 0: none */
-	unsigned long	 count;		/* times not yet in a line */
-};
-/* Counts one more time; writes "warning" with msg and " (N times since
- * the last such line)" when a line is due. */
-void log_every(struct log *lg, struct log_every *e, const char *msg);
+/* Lines lost since start (a full disk, a reader that does not read),
+ * every worker's: /metrics' egress_guard_log_lines_lost_total. */
+uint64_t log_lines_lost(const struct log *lg);
+
+/* Opens --log-file again by the same rules as at start (no link
+ * followed, a new file 0600), as whatever user the process now is, and
+ * writes there from now on (logrotate). 0, or nothing to do with no
+ * --log-file; -1 with err when it cannot be opened: the old file stays. */
+int log_reopen(struct log *lg, char *err, size_t errlen);
 
 #endif

@@ -110,7 +110,7 @@ metrics_handoff(struct metrics *m)
 
 int
 metrics_render(const struct metrics *all, struct evbuffer *out, uint64_t active,
-    long long epoch)
+    long long epoch, uint64_t log_lost)
 {
 	struct metrics sum, *m = &sum;
 	uint64_t cum = 0;
@@ -171,5 +171,9 @@ metrics_render(const struct metrics *all, struct evbuffer *out, uint64_t active,
 	    "# HELP egress_guard_handoffs_total Connections a worker accepted and handed to a less loaded worker.\n"
 	    "# TYPE egress_guard_handoffs_total counter\n"
 	    "egress_guard_handoffs_total %llu\n", (unsigned long long)m->handoffs);
+	evbuffer_add_printf(out,
+	    "# HELP egress_guard_log_lines_lost_total Log lines lost: the log could not take them (a full disk, a reader that does not read).\n"
+	    "# TYPE egress_guard_log_lines_lost_total counter\n"
+	    "egress_guard_log_lines_lost_total %llu\n", (unsigned long long)log_lost);
 	return 0;
 }

@@ -48,8 +48,9 @@ void metrics_handoff(struct metrics *m);
 void metrics_sum(const struct metrics *m, struct metrics *sum);
 
 /* Appends the exposition text of m and every one after it on next,
- * summed. epoch is -1 with no policy. */
+ * summed. epoch is -1 with no policy; log_lost is log_lines_lost's
+ * (one count for every worker: they write through one log). */
 int metrics_render(const struct metrics *m, struct evbuffer *out,
-    uint64_t active, long long epoch);
+    uint64_t active, long long epoch, uint64_t log_lost);
 
 #endif

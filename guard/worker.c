@@ -19,6 +19,7 @@
 #include "guard/handoff.h"
 #include "guard/ifaddr.h"
 #include "guard/log.h"
+#include "guard/logevery.h"
 #include "guard/proxy.h"
 #include "guard/worker.h"
 #include "util/errbuf.h"
@@ -722,6 +723,7 @@ worker_free(struct worker *w)
 	ifaddr_watch_free(w->ifwatch);
 	resolver_free(w->resolver);
 	classify_cfg_free(w->classify);
+	log_every_free(&w->paused);
 	if (w->idx != 0)
 		log_close(w->log);
 	if (w->own_base && w->base != NULL)

@@ -132,7 +132,7 @@ route(struct ctlconn *k, size_t end)
 		const struct policy *pol = c->env.policy(c->env.arg);
 
 		metrics_render(c->env.metrics, b, c->env.nconns(c->env.arg),
-		    pol != NULL ? policy_epoch(pol) : -1);
+		    pol != NULL ? policy_epoch(pol) : -1, log_lines_lost(c->env.log));
 		ctlconn_reply(k, 200, "text/plain; version=0.0.4; charset=utf-8", b);
 	}
 	evbuffer_free(b);
@@ -259,17 +259,35 @@ conn_new(struct control *c, int fd)
 		ctlconn_close(k);
 }
 
+/* A control_refused line: count connections refused since the last,
+ * the newest by peer uid (they are closed by the time a timer writes
+ * the line). */
+static void
+refused_line(struct log *lg, unsigned long count, void *arg)
+{
+	const struct control *c = arg;
+	struct log_rec r;
+
+	log_rec_begin(&r, lg, "control_refused");
+	log_rec_int(&r, "peer_uid", c->refused_uid);
+	log_rec_int(&r, "status", 503);
+	log_rec_str(&r, "result", "too_many_connections");
+	log_rec_int(&r, "refused", (long long)count);
+	log_rec_int(&r, "max_conns", CONTROL_MAX_CONNS);
+	log_emit(lg, &r);
+}
+
 /* Over the connection bound: a fixed 503 with its reason, written if
  * the socket takes it now (it is empty: it is new), then closed. What the
  * caller sent already is read first (bounded), so the close does not turn
  * into a reset that discards the answer. Logged at most once a second,
- * with the count since the last line: a runaway client cannot flood the
- * log. */
+ * with the count since the last line (log_every: the last ones of a
+ * burst get their line a second later): a runaway client cannot flood
+ * the log. */
 static void
 refuse_over_bound(struct control *c, int fd)
 {
 	char body[128], resp[512], junk[4096];
-	time_t now = time(NULL);
 	int n, i;
 
 	n = snprintf(body, sizeof(body), "{\"error\":\"too_many_connections\","
@@ -283,20 +301,8 @@ refuse_over_bound(struct control *c, int fd)
 	(void)shutdown(fd, SHUT_WR);
 	for (i = 0; i < 4 && read(fd, junk, sizeof(junk)) > 0; i++)
 		;
-	c->refused++;
-	if (now != c->refused_logged) {
-		struct log_rec r;
-
-		log_rec_begin(&r, c->env.log, "control_refused");
-		log_rec_int(&r, "peer_uid", peer_uid(fd));
-		log_rec_int(&r, "status", 503);
-		log_rec_str(&r, "result", "too_many_connections");
-		log_rec_int(&r, "refused", (long long)c->refused);
-		log_rec_int(&r, "max_conns", CONTROL_MAX_CONNS);
-		log_emit(c->env.log, &r);
-		c->refused = 0;
-		c->refused_logged = now;
-	}
+	c->refused_uid = peer_uid(fd);
+	log_every_fn(c->env.log, &c->refused, 1, refused_line, c);
 	close(fd);
 }
 
@@ -425,6 +431,8 @@ control_free(struct control *c)
 		event_free(c->listen_ev);
 	if (c->resume_ev != NULL)
 		event_free(c->resume_ev);
+	log_every_free(&c->paused);
+	log_every_free(&c->refused);
 	if (c->listen_fd != -1) {
 		close(c->listen_fd);
 		(void)unlink(c->path);

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "guard/log.h"
+#include "guard/logevery.h"
 #include "plane/control.h"
 #include "proto/http.h"
 
@@ -62,8 +63,8 @@ struct control {
 	struct ctlpush	*pushes;
 	/* Connections refused over CONTROL_MAX_CONNS: logged at most once
 	 * a second, with how many since the last line. */
-	unsigned long long refused;
-	time_t		 refused_logged;
+	struct log_every refused;
+	long		 refused_uid;	/* the newest one's peer */
 };
 
 /* One "control" log line; uid, not the connection: a caller may be

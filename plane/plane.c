@@ -90,6 +90,7 @@ plane_verdict_name(enum plane_verdict v)
 	case PLANE_STORE_FAILED:	return "store_failed";
 	case PLANE_BUSY:		return "busy";
 	case PLANE_UNAVAILABLE:		return "unavailable";
+	case PLANE_NO_POLICY_FILE:	return "no_policy_file";
 	}
 	return "internal_error";
 }
@@ -108,6 +109,7 @@ plane_verdict_status(enum plane_verdict v)
 	case PLANE_STORE_FAILED:	return 500;
 	case PLANE_BUSY:
 	case PLANE_UNAVAILABLE:		return 503;
+	case PLANE_NO_POLICY_FILE:	return 500;	/* never a push's */
 	}
 	return 500;
 }
@@ -465,7 +467,7 @@ plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 	*out = NULL;
 	if (pl->policy_path == NULL) {
 		errbuf_set(err, errlen, "no --policy file to reload");
-		return PLANE_MALFORMED;
+		return PLANE_NO_POLICY_FILE;
 	}
 	if (pl->busy) {
 		errbuf_set(err, errlen, "a pushed bundle is being checked");

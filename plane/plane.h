@@ -28,7 +28,8 @@ enum plane_verdict {
 	PLANE_EPOCH_CONFLICT,	/* 409: same epoch, other digest */
 	PLANE_STORE_FAILED,	/* 500: could not persist; nothing changed */
 	PLANE_BUSY,		/* 503: another change is being checked */
-	PLANE_UNAVAILABLE	/* 503: no memory or thread to check it */
+	PLANE_UNAVAILABLE,	/* 503: no memory or thread to check it */
+	PLANE_NO_POLICY_FILE	/* SIGHUP only: the guard runs without --policy */
 };
 
 const char *plane_verdict_name(enum plane_verdict v);	/* "stale_epoch", … */

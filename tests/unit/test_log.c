@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <event2/event.h>
 
 #include "guard/log.h"
+#include "guard/logevery.h"
 
 static void
 end(struct log_rec *r)
@@ -183,7 +185,8 @@ test_hostile_log_write_cut_mid_line_leaves_whole_lines(void **state)
 	struct rlimit old, small;
 	struct log *lg;
 	FILE *f;
-	int fd, i, n = 0, after = 0;
+	int fd, i, n = 0, after = 0, reported = -1;
+	uint64_t lost;
 
 	(void)state;
 	assert_non_null(base);
@@ -202,6 +205,7 @@ test_hostile_log_write_cut_mid_line_leaves_whole_lines(void **state)
 	log_detach(lg);			/* the batch, written now: cut */
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	assert_int_equal(log_attach(lg, base), 0);
+	lost = log_lines_lost(lg);
 	for (i = 0; i < 3; i++)
 		log_msg(lg, "warning", "after the limit");
 	log_detach(lg);
@@ -219,10 +223,18 @@ test_hostile_log_write_cut_mid_line_leaves_whole_lines(void **state)
 			fail_msg("line %d broken: %s", n, line);
 		if (strstr(line, "after the limit") != NULL)
 			after++;
+		if (strstr(line, "\"event\":\"log_lost\"") != NULL) {
+			assert_int_equal(reported, -1);
+			assert_int_equal(after, 0);	/* before the lines after */
+			reported = atoi(strstr(line, "\"lines\":") + 8);
+		}
 	}
 	fclose(f);
 	assert_true(n >= 4 && n <= 15);	/* some lost, none broken */
 	assert_int_equal(after, 3);
+	/* Every line is in the file or counted, and the count is said. */
+	assert_int_equal(lost, 40 - (n - 4));
+	assert_int_equal(reported, (int)lost);
 	unlink(path);
 	event_base_free(base);
 }
@@ -258,6 +270,134 @@ test_text_format_is_one_line(void **state)
 	assert_ptr_equal(strchr(r.buf, '\n'), r.buf + r.len - 1);
 }
 
+/* hostile: a log reader that stops reading (a pipe nobody drains). The
+ * writes never wait: lines are lost and counted, and once the reader
+ * reads again the first line says how many. alarm() turns a hang into
+ * a failure. */
+static void
+test_hostile_stalled_pipe_never_blocks_lost_lines_reported(void **state)
+{
+	char path[64], err[256], buf[1 << 17];
+	struct log *lg;
+	uint64_t lost;
+	ssize_t n;
+	size_t len = 0;
+	int p[2], i;
+	char *nl;
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[1]);
+	assert_non_null(lg = log_open(path, LOG_JSON, err, sizeof(err)));
+	alarm(10);
+	for (i = 0; i < 2000; i++)
+		log_msg(lg, "warning", "a line nobody reads, of some length to fill the pipe");
+	alarm(0);
+	lost = log_lines_lost(lg);
+	assert_true(lost > 0 && lost < 2000);
+	assert_int_equal(fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
+	while ((n = read(p[0], buf, sizeof(buf))) > 0)
+		;
+	log_msg(lg, "warning", "read again");
+	n = read(p[0], buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(nl = strchr(buf, '\n'));
+	*nl = '\0';
+	assert_non_null(strstr(buf, "\"event\":\"log_lost\""));
+	assert_int_equal(strtoull(strstr(buf, "\"lines\":") + 8, NULL, 10), lost);
+	assert_non_null(strstr(nl + 1, "read again"));
+	len = strlen(nl + 1);
+	assert_int_equal(nl[len], '\n');
+	assert_int_equal(log_lines_lost(lg), lost);
+	log_close(lg);
+	close(p[0]);
+	close(p[1]);
+}
+
+static void
+count_line(struct log *lg, unsigned long count, void *arg)
+{
+	(void)lg;
+	*(unsigned long *)arg += count;
+	((unsigned long *)arg)[1]++;
+}
+
+/* hostile (a burst): times after a line, within its interval, are
+ * counted in a line the timer writes when the interval ends, not lost
+ * for want of a later time. */
+static void
+test_hostile_burst_log_every_trailing_count_flushed_by_timer(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct log_every e = { 0 };
+	struct timeval tv = { 1, 500000 };
+	unsigned long got[2] = { 0, 0 };	/* times counted, lines */
+	char err[64];
+	struct log *lg = log_open("/dev/null", LOG_JSON, err, sizeof(err));
+	int i;
+
+	(void)state;
+	assert_non_null(base);
+	assert_non_null(lg);
+	assert_int_equal(log_attach(lg, base), 0);
+	for (i = 0; i < 30; i++)
+		log_every_fn(lg, &e, 1, count_line, got);
+	assert_int_equal(got[0], 1);		/* the first at once */
+	event_base_loopexit(base, &tv);
+	event_base_dispatch(base);
+	assert_int_equal(got[0], 30);		/* the 29 a second later */
+	assert_int_equal(got[1], 2);
+	log_every_free(&e);
+	log_detach(lg);
+	log_close(lg);
+	event_base_free(base);
+}
+
+/* Reopen after a rename (logrotate) writes the new file; a link planted
+ * at the path is refused and the old file goes on. */
+static void
+test_hostile_reopen_renamed_then_link_refused(void **state)
+{
+	char dir[] = "/tmp/eg-logrot.XXXXXX", path[128], old[128], victim[128];
+	char err[256], buf[4096];
+	struct log *lg;
+	FILE *f;
+	size_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/g.log", dir);
+	snprintf(old, sizeof(old), "%s/g.log.1", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	assert_non_null(lg = log_open(path, LOG_JSON, err, sizeof(err)));
+	log_msg(lg, "info", "one");
+	assert_int_equal(rename(path, old), 0);
+	assert_int_equal(log_reopen(lg, err, sizeof(err)), 0);
+	log_msg(lg, "info", "two");
+	assert_non_null(f = fopen(path, "r"));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	assert_non_null(strstr(buf, "\"two\""));
+	assert_null(strstr(buf, "\"one\""));
+	assert_int_equal(rename(path, old), 0);
+	assert_int_equal(symlink(victim, path), 0);
+	assert_int_equal(log_reopen(lg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "symbolic link"));
+	log_msg(lg, "info", "three");
+	log_close(lg);
+	assert_non_null(f = fopen(old, "r"));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	assert_non_null(strstr(buf, "\"three\""));
+	assert_int_equal(access(victim, F_OK), -1);
+	unlink(path);
+	unlink(old);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -270,6 +410,9 @@ main(void)
 		cmocka_unit_test(test_hostile_log_write_cut_mid_line_leaves_whole_lines),
 		cmocka_unit_test(test_overlong_record_becomes_valid_marker),
 		cmocka_unit_test(test_text_format_is_one_line),
+		cmocka_unit_test(test_hostile_stalled_pipe_never_blocks_lost_lines_reported),
+		cmocka_unit_test(test_hostile_burst_log_every_trailing_count_flushed_by_timer),
+		cmocka_unit_test(test_hostile_reopen_renamed_then_link_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,39 @@
+/* Rate-limited log lines that never lose their count (guard/log.h is
+ * the writer). */
+#ifndef EG_LOGEVERY_H
+#define EG_LOGEVERY_H
+
+struct event;
+struct log;
+
+/* A warning that can repeat many times a second (a listener paused for
+ * want of descriptors, ten times a second while a client holds them all):
+ * one line at the first time, then at most one per interval, carrying
+ * how many times it happened since the last line, so the log is never the
+ * flood. Times that come after a line, within its interval, get their
+ * line when the interval ends (a timer on the loop of log_attach), not
+ * only at a later time that may never come. Zero-initialised; one per
+ * place that warns; log_every_free it before the loop is freed. */
+#define LOG_EVERY_S	10
+typedef void log_every_line(struct log *lg, unsigned long count, void *arg);
+struct log_every {
+	long long	 last;		/* monotonic ms of the last line; 0: none */
+	unsigned long	 count;		/* times not yet in a line */
+	struct event	*timer;		/* the line for count, at the interval's end */
+	struct log	*lg;
+	log_every_line	*line;
+	void		*arg;
+	const char	*msg;		/* log_every's */
+};
+/* Counts one more time; writes "warning" with msg (which must live as
+ * long as e) and " (N times since the last such line)" when a line is
+ * due; at most one per LOG_EVERY_S. */
+void log_every(struct log *lg, struct log_every *e, const char *msg);
+/* The same with the caller's line (line(lg, count, arg) writes it) and
+ * interval. */
+void log_every_fn(struct log *lg, struct log_every *e, int every_s,
+    log_every_line *line, void *arg);
+/* Writes the line for times not yet in one, and frees the timer. */
+void log_every_free(struct log_every *e);
+
+#endif
