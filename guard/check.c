@@ -98,7 +98,7 @@ check_main(int argc, char **argv)
 	struct classify_result *cr = NULL;
 	struct check_state cs;
 	struct dest d;
-	char err[1024], why[256], shown[ERRBUF_SHOW_BUF], addr[64];
+	char err[1024], why[256], shown[ERRBUF_SHOW_BUF], addr[64], hp[DEST_HOST_MAX + 16];
 	const char *target = NULL;
 	long long dns_timeout = 5;
 	enum reason r;
@@ -165,7 +165,8 @@ check_main(int argc, char **argv)
 	}
 	printf("policy: %s epoch %lld mode %s (%zu entries)\n", policy_digest(p),
 	    policy_epoch(p), policy_mode_name(policy_mode(p)), policy_entries(p));
-	printf("destination: %s:%u (%s)\n", d.host, d.port,
+	(void)dest_format(&d, hp, sizeof(hp));
+	printf("destination: %s (%s)\n", hp,
 	    d.kind == DEST_NAME ? "name" : "IP literal");
 	r = decide_policy(p, &d);
 	printf("policy match: %s (%s)\n", reason_is_allow(r) ? "admitted" : "not admitted",

@@ -325,12 +325,13 @@ socks_code(enum reason r)
 void
 conn_answer_http(struct proxy_conn *c, enum reason r)
 {
-	char body[DEST_HOST_MAX + 160];
+	char body[DEST_HOST_MAX + 160], hp[DEST_HOST_MAX + 16];
 
-	/* The body names only normalised, grammar-checked values. */
-	if (c->have_dest)
-		snprintf(body, sizeof(body), "egress-guard: %s: %s:%u\n",
-		    reason_name(r), c->dest.host, c->dest.port);
+	/* The body names only normalised, grammar-checked values, an IPv6
+	 * host in brackets (a bare one would read as another address). */
+	if (c->have_dest && dest_format(&c->dest, hp, sizeof(hp)) != -1)
+		snprintf(body, sizeof(body), "egress-guard: %s: %s\n",
+		    reason_name(r), hp);
 	else
 		snprintf(body, sizeof(body), "egress-guard: %s\n", reason_name(r));
 	evbuffer_add_printf(bufferevent_get_output(c->cbev),

@@ -118,6 +118,18 @@ decide_addrs_why(const struct classify_cfg *cfg, const struct resolver_addr *a,
 void
 decide_addr_str(const struct resolver_addr *a, char *buf, size_t len)
 {
+	char v6[DEST_V6_TEXT];
+
+	/* IPv6 in the grammar's own spelling, so that an address copied
+	 * from a log line or `check` into a policy parses. */
+	if (a->family == AF_INET6) {
+		dest_ipv6_str(a->addr, v6);
+		if (len > strlen(v6))
+			memcpy(buf, v6, strlen(v6) + 1);
+		else
+			snprintf(buf, len, "?");	/* never a partial address */
+		return;
+	}
 	if (inet_ntop(a->family, a->addr, buf, (socklen_t)len) == NULL)
 		snprintf(buf, len, "?");
 }

@@ -20,7 +20,7 @@
 #include "util/num.h"
 
 #define LABEL_MAX	63
-#define V6_TEXT_MAX	39	/* "ffff:…:ffff", the longest pure-hex form */
+#define V6_TEXT_MAX	(DEST_V6_TEXT - 1)
 
 static int
 fail(char *err, size_t errlen, const char *msg)
@@ -121,8 +121,8 @@ put_hex16(char *p, unsigned int w)
  * more zero groups compressed, the first on a tie), always pure hex:
  * inet_ntop would write ::ffff:a.b.c.d, which this grammar refuses, so the
  * normalised form would not parse again. out holds V6_TEXT_MAX + 1. */
-static void
-format_ipv6(const unsigned char a[16], char *out)
+void
+dest_ipv6_str(const unsigned char a[16], char *out)
 {
 	unsigned int w[8];
 	int i, bs = -1, bl = 0, cs = -1, cl = 0;
@@ -186,7 +186,7 @@ parse_ipv6(const char *s, size_t len, struct dest *d)
 	if (inet_pton(AF_INET6, buf, d->addr) != 1)
 		return "bad IPv6 literal";
 	d->kind = DEST_IPV6;
-	format_ipv6(d->addr, d->host);
+	dest_ipv6_str(d->addr, d->host);
 	return NULL;
 }
 

@@ -40,6 +40,14 @@ int dest_host_is_normal(const char *s, size_t len);
 /* Parses a port: decimal 1-65535, no sign, no leading zero. */
 int dest_parse_port(const char *s, size_t len, uint16_t *port);
 
+/* "ffff:…:ffff", the longest pure-hex IPv6 text, and its NUL. */
+#define DEST_V6_TEXT	40
+
+/* An IPv6 address as this grammar writes it: RFC 5952, always pure hex
+ * (inet_ntop writes ::ffff:a.b.c.d, which the grammar refuses). out
+ * holds DEST_V6_TEXT bytes. */
+void dest_ipv6_str(const unsigned char a[16], char *out);
+
 /* Writes "host:port" ("[v6]:port" for IPv6) to buf. Returns the length,
  * or -1 if it did not fit. */
 int dest_format(const struct dest *d, char *buf, size_t buflen);

@@ -164,6 +164,27 @@ check hostile_metadata_address_denied $r "$out"
 out=$(curl_proxy 3128 http://mapped.example.test/ -p)
 case "$out" in *connect=403*reason=non_public_address*) log_empty pub; r=0;; *) r=1;; esac
 check hostile_ipv4_mapped_aaaa_denied $r "$out"
+# IPv6 in the guard's own spelling: the deny body brackets a literal (a
+# bare "2001:2:0:1::1:8080" is another address), a mapped answer is
+# logged pure hex (::ffff:c612:10a parses; ::ffff:198.18.1.10 does not),
+# and check names a literal in brackets.
+out=$(curl_proxy 3128 'http://[2001:2:0:1::1]:8080/')
+body=$(cat "$T/body")
+maddrs=$(python3 -c '
+import json, sys
+a = "-"
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o.get("event") == "decision" and o.get("host") == "mapped.example.test":
+        a = ",".join(o.get("addrs") or [])
+print(a)' "$T/A.log")
+chk=$("$BIN" check '[2001:2:0:1::10]:80' --policy "$T/policy.json" --dns 198.18.0.53 \
+    2>&1 | grep '^destination:')
+[ "$body" = "egress-guard: not_allowlisted: [2001:2:0:1::1]:8080" ] &&
+    [ "$maddrs" = "::ffff:c612:10a" ] &&
+    [ "$chk" = "destination: [2001:2:0:1::10]:80 (IP literal)" ]
+check hostile_ipv6_spelled_as_the_grammar_reads_it_in_body_log_and_check $? \
+    "body=$body addrs=$maddrs $chk"
 out=$(curl_proxy 3128 http://nat64priv.example.test/ -p)
 case "$out" in *connect=403*reason=non_public_address*) r=0;; *) r=1;; esac
 check hostile_nat64_with_private_embedded_denied $r "$out"

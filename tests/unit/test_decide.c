@@ -224,6 +224,11 @@ test_addr_str_formats_both_families(void **state)
 	a = addr("2001:2::10");
 	decide_addr_str(&a, buf, sizeof(buf));
 	assert_string_equal(buf, "2001:2::10");
+	/* Mapped: pure hex, the grammar's spelling (inet_ntop would write
+	 * ::ffff:198.18.1.10, which a policy or check refuses). */
+	a = addr("::ffff:198.18.1.10");
+	decide_addr_str(&a, buf, sizeof(buf));
+	assert_string_equal(buf, "::ffff:c612:10a");
 	/* Too small or an unknown family: "?", never a partial address. */
 	decide_addr_str(&a, buf, 4);
 	assert_string_equal(buf, "?");
