@@ -56,6 +56,7 @@ sni_gate(void *arg, const unsigned char *b, size_t len, size_t *release)
 			return RELAY_GATE_CLOSE;
 		off = c->tun.hello.pos;
 		tlshello_watch_init(&c->tun.watch);
+		c->tun.watch.early = c->tun.hello.early_data;
 	}
 	/* The bytes behind a hello that passed, as far as they are in:
 	 * bounded by the watch's counts, each byte looked at once but the

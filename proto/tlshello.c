@@ -33,6 +33,7 @@
 #define HS_CLIENT_HELLO	0x01
 #define SSL2_MT_CLIENT_HELLO	0x01
 #define EXT_SERVER_NAME	0x0000
+#define EXT_EARLY_DATA	0x002a
 /* encrypted_client_hello (draft-ietf-tls-esni-13 and later) and the older
  * encrypted_server_name: the name the server acts on is then encrypted,
  * and the outer one proves nothing. */
@@ -55,6 +56,7 @@ struct cursor {
 	int			 verdict;	/* MALFORMED once stopped */
 	const char		*why;
 	uint64_t		 examined;
+	int			 early_data;	/* the extension was seen */
 };
 
 static int
@@ -219,6 +221,8 @@ walk(struct cursor *c, size_t hs, char *sni, size_t snilen)
 			return stop(c, "extension length past the hello");
 		if (type == EXT_ECH || type == EXT_ESNI)
 			return stop(c, "encrypted_client_hello");
+		if (type == EXT_EARLY_DATA)
+			c->early_data = 1;
 		if (type != EXT_SERVER_NAME) {
 			if (take(c, NULL, elen) == -1)
 				return -1;
@@ -336,6 +340,7 @@ hello_body(struct tlshello *t, const unsigned char *b)
 	c.len = t->pos;
 	rc = walk(&c, t->hs_len, t->sni, sizeof(t->sni));
 	t->examined += c.examined;
+	t->early_data = c.early_data;
 	if (rc == -1)
 		return decide(t, c.verdict, c.why);
 	if (c.msg_left != 0 || c.pos != t->pos)	/* cannot be: same bytes */
@@ -467,6 +472,9 @@ watch_hello(struct tlshello_watch *w, const unsigned char *b, size_t len,
 		    w->hello.why : "second ClientHello malformed");
 	w->in_hello = 0;
 	w->hellos++;
+	/* One retry at most (RFC 8446 4.1.4), and no 0-RTT after it: the
+	 * next application data record is the encrypted flight. */
+	w->early = 0;
 	*end = w->hello.pos;
 	return rc;
 }
@@ -492,9 +500,11 @@ tlshello_watch(struct tlshello_watch *w, const unsigned char *b, size_t len,
 		h = b + pos;
 		if (len - pos < 1)
 			return TLSHELLO_MORE;
-		/* Application data: TLS 1.3's encrypted flight, 1.2's data,
-		 * 0-RTT. Nothing in cleartext comes after it. */
-		if (h[0] == CT_DATA)
+		/* Application data: TLS 1.3's encrypted flight, 1.2's data.
+		 * Nothing in cleartext comes after it, unless it is 0-RTT
+		 * data (w->early), which a server that asks for a second
+		 * hello skips: then it is walked record by record, below. */
+		if (h[0] == CT_DATA && !w->early)
 			return watch_stop(w, TLSHELLO_DONE, NULL);
 		if (h[0] < CT_CCS || h[0] > CT_DATA)
 			return watch_stop(w, TLSHELLO_MALFORMED, h[0] == CT_HEARTBEAT ?
@@ -515,7 +525,13 @@ tlshello_watch(struct tlshello_watch *w, const unsigned char *b, size_t len,
 				return watch_stop(w, TLSHELLO_DONE, NULL);
 			break;
 		}
-		if (h[0] == CT_CCS) {
+		if (h[0] == CT_DATA) {
+			if (len - pos < REC_HDR + rlen)
+				return TLSHELLO_MORE;	/* released whole */
+			w->early_bytes += REC_HDR + rlen;
+			if (w->early_bytes > TLSHELLO_WATCH_EARLY_MAX)
+				return watch_stop(w, TLSHELLO_DONE, NULL);
+		} else if (h[0] == CT_CCS) {
 			if (++w->ccs > TLSHELLO_WATCH_CCS)
 				return watch_stop(w, TLSHELLO_MALFORMED, "a second CCS");
 			if (rlen != 1 || h[REC_HDR] != 1)

@@ -32,6 +32,7 @@ struct tlshello {
 	const char	*why;		/* on MALFORMED: what was refused */
 	uint64_t	 examined;	/* bytes looked at, all calls together */
 	char		 sni[TLSHELLO_SNI_SIZE];	/* on TLSHELLO_SNI */
+	int		 early_data;	/* the hello offers 0-RTT (early_data) */
 };
 
 void tlshello_init(struct tlshello *t);
@@ -75,6 +76,13 @@ struct tlshello_watch {
 	struct tlshello	 hello;		/* a further ClientHello, from its record */
 	int		 in_hello;	/* hello holds a walk in progress */
 	unsigned	 hellos, ccs, alerts;	/* records of each kind seen */
+	/* Set by the caller, after tlshello_watch_init, to the first
+	 * hello's early_data: application data records are then 0-RTT
+	 * data that a server which answers with a HelloRetryRequest skips
+	 * (RFC 8446 4.2.10) before it reads a second ClientHello, so they
+	 * do not end the watch until TLSHELLO_WATCH_EARLY_MAX bytes. */
+	int		 early;
+	size_t		 early_bytes;	/* of such records, headers included */
 	int		 verdict;	/* MALFORMED or DONE once decided, else MORE */
 	const char	*why;		/* on MALFORMED: what was refused */
 };
@@ -82,6 +90,10 @@ struct tlshello_watch {
 #define TLSHELLO_WATCH_HELLOS	1	/* a second ClientHello (RFC 8446 4.1.4) */
 #define TLSHELLO_WATCH_CCS	1	/* compatibility mode's one CCS */
 #define TLSHELLO_WATCH_ALERTS	2
+/* Rejected 0-RTT a server skips: OpenSSL and BoringSSL by default 16 KiB
+ * of plaintext plus record overhead; four times that, headers included.
+ * A server configured to skip more could be led past the watch. */
+#define TLSHELLO_WATCH_EARLY_MAX	65536
 
 void tlshello_watch_init(struct tlshello_watch *w);
 
@@ -94,8 +106,10 @@ void tlshello_watch_init(struct tlshello_watch *w);
  *  - SNI or NO_SNI: b[0 .. *release) are one more well-formed
  *    ClientHello, its name in w->hello.sni: the caller judges it like the
  *    first and, to let it go, calls again with the bytes after it.
- *  - DONE: the handshake's cleartext is over (an application data record,
- *    or a handshake record whose first byte is not ClientHello's type:
+ *  - DONE: the handshake's cleartext is over (an application data record
+ *    when the first hello offered no early_data, else once such records
+ *    pass TLSHELLO_WATCH_EARLY_MAX bytes; or a handshake record whose
+ *    first byte is not ClientHello's type:
  *    ClientKeyExchange, Certificate, an encrypted Finished): all may go,
  *    and the watch is not called again.
  *  - MALFORMED: close (w->why): a record of another type or with an odd

@@ -93,6 +93,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)tlshello_feed(&t, data, size);
 		rel = have = t.pos;
 		tlshello_watch_init(&w);
+		w.early = t.early_data;
 		p = TLSHELLO_MORE;
 		while (have < size && (p == TLSHELLO_MORE || p == TLSHELLO_SNI ||
 		    p == TLSHELLO_NO_SNI)) {

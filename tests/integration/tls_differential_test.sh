@@ -104,7 +104,8 @@ PASS_GATE="case-and-dot-good hrr-cke-second-hello"
 # A first hello naming the host, a second naming another: the first may
 # reach the server (it is judged and let go before the second is in, when
 # they come in two reads), the second never; the tunnel is closed.
-SECOND="two-hellos-good-then-evil hrr-second-hello hrr-ccs-second-hello"
+SECOND="two-hellos-good-then-evil hrr-second-hello hrr-ccs-second-hello \
+hrr-earlydata-second-hello"
 ALL=$(python3 "$TI/tlsdiff/flights.py" --list)
 HOSTILE=$(for c in $ALL; do case " $POSITIVE $PASS_GATE $SECOND " in *" $c "*) ;; *) echo "$c";; esac; done)
 

@@ -1276,8 +1276,10 @@ gate_stream(const char *host, const unsigned char *s, size_t n, size_t step,
 				out = 'P';
 			else if (rc != TLSHELLO_MORE && !gate_judge(host, rc, t.sni))
 				out = 'C', gate_why = t.why ? t.why : "name";
-			else if (rc != TLSHELLO_MORE)
+			else if (rc != TLSHELLO_MORE) {
 				rel = t.pos;
+				w.early = t.early_data;	/* as guard/tunnel.c */
+			}
 		}
 		while (out == 'M' && t.verdict != TLSHELLO_MORE) {
 			rc = tlshello_watch(&w, copy + (rel - base), have - rel, &k);
@@ -1318,6 +1320,8 @@ gate_every_step(const char *host, const unsigned char *s, size_t n, size_t safe)
 		assert_non_null(gate_why);
 	return first;
 }
+
+#define REC_HDR_LEN 5
 
 static unsigned char flight[4 * TLSHELLO_INPUT_MAX];
 static size_t flightn;
@@ -1555,6 +1559,73 @@ test_application_data_ends_watch(void **state)
 	}
 }
 
+/* A first hello naming api.example.test that offers 0-RTT (early_data)
+ * and whose key_share forces a HelloRetryRequest. */
+static void
+fl_first_early(int early)
+{
+	flightn = 0;
+	extn = 0;
+	EXT_SNI("api.example.test");
+	ext_other(0x0033, 2);
+	if (early)
+		ext_other(0x002a, 0);
+	build_hello(1);
+	fl_raw(rec, wrap_frag(msg, msgn, TLSHELLO_RECORD_MAX));
+}
+
+static void
+test_refuses_second_hello_behind_early_data_records(void **state)
+{
+	static unsigned char big[REC_HDR_LEN + TLSHELLO_RECORD_MAX] = {
+	    0x17, 3, 3, TLSHELLO_RECORD_MAX >> 8, 0 };
+	size_t first, rel;
+	int i;
+
+	(void)state;
+	/* A server that asks again skips 0-RTT records (RFC 8446 4.2.10) and
+	 * acts on the next hello (OpenSSL 3.0 switches to its name): after an
+	 * early_data offer, application data does not end the watch. */
+	fl_first_early(1);
+	first = flightn;
+	fl_raw(appdata, sizeof(appdata));
+	fl_hello("evil.example.test", TLSHELLO_RECORD_MAX);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    first + sizeof(appdata)), 'C');
+	assert_string_equal(gate_why, "name");
+	fl_first_early(1);
+	fl_raw(ccs, sizeof(ccs));
+	fl_raw(appdata, sizeof(appdata));
+	fl_raw(appdata, sizeof(appdata));
+	fl_hello("evil.example.test", 7);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn,
+	    first + sizeof(ccs) + 2 * sizeof(appdata)), 'C');
+	/* The same name again, then the encrypted flight: a retry that
+	 * passes; and 0-RTT the server took (no second hello) passes. */
+	fl_first_early(1);
+	fl_raw(appdata, sizeof(appdata));
+	fl_hello("api.example.test", TLSHELLO_RECORD_MAX);
+	fl_raw(appdata, sizeof(appdata));
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn, 0), 'P');
+	fl_first_early(1);
+	fl_raw(appdata, sizeof(appdata));
+	assert_int_equal(gate_stream("api.example.test", flight, flightn, flightn,
+	    &rel), 'M');
+	assert_int_equal(rel, flightn);		/* each whole record goes */
+	/* Past TLSHELLO_WATCH_EARLY_MAX the watch ends (documented). */
+	fl_first_early(1);
+	for (i = 0; i < 5; i++)
+		fl_raw(big, sizeof(big));
+	fl_hello("evil.example.test", TLSHELLO_RECORD_MAX);
+	assert_int_equal(gate_stream("api.example.test", flight, flightn, 4096,
+	    &rel), 'P');
+	/* Control: without the offer, the first data record ends it. */
+	fl_first_early(0);
+	fl_raw(appdata, sizeof(appdata));
+	fl_hello("evil.example.test", TLSHELLO_RECORD_MAX);
+	assert_int_equal(gate_every_step("api.example.test", flight, flightn, 0), 'P');
+}
+
 static void
 test_encrypted_finished_after_ccs_ends_or_closes_by_first_byte(void **state)
 {
@@ -1676,6 +1747,7 @@ main(void)
 		cmocka_unit_test(test_refuses_third_hello_and_odd_records_in_watch),
 		cmocka_unit_test(test_tls12_client_key_exchange_ends_watch),
 		cmocka_unit_test(test_application_data_ends_watch),
+		cmocka_unit_test(test_refuses_second_hello_behind_early_data_records),
 		cmocka_unit_test(test_encrypted_finished_after_ccs_ends_or_closes_by_first_byte),
 		cmocka_unit_test(test_watch_examines_second_hello_once_in_one_byte_records),
 	};

@@ -149,6 +149,14 @@ def cases(good):
     add(("hrr-ccs-second-hello", None, record(0x16, g1) + record(0x14, b"\x01") + record(0x16, e.hs)))
     e = evil("hrr-cke-second-hello")
     add(("hrr-cke-second-hello", None, record(0x16, g1) + record(0x16, b"\x10\x00\x00\x01\x00") + record(0x16, e.hs)))
+    # The first hello also offers 0-RTT (early_data): a server that asks
+    # again skips the client's application data records (RFC 8446
+    # 4.2.10), then reads the second hello; OpenSSL 3.0 switches to its
+    # name. The data record must not end the gate's watch.
+    g1e = rewrite(g.hs, lambda x: [(t, u16(0)) if t == 0x33 else (t, d) for t, d in x] + [(0x2a, b"")])
+    e = evil("hrr-earlydata-second-hello")
+    add(("hrr-earlydata-second-hello", None,
+         record(0x16, g1e) + record(0x17, os.urandom(40), 0x0303) + record(0x16, e.hs)))
     # Hostile: the server_name extension itself.
     nm = lambda case: (case + EVIL).encode()
     hs = Client(good).hs
