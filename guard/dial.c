@@ -20,6 +20,7 @@ struct dial {
 	struct timeval	 timeout;
 	int		 fd;
 	int		 timeouts;	/* attempts that ended by timeout */
+	const char	*local;		/* the last attempt failed here: why */
 	struct event	*ev;
 	dial_cb		 cb;
 	void		*arg;
@@ -33,10 +34,30 @@ dial_finish(struct dial *d, int fd, size_t idx)
 	dial_cb cb = d->cb;
 	void *arg = d->arg;
 	int timed_out = d->timeouts > 0 && (size_t)d->timeouts == d->n;
+	const char *local = d->local;
 
 	event_free(d->ev);
 	free(d);
-	cb(arg, fd, idx, timed_out);
+	cb(arg, fd, idx, timed_out, local);
+}
+
+/* An errno of socket() or connect() that names this host's shortage, not
+ * the upstream's refusal: the record says so instead of blaming it. */
+static const char *
+local_failure(int e)
+{
+	switch (e) {
+	case EADDRNOTAVAIL:
+		return "no local port or address for the connection";
+	case EMFILE:
+	case ENFILE:
+		return "out of descriptors";
+	case ENOBUFS:
+	case ENOMEM:
+		return "out of kernel memory";
+	default:
+		return NULL;
+	}
 }
 
 static int
@@ -78,17 +99,21 @@ dial_attempt(struct dial *d)
 		if (sockaddr_of(&d->addrs[i], d->port, &ss, &sl) == -1)
 			continue;
 		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd == -1)
+		if (fd == -1) {
+			d->local = local_failure(errno);
 			continue;
+		}
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		if (connect(fd, (struct sockaddr *)&ss, sl) == 0) {
 			dial_finish(d, fd, i);
 			return;
 		}
 		if (errno != EINPROGRESS) {
+			d->local = local_failure(errno);
 			close(fd);
 			continue;
 		}
+		d->local = NULL;
 		d->fd = fd;
 		/* EV_READ too, only to tell the outcome without a system call:
 		 * libevent reports EPOLLERR and EPOLLHUP as EV_READ|EV_WRITE, a

@@ -46,7 +46,8 @@ struct proxy {
 static void head_read_cb(struct bufferevent *bev, void *arg);
 static void head_event_cb(struct bufferevent *bev, short what, void *arg);
 static void header_timeout_cb(evutil_socket_t fd, short what, void *arg);
-static void dial_done(void *arg, int fd, size_t idx, int timed_out);
+static void dial_done(void *arg, int fd, size_t idx, int timed_out,
+    const char *local);
 
 /* Request ids are the guard's, not the worker's: a decision and its
  * close line stay paired in one log whatever worker wrote them. */
@@ -113,7 +114,7 @@ exchange_admitted(const struct proxy_conn *c)
 }
 
 static void
-dial_done(void *arg, int fd, size_t idx, int timed_out)
+dial_done(void *arg, int fd, size_t idx, int timed_out, const char *local)
 {
 	struct proxy_conn *c = arg;
 	struct bufferevent *ubev;
@@ -122,10 +123,10 @@ dial_done(void *arg, int fd, size_t idx, int timed_out)
 	if (fd == -1) {
 		enum reason r = timed_out ? REASON_UPSTREAM_TIMEOUT :
 		    REASON_UPSTREAM_UNREACHABLE;
-		if (exchange_admitted(c))
+		if (exchange_admitted(c))	/* close reason: r's name */
 			exchange_abort(c, r, NULL);
 		else
-			conn_deny(c, r, NULL);
+			conn_deny(c, r, local);
 		return;
 	}
 	conn_addr_peer_str(&c->addrs[idx], c->dest.port, c->peer, sizeof(c->peer));

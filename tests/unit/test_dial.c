@@ -6,6 +6,7 @@
  * the next address tried), and a connect whose peer spoke at once (bytes
  * and writability seen together) must still be reported as connected,
  * with the bytes left unread for the caller. Every loop is bounded. */
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -30,10 +31,11 @@ struct result {
 	int	fd;
 	size_t	idx;
 	int	timed_out;
+	const char *local;
 };
 
 static void
-on_dial(void *arg, int fd, size_t idx, int timed_out)
+on_dial(void *arg, int fd, size_t idx, int timed_out, const char *local)
 {
 	struct result *r = arg;
 
@@ -41,6 +43,7 @@ on_dial(void *arg, int fd, size_t idx, int timed_out)
 	r->fd = fd;
 	r->idx = idx;
 	r->timed_out = timed_out;
+	r->local = local;
 }
 
 static void
@@ -92,7 +95,7 @@ test_refused_connect_is_a_failure_not_a_tunnel(void **state)
 {
 	struct event_base *base = event_base_new();
 	struct resolver_addr a;
-	struct result r = { 0, -2, 0, -1 };
+	struct result r = { 0, -2, 0, -1, NULL };
 	uint16_t port = 0;
 	int closed = bound_socket("127.0.0.1", 0, &port);
 
@@ -102,7 +105,41 @@ test_refused_connect_is_a_failure_not_a_tunnel(void **state)
 	run_until_done(base, &r);
 	assert_int_equal(r.fd, -1);
 	assert_int_equal(r.timed_out, 0);
+	assert_null(r.local);		/* the upstream refused: not ours */
 	close(closed);
+	event_base_free(base);
+}
+
+/* Out of descriptors here is said so, not blamed on the upstream: the
+ * record's detail tells an operator to look at the guard's limits. */
+static void
+test_hostile_local_shortage_named_not_blamed_on_upstream(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct resolver_addr a;
+	struct result r = { 0, -2, 0, -1, NULL };
+	struct rlimit old, low;
+	uint16_t port = 0;
+	int lst = bound_socket("127.0.0.1", 1, &port), fds[256], n = 0, i;
+
+	(void)state;
+	addr4(&a, "127.0.0.1");
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 64;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (n < 256 && (fds[n] = dup(0)) != -1)
+		n++;
+	assert_true(n < 256);		/* the limit was reached */
+	assert_non_null(dial_start(base, &a, 1, port, 2000, on_dial, &r));
+	run_until_done(base, &r);
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(r.fd, -1);
+	assert_non_null(r.local);
+	assert_string_equal(r.local, "out of descriptors");
+	close(lst);
 	event_base_free(base);
 }
 
@@ -111,7 +148,7 @@ test_refused_first_address_falls_through_to_the_next(void **state)
 {
 	struct event_base *base = event_base_new();
 	struct resolver_addr a[3];
-	struct result r = { 0, -2, 0, -1 };
+	struct result r = { 0, -2, 0, -1, NULL };
 	struct sockaddr_in peer;
 	socklen_t sl = sizeof(peer);
 	uint16_t port = 0;
@@ -151,7 +188,7 @@ test_peer_that_speaks_first_is_connected_with_its_bytes_unread(void **state)
 {
 	struct event_base *base = event_base_new();
 	struct resolver_addr a;
-	struct result r = { 0, -2, 0, -1 };
+	struct result r = { 0, -2, 0, -1, NULL };
 	struct pollfd p;
 	uint16_t port = 0;
 	int lfd = bound_socket("127.0.0.1", 1, &port);
@@ -191,6 +228,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refused_connect_is_a_failure_not_a_tunnel),
+		cmocka_unit_test(test_hostile_local_shortage_named_not_blamed_on_upstream),
 		cmocka_unit_test(test_refused_first_address_falls_through_to_the_next),
 		cmocka_unit_test(test_peer_that_speaks_first_is_connected_with_its_bytes_unread),
 	};
