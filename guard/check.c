@@ -1,5 +1,6 @@
 #include <sys/socket.h>
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,8 +179,11 @@ check_main(int argc, char **argv)
 	}
 	if ((cc = config_classifier(&cfg)) == NULL)
 		goto out;
+	errno = 0;
 	if (ifaddr_refresh(cc) == -1) {
-		fprintf(stderr, "egress-guard check: cannot read interface addresses\n");
+		fprintf(stderr, "egress-guard check: cannot read interface "
+		    "addresses%s%s\n", errno != 0 ? ": " : "",
+		    errno != 0 ? strerror(errno) : "");
 		goto out;
 	}
 	if (d.kind != DEST_NAME) {

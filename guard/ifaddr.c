@@ -288,8 +288,10 @@ ifaddr_watch_new(struct event_base *base, struct classify_cfg *cfg,
 		goto fail;
 	}
 	/* Subscribe first, then read: no change can fall in between. */
+	errno = 0;
 	if (ifaddr_refresh(cfg) == -1) {
-		errbuf_set(err, errlen, "cannot read interface addresses");
+		errbuf_set(err, errlen, "cannot read interface addresses%s%s",
+		    errno != 0 ? ": " : "", errno != 0 ? strerror(errno) : "");
 		goto fail;
 	}
 	w->ev = event_new(base, w->fd, EV_READ | EV_PERSIST, watch_cb, w);
