@@ -4,11 +4,13 @@
 #     the listener pauses its accept (100 ms at a time) instead of spinning,
 #     and libevent writes no raw "[warn]" line to stderr or the log;
 #   - clients that trickle a frame one byte a second are closed 10 s after
-#     the frame's first byte (DNSD_TCP_IDLE_S), not kept while bytes come.
+#     the frame's first byte (DNSD_TCP_IDLE_S), not kept while bytes come;
+#   - the systemd unit's LimitNOFILE covers design.md's descriptor budget.
 # Negative controls: EG_BUILD=<a build before the fix> fails
 # dns_accept_out_of_fds_* (a core spinning, raw lines) and
-# dns_tcp_trickled_frame_* (the trickles still open). DNSD_ONLY_FDS=1
-# stops after the descriptor cases. About 40 s.
+# dns_tcp_trickled_frame_* (the trickles still open); EG_UNIT=<the unit
+# before it> fails unit_limitnofile_*. DNSD_ONLY_FDS=1 stops after the
+# descriptor cases. About 40 s.
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$BIN" ] && [ -x "$CTL" ] || { echo "FAIL build: binaries missing"; exit 1; }
@@ -24,6 +26,19 @@ cat >"$T/policy.json" <<'P'
 P
 start_dns "$T/zone.json" || { echo "FAIL dns server"; exit 1; }
 COMMON="--dns 198.18.0.53 --policy $T/policy.json --allow-range 198.18.0.0/15 --workers 1"
+
+# ---- the shipped unit's descriptor limit meets the budget of design.md
+# (Bounds, "Descriptors"): 6 x --max-conns + 80 x workers (64 at most) +
+# 160, at its --max-conns (the default 4096 unless ExecStart names one).
+# EG_UNIT=FILE checks another (the negative control: the old 16384).
+UNIT=${EG_UNIT:-$TOP/container/egress-guard.service}
+nofile=$(sed -n 's/^LimitNOFILE=\([0-9]*\)$/\1/p' "$UNIT")
+# ExecStart and its continuation lines only (the comments name flags too).
+mc=$(awk '/^ExecStart=/ {on = 1} on {print; if ($0 !~ /\\$/) exit}' "$UNIT" |
+    sed -n 's/.*--max-conns \([0-9]*\).*/\1/p')
+need=$((6 * ${mc:-4096} + 80 * 64 + 160))
+[ "${nofile:-0}" -ge "$need" ]
+check unit_limitnofile_covers_descriptor_budget $? "LimitNOFILE=${nofile:-none}, need $need"
 
 # ---- out of descriptors: ulimit -n 64, the proxy's clients hold them all
 start_bg "$GD" "$T/E.out" bash -c 'ulimit -n 64 && exec "$0" "$@"' \
