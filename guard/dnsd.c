@@ -25,6 +25,7 @@
 #include "guard/decide.h"
 #include "guard/dnsd.h"
 #include "guard/log.h"
+#include "guard/logevery.h"
 #include "guard/metrics.h"
 #include "policy/dest.h"
 #include "policy/policy.h"
@@ -67,6 +68,7 @@ struct dnsd_tcp {
 	struct dnsd		*d;
 	TAILQ_ENTRY(dnsd_tcp)	 link;
 	struct bufferevent	*bev;
+	struct event		*deadline;	/* DNSD_TCP_IDLE_S per frame */
 	struct sockaddr_storage	 peer;
 	socklen_t		 peerlen;
 	unsigned		 inflight;
@@ -85,6 +87,8 @@ struct dnsd {
 	size_t			 nudp;
 	struct evconnlistener	*tcp[DNSD_MAX_LISTEN];
 	size_t			 ntcp;
+	struct event		*resume;	/* accept again after a pause */
+	struct log_every	 paused;	/* "accept paused" lines */
 	TAILQ_HEAD(, dnsd_q)	 lookups;
 	size_t			 ninflight;
 	TAILQ_HEAD(, dnsd_tcp)	 conns;
@@ -404,8 +408,35 @@ tcp_close(struct dnsd_tcp *tc)
 	}
 	TAILQ_REMOVE(&d->conns, tc, link);
 	d->nconns--;
+	event_free(tc->deadline);
 	bufferevent_free(tc->bev);
 	free(tc);
+}
+
+/* The next whole frame is due DNSD_TCP_IDLE_S from now. Restarted only by
+ * the guard's own progress (the accept, a frame taken, an answer queued),
+ * never by a byte read: a read timeout restarts on every byte, and a
+ * client that trickles one byte a second would hold its slot for ever. */
+static void
+tcp_deadline(struct dnsd_tcp *tc)
+{
+	struct timeval tv = { DNSD_TCP_IDLE_S, 0 };
+
+	(void)evtimer_add(tc->deadline, &tv);
+}
+
+static void
+tcp_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct dnsd_tcp *tc = arg;
+
+	(void)fd;
+	(void)what;
+	/* Waiting on the resolver is not the client's delay: the answer
+	 * restarts the deadline (tcp_query_done). */
+	if (tc->inflight > 0)
+		return;
+	tcp_close(tc);
 }
 
 /* A client that half-closed gets its answers, then the close. Returns 1
@@ -428,6 +459,7 @@ tcp_query_done(struct dnsd_tcp *tc)
 		tcp_close(tc);
 		return;
 	}
+	tcp_deadline(tc);
 	/* Frames held back by the pipeline bound can go on now. */
 	tcp_read_cb(tc->bev, tc);
 }
@@ -467,6 +499,7 @@ tcp_read_cb(struct bufferevent *bev, void *arg)
 		/* handle() never closes tc: only the loop's callbacks do. */
 		handle(tc->d, tc, -1, (struct sockaddr *)&tc->peer, tc->peerlen,
 		    msg, len);
+		tcp_deadline(tc);
 		if (evbuffer_get_length(bufferevent_get_output(bev)) >
 		    DNSD_TCP_OUT_MAX) {
 			tcp_close(tc);
@@ -480,12 +513,6 @@ tcp_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct dnsd_tcp *tc = arg;
 
-	if ((what & BEV_EVENT_TIMEOUT) && (what & BEV_EVENT_READING) &&
-	    tc->inflight > 0) {
-		/* Waiting on the resolver is not idleness. */
-		bufferevent_enable(bev, EV_READ);
-		return;
-	}
 	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR)) {
 		/* Frames already read are decided and answered first. */
 		tc->eof = 1;
@@ -502,7 +529,6 @@ tcp_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 {
 	struct dnsd *d = arg;
 	struct dnsd_tcp *tc = NULL;
-	struct timeval idle = { DNSD_TCP_IDLE_S, 0 };
 
 	(void)l;
 	if (d->nconns >= DNSD_MAX_TCP || (size_t)salen > sizeof(tc->peer) ||
@@ -511,24 +537,70 @@ tcp_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	tc->d = d;
 	memcpy(&tc->peer, sa, (size_t)salen);
 	tc->peerlen = (socklen_t)salen;
+	if ((tc->deadline = evtimer_new(d->env.base, tcp_deadline_cb, tc)) == NULL)
+		goto refuse;
 	tc->bev = bufferevent_socket_new(d->env.base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (tc->bev == NULL)
 		goto refuse;
 	/* At most one whole frame buffered beyond what is being decided. */
 	bufferevent_setwatermark(tc->bev, EV_READ, 0, 2 + DNSMSG_TCP_MAX);
-	bufferevent_set_timeouts(tc->bev, &idle, &idle);
 	bufferevent_setcb(tc->bev, tcp_read_cb, tcp_write_cb, tcp_event_cb, tc);
 	if (bufferevent_enable(tc->bev, EV_READ) == -1) {
-		bufferevent_free(tc->bev);
+		bufferevent_free(tc->bev);	/* closes fd */
+		event_free(tc->deadline);
 		free(tc);
 		return;
 	}
+	tcp_deadline(tc);
 	TAILQ_INSERT_TAIL(&d->conns, tc, link);
 	d->nconns++;
 	return;
 refuse:
+	if (tc != NULL && tc->deadline != NULL)
+		event_free(tc->deadline);
 	free(tc);
 	evutil_closesocket(fd);
+}
+
+static void
+tcp_set_accepting(struct dnsd *d, int on)
+{
+	size_t i;
+
+	for (i = 0; i < d->ntcp; i++)
+		(void)(on ? evconnlistener_enable(d->tcp[i]) :
+		    evconnlistener_disable(d->tcp[i]));
+}
+
+static void
+tcp_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	tcp_set_accepting(arg, 1);
+}
+
+/* accept() failed for a reason other than an empty backlog. Out of
+ * descriptors, the level-triggered listener would be ready again at once
+ * and spin (libevent's default keeps it enabled and writes a raw line
+ * each time): pause it, as the proxy's and control's listeners do;
+ * connections wait in the kernel backlog meanwhile. */
+static void
+tcp_accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct dnsd *d = arg;
+	struct timeval tv = { 0, DNSD_PAUSE_USEC };
+	int e = EVUTIL_SOCKET_ERROR();
+
+	(void)l;
+	if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM)
+		return;
+	if (evtimer_pending(d->resume, NULL))
+		return;
+	tcp_set_accepting(d, 0);
+	(void)evtimer_add(d->resume, &tv);
+	log_every(d->env.log, &d->paused,
+	    "dns: accept paused: out of file descriptors");
 }
 
 /* ---- setup ---- */
@@ -565,6 +637,10 @@ dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
 	d->env = *env;
 	TAILQ_INIT(&d->lookups);
 	TAILQ_INIT(&d->conns);
+	if ((d->resume = evtimer_new(env->base, tcp_resume_cb, d)) == NULL) {
+		errbuf_set(err, errlen, "--dns-listen: out of memory");
+		goto fail;
+	}
 	for (i = 0; i < n; i++) {
 		struct dnsd_udp *u = &d->udp[d->nudp];
 
@@ -591,6 +667,7 @@ dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
 			    strerror(errno));
 			goto fail;
 		}
+		evconnlistener_set_error_cb(d->tcp[d->ntcp], tcp_accept_error_cb);
 		d->ntcp++;
 	}
 	return d;
@@ -621,5 +698,8 @@ dnsd_free(struct dnsd *d)
 	}
 	for (i = 0; i < d->ntcp; i++)
 		evconnlistener_free(d->tcp[i]);
+	if (d->resume != NULL)
+		event_free(d->resume);
+	log_every_free(&d->paused);
 	free(d);
 }

@@ -21,9 +21,10 @@ struct dest;
 #define DNSD_MAX_INFLIGHT	256	/* lookups at once; beyond: REFUSED */
 #define DNSD_MAX_TCP		64	/* TCP connections; beyond: closed */
 #define DNSD_TCP_PIPELINE	16	/* lookups at once per TCP connection */
-#define DNSD_TCP_IDLE_S		10	/* no query for this long: closed */
+#define DNSD_TCP_IDLE_S		10	/* a whole frame within: else closed */
 #define DNSD_TCP_OUT_MAX	(64 * 1024)	/* unread answers: closed */
 #define DNSD_UDP_BATCH		64	/* datagrams read per wake-up */
+#define DNSD_PAUSE_USEC		100000	/* out of descriptors: accept again after */
 #define DNSD_TTL_S		30	/* TTL of every answer record */
 
 struct dnsd_env {

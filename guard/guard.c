@@ -23,6 +23,7 @@
 #include "guard/guard.h"
 #include "guard/ifaddr.h"
 #include "guard/log.h"
+#include "guard/logevery.h"
 #include "plane/plane.h"
 #include "guard/proxy.h"
 #include "guard/worker.h"
@@ -432,6 +433,7 @@ guard_free(struct guard *g)
 	log_detach(g->log);
 	if (g->base != NULL)
 		event_base_free(g->base);
+	log_libevent_stop();
 	log_close(g->log);
 	if (g->wsync) {
 		pthread_cond_destroy(&g->wcv);
@@ -515,6 +517,11 @@ guard_run_main(int argc, char **argv)
 		fprintf(stderr, "egress-guard: %s\n", err);
 		return 2;
 	}
+	/* Before any loop exists: libevent writes its own warnings (a failed
+	 * accept, each time) raw to stderr, the decision log by default. */
+	if (log_libevent_start(g.log) == -1)
+		fprintf(stderr, "egress-guard: out of memory: libevent's warnings "
+		    "dropped\n");
 	signal(SIGPIPE, SIG_IGN);
 	g.started = time(NULL);
 	if (wsync_init(&g) == -1) {

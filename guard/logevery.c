@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -91,4 +92,81 @@ log_every(struct log *lg, struct log_every *e, const char *msg)
 {
 	e->msg = msg;
 	log_every_fn(lg, e, LOG_EVERY_S, warning_line, e);
+}
+
+/* libevent's callback takes no argument: this is the one place the
+ * guard's log is reached through a static, set at start and at exit.
+ * lg is a clone that is never attached to a loop, so every line is
+ * written at once under the log's lock: a batch would need libevent. */
+static struct {
+	pthread_mutex_t	 lock;		/* lg's time cache, last and count */
+	struct log	*lg;		/* NULL: drop */
+	long long	 last;		/* monotonic ms of the last line; 0: none */
+	unsigned long	 count;		/* warnings not yet in a line */
+} libev = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 };
+
+static void
+libevent_line(const char *event, const char *msg, unsigned long count)
+{
+	char line[512];
+
+	if (count > 0)
+		snprintf(line, sizeof(line), "libevent: %s (%lu libevent warning%s "
+		    "since the last such line)", msg, count, count == 1 ? "" : "s");
+	else
+		snprintf(line, sizeof(line), "libevent: %s", msg);
+	log_msg(libev.lg, event, line);
+}
+
+static void
+libevent_cb(int severity, const char *msg)
+{
+	long long now;
+
+	if (severity < EVENT_LOG_WARN)
+		return;
+	pthread_mutex_lock(&libev.lock);
+	if (libev.lg == NULL)
+		goto out;
+	if (severity >= EVENT_LOG_ERR) {
+		/* libevent exits after it: the reason must reach the log. */
+		libevent_line("error", msg, 0);
+		goto out;
+	}
+	libev.count++;
+	now = mono_ms();
+	if (libev.last != 0 && now < libev.last + (long long)LOG_EVERY_S * 1000)
+		goto out;
+	libevent_line("warning", msg, libev.count);
+	libev.last = now > 0 ? now : 1;
+	libev.count = 0;
+out:
+	pthread_mutex_unlock(&libev.lock);
+}
+
+int
+log_libevent_start(struct log *lg)
+{
+	struct log *own = log_clone(lg);
+
+	pthread_mutex_lock(&libev.lock);
+	libev.lg = own;
+	pthread_mutex_unlock(&libev.lock);
+	event_set_log_callback(libevent_cb);
+	return own != NULL ? 0 : -1;
+}
+
+void
+log_libevent_stop(void)
+{
+	struct log *own;
+
+	pthread_mutex_lock(&libev.lock);
+	own = libev.lg;
+	if (own != NULL && libev.count > 0)
+		libevent_line("warning", "warnings held back", libev.count);
+	libev.lg = NULL;
+	libev.count = 0;
+	pthread_mutex_unlock(&libev.lock);
+	log_close(own);
 }

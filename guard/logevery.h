@@ -36,4 +36,17 @@ void log_every_fn(struct log *lg, struct log_every *e, int every_s,
 /* Writes the line for times not yet in one, and frees the timer. */
 void log_every_free(struct log_every *e);
 
+/* libevent's own messages (event_set_log_callback), from any thread: its
+ * warnings and errors become "warning" lines in lg ("libevent: ..."), at
+ * most one per LOG_EVERY_S carrying how many came since the last line
+ * (libevent's callback may call nothing of libevent, so no timer: the
+ * count waits for the next line or log_libevent_stop); its fatal errors
+ * become "error" lines, never held back; debug and info are dropped.
+ * Never a raw line on stderr, which is the decision log by default. Once,
+ * at start, after lg is open; -1 (out of memory) drops every message. */
+int log_libevent_start(struct log *lg);
+/* Writes the count not yet in a line and drops libevent's messages from
+ * now on; before lg is closed. */
+void log_libevent_stop(void);
+
 #endif
