@@ -293,28 +293,54 @@ reopen_log(struct guard *g, const char *sig)
 	}
 }
 
-/* SIGHUP: --policy again, with the same checks as a push. */
+static void
+log_reload_refused(struct guard *g, const char *result, const char *msg)
+{
+	struct log_rec r;
+
+	log_rec_begin(&r, g->log, "reload_refused");
+	log_rec_str(&r, "result", result);
+	log_rec_str(&r, "msg", msg);
+	log_emit(g->log, &r);
+}
+
+/* The end of a SIGHUP reload (control_env.reloaded). An accepted policy
+ * is installed already, with its "policy" line. */
+static void
+ctl_reloaded(void *arg, enum plane_verdict v, const char *err)
+{
+	struct guard *g = arg;
+
+	if (v == PLANE_SAME)
+		log_msg(g->log, "reload", "SIGHUP: policy unchanged");
+	else if (v != PLANE_OK)
+		log_reload_refused(g, plane_verdict_name(v), err);
+}
+
+/* SIGHUP: --policy again, with the same checks as a push, read and
+ * checked off the loop in the pushes' queue: tunnels, the DNS listener
+ * and the control socket share this loop, and a policy near its bounds
+ * (64 MiB) held them for the whole parse. Its verdict is logged when
+ * the check ends. */
 static void
 reload_policy(struct guard *g)
 {
-	char err[1024];
-	struct policy *p;
-	enum plane_verdict v;
+	char err[256];
 
-	/* After the push being checked, if any, so they cannot race. */
-	control_settle(g->control);
-	v = plane_reload(g->plane, &p, err, sizeof(err));
-	if (v == PLANE_SAME) {
-		log_msg(g->log, "reload", "SIGHUP: policy unchanged");
-	} else if (v != PLANE_OK) {
-		struct log_rec r;
-		log_rec_begin(&r, g->log, "reload_refused");
-		log_rec_str(&r, "result", plane_verdict_name(v));
-		log_rec_str(&r, "msg", err);
-		log_emit(g->log, &r);
-	} else {
-		plane_installed(g->plane, p);
-		guard_set_policy(g, p);
+	/* Stopping: the queue went with the control socket. */
+	if (g->control == NULL) {
+		log_reload_refused(g, plane_verdict_name(PLANE_UNAVAILABLE),
+		    "the guard is stopping: --policy not reloaded");
+		return;
+	}
+	switch (control_reload(g->control, err, sizeof(err))) {
+	case 1:
+		log_msg(g->log, "reload", "SIGHUP: a reload already waits its turn; "
+		    "it reads --policy then");
+		break;
+	case -1:
+		log_reload_refused(g, plane_verdict_name(PLANE_BUSY), err);
+		break;
 	}
 }
 
@@ -574,7 +600,7 @@ guard_run_main(int argc, char **argv)
 		.version = EG_VERSION, .revision = EG_REVISION,
 		.started = g.started, .arg = &g, .policy = ctl_policy,
 		.nconns = ctl_nconns, .worker_conns = ctl_worker_conns,
-		.set_policy = ctl_set_policy,
+		.set_policy = ctl_set_policy, .reloaded = ctl_reloaded,
 	};
 	if ((g.control = control_new(&ctl_env, cfg.control_path, cfg.user != NULL ?
 	    user.uid : geteuid(), err, sizeof(err))) == NULL) {

@@ -45,11 +45,15 @@ peer_uid(int fd)
 	return (long)cred.uid;
 }
 
-void
-control_settle(struct control *c)
+int
+control_reload(struct control *c, char *err, size_t errlen)
 {
-	if (c != NULL)
-		ctlpush_settle(c->pushes);
+	int rc = ctlpush_reload(c->pushes);
+
+	if (rc == -1)
+		errbuf_set(err, errlen, "%d policy changes are already waiting to "
+		    "be checked", CTLPUSH_MAX_WAITING);
+	return rc;
 }
 
 /* The path part of an origin-form target (before any query), or NULL. */

@@ -1,7 +1,8 @@
 /* The plane-facing control API: HTTP/1.1 over a Unix socket (mode 0600),
  * never on a TCP port. PUT/GET /v1/policy, GET /v1/status, /v1/health,
  * /metrics. A pushed bundle is checked off the event loop; pushes are
- * answered one at a time in arrival order. */
+ * answered one at a time in arrival order. SIGHUP's reloads of --policy
+ * share that queue. */
 #ifndef EG_CONTROL_H
 #define EG_CONTROL_H
 
@@ -11,6 +12,7 @@
 #include <time.h>
 
 #include "plane/bundle.h"
+#include "plane/plane.h"
 
 struct event_base;
 struct config;
@@ -44,6 +46,10 @@ struct control_env {
 	/* Installs p (ownership moves) and logs its "policy" line; returns
 	 * how many were revoked. */
 	size_t			(*set_policy)(void *arg, struct policy *p);
+	/* The end of a reload (control_reload), after set_policy when v is
+	 * PLANE_OK; err says why otherwise. */
+	void			(*reloaded)(void *arg, enum plane_verdict v,
+				    const char *err);
 };
 
 #define CONTROL_MAX_BODY BUNDLE_MAX_BYTES	/* a body is one bundle */
@@ -57,10 +63,11 @@ struct control *control_new(const struct control_env *env, const char *path,
  * answers the ones still waiting 503 and closes the socket. */
 void control_free(struct control *c);
 
-/* Before the loop changes the policy by itself (SIGHUP): finishes and
- * answers the push being checked, waiting for its thread if needed, so
- * the two cannot race; waiting pushes resume on the next loop pass.
- * NULL-safe. */
-void control_settle(struct control *c);
+/* SIGHUP: --policy is read and checked off the loop, in the pushes'
+ * queue (one check at a time, in arrival order, so a reload and a push
+ * cannot race); its end is env->reloaded. 0 queued; 1 when a reload
+ * already waits and has not read the file yet (this one is the same);
+ * -1 with err when the queue is full. */
+int control_reload(struct control *c, char *err, size_t errlen);
 
 #endif

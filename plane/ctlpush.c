@@ -24,16 +24,20 @@ struct ctlpush {
 	size_t		 nwaiting;
 };
 
-/* Hands a push to a check thread. The body moves (no copy): the check
- * owns it from here, whether it starts or not. */
+/* Hands an item to a check thread. A push's body moves (no copy): the
+ * check owns it from here, whether it starts or not. */
 static void
 start_check(struct ctlpush *q, struct ctlpush_item *p)
 {
 	enum plane_verdict v;
 	char err[512] = "cannot check the bundle";
 
-	v = plane_check_start(q->plane, p->body, p->len, q->done_fd, &q->check,
-	    err, sizeof(err));
+	if (p->reload)
+		v = plane_reload_start(q->plane, q->done_fd, &q->check, err,
+		    sizeof(err));
+	else
+		v = plane_check_start(q->plane, p->body, p->len, q->done_fd,
+		    &q->check, err, sizeof(err));
 	p->body = NULL;
 	if (v != PLANE_OK) {
 		q->answer(q->arg, p, v, NULL, err);
@@ -86,22 +90,11 @@ check_done_cb(evutil_socket_t fd, short what, void *arg)
 	uint64_t n;
 
 	(void)what;
-	/* Nothing to read when ctlpush_settle woke us instead. */
 	while (read(fd, &n, sizeof(n)) == -1 && errno == EINTR)
 		;
 	if (q->check != NULL && plane_check_done(q->check))
 		finish_check(q);
 	next_check(q);
-}
-
-void
-ctlpush_settle(struct ctlpush *q)
-{
-	if (q == NULL || q->check == NULL)
-		return;
-	finish_check(q);
-	if (q->nwaiting > 0)
-		event_active(q->done_ev, EV_READ, 1);
 }
 
 int
@@ -113,6 +106,18 @@ ctlpush_add(struct ctlpush *q, const struct ctlpush_item *p)
 	q->nwaiting++;
 	next_check(q);
 	return 0;
+}
+
+int
+ctlpush_reload(struct ctlpush *q)
+{
+	struct ctlpush_item p = { .uid = -1, .reload = 1 };
+	size_t i;
+
+	for (i = 0; i < q->nwaiting; i++)
+		if (q->waiting[(q->first + i) % CTLPUSH_MAX_WAITING].reload)
+			return 1;
+	return ctlpush_add(q, &p);
 }
 
 void

@@ -1,8 +1,9 @@
-/* The control socket's push queue: pushed bundles are checked one at a
- * time, in arrival order, each on a thread of its own (plane_check_*).
- * The loop only hands a body over, and collects the result when the
- * thread says it is done through an eventfd. Answering is the caller's:
- * every push ends in exactly one call of the answer function. */
+/* The control socket's push queue: pushed bundles, and SIGHUP's re-reads
+ * of --policy, are checked one at a time, in arrival order, each on a
+ * thread of its own (plane_check_*, plane_reload_start). The loop only
+ * hands a body over, and collects the result when the thread says it is
+ * done through an eventfd. Answering is the caller's: every item ends in
+ * exactly one call of the answer function. */
 #ifndef EG_CTLPUSH_H
 #define EG_CTLPUSH_H
 
@@ -14,8 +15,9 @@ struct event_base;
 struct policy;
 struct ctlpush;
 
-/* Pushes that may wait behind the one being checked. Each holds its whole
- * body (up to CONTROL_MAX_BODY), so this also bounds their memory. */
+/* Items that may wait behind the one being checked. Each push holds its
+ * whole body (up to CONTROL_MAX_BODY), so this also bounds their memory;
+ * a reload holds none (its thread reads the file). */
 #define CTLPUSH_MAX_WAITING	8
 
 /* One push from its whole body until it is answered. It does not depend
@@ -26,6 +28,7 @@ struct ctlpush_item {
 	long		 uid;
 	char		*body;		/* until the check takes it */
 	size_t		 len;
+	int		 reload;	/* SIGHUP: no caller, no body */
 };
 
 /* The end of a push: on PLANE_OK pol is the checked policy (the answer
@@ -45,8 +48,10 @@ void ctlpush_free(struct ctlpush *q);
 int ctlpush_add(struct ctlpush *q, const struct ctlpush_item *p);
 /* The caller who is gone: its pushes go on unanswered. NULL-safe. */
 void ctlpush_forget(struct ctlpush *q, const void *who);
-/* Finishes and answers the push being checked, waiting for its thread if
- * needed; waiting pushes resume on the next loop pass. NULL-safe. */
-void ctlpush_settle(struct ctlpush *q);
+/* Queues a reload of --policy behind the checks in flight and waiting:
+ * 0. 1 when a reload already waits: it has not read the file yet, so it
+ * reads what this one would (the two are one). -1 when
+ * CTLPUSH_MAX_WAITING already wait. */
+int ctlpush_reload(struct ctlpush *q);
 
 #endif

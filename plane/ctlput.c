@@ -24,8 +24,9 @@ reply_policy(struct ctlconn *k, const struct policy *p, size_t revoked)
 	ctlconn_reply_json(k, 200, NULL, NULL, p, revoked);
 }
 
-/* The end of every push: on PLANE_OK the new policy is installed (it is
- * already persisted), then the caller, if still there, gets its answer. */
+/* The end of every push and reload: on PLANE_OK the new policy is
+ * installed (it is already persisted), then the caller, if still there,
+ * gets its answer; a reload's goes to the daemon. */
 void
 ctlput_answer(void *arg, const struct ctlpush_item *p, enum plane_verdict v,
     struct policy *pol, const char *err)
@@ -38,6 +39,10 @@ ctlput_answer(void *arg, const struct ctlpush_item *p, enum plane_verdict v,
 	if (v == PLANE_OK) {
 		plane_installed(env->plane, pol);
 		revoked = env->set_policy(env->arg, pol);
+	}
+	if (p->reload) {
+		env->reloaded(env->arg, v, err);
+		return;
 	}
 	if (v != PLANE_OK && v != PLANE_SAME) {
 		ctlconn_log(c, p->uid, "PUT", "/v1/policy", status, plane_verdict_name(v));
@@ -56,7 +61,7 @@ static void
 put_policy(struct ctlconn *k)
 {
 	struct control *c = k->c;
-	struct ctlpush_item p = { k, k->uid, k->body, k->len };
+	struct ctlpush_item p = { k, k->uid, k->body, k->len, 0 };
 	char msg[128];
 
 	k->body = NULL;

@@ -62,6 +62,8 @@ struct plane_check {
 	const char	*state_dir;	/* for messages */
 	int		 state_fd;	/* -1: nothing to store */
 	const char	*origin;	/* the --policy path, or NULL: pushed */
+	uid_t		 owner;		/* may own origin besides root */
+	int		 reread;	/* read origin first (a reload) */
 	struct floor	 floor;
 	char		*buf;		/* the bytes, owned by the check */
 	size_t		 len;
@@ -311,15 +313,42 @@ check_parse(struct plane_check *c, int bundle)
 	return c->v;
 }
 
-/* The whole check, pure work on whatever thread runs it: parse and
- * verify, the epoch rule against the floor it was given, then persist a
- * bundle that passed. The floor cannot move meanwhile: one check at a
- * time, and plane_reload refuses while one runs. */
+/* --policy's bytes. An unsigned compiled policy is taken on the file's
+ * word: the file and its folders get the state folder's rules. Runs on a
+ * check's thread too: util/ reports errors through strerror, which glibc
+ * (2.32 on) makes thread-safe. NULL with err. */
+static char *
+read_policy_file(const char *path, uid_t owner, size_t *len, char *err,
+    size_t errlen)
+{
+	char why[512], *buf;
+	int fd;
+
+	if ((fd = safepath_open_path(path, owner, why, sizeof(why))) == -1) {
+		errbuf_set(err, errlen, "--policy: %s", why);
+		return NULL;
+	}
+	buf = file_read_fd(fd, path, POLICY_MAX_BYTES, 0, len, err, errlen);
+	close(fd);
+	return buf;
+}
+
+/* The whole check, pure work on whatever thread runs it: read --policy
+ * (a reload), parse and verify, the epoch rule against the floor it was
+ * given, then persist a bundle that passed. The floor cannot move
+ * meanwhile: one check at a time (busy), and each is installed before
+ * the next starts. */
 static void
 check_work(struct plane_check *c)
 {
-	int bundle = c->origin == NULL || bundle_is_envelope(c->buf, c->len);
+	int bundle;
 
+	if (c->reread && (c->buf = read_policy_file(c->origin, c->owner, &c->len,
+	    c->err, sizeof(c->err))) == NULL) {
+		c->v = PLANE_MALFORMED;
+		return;
+	}
+	bundle = c->origin == NULL || bundle_is_envelope(c->buf, c->len);
 	if (check_parse(c, bundle) == PLANE_OK)
 		c->v = epoch_rule(&c->floor, c->p, c->signer, c->err,
 		    sizeof(c->err));
@@ -357,6 +386,8 @@ check_new(const struct plane *pl, const char *origin)
 	c->state_dir = pl->state_dir;
 	c->state_fd = pl->state_fd;
 	c->origin = origin;
+	c->owner = pl->owner;
+	c->reread = origin != NULL;
 	c->floor = pl->floor;
 	c->notify_fd = -1;
 	atomic_init(&c->done, 0);
@@ -401,31 +432,46 @@ check_thread(void *arg)
 	return NULL;
 }
 
-enum plane_verdict
-plane_check_start(struct plane *pl, char *body, size_t len, int notify_fd,
-    struct plane_check **out, char *err, size_t errlen)
+/* A check of body (len bytes; NULL: a reload, which reads origin on its
+ * thread). NULL with *v and err while another is in flight or out of
+ * memory; body is freed then. */
+static struct plane_check *
+check_begin(struct plane *pl, const char *origin, char *body, size_t len,
+    enum plane_verdict *v, char *err, size_t errlen)
 {
 	struct plane_check *c;
-	int rc;
 
-	*out = NULL;
 	if (pl->busy) {
 		free(body);
 		errbuf_set(err, errlen, "another policy change is being checked");
-		return PLANE_BUSY;
+		*v = PLANE_BUSY;
+		return NULL;
 	}
-	if ((c = check_new(pl, NULL)) == NULL) {
+	if ((c = check_new(pl, origin)) == NULL) {
 		free(body);
-		errbuf_set(err, errlen, "cannot check the bundle: out of memory");
-		return PLANE_UNAVAILABLE;
+		errbuf_set(err, errlen, "cannot check %s: out of memory",
+		    origin != NULL ? "--policy" : "the bundle");
+		*v = PLANE_UNAVAILABLE;
+		return NULL;
 	}
 	/* From here check_free frees the body with the check. */
 	c->buf = body;
 	c->len = len;
+	return c;
+}
+
+/* Runs c on a thread of its own, which writes to notify_fd when done. */
+static enum plane_verdict
+check_launch(struct plane *pl, struct plane_check *c, int notify_fd,
+    struct plane_check **out, char *err, size_t errlen)
+{
+	int rc;
+
 	c->notify_fd = notify_fd;
 	if ((rc = thread_start(&c->thread, check_thread, c)) != 0) {
 		char why[128];
-		errbuf_set(err, errlen, "cannot start a thread to check the bundle: %s",
+		errbuf_set(err, errlen, "cannot start a thread to check %s: %s",
+		    c->origin != NULL ? "--policy" : "the bundle",
 		    strerror_r(rc, why, sizeof(why)));
 		check_free(c);
 		return PLANE_UNAVAILABLE;
@@ -439,6 +485,44 @@ plane_check_start(struct plane *pl, char *body, size_t len, int notify_fd,
 		(void)usleep(100);
 #endif
 	return PLANE_OK;
+}
+
+enum plane_verdict
+plane_check_start(struct plane *pl, char *body, size_t len, int notify_fd,
+    struct plane_check **out, char *err, size_t errlen)
+{
+	struct plane_check *c;
+	enum plane_verdict v;
+
+	*out = NULL;
+	if ((c = check_begin(pl, NULL, body, len, &v, err, errlen)) == NULL)
+		return v;
+	return check_launch(pl, c, notify_fd, out, err, errlen);
+}
+
+/* A check that reads --policy, as check_begin. */
+static struct plane_check *
+reload_begin(struct plane *pl, enum plane_verdict *v, char *err, size_t errlen)
+{
+	if (pl->policy_path == NULL) {
+		errbuf_set(err, errlen, "no --policy file to reload");
+		*v = PLANE_NO_POLICY_FILE;
+		return NULL;
+	}
+	return check_begin(pl, pl->policy_path, NULL, 0, v, err, errlen);
+}
+
+enum plane_verdict
+plane_reload_start(struct plane *pl, int notify_fd, struct plane_check **out,
+    char *err, size_t errlen)
+{
+	struct plane_check *c;
+	enum plane_verdict v;
+
+	*out = NULL;
+	if ((c = reload_begin(pl, &v, err, errlen)) == NULL)
+		return v;
+	return check_launch(pl, c, notify_fd, out, err, errlen);
 }
 
 int
@@ -460,37 +544,11 @@ enum plane_verdict
 plane_reload(struct plane *pl, struct policy **out, char *err, size_t errlen)
 {
 	struct plane_check *c;
-	char *buf, why[512];
-	size_t len = 0;
-	int fd;
+	enum plane_verdict v;
 
 	*out = NULL;
-	if (pl->policy_path == NULL) {
-		errbuf_set(err, errlen, "no --policy file to reload");
-		return PLANE_NO_POLICY_FILE;
-	}
-	if (pl->busy) {
-		errbuf_set(err, errlen, "a pushed bundle is being checked");
-		return PLANE_BUSY;
-	}
-	/* An unsigned compiled policy is taken on the file's word: the file
-	 * and its folders get the state folder's rules. */
-	if ((fd = safepath_open_path(pl->policy_path, pl->owner, why,
-	    sizeof(why))) == -1) {
-		errbuf_set(err, errlen, "--policy: %s", why);
-		return PLANE_MALFORMED;
-	}
-	buf = file_read_fd(fd, pl->policy_path, POLICY_MAX_BYTES, 0, &len, err, errlen);
-	close(fd);
-	if (buf == NULL)
-		return PLANE_MALFORMED;
-	if ((c = check_new(pl, pl->policy_path)) == NULL) {
-		free(buf);
-		errbuf_set(err, errlen, "out of memory");
-		return PLANE_UNAVAILABLE;
-	}
-	c->buf = buf;
-	c->len = len;
+	if ((c = reload_begin(pl, &v, err, errlen)) == NULL)
+		return v;
 	check_work(c);
 	return check_end(pl, c, out, err, errlen);
 }

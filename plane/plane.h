@@ -4,9 +4,10 @@
  * accepted bundle in --state-dir so the floor survives a restart. Holds no
  * private key.
  *
- * A pushed bundle is checked on a thread of its own (plane_check_*), so
- * verifying, parsing and storing a large policy never stalls the event
- * loop; installing it stays on the loop. One check runs at a time. */
+ * A pushed bundle, and --policy reloaded on SIGHUP, is checked on a thread
+ * of its own (plane_check_*, plane_reload_start), so reading, verifying,
+ * parsing and storing a large policy never stalls the event loop;
+ * installing it stays on the loop. One check runs at a time. */
 #ifndef EG_PLANE_H
 #define EG_PLANE_H
 
@@ -78,8 +79,16 @@ int plane_check_done(const struct plane_check *c);
 enum plane_verdict plane_check_finish(struct plane *pl, struct plane_check *c,
     struct policy **out, char *err, size_t errlen);
 
-/* SIGHUP: reloads --policy with the same checks as a push, on the calling
- * thread. PLANE_BUSY while a check is in flight: finish it first. */
+/* SIGHUP: --policy again, with the same checks as a push, read and
+ * checked on a thread of its own like plane_check_start (body aside, the
+ * same contract: PLANE_BUSY, PLANE_UNAVAILABLE), collected with
+ * plane_check_finish. PLANE_NO_POLICY_FILE when the guard runs without
+ * --policy. */
+enum plane_verdict plane_reload_start(struct plane *pl, int notify_fd,
+    struct plane_check **out, char *err, size_t errlen);
+
+/* At start (plane_start, before any thread): the same, on the calling
+ * thread. PLANE_BUSY while a check is in flight. */
 enum plane_verdict plane_reload(struct plane *pl, struct policy **out,
     char *err, size_t errlen);
 

@@ -371,6 +371,35 @@ test_hostile_reload_while_a_check_runs_refused_busy(void **state)
 	free(b2);
 }
 
+/* SIGHUP's reload on a check thread: the file is read there, checked and
+ * stored like a push; busy while a push is checked. */
+static void
+test_reload_start_reads_the_file_on_its_thread(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle(f->key, 1, "a.example"), *b2 = bundle(f->key, 2, "b.example");
+	struct plane_check *c = start(f, b1), *r = NULL;
+	struct policy *p = NULL;
+	char err[256];
+
+	write_file(f->policy_file, b2, strlen(b2));
+	assert_int_equal(plane_reload_start(f->pl, f->pipe[1], &r, err,
+	    sizeof(err)), PLANE_BUSY);
+	assert_null(r);
+	assert_int_equal(finish(f, c, &p), PLANE_OK);
+	plane_installed(f->pl, p);
+	policy_free(p);
+	p = NULL;
+	assert_int_equal(plane_reload_start(f->pl, f->pipe[1], &r, err,
+	    sizeof(err)), PLANE_OK);
+	assert_int_equal(finish(f, r, &p), PLANE_OK);
+	assert_int_equal(policy_epoch(p), 2);
+	policy_free(p);
+	assert_state_is(f, b2);
+	free(b1);
+	free(b2);
+}
+
 static void
 test_hostile_forged_signature_refused_state_and_floor_kept(void **state)
 {
@@ -762,6 +791,9 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_hostile_reload_while_a_check_runs_refused_busy, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_reload_start_reads_the_file_on_its_thread, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_hostile_forged_signature_refused_state_and_floor_kept,
