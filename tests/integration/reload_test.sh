@@ -138,9 +138,10 @@ ew=$(sed -n 's/.*worst_ms=\([0-9]*\).*/\1/p' "$T/echo.out")
 hw=$(sed -n 's/.*worst_ms=\([0-9]*\).*/\1/p' "$T/health.out")
 figures="reload ${d2}s / ${d3}s; echo $echo_out; health $health_out"
 echo "# $figures"
-# The reload must be long enough for a stall to show; the worst round
-# trip must stay under 100 ms and under half of it.
-python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > 0.2)' "$d3"
+# The reload must be long enough for a stall to show (0.15-0.6 s here;
+# a loaded machine is slower, not faster); the worst round trip must
+# stay under 100 ms and under half of it.
+python3 -c 'import sys; sys.exit(not float(sys.argv[1]) > 0.1)' "$d3"
 check reload_of_large_policy_long_enough_to_show_a_stall $? "$figures"
 under() { [ -n "$1" ] && python3 -c 'import sys; sys.exit(not (int(sys.argv[1]) < 100 and int(sys.argv[1]) < float(sys.argv[2]) * 500))' "$1" "$d3"; }
 under "$ew" && case "$echo_out" in *bad=0) true;; *) false;; esac
