@@ -1,6 +1,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <event2/event.h>
 
@@ -144,6 +145,16 @@ out:
 	pthread_mutex_unlock(&libev.lock);
 }
 
+/* libevent exits after a fatal error (a start short of descriptors:
+ * evsig_init_'s socketpair); its message is logged above. Exit 2, a
+ * failed start's status, not libevent's 1, which reads as a deny. */
+static void
+libevent_fatal(int err)
+{
+	(void)err;
+	_exit(2);
+}
+
 int
 log_libevent_start(struct log *lg)
 {
@@ -153,6 +164,7 @@ log_libevent_start(struct log *lg)
 	libev.lg = own;
 	pthread_mutex_unlock(&libev.lock);
 	event_set_log_callback(libevent_cb);
+	event_set_fatal_callback(libevent_fatal);
 	return own != NULL ? 0 : -1;
 }
 

@@ -44,6 +44,16 @@ run_ns repeat --no-state --policy "$T/a.json" --listen 127.0.0.1:3129 \
 [ "$RC" -eq 0 ] && grep -q -- "--listen ADDR:PORT" "$T/repeat.err"
 check control_run_repeatable_flags_repeat $? "rc=$RC $(head -n1 "$T/repeat.err")"
 
+# ---- run: a start short of descriptors is a failed start (exit 2, and
+# the reason as a log line), not libevent's own exit 1 with a raw line.
+RC=$( (ulimit -n 20; ingd timeout 5 "$BIN" run --listen 127.0.0.1:3128 \
+    --control "$T/fdstart.sock" --no-state --dns 127.0.0.1 --workers 16 \
+    >"$T/fdstart.err" 2>&1; echo $?) )
+[ "$RC" -eq 2 ] && grep -q '"event":"error"' "$T/fdstart.err" &&
+    ! grep -q '^\[' "$T/fdstart.err"
+check hostile_start_short_of_descriptors_exits_2_with_a_log_line $? \
+    "rc=$RC $(tail -n 1 "$T/fdstart.err" | cut -c1-200)"
+
 # ---- run: messages name what was given
 run_ns cluster -xy
 refused cluster "unknown or incomplete option: -xy"
