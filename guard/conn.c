@@ -83,6 +83,12 @@ conn_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
 }
 
 int
+conn_accept_starved(int e)
+{
+	return e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM;
+}
+
+int
 conn_bind(const struct dest *d, int type)
 {
 	struct sockaddr_storage ss;

@@ -176,6 +176,10 @@ void conn_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len);
 /* A non-blocking, close-on-exec socket of type bound to d (an IP literal
  * and port; IPv6 only for v6). Returns the fd, or -1 with errno. */
 int conn_bind(const struct dest *d, int type);
+/* 1 when an accept failed with errno e for want of this host's
+ * descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM): accepting again
+ * at once would spin, so the listener pauses. */
+int conn_accept_starved(int e);
 void conn_addr_peer_str(const struct resolver_addr *a, uint16_t port, char *buf,
     size_t len);
 long long conn_usec_since(const struct timespec *t0);

@@ -593,7 +593,7 @@ tcp_accept_error_cb(struct evconnlistener *l, void *arg)
 	int e = EVUTIL_SOCKET_ERROR();
 
 	(void)l;
-	if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM)
+	if (!conn_accept_starved(e))
 		return;
 	if (evtimer_pending(d->resume, NULL))
 		return;

@@ -15,6 +15,7 @@
 
 #include <event2/event.h>
 
+#include "guard/conn.h"
 #include "guard/guard.h"
 #include "guard/handoff.h"
 #include "guard/ifaddr.h"
@@ -259,7 +260,7 @@ accept_one(struct worker *w, evutil_socket_t lfd, int transparent)
 	/* Out of descriptors: accepting again at once would spin. Pause
 	 * this worker's listeners briefly; connections wait in the kernel
 	 * backlog (or go to another worker). */
-	if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM)
+	if (!conn_accept_starved(e))
 		return;
 	if (evtimer_pending(w->accept_resume, NULL))
 		return;

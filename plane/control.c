@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "guard/config.h"
+#include "guard/conn.h"
 #include "guard/log.h"
 #include "guard/metrics.h"
 #include "plane/control.h"
@@ -333,8 +334,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		if (fd == -1) {
 			/* Out of descriptors: accepting again at once would
 			 * spin. Callers wait in the backlog meanwhile. */
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			    errno == ENOMEM) {
+			if (conn_accept_starved(errno)) {
 				event_del(c->listen_ev);
 				log_every(c->env.log, &c->paused,
 				    "control: accept paused: out of file descriptors");
