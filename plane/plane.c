@@ -61,9 +61,9 @@ struct plane_check {
 	const struct bundle_keyring *kr;
 	const char	*state_dir;	/* for messages */
 	int		 state_fd;	/* -1: nothing to store */
-	const char	*origin;	/* the --policy path, or NULL: pushed */
+	const char	*origin;	/* the --policy path, read first (a
+					   reload), or NULL: pushed */
 	uid_t		 owner;		/* may own origin besides root */
-	int		 reread;	/* read origin first (a reload) */
 	struct floor	 floor;
 	char		*buf;		/* the bytes, owned by the check */
 	size_t		 len;
@@ -343,8 +343,8 @@ check_work(struct plane_check *c)
 {
 	int bundle;
 
-	if (c->reread && (c->buf = read_policy_file(c->origin, c->owner, &c->len,
-	    c->err, sizeof(c->err))) == NULL) {
+	if (c->origin != NULL && (c->buf = read_policy_file(c->origin,
+	    c->owner, &c->len, c->err, sizeof(c->err))) == NULL) {
 		c->v = PLANE_MALFORMED;
 		return;
 	}
@@ -387,7 +387,6 @@ check_new(const struct plane *pl, const char *origin)
 	c->state_fd = pl->state_fd;
 	c->origin = origin;
 	c->owner = pl->owner;
-	c->reread = origin != NULL;
 	c->floor = pl->floor;
 	c->notify_fd = -1;
 	atomic_init(&c->done, 0);
