@@ -11,6 +11,15 @@
 # process started here, by PID, and deletes the namespaces.
 
 set -u
+# Descriptors the caller left open (CI's runner leaves some) would pass
+# to every process started here and move where a low `ulimit -n` bites:
+# only 0-2 are kept (bash's own script descriptor is close-on-exec, and
+# `.` has read this file whole).
+for _fd in /proc/$$/fd/*; do
+	_fd=${_fd##*/}
+	case $_fd in 0|1|2|255) ;; *) eval "exec $_fd>&-" 2>/dev/null ;; esac
+done
+unset _fd
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 EG_BUILD=${EG_BUILD:-$TOP/${BUILD:-build}}
 BIN=$EG_BUILD/egress-guard
