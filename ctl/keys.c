@@ -206,10 +206,26 @@ out:
 	return pk;
 }
 
+int
+ctlkeys_envelope_fits(const struct ctlkeys_envelope *e, size_t len,
+    size_t *total, char *err, size_t errlen)
+{
+	if (len > e->max)
+		*total = SIZE_MAX;
+	else
+		*total = strlen(e->schema) + strlen(e->field) + 46 +
+		    BUNDLE_KEY_ID_LEN + 4 * ((len + 2) / 3) +
+		    4 * ((BUNDLE_SIG_LEN + 2) / 3);
+	if (*total == SIZE_MAX || *total + e->reserve > e->max) {
+		errbuf_set(err, errlen, "%s too large: %s is at most %zu bytes",
+		    e->what, e->container, e->max);
+		return -1;
+	}
+	return 0;
+}
+
 /* Before any work: something to sign, a key that can, and an envelope
- * the reader would take (refused here for size as the verifier would:
- * its exact length, plus what the reader keeps in reserve). Fills id and
- * *total, that exact length. */
+ * the reader would take. Fills id and *total. */
 static int
 sign_check(const struct ctlkeys_envelope *e, const void *canon, size_t len,
     EVP_PKEY *priv, char *id, size_t *total, char *err, size_t errlen)
@@ -224,18 +240,7 @@ sign_check(const struct ctlkeys_envelope *e, const void *canon, size_t len,
 		errbuf_set(err, errlen, "signing key: %s", why);
 		return -1;
 	}
-	if (len > e->max)
-		*total = SIZE_MAX;
-	else
-		*total = strlen(e->schema) + strlen(e->field) + 46 +
-		    BUNDLE_KEY_ID_LEN + 4 * ((len + 2) / 3) +
-		    4 * ((BUNDLE_SIG_LEN + 2) / 3);
-	if (*total == SIZE_MAX || *total + e->reserve > e->max) {
-		errbuf_set(err, errlen, "%s too large: %s is at most %zu bytes",
-		    e->what, e->container, e->max);
-		return -1;
-	}
-	return 0;
+	return ctlkeys_envelope_fits(e, len, total, err, errlen);
 }
 
 /* The Ed25519 signature over the whole message m. */
@@ -447,6 +452,13 @@ ctlkeys_cmd_sign(int argc, char **argv)
 	if ((canon = policy_file_canonical(path, sizeof(BUNDLE_CONTEXT), &len, err,
 	    sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: sign: %s\n", CLI_PROG, err);
+		goto out;
+	}
+	/* A policy too large for any bundle is bad input (2), found before
+	 * the key is read, not a failure to sign (1). */
+	if (ctlkeys_envelope_fits(&bundle_envelope, len, &(size_t){ 0 }, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "%s: sign: %s: %s\n", CLI_PROG, path, err);
 		goto out;
 	}
 	if ((pk = ctlkeys_load_private(key, err, sizeof(err))) == NULL) {

@@ -49,6 +49,12 @@ struct ctlkeys_envelope {
 	const char	*container;
 };
 
+/* Whether an envelope of len signed bytes is one the reader takes (its
+ * exact length, plus what the reader keeps in reserve): 0 with *total
+ * that length, or -1 with err. */
+int ctlkeys_envelope_fits(const struct ctlkeys_envelope *e, size_t len,
+    size_t *total, char *err, size_t errlen);
+
 /* Signs canon (as given) under e; the envelope JSON, malloc'd, no
  * newline, or NULL with err. */
 char *ctlkeys_sign_envelope(const struct ctlkeys_envelope *e, const char *canon,

@@ -138,6 +138,21 @@ check hostile_ctl_compile_epoch_given_twice_refused $? "rc=$RC $(head -n1 "$T/ep
 ctl key2 sign "$T/a.json" --key "$T/k1.pem" --key="$T/k2.pem"
 refused key2 "--key given twice" && [ ! -s "$T/key2.out" ]
 check hostile_ctl_sign_key_given_twice_refused $? "rc=$RC $(head -n1 "$T/key2.err")"
+# A policy too large for any bundle (8 MiB once in base64) is bad input,
+# exit 2 before the key is read, not a failure to sign (1). The control:
+# the same key signs a small policy.
+python3 - >"$T/huge.json" <<'PY'
+import json
+a = [{"host": "h%06d.example.test" % i, "port": 443} for i in range(170000)]
+print(json.dumps({"allow": a, "epoch": 1, "mode": "allowlist",
+    "schema": "egress-guard.policy.v1"}, sort_keys=True, separators=(",", ":")))
+PY
+ctl huge sign "$T/huge.json" --key "$T/k1.pem"
+refused huge "policy too large: a bundle is at most 8388608 bytes" && [ ! -s "$T/huge.out" ]
+check hostile_ctl_sign_policy_too_large_for_a_bundle_exits_2 $? "rc=$RC $(head -n1 "$T/huge.err")"
+ctl small sign "$T/a.json" --key "$T/k1.pem"
+[ "$RC" -eq 0 ] && [ -s "$T/small.out" ]
+check control_ctl_sign_small_policy_exits_0 $? "rc=$RC $(head -n1 "$T/small.err")"
 ctl out2 keygen --out "$T/k3.pem" --out "$T/k4.pem"
 refused out2 "--out given twice" && [ ! -e "$T/k3.pem" ] && [ ! -e "$T/k4.pem" ]
 check hostile_ctl_keygen_out_given_twice_refused_nothing_written $? "rc=$RC $(head -n1 "$T/out2.err")"
