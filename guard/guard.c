@@ -1,4 +1,5 @@
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -384,6 +385,40 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	maybe_exit(g);
 }
 
+/* The descriptors the guard may need at its bounds (docs/design.md,
+ * "Bounds and timeouts"): the soft limit is raised to that, as far as the
+ * hard limit lets, as Squid raises its own; what stays short is said in
+ * note, since below it listeners pause and admitted requests are denied
+ * once descriptors run out. */
+static void
+nofile_raise(const struct guard *g, char *note, size_t notelen)
+{
+	struct rlimit rl;
+	rlim_t need;
+
+	note[0] = '\0';
+	need = (rlim_t)(6 * g->cfg->max_conns + 80 * (long long)g->nwant + 160);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1) {
+		errbuf_set(note, notelen, "descriptor limit unreadable: %s",
+		    strerror(errno));
+		return;
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need)
+		return;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ?
+	    rl.rlim_max : need;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == -1 && getrlimit(RLIMIT_NOFILE,
+	    &rl) == -1)
+		rl.rlim_cur = 0;
+	if (rl.rlim_cur < need)
+		errbuf_set(note, notelen, "descriptor limit %llu is below the %llu "
+		    "that --max-conns %lld and %u workers need (6 x max-conns + 80 "
+		    "x workers + 160): at the limit the listeners pause and "
+		    "admitted requests are denied (upstream_unreachable)",
+		    (unsigned long long)rl.rlim_cur, (unsigned long long)need,
+		    g->cfg->max_conns, g->nwant);
+}
+
 static void
 log_start(struct guard *g)
 {
@@ -520,7 +555,7 @@ guard_run_main(int argc, char **argv)
 	static struct guard g;		/* its mutex outlives any early return */
 	struct control_env ctl_env;
 	struct user user;
-	char err[1024], warn[1024];
+	char err[1024], warn[1024], nofile[320];
 	unsigned i;
 	int rc = 2;
 
@@ -550,6 +585,7 @@ guard_run_main(int argc, char **argv)
 		    "dropped\n");
 	signal(SIGPIPE, SIG_IGN);
 	g.started = time(NULL);
+	nofile_raise(&g, nofile, sizeof(nofile));
 	if (wsync_init(&g) == -1) {
 		fprintf(stderr, "egress-guard: cannot set up the workers' lock\n");
 		goto out;
@@ -643,6 +679,8 @@ guard_run_main(int argc, char **argv)
 		log_msg(g.log, "warning", "running as root: use --user");
 	if (warn[0] != '\0')
 		log_msg(g.log, "warning", warn);
+	if (nofile[0] != '\0')
+		log_msg(g.log, "warning", nofile);
 	if (cfg.state_dir == NULL)
 		log_msg(g.log, "warning", "--no-state: no epoch floor is kept; a restart "
 		    "accepts any epoch again (rollback)");

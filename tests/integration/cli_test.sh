@@ -67,6 +67,32 @@ done
 check hostile_start_short_of_descriptors_exits_2_with_a_log_line $? \
     "libevent fatal seen $lev times;$out"
 
+# ---- run: the descriptor limit is raised to what the bounds need
+# (6 x 100 + 80 x 2 + 160 = 920), as far as the hard limit lets; what
+# stays short is a warning. nofile_run NAME SOFT HARD: SOFT is then the
+# guard's soft limit once it has started.
+nofile_run() {
+	local name=$1 pid
+	ip netns exec "$GD" bash -c 'ulimit -S -n "$2" && ulimit -H -n "$1" && exec "$3" run \
+	    --listen 127.0.0.1:3130 --control "$4" --no-state --dns 127.0.0.1 \
+	    --max-conns 100 --workers 2' _ "$3" "$2" "$BIN" "$T/$name.sock" \
+	    >"$T/$name.err" 2>&1 &
+	pid=$!; PIDS="$PIDS $pid"
+	for _ in $(seq 50); do
+		grep -q '"event":"policy"' "$T/$name.err" && break; sleep 0.1
+	done
+	SOFT=$(awk '/^Max open files/ {print $4}' "/proc/$pid/limits")
+	kill "$pid"; wait "$pid" 2>/dev/null
+}
+nofile_run nofile1 256 4096
+[ "$SOFT" = 920 ] && ! grep -q 'descriptor limit' "$T/nofile1.err"
+check hostile_low_soft_descriptor_limit_raised_to_the_bounds $? \
+    "soft=$SOFT $(grep 'descriptor limit' "$T/nofile1.err")"
+nofile_run nofile2 256 500
+[ "$SOFT" = 500 ] && grep -q '"event":"warning","msg":"descriptor limit 500 is below the 920 that --max-conns 100 and 2 workers need' "$T/nofile2.err"
+check hostile_hard_descriptor_limit_below_the_bounds_warned $? \
+    "soft=$SOFT $(grep 'descriptor limit' "$T/nofile2.err")"
+
 # ---- run: messages name what was given
 run_ns cluster -xy
 refused cluster "unknown or incomplete option: -xy"
