@@ -284,7 +284,7 @@ nftcmp_compare(const struct nftrules_config *cfg,
 	const struct nftnl_chain *c, *h;
 	const char *name;
 	char text[256];
-	uint32_t flags;
+	uint32_t flags, use, nhave = 0;
 	int rc = -1;
 
 	if (diff != NULL && difflen > 0)
@@ -317,6 +317,7 @@ nftcmp_compare(const struct nftrules_config *cfg,
 		if ((it = nftnl_chain_list_iter_create(chains)) == NULL)
 			goto out;
 		while ((c = nftnl_chain_list_iter_next(it)) != NULL) {
+			nhave++;
 			name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
 			if (name == NULL || find_chain(want, name) == NULL) {
 				nftfmt_chain(c, text, sizeof(text));
@@ -324,6 +325,16 @@ nftcmp_compare(const struct nftrules_config *cfg,
 			}
 		}
 	}
+	/* The kernel counts every object of the table in its use: chains,
+	 * sets and maps (anonymous ones too), stateful objects, flowtables.
+	 * apply makes chains only, so anything beside them is a difference,
+	 * whatever it holds and whether or not a rule refers to it. */
+	use = nftnl_table_is_set(table, NFTNL_TABLE_USE) ?
+	    nftnl_table_get_u32(table, NFTNL_TABLE_USE) : nhave;
+	if (use > nhave)
+		dw_line(&d, "table inet " NFTRULES_TABLE ": %u objects beside its "
+		    "%u chains (sets, maps, stateful objects or flowtables), "
+		    "expected none", use - nhave, nhave);
 	rc = d.n > 0 ? 1 : 0;
 out:
 	/* Past nftrules_expected, only an allocation can fail. */

@@ -737,6 +737,26 @@ if [ $RC -eq 1 ]; then has verify_detects_missing_chain "$ERR" "forward: chain m
 else fail verify_detects_missing_chain "exit $RC: $ERR"; fi
 eg apply $APPLY
 
+# A set and a named counter added inside the table: no rule refers to
+# them yet, but a later rule could (a set of addresses to accept); apply
+# makes chains only.
+nsx "$WL" nft add set inet egress_guard hostile_set '{ type ipv4_addr; }'
+nsx "$WL" nft add element inet egress_guard hostile_set '{ 198.18.9.9 }'
+nsx "$WL" nft add counter inet egress_guard hostile_counter
+eg verify $APPLY
+if [ $RC -eq 1 ]; then
+	has hostile_verify_detects_set_and_object_added_in_table "$ERR" \
+	    "table inet egress_guard: 2 objects beside its 3 chains"
+else
+	fail hostile_verify_detects_set_and_object_added_in_table "exit $RC: $ERR"
+fi
+eg apply $APPLY
+rc=$RC
+eg verify $APPLY
+if [ $rc -eq 0 ] && [ $RC -eq 0 ] && ! nsx "$WL" nft list sets 2>/dev/null | grep -q hostile_set
+then pass reapply_removes_added_set_and_object
+else fail reapply_removes_added_set_and_object "apply $rc, verify $RC: $ERR"; fi
+
 eg verify --netns "$WL" --guard 10.200.0.9:3128 --guard "[fd00:200::1]:3128"
 if [ $RC -eq 1 ]; then
 	has verify_detects_changed_guard_address "$ERR" \
