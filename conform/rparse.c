@@ -93,11 +93,25 @@ two_digits(const char *s, int lo, int hi)
 	return v >= lo && v <= hi;
 }
 
-/* RFC 3339 in UTC: YYYY-MM-DDTHH:MM:SS, optional .1-9 digits, then Z. */
+/* The last day of month m (1-12) of year y, Gregorian. */
+static int
+month_days(int y, int m)
+{
+	static const int days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31,
+	    30, 31 };
+
+	if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+		return 29;
+	return days[m - 1];
+}
+
+/* RFC 3339 in UTC: YYYY-MM-DDTHH:MM:SS, optional .1-9 digits, then Z;
+ * a day the month does not have (2026-02-31) is no date. */
 int
 rparse_is_timestamp(const char *s, size_t len)
 {
 	size_t i;
+	int y, m;
 
 	if (len < 20)
 		return 0;
@@ -109,6 +123,11 @@ rparse_is_timestamp(const char *s, size_t len)
 	    !two_digits(s + 11, 0, 23) || s[13] != ':' ||
 	    !two_digits(s + 14, 0, 59) || s[16] != ':' ||
 	    !two_digits(s + 17, 0, 60))
+		return 0;
+	y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 +
+	    (s[3] - '0');
+	m = (s[5] - '0') * 10 + (s[6] - '0');
+	if ((s[8] - '0') * 10 + (s[9] - '0') > month_days(y, m))
 		return 0;
 	i = 19;
 	if (s[i] == '.') {

@@ -1096,6 +1096,17 @@ test_report_refuses_unknown_or_bad_keys(void **state)
 	r = pinned();
 	set_str(r, "ran_at", "2026-11-29T10:00:00+01:00");
 	refuse_report(r, "report: ran_at");
+	/* Days the month does not have: the 31st of a 30-day month, 29
+	 * February outside a leap year. */
+	r = pinned();
+	set_str(r, "ran_at", "2026-04-31T00:00:00Z");
+	refuse_report(r, "report: ran_at");
+	r = pinned();
+	set_str(r, "ran_at", "2026-02-29T00:00:00Z");
+	refuse_report(r, "report: ran_at");
+	r = pinned();
+	set_str(r, "ran_at", "2100-02-29T00:00:00Z");
+	refuse_report(r, "report: ran_at");
 	r = pinned();
 	assert_int_equal(json_object_del(r, "cases"), 0);
 	refuse_report(r, "\"facts\" and \"cases\" are required");
@@ -1131,9 +1142,12 @@ test_report_refuses_unknown_or_bad_keys(void **state)
 static void
 test_report_accepts_fractional_ran_at(void **state)
 {
+	static const char *const ok[] = { "2026-01-31T00:00:00Z",
+	    "2026-04-30T00:00:00Z", "2026-02-28T23:59:60Z",
+	    "2028-02-29T00:00:00Z", "2000-02-29T00:00:00Z" };
 	json_t *r = pinned();
 	char *text, *c;
-	size_t len;
+	size_t len, i;
 
 	(void)state;
 	set_str(r, "ran_at", "2026-11-29T10:00:00.123456Z");
@@ -1143,6 +1157,17 @@ test_report_accepts_fractional_ran_at(void **state)
 	free(c);
 	free(text);
 	json_decref(r);
+	/* The control of the day checks: the last day of each kind of
+	 * month, and 29 February of leap years (2000 and 2028). */
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		r = pinned();
+		set_str(r, "ran_at", ok[i]);
+		text = text_of(r);
+		c = canon_of(text, SHA_EMPTY, &len);
+		free(c);
+		free(text);
+		json_decref(r);
+	}
 }
 
 /* ---- what a trusted attester signs is still checked ---- */
