@@ -156,8 +156,15 @@ read_head(struct ctlconn *k)
 	n = read(k->fd, k->head + k->headlen, sizeof(k->head) - k->headlen);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
+	if (n == 0 && k->headlen > 0) {
+		/* Half a head, then the caller's FIN: a call all the same,
+		 * logged with its uid and answered (it may still read). */
+		ctlconn_refuse(k, "-", "-", 400, "incomplete",
+		    "connection closed before the head was whole");
+		return;
+	}
 	if (n <= 0) {
-		ctlconn_close(k);	/* gone before a whole head: nothing to answer */
+		ctlconn_close(k);	/* gone, or connected and closed: nothing asked */
 		return;
 	}
 	k->headlen += (size_t)n;
@@ -230,13 +237,25 @@ conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	(void)ctlconn_flush(arg);
 }
 
-/* A request not whole, or an answer not taken, within the bound. */
+/* A request not whole within the bound is a call refused, logged with
+ * the caller's uid (a slow caller holding slots leaves a trace) and
+ * answered 408; an answer not taken within the bound ends the
+ * connection. */
 static void
 conn_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct ctlconn *k = arg;
+
 	(void)fd;
 	(void)what;
-	ctlconn_close(arg);
+	if (k->state == CTLCONN_HEAD)
+		ctlconn_refuse(k, "-", "-", 408, "timeout",
+		    "request head not whole within 10 s");
+	else if (k->state == CTLCONN_BODY)
+		ctlconn_refuse(k, "PUT", "/v1/policy", 408, "timeout",
+		    "request body not whole within 10 s");
+	else
+		ctlconn_close(k);
 }
 
 static void

@@ -38,6 +38,7 @@ reason_phrase(int status)
 	case 403:	return "Forbidden";
 	case 404:	return "Not Found";
 	case 405:	return "Method Not Allowed";
+	case 408:	return "Request Timeout";
 	case 409:	return "Conflict";
 	case 411:	return "Length Required";
 	case 413:	return "Content Too Large";

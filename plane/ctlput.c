@@ -179,7 +179,11 @@ ctlput_read(struct ctlconn *k)
 			continue;
 		if (n == -1 && errno == EAGAIN)
 			return;
-		ctlconn_close(k);	/* gone before the whole body: nothing to answer */
+		if (n == 0)	/* a FIN: it may still read its answer */
+			ctlconn_refuse(k, "PUT", "/v1/policy", 400, "incomplete",
+			    "connection closed before the whole body");
+		else
+			ctlconn_close(k);
 		return;
 	}
 	put_policy(k);

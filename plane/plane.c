@@ -203,15 +203,19 @@ epoch_rule(const struct floor *f, const struct policy *p, const char *signer,
 {
 	if (f->epoch < 0)
 		return PLANE_OK;
+	/* The floor outlives its policy when that policy's key is no longer
+	 * trusted: the message says which of the two the caller ran into. */
 	if (policy_epoch(p) < f->epoch) {
-		errbuf_set(err, errlen, "epoch %lld is below the active epoch %lld",
-		    policy_epoch(p), f->epoch);
+		errbuf_set(err, errlen, "epoch %lld is below the %s epoch %lld",
+		    policy_epoch(p), f->active ? "active" : "floor", f->epoch);
 		return PLANE_STALE_EPOCH;
 	}
 	if (policy_epoch(p) == f->epoch) {
 		if (strcmp(policy_digest(p), f->digest) != 0) {
-			errbuf_set(err, errlen, "epoch %lld is already active with "
-			    "another digest", f->epoch);
+			errbuf_set(err, errlen, "epoch %lld is %s with another "
+			    "digest", f->epoch, f->active ? "already active" :
+			    "the floor, kept from a bundle whose key is no longer "
+			    "trusted,");
 			return PLANE_EPOCH_CONFLICT;
 		}
 		/* An unsigned file never replaces a stored bundle. */

@@ -401,8 +401,10 @@ cat >"$T/ctlraw.py" <<'PY'
 #   answer  sends TEXT then FILE, prints "t=SECONDS <status line>|<status line>..."
 #           for what came back within 3 s (the connection may then be reset)
 #   hangup  sends TEXT then FILE and closes without reading
-#   stall   sends TEXT, prints "t=SECONDS closed=0|1" once the guard closes
-#           (20 s at most)
+#   stall   sends TEXT, prints "t=SECONDS closed=0|1 status=<status line>"
+#           once the guard closes (20 s at most)
+#   fin     sends TEXT then FILE, shuts down its sending side, prints the
+#           status line it then reads ("-" for none)
 #   conns   holds 64 idle connections, then prints what a 65th got at once
 #           (its status line and error), how many of the 64 were still
 #           open, and (after closing 4) what a GET /v1/health on another
@@ -450,10 +452,17 @@ elif mode == "stall":
     s = conn(20)
     s.sendall(text)
     try:
-        closed = int(s.recv(100) == b"")
+        got = read_all(s)
+        closed = 1
     except OSError:
-        closed = 0
-    print("t=%.1f closed=%d" % (time.monotonic() - t0, closed))
+        got, closed = b"", 0
+    print("t=%.1f closed=%d status=%s" % (time.monotonic() - t0, closed,
+        got.partition(b"\r\n")[0].decode() or "-"))
+elif mode == "fin":
+    s = conn()
+    s.sendall(text + body)
+    s.shutdown(socket.SHUT_WR)
+    print(read_all(s).partition(b"\r\n")[0].decode() or "-")
 elif mode == "conns":
     held = [conn() for _ in range(64)]
     time.sleep(0.3)
@@ -563,9 +572,21 @@ wait $STALL
 out=$(cat "$T/stall.out")
 # t counts from the client's start: the lower bound shows the 10 s bound
 # is not shorter; the upper one leaves room for a loaded machine.
-case "$out" in *closed=1*) t=${out#t=}; t=${t%% *}
-    awk -v t="$t" 'BEGIN { exit !(t >= 9 && t < 15) }'; r=$?;; *) r=1;; esac
-check hostile_control_body_stalled_midway_closed_after_10s $r "$out"
+# It is a call all the same: answered 408 and logged with the uid, so a
+# caller holding slots leaves a trace.
+case "$out" in *"closed=1 status=HTTP/1.1 408 Request Timeout"*) t=${out#t=}; t=${t%% *}
+    awk -v t="$t" 'BEGIN { exit !(t >= 9 && t < 15) }' &&
+    grep -q '"event":"control","peer_uid":0,"method":"PUT","path":"/v1/policy","status":408,"result":"timeout"' "$T/H.log"
+    r=$?;; *) r=1;; esac
+check hostile_control_body_stalled_midway_answered_408_logged_after_10s $r "$out"
+# Half a head, then the caller's FIN: answered 400 and logged. The
+# control: a FIN after a whole head is an ordinary call.
+out=$(ctlraw fin 'GET /v1/sta')
+grep -q '"event":"control","peer_uid":0,"method":"-","path":"-","status":400,"result":"incomplete"' "$T/H.log"
+r=$?
+out2=$(ctlraw fin 'GET /v1/status HTTP/1.1\r\nHost: x\r\n\r\n')
+[ "$out" = "HTTP/1.1 400 Bad Request" ] && [ $r -eq 0 ] && [ "$out2" = "HTTP/1.1 200 OK" ]
+check hostile_control_half_head_then_fin_answered_400_logged $? "$out / $out2"
 out=$(ctlraw conns)
 nref=$(echo "$out" | sed -n 's/^refused=//p')
 out=$(echo "$out" | head -n 1)
@@ -822,7 +843,8 @@ policy 17 api.example.test:80; sign 17 "$T/keys/other.pem"
 out=$("$CTL" push "$T/b7.json" --control "$T/R.sock" 2>&1)
 out17=$("$CTL" push "$T/b17.json" --control "$T/R.sock" 2>&1)
 c=$(curl_proxy 3135 http://api.example.test/)
-case "$out/$out17/$c" in *stale_epoch*'"epoch":17'*code=200*) r=0;; *) r=1;; esac
+# (the floor, not an "active" epoch: no policy is active)
+case "$out/$out17/$c" in *stale_epoch*"below the floor epoch 16"*'"epoch":17'*code=200*) r=0;; *) r=1;; esac
 check rotated_key_new_bundle_below_floor_refused_above_installed $r "$out / $out17 / $c"
 kill -TERM "$PID_R"; wait "$PID_R" 2>/dev/null
 
