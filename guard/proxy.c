@@ -274,6 +274,17 @@ head_kind(struct proxy_conn *c, const char *b, size_t n)
 	    n < HEAD_KIND_PEEK ? n : HEAD_KIND_PEEK) == 0 ? KIND_CONNECT : KIND_HTTP;
 }
 
+/* head_kind for what the client has sent so far. */
+static void
+head_kind_of(struct proxy_conn *c, struct evbuffer *in)
+{
+	size_t n = evbuffer_get_length(in);
+
+	if (n > HEAD_KIND_PEEK)
+		n = HEAD_KIND_PEEK;
+	head_kind(c, (const char *)evbuffer_pullup(in, (ssize_t)n), n);
+}
+
 /* Returns 1 when the request is ready to route, 0 when it was refused. */
 static int
 handle_http(struct proxy_conn *c, const struct http_req *req)
@@ -491,10 +502,21 @@ static void
 head_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct proxy_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	size_t n = evbuffer_get_length(in);
 
-	(void)bev;
-	(void)what;
-	/* Client went away between requests: nothing to decide. */
+	/* Half a head (or a SOCKS5 greeting answered and no request) and
+	 * then the client's FIN is a request refused, as a head that stalls
+	 * is: a client that sends bytes and hangs up leaves its line, and
+	 * may still read the answer. Nothing sent (a port check), an error,
+	 * or a kept-alive connection closed between requests: nothing to
+	 * decide. */
+	if ((what & BEV_EVENT_EOF) && (n > 0 || c->state == ST_SOCKS_REQ)) {
+		head_kind_of(c, in);
+		conn_deny(c, REASON_BAD_REQUEST,
+		    "client closed before the head was whole");
+		return;
+	}
 	conn_free(c);
 }
 
@@ -502,8 +524,6 @@ static void
 header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct proxy_conn *c = arg;
-	struct evbuffer *in;
-	size_t n;
 
 	(void)fd;
 	(void)what;
@@ -518,10 +538,7 @@ header_timeout_cb(evutil_socket_t fd, short what, void *arg)
 			conn_free(c);
 		return;
 	}
-	in = bufferevent_get_input(c->cbev);
-	n = evbuffer_get_length(in) < HEAD_KIND_PEEK ? evbuffer_get_length(in) :
-	    HEAD_KIND_PEEK;
-	head_kind(c, (const char *)evbuffer_pullup(in, (ssize_t)n), n);
+	head_kind_of(c, bufferevent_get_input(c->cbev));
 	conn_deny(c, REASON_HEADER_TIMEOUT, NULL);
 }
 

@@ -8,7 +8,8 @@ TEXT uses Python escapes (\\r\\n, \\x00). Prints "status=NNN reason=R
 elapsed_ms=N closed=0|1" on one line: status is the HTTP status (0 if none),
 reason the X-Egress-Guard-Reason header ("-" if none). --hold keeps the
 connection open S seconds before reading (for max-conns tests); with --send
-omitted nothing is sent (header-timeout tests). Bytes after a 200 response are
+omitted nothing is sent (header-timeout tests). --fin shuts down the sending
+side (a FIN) once TEXT is sent, then reads. Bytes after a 200 response are
 printed as body=<repr>.
 --socks5: first a SOCKS5 CONNECT to TARGET (an IPv4 literal as ATYP 1,
 else a name, ATYP 3), then the rest on the tunnel; a refused CONNECT
@@ -22,6 +23,7 @@ ap.add_argument("port", type=int)
 ap.add_argument("--send", default=None)
 ap.add_argument("--then", default=None, help="sent after a 200 answer")
 ap.add_argument("--hold", type=float, default=0)
+ap.add_argument("--fin", action="store_true", help="shut down the sending side after --send")
 ap.add_argument("--timeout", type=float, default=10)
 ap.add_argument("--socks5", default=None)
 a = ap.parse_args()
@@ -57,6 +59,8 @@ if a.send is not None:
     s.sendall(a.send.encode("latin-1").decode("unicode_escape").encode("latin-1"))
 if a.hold:
     time.sleep(a.hold)
+if a.fin:
+    s.shutdown(socket.SHUT_WR)
 buf = b""
 closed = 0
 deadline = time.monotonic() + a.timeout
