@@ -12,10 +12,12 @@
 #include "guard/config.h"
 #include "guard/decide.h"
 #include "guard/ifaddr.h"
+#include "plane/bundle.h"
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
 #include "util/errbuf.h"
+#include "util/file.h"
 #include "util/num.h"
 #include "util/opts.h"
 
@@ -56,12 +58,13 @@ static const struct option check_opts[] = {
 	{ "allow-range",	required_argument, NULL, 'a' },
 	{ "deny-range",		required_argument, NULL, 'D' },
 	{ "dns-timeout",	required_argument, NULL, 't' },
+	{ "trust-key",		required_argument, NULL, 'k' },
 	{ "help",		no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
 
 static const char *const check_repeatable[] = {
-	"dns", "allow-range", "deny-range", NULL
+	"dns", "allow-range", "deny-range", "trust-key", NULL
 };
 
 static const char check_usage[] = "usage: egress-guard check " CHECK_ARGS "\n";
@@ -71,7 +74,9 @@ static const char check_help[] =
     "answer with its class and the range that decided it, and the verdict.\n"
     "\n"
     "  HOST:PORT              the destination, as a CONNECT request names it\n"
-    "  --policy FILE          compiled policy (required)\n"
+    "  --policy FILE          compiled policy, or a signed bundle checked\n"
+    "                         against --trust-key as run checks it (required)\n"
+    "  --trust-key PUB.pem    a key bundles may be signed by; repeatable\n"
     "  --dns IP[:PORT]        resolver to ask; repeatable (default: /etc/resolv.conf)\n"
     "  --allow-range CIDR     count a range as public; repeatable\n"
     "  --deny-range CIDR      count a range as non-public; repeatable\n"
@@ -79,6 +84,52 @@ static const char check_help[] =
     "  --help                 this text\n"
     "\n"
     "Exit status: 0 allow, 1 deny, 2 error.\n";
+
+/* The policy --policy names, taken as run takes it: a signed bundle must
+ * verify under one of the trust keys (id is then its signer's key id), a
+ * compiled policy is read as it is (id empty). NULL with err. */
+static struct policy *
+load_policy(const struct config *cfg, char *id, char *err, size_t errlen)
+{
+	struct bundle_keyring *kr = NULL;
+	struct policy *p = NULL;
+	enum bundle_error why;
+	char *buf;
+	size_t i, len;
+
+	id[0] = '\0';
+	if ((buf = file_read(cfg->policy_path, POLICY_MAX_BYTES, 0, &len, err,
+	    errlen)) == NULL)
+		return NULL;
+	if (!bundle_is_envelope(buf, len)) {
+		free(buf);
+		return policy_load_file(cfg->policy_path, err, errlen);
+	}
+	if (cfg->ntrust_keys == 0) {
+		errbuf_set(err, errlen, "--policy %s is a signed bundle: give the "
+		    "--trust-key it is checked against", cfg->policy_path);
+		goto out;
+	}
+	if ((kr = bundle_keyring_new()) == NULL) {
+		errbuf_set(err, errlen, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < cfg->ntrust_keys; i++)
+		if (bundle_keyring_add_file(kr, cfg->trust_keys[i], err,
+		    errlen) == -1)
+			goto out;
+	if ((p = bundle_verify(kr, buf, len, id, &why, err, errlen)) == NULL) {
+		char msg[512];
+
+		errbuf_set(msg, sizeof(msg), "%s", err);
+		errbuf_set(err, errlen, "--policy %s: bundle refused (%s): %s",
+		    cfg->policy_path, bundle_error_name(why), msg);
+	}
+out:
+	bundle_keyring_free(kr);
+	free(buf);
+	return p;
+}
 
 /* A usage error: the message, then the usage, on stderr; returns 2. */
 static int
@@ -100,6 +151,7 @@ check_main(int argc, char **argv)
 	struct check_state cs;
 	struct dest d;
 	char err[1024], why[256], shown[ERRBUF_SHOW_BUF], addr[64], hp[DEST_HOST_MAX + 16];
+	char signer[BUNDLE_KEY_ID_LEN + 1];
 	const char *target = NULL;
 	long long dns_timeout = 5;
 	enum reason r;
@@ -117,6 +169,14 @@ check_main(int argc, char **argv)
 		int bad = 0;
 		switch (ch) {
 		case 'p': cfg.policy_path = optarg; break;
+		case 'k':
+			if (cfg.ntrust_keys == CONFIG_MAX_KEYS) {
+				errbuf_set(err, sizeof(err), "--trust-key: at "
+				    "most %d", CONFIG_MAX_KEYS);
+				bad = -1;
+			} else
+				cfg.trust_keys[cfg.ntrust_keys++] = optarg;
+			break;
 		case 'd': bad = config_add_dns(&cfg, optarg, err, sizeof(err)); break;
 		case 'a': bad = config_add_range(cfg.allow, &cfg.nallow, optarg,
 			      "--allow-range", err, sizeof(err)); break;
@@ -160,12 +220,14 @@ check_main(int argc, char **argv)
 		    errbuf_show(target, strlen(target), shown), why);
 		return usage_error(err);
 	}
-	if ((p = policy_load_file(cfg.policy_path, err, sizeof(err))) == NULL) {
+	if ((p = load_policy(&cfg, signer, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "egress-guard check: %s\n", err);
 		return 2;
 	}
 	printf("policy: %s epoch %lld mode %s (%zu entries)\n", policy_digest(p),
 	    policy_epoch(p), policy_mode_name(policy_mode(p)), policy_entries(p));
+	if (signer[0] != '\0')
+		printf("signature: verified, key %s\n", signer);
 	(void)dest_format(&d, hp, sizeof(hp));
 	printf("destination: %s (%s)\n", hp,
 	    d.kind == DEST_NAME ? "name" : "IP literal");

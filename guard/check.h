@@ -11,7 +11,7 @@ int check_main(int argc, char **argv);
 /* check's arguments, for its usage and the program's ("usage: " and
  * "   or: " are as wide as the continuation's indent). */
 #define CHECK_ARGS \
-    "HOST:PORT --policy FILE [--dns IP[:PORT]]...\n" \
+    "HOST:PORT --policy FILE [--trust-key PUB.pem]... [--dns IP[:PORT]]...\n" \
     "       [--allow-range CIDR]... [--deny-range CIDR]... [--dns-timeout S]"
 
 #endif

@@ -136,6 +136,22 @@ chk allow 198.18.1.10:443 --policy "$T/a.json" --allow-range 198.18.0.0/15 \
     --allow-range 198.18.0.0/15
 [ "$RC" -eq 0 ] && grep -q "^verdict: allow" "$T/allow.out"
 check control_check_allow_exit_0_ranges_repeat $? "rc=$RC $(tail -n1 "$T/allow.out") $(cat "$T/allow.err")"
+# check takes --policy as run does: a signed bundle is checked against
+# --trust-key (the verdict then follows its policy), refused without one
+# or under a key that did not sign it.
+"$CTL" sign "$T/a.json" --key "$T/k1.pem" >"$T/a.bundle"
+chk bsigned 198.18.1.10:443 --policy "$T/a.bundle" --trust-key "$T/k2.pub.pem" \
+    --trust-key "$T/k1.pub.pem" --allow-range 198.18.0.0/15
+r=1; [ "$RC" -eq 0 ] && grep -q "^signature: verified, key [0-9a-f]\{64\}$" "$T/bsigned.out" &&
+    grep -q "^verdict: allow allowlisted" "$T/bsigned.out" && r=0
+chk bnokey 198.18.1.10:443 --policy "$T/a.bundle" --allow-range 198.18.0.0/15
+refused bnokey "is a signed bundle: give the --trust-key it is checked against" &&
+    [ ! -s "$T/bnokey.out" ] || r=1
+chk bother 198.18.1.10:443 --policy "$T/a.bundle" --trust-key "$T/k2.pub.pem" \
+    --allow-range 198.18.0.0/15
+refused bother "bundle refused (unknown_key)" && [ ! -s "$T/bother.out" ] || r=1
+check hostile_check_bundle_verified_against_trust_key_as_run_does $r \
+    "rc=$RC $(cat "$T/bsigned.out" "$T/bsigned.err" "$T/bnokey.err" "$T/bother.err" | tr '\n' ' ')"
 
 # ---- the usage: on stdout when asked for, on stderr after an error
 r=0; out=""
