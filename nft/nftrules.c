@@ -28,9 +28,15 @@
 #include "util/errbuf.h"
 #include "util/num.h"
 
-/* Neighbour discovery: router solicitation .. redirect (RFC 4861). */
-#define ND_TYPE_FIRST		133
-#define ND_TYPE_LAST		137
+/* Neighbour discovery: neighbour solicitation and advertisement only
+ * (RFC 4861 135-136), what address resolution and DAD need. Router
+ * solicitations and advertisements (133-134) and redirects (137) are
+ * refused: a workload's RA would give the guard's own kernel routes and
+ * SLAAC addresses of its choosing (an on-link route for a public prefix
+ * the guard then dials over the workload's link), and a redirect would
+ * move the guard's next hop. */
+#define ND_TYPE_FIRST		135
+#define ND_TYPE_LAST		136
 #define ND_HOP_LIMIT		255
 #define IPV4_OPT_LSRR		131
 #define IPV4_OPT_SSRR		137
@@ -193,7 +199,7 @@ nftrules_format_guard(const struct nftrules_guard *g, char *buf, size_t len)
 
 /* ---- rules ------------------------------------------------------------- */
 
-/* Neighbour discovery (ICMPv6 133-137) with hop limit 255 towards dest
+/* Neighbour discovery (ICMPv6 135-136) with hop limit 255 towards dest
  * (len bytes compared after masking with mask; NULL mask: exact), accepted.
  * The kernel sends ND itself, with no socket and so no uid or cgroup to
  * exempt: without these no IPv6 packet reaches even an on-link neighbour.

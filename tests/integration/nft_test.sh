@@ -560,9 +560,9 @@ has nft_cli_lists_table "$listing" "table inet egress_guard" \
     'oif "lo" ct direction original ip daddr 127.0.0.11' \
     "ip6 saddr != :: ct state != related fib saddr type != local counter" \
     "meta nfproto ipv4 ct state != related fib saddr type != local counter" \
-    "ip6 daddr fe80::/10 ip6 hoplimit 255 icmpv6 type 133-137 accept" \
-    "ip6 daddr ff02::/16 ip6 hoplimit 255 icmpv6 type 133-137 accept" \
-    "ip6 daddr fd00:200::1 ip6 hoplimit 255 icmpv6 type 133-137 accept"
+    "ip6 daddr fe80::/10 ip6 hoplimit 255 icmpv6 type 135-136 accept" \
+    "ip6 daddr ff02::/16 ip6 hoplimit 255 icmpv6 type 135-136 accept" \
+    "ip6 daddr fd00:200::1 ip6 hoplimit 255 icmpv6 type 135-136 accept"
 
 eg verify $APPLY
 if [ $RC -eq 0 ]; then pass verify_after_apply
@@ -768,6 +768,47 @@ eg verify $APPLY
 if [ $RC -eq 0 ]; then pass verify_after_repairs
 else fail verify_after_repairs "exit $RC: $ERR"; fi
 
+# ---- a workload's router advertisement never reaches the guard host.
+# A root workload's raw ICMPv6 socket (CAP_NET_RAW is in Docker's default
+# set) sends an RA with a prefix of its choosing; the guard host's kernel
+# takes it (accept_ra 2 here, so forwarding does not decide) and would
+# route that prefix over the workload's link. With the table: refused,
+# no route. The control: the table deleted, the same RA adds the route.
+nsx "$GD" sysctl -qw net.ipv6.conf.gd0.accept_ra=2
+ra() {	# ra N: three RAs on wl0 for 2001:db8:77:N::/64 (on-link)
+	nsx "$WL" python3 - "$1" <<'PY'
+import socket, struct, sys, time
+n = int(sys.argv[1])
+s = socket.socket(socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b"wl0")
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_MULTICAST_HOPS, 255)
+pfx = bytes([0x20, 0x01, 0x0d, 0xb8, 0, 0x77, 0, n]) + bytes(8)
+ra = struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, 0, 0, 0) + \
+    struct.pack("!BBBBIII", 3, 4, 64, 0x80, 600, 600, 0) + pfx
+for _ in range(3):
+    try:
+        s.sendto(ra, ("ff02::1", 0, 0, socket.if_nametoindex("wl0")))
+    except OSError:
+        pass
+    time.sleep(0.1)
+PY
+}
+ra_route() { nsx "$GD" ip -6 route show "2001:db8:77:$1::/64"; }
+ra 1
+sleep 0.5
+r=$(ra_route 1)
+if [ -z "$r" ]; then pass hostile_workload_router_advertisement_refused
+else fail hostile_workload_router_advertisement_refused "guard host took: $r"; fi
+nsx "$WL" nft delete table inet egress_guard
+ra 2
+r=""
+for _ in $(seq 20); do r=$(ra_route 2); [ -n "$r" ] && break; sleep 0.1; done
+if [ -n "$r" ]; then pass control_router_advertisement_without_table_reaches_guard_host
+else fail control_router_advertisement_without_table_reaches_guard_host "no route for the RA's prefix"; fi
+eg apply $APPLY
+nsx "$GD" ip -6 route flush 2001:db8:77::/48 2>/dev/null
+nsx "$GD" sysctl -qw net.ipv6.conf.gd0.accept_ra=0
+
 # 19.14: verify names every other base chain on our hooks (here Docker's
 # nat OUTPUT and a filter chain someone added, which could as well hold a
 # queue rule whose userspace answers NF_STOP), and says so when none is.
@@ -866,7 +907,7 @@ case $r in
 *) fail shared_workload_icmpv6_echo_refused_at_once "($ms ms) $r" ;;
 esac
 for h in $(nsx "$SH" nft -a list chain inet egress_guard output |
-    sed -n 's/.*icmpv6 type 133-137 accept # handle \([0-9]*\)/\1/p'); do
+    sed -n 's/.*icmpv6 type 135-136 accept # handle \([0-9]*\)/\1/p'); do
 	nsx "$SH" nft delete rule inet egress_guard output handle "$h"
 done
 nsx "$SH" ip neigh flush all

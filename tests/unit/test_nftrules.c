@@ -571,7 +571,7 @@ test_source_routed_packets_dropped_before_any_accept(void **state)
 	fx_free(f);
 }
 
-/* ND only with hop limit 255, types 133-137, towards fe80::/10, ff02::/16
+/* ND only with hop limit 255, types 135-136, towards fe80::/10, ff02::/16
  * or an IPv6 guard; always present (the kernel's own solicitations carry
  * no socket, so no exemption covers them). */
 static void
@@ -579,7 +579,7 @@ test_nd_only_on_link_with_hop_limit_255(void **state)
 {
 	struct fx *f = fx_new();
 	struct nftnl_expr *e[16];
-	uint8_t v6 = NFPROTO_IPV6, hop = 255, lo = 133, hi = 137;
+	uint8_t v6 = NFPROTO_IPV6, hop = 255, lo = 135, hi = 136;
 	uint8_t icmp6 = IPPROTO_ICMPV6, ll[16] = { 0xfe, 0x80 };
 	uint8_t llmask[16] = { 0xff, 0xc0 }, mc[2] = { 0xff, 0x02 };
 	uint8_t g[16];
