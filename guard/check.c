@@ -98,26 +98,30 @@ load_policy(const struct config *cfg, char *id, char *err, size_t errlen)
 	size_t i, len;
 
 	id[0] = '\0';
+	/* Every key is read, whatever --policy holds: run refuses to start
+	 * on a key it cannot take, so check does too. */
+	if ((kr = bundle_keyring_new()) == NULL) {
+		errbuf_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < cfg->ntrust_keys; i++)
+		if (bundle_keyring_add_file(kr, cfg->trust_keys[i], err,
+		    errlen) == -1) {
+			bundle_keyring_free(kr);
+			return NULL;
+		}
 	if ((buf = file_read(cfg->policy_path, POLICY_MAX_BYTES, 0, &len, err,
 	    errlen)) == NULL)
-		return NULL;
+		goto out;
 	if (!bundle_is_envelope(buf, len)) {
-		free(buf);
-		return policy_load_file(cfg->policy_path, err, errlen);
+		p = policy_load_file(cfg->policy_path, err, errlen);
+		goto out;
 	}
 	if (cfg->ntrust_keys == 0) {
 		errbuf_set(err, errlen, "--policy %s is a signed bundle: give the "
 		    "--trust-key it is checked against", cfg->policy_path);
 		goto out;
 	}
-	if ((kr = bundle_keyring_new()) == NULL) {
-		errbuf_set(err, errlen, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < cfg->ntrust_keys; i++)
-		if (bundle_keyring_add_file(kr, cfg->trust_keys[i], err,
-		    errlen) == -1)
-			goto out;
 	if ((p = bundle_verify(kr, buf, len, id, &why, err, errlen)) == NULL) {
 		char msg[512];
 

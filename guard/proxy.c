@@ -508,14 +508,19 @@ head_event_cb(struct bufferevent *bev, short what, void *arg)
 	/* Half a head (or a SOCKS5 greeting answered and no request) and
 	 * then the client's FIN is a request refused, as a head that stalls
 	 * is: a client that sends bytes and hangs up leaves its line, and
-	 * may still read the answer. Nothing sent (a port check), an error,
-	 * or a kept-alive connection closed between requests: nothing to
-	 * decide. */
-	if ((what & BEV_EVENT_EOF) && (n > 0 || c->state == ST_SOCKS_REQ)) {
+	 * may still read the answer; after a reset it gets only the line.
+	 * Nothing sent (a port check), or a kept-alive connection closed
+	 * between requests: nothing to decide. */
+	if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) &&
+	    (n > 0 || c->state == ST_SOCKS_REQ)) {
 		head_kind_of(c, in);
-		conn_deny(c, REASON_BAD_REQUEST,
-		    "client closed before the head was whole");
-		return;
+		if (what & BEV_EVENT_EOF) {
+			conn_deny(c, REASON_BAD_REQUEST,
+			    "client closed before the head was whole");
+			return;
+		}
+		conn_log_decision(c, REASON_BAD_REQUEST,
+		    "client reset the connection before the head was whole");
 	}
 	conn_free(c);
 }

@@ -150,8 +150,14 @@ refused bnokey "is a signed bundle: give the --trust-key it is checked against" 
 chk bother 198.18.1.10:443 --policy "$T/a.bundle" --trust-key "$T/k2.pub.pem" \
     --allow-range 198.18.0.0/15
 refused bother "bundle refused (unknown_key)" && [ ! -s "$T/bother.out" ] || r=1
+# Every --trust-key is read as run reads it, whatever --policy holds: a
+# private key given as one is refused with a compiled policy too.
+chk bprivkey 198.18.1.10:443 --policy "$T/a.json" --trust-key "$T/k1.pem" \
+    --allow-range 198.18.0.0/15
+[ "$RC" -eq 2 ] && grep -q -- "--trust-key\|k1.pem" "$T/bprivkey.err" &&
+    [ ! -s "$T/bprivkey.out" ] || r=1
 check hostile_check_bundle_verified_against_trust_key_as_run_does $r \
-    "rc=$RC $(cat "$T/bsigned.out" "$T/bsigned.err" "$T/bnokey.err" "$T/bother.err" | tr '\n' ' ')"
+    "rc=$RC $(cat "$T/bsigned.out" "$T/bsigned.err" "$T/bnokey.err" "$T/bother.err" "$T/bprivkey.err" | tr '\n' ' ')"
 
 # ---- the usage: on stdout when asked for, on stderr after an error
 r=0; out=""

@@ -291,9 +291,9 @@ case "$out" in *status=408*reason=header_timeout*) [ "${ms:-9999}" -lt 3000 ]; r
 check slow_head_gets_408_at_header_timeout $r "$out"
 # Half a head and then the client's FIN: refused like a head that stalls
 # (a line, and an answer the half-closed client can still read), not
-# dropped unlogged. SOCKS5: greeting answered, half a request, FIN. The
-# control: a connection that sends nothing and closes (a port check)
-# leaves no line.
+# dropped unlogged; after a reset, the line only. SOCKS5: greeting
+# answered, half a request, FIN. The control: a connection that sends
+# nothing and closes (a port check) leaves no line.
 n0=$(grep -c '"event":"decision"' "$T/A.log")
 out=$(inwl python3 "$TI/rawreq.py" 10.77.0.1 3128 --fin \
     --send "GET http://api.example.test/ HTTP/1.1\r\n")
@@ -312,15 +312,26 @@ print(got.hex())
 PY
 )
 inwl python3 -c 'import socket; socket.create_connection(("10.77.0.1", 3128), timeout=5).close()'
+# and half a head ended by a reset (SO_LINGER 0): the line only
+inwl python3 - <<'PY'
+import socket, struct, time
+s = socket.create_connection(("10.77.0.1", 3128), timeout=5)
+s.sendall(b"GET http://api.example.test/ HTTP/1.1\r\nHost: api")
+time.sleep(0.2)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.close()
+PY
 sleep 0.3
 n1=$(grep -c '"event":"decision"' "$T/A.log")
+rst=$(grep -c '"proto":"http",.*"reason":"bad_request".*"detail":"client reset the connection before the head was whole"' "$T/A.log")
 http=$(grep -c '"proto":"http",.*"reason":"bad_request".*"detail":"client closed before the head was whole"' "$T/A.log")
 socks=$(grep -c '"proto":"socks5",.*"reason":"bad_request".*"detail":"client closed before the head was whole"' "$T/A.log")
 case "$out" in *status=400*reason=bad_request*) r=0;; *) r=1;; esac
 # (the greeting's 05 00, then reply 0x01 in the 10-byte form)
-[ $r -eq 0 ] && [ "$sk" = 050005010001000000000000 ] && [ $((n1 - n0)) -eq 2 ] && [ "$http" -eq 1 ] && [ "$socks" -eq 1 ]
-check hostile_half_head_then_fin_refused_and_logged_port_check_not $? \
-    "$out socks=$sk lines=$((n1 - n0)) http=$http socks=$socks"
+[ $r -eq 0 ] && [ "$sk" = 050005010001000000000000 ] && [ $((n1 - n0)) -eq 3 ] &&
+    [ "$http" -eq 1 ] && [ "$socks" -eq 1 ] && [ "$rst" -eq 1 ]
+check hostile_half_head_then_fin_or_reset_refused_and_logged_port_check_not $? \
+    "$out socks=$sk lines=$((n1 - n0)) http=$http socks=$socks rst=$rst"
 
 # --max-conns 3: three held connections, the fourth is refused. On G, not
 # D: D's 1 s head timeout would free the held places before a loaded
