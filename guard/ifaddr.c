@@ -1,3 +1,4 @@
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <net/if.h>
 #include <linux/netlink.h>
@@ -6,6 +7,8 @@
 #include <ifaddrs.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +25,32 @@
 #define IFADDR_DUMP_MSGS 100000	/* routes read at most, of any type */
 #define IFADDR_RETRY_SEC 1	/* after a failed refresh, while all is denied */
 
+/* A re-read is a netlink dump of every address and every local route,
+ * with blocking reads (glibc's getifaddrs restarts while addresses keep
+ * changing): seconds for a host that adds thousands at once. It runs on
+ * a thread of the watch's own, started on the first change (by then the
+ * loop thread that starts it has dropped its privileges, and the new
+ * thread inherits that), and the loop only installs the result. While a
+ * re-read is pending the set is unknown and every address is refused,
+ * as it was while the loop itself read: an address added a moment ago
+ * is never dialled on a stale set. */
 struct ifaddr_watch {
 	struct classify_cfg	*cfg;
 	struct event		*ev;
 	struct event		*retry;
+	struct event		*done_ev;
 	int			 fd;
+	int			 efd;		/* the thread's "a result is ready" */
+	int			 started;	/* the thread runs (loop only) */
+	pthread_t		 thread;
+	pthread_mutex_t		 mu;		/* guards what follows */
+	pthread_cond_t		 cv;
+	int			 want;		/* a re-read asked and not begun */
+	int			 stop;
+	int			 have;		/* a result waits for the loop */
+	int			 ok;		/* it is a whole set */
+	struct cidr		*own;		/* the result, IFADDR_MAX entries */
+	size_t			 nown;
 };
 
 /* The next free entry of own, zeroed, for a block of family/prefix; NULL
@@ -185,21 +209,17 @@ out:
 /* Every address of every interface, the broadcast address of each
  * broadcast-capable IPv4 interface (the guard's own subnet broadcast is
  * not a destination either), and every prefix routed locally (see
- * add_local_routes). On any failure the classifier is told the set is
- * unknown, which denies every address until a refresh succeeds: a stale
- * set could miss an address added since. */
-int
-ifaddr_refresh(struct classify_cfg *cfg)
+ * add_local_routes), into own (IFADDR_MAX entries). Pure of any loop or
+ * classifier: it runs on the watch's thread. Returns the count, or -1. */
+static int
+own_read(struct cidr *own)
 {
 	struct ifaddrs *list = NULL, *ifa;
-	struct cidr *own = NULL;
 	int rc = -1;
 	size_t n = 0;
 
 	if (getifaddrs(&list) == -1)
-		goto out;
-	if ((own = calloc(IFADDR_MAX, sizeof(*own))) == NULL)
-		goto out;
+		return -1;
 	for (ifa = list; ifa != NULL; ifa = ifa->ifa_next) {
 		if (add_sockaddr(ifa->ifa_addr, own, &n) == -1)
 			goto out;
@@ -210,27 +230,136 @@ ifaddr_refresh(struct classify_cfg *cfg)
 	}
 	if (add_local_routes(own, &n) == -1)
 		goto out;
-	if (classify_cfg_set_own(cfg, own, n) == 0)
-		rc = (int)n;
+	rc = (int)n;
 out:
-	if (rc == -1)
-		classify_cfg_own_unknown(cfg);
-	if (list != NULL)
-		freeifaddrs(list);
-	free(own);
+	freeifaddrs(list);
 	return rc;
+}
+
+/* On any failure the classifier is told the set is unknown, which denies
+ * every address until a refresh succeeds: a stale set could miss an
+ * address added since. */
+int
+ifaddr_refresh(struct classify_cfg *cfg)
+{
+	struct cidr *own;
+	int n = -1;
+
+	if ((own = calloc(IFADDR_MAX, sizeof(*own))) != NULL &&
+	    (n = own_read(own)) != -1 &&
+	    classify_cfg_set_own(cfg, own, (size_t)n) == -1)
+		n = -1;
+	if (n == -1)
+		classify_cfg_own_unknown(cfg);
+	free(own);
+	return n;
+}
+
+/* The watch's thread: one re-read per request, changes that come during
+ * one folded into the next. */
+static void *
+reread_main(void *arg)
+{
+	struct ifaddr_watch *w = arg;
+	int n;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->want && !w->stop)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->stop)
+			break;
+		w->want = 0;
+		pthread_mutex_unlock(&w->mu);
+		memset(w->own, 0, IFADDR_MAX * sizeof(*w->own));
+		n = own_read(w->own);
+		pthread_mutex_lock(&w->mu);
+		w->nown = n == -1 ? 0 : (size_t)n;
+		w->ok = n != -1;
+		w->have = 1;
+		/* The loop reads the result under the mutex, after this
+		 * wakes it; a counter that cannot take more is readable
+		 * already. */
+		(void)eventfd_write(w->efd, 1);
+		while (w->have && !w->stop)
+			pthread_cond_wait(&w->cv, &w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* A change was announced (or a failed read is retried): the set is
+ * unknown until the thread has read it again. A thread that cannot be
+ * started leaves the read to the loop, as before there was one. */
+static void
+reread(struct ifaddr_watch *w)
+{
+	struct timeval tv = { IFADDR_RETRY_SEC, 0 };
+
+	classify_cfg_own_unknown(w->cfg);
+	if (!w->started) {
+		sigset_t all, old;
+		int rc;
+
+		if (w->own == NULL &&
+		    (w->own = calloc(IFADDR_MAX, sizeof(*w->own))) == NULL)
+			goto inline_read;
+		/* Signals stay with the main thread's loop: the new thread
+		 * starts with every one blocked. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_create(&w->thread, NULL, reread_main, w);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (rc != 0)
+			goto inline_read;
+		/* Named, so a count of the guard's threads can tell the
+		 * workers' loops from these helpers. */
+		(void)pthread_setname_np(w->thread, "eg-ifaddr");
+		w->started = 1;
+	}
+	pthread_mutex_lock(&w->mu);
+	w->want = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	return;
+inline_read:
+	if (ifaddr_refresh(w->cfg) == -1)
+		evtimer_add(w->retry, &tv);
+}
+
+/* The thread's result: installed unless a newer change already asked for
+ * another read (the set stays unknown until that one). */
+static void
+done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ifaddr_watch *w = arg;
+	struct timeval tv = { IFADDR_RETRY_SEC, 0 };
+	eventfd_t v;
+	int failed = 0;
+
+	(void)what;
+	(void)eventfd_read(fd, &v);
+	pthread_mutex_lock(&w->mu);
+	if (w->have && !w->want) {
+		if (!w->ok || classify_cfg_set_own(w->cfg, w->own,
+		    w->nown) == -1) {
+			classify_cfg_own_unknown(w->cfg);
+			failed = 1;
+		}
+	}
+	w->have = 0;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	if (failed)
+		evtimer_add(w->retry, &tv);
 }
 
 static void
 retry_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct ifaddr_watch *w = arg;
-	struct timeval tv = { IFADDR_RETRY_SEC, 0 };
-
 	(void)fd;
 	(void)what;
-	if (ifaddr_refresh(w->cfg) == -1)
-		evtimer_add(w->retry, &tv);
+	reread(arg);
 }
 
 static void
@@ -239,7 +368,6 @@ watch_cb(evutil_socket_t fd, short what, void *arg)
 	struct ifaddr_watch *w = arg;
 	char buf[8192];
 	ssize_t r;
-	struct timeval tv = { IFADDR_RETRY_SEC, 0 };
 	int i;
 
 	(void)what;
@@ -255,8 +383,7 @@ watch_cb(evutil_socket_t fd, short what, void *arg)
 		if (r <= 0)
 			break;
 	}
-	if (ifaddr_refresh(w->cfg) == -1)
-		evtimer_add(w->retry, &tv);
+	reread(w);
 }
 
 struct ifaddr_watch *
@@ -271,6 +398,23 @@ ifaddr_watch_new(struct event_base *base, struct classify_cfg *cfg,
 		return NULL;
 	}
 	w->cfg = cfg;
+	w->efd = -1;
+	if (pthread_mutex_init(&w->mu, NULL) != 0) {
+		free(w);
+		errbuf_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (pthread_cond_init(&w->cv, NULL) != 0) {
+		pthread_mutex_destroy(&w->mu);
+		free(w);
+		errbuf_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	if ((w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
+		errbuf_set(err, errlen, "eventfd: %s", strerror(errno));
+		w->fd = -1;
+		goto fail;
+	}
 	w->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    NETLINK_ROUTE);
 	if (w->fd == -1) {
@@ -296,7 +440,9 @@ ifaddr_watch_new(struct event_base *base, struct classify_cfg *cfg,
 	}
 	w->ev = event_new(base, w->fd, EV_READ | EV_PERSIST, watch_cb, w);
 	w->retry = evtimer_new(base, retry_cb, w);
-	if (w->ev == NULL || w->retry == NULL || event_add(w->ev, NULL) == -1) {
+	w->done_ev = event_new(base, w->efd, EV_READ | EV_PERSIST, done_cb, w);
+	if (w->ev == NULL || w->retry == NULL || w->done_ev == NULL ||
+	    event_add(w->ev, NULL) == -1 || event_add(w->done_ev, NULL) == -1) {
 		errbuf_set(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -311,11 +457,25 @@ ifaddr_watch_free(struct ifaddr_watch *w)
 {
 	if (w == NULL)
 		return;
+	if (w->started) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = 1;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->thread, NULL);
+	}
 	if (w->ev != NULL)
 		event_free(w->ev);
 	if (w->retry != NULL)
 		event_free(w->retry);
+	if (w->done_ev != NULL)
+		event_free(w->done_ev);
 	if (w->fd != -1)
 		close(w->fd);
+	if (w->efd != -1)
+		close(w->efd);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	free(w->own);
 	free(w);
 }

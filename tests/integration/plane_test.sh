@@ -178,7 +178,9 @@ check swap_revokes_only_tunnels_the_new_policy_refuses $r "$out / $res"
 # A FIFO where the state file's temporary copy goes holds the next check
 # in flight (its thread blocks opening it) until the test opens it: which
 # push waits and which is refused does not depend on timing.
-threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
+# threads PID: the guard's threads, but the own-address re-readers
+# ("eg-ifaddr"), which an address change after the start (IPv6 DAD) adds.
+threads() { cat "/proc/$1"/task/*/comm 2>/dev/null | grep -cv '^eg-ifaddr$'; }
 wait_threads() {	# wait_threads PID N: until the guard runs N threads
 	for _ in $(seq 100); do [ "$(threads "$1")" -ge "$2" ] && return 0; sleep 0.1; done
 	return 1
