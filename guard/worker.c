@@ -712,8 +712,11 @@ worker_free(struct worker *w)
 	if (w == NULL)
 		return;
 	worker_join(w);
-	handoff_box_free(w->box);
+	/* Connections first: each one closed tells the box the worker's new
+	 * count (px_closed), so the box outlives them. */
 	proxy_free(w->proxy);
+	handoff_box_free(w->box);
+	w->box = NULL;
 	close_listeners(w);
 	if (w->accept_resume != NULL)
 		event_free(w->accept_resume);
