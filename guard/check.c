@@ -94,7 +94,7 @@ load_policy(const struct config *cfg, char *id, char *err, size_t errlen)
 	struct bundle_keyring *kr = NULL;
 	struct policy *p = NULL;
 	enum bundle_error why;
-	char *buf;
+	char *buf = NULL, msg[512];
 	size_t i, len;
 
 	id[0] = '\0';
@@ -106,15 +106,15 @@ load_policy(const struct config *cfg, char *id, char *err, size_t errlen)
 	}
 	for (i = 0; i < cfg->ntrust_keys; i++)
 		if (bundle_keyring_add_file(kr, cfg->trust_keys[i], err,
-		    errlen) == -1) {
-			bundle_keyring_free(kr);
-			return NULL;
-		}
+		    errlen) == -1)
+			goto out;
 	if ((buf = file_read(cfg->policy_path, POLICY_MAX_BYTES, 0, &len, err,
 	    errlen)) == NULL)
 		goto out;
 	if (!bundle_is_envelope(buf, len)) {
-		p = policy_load_file(cfg->policy_path, err, errlen);
+		/* The bytes in hand, with the message policy_load_file gives. */
+		if ((p = policy_parse(buf, len, msg, sizeof(msg))) == NULL)
+			errbuf_set(err, errlen, "%s: %s", cfg->policy_path, msg);
 		goto out;
 	}
 	if (cfg->ntrust_keys == 0) {
@@ -122,13 +122,9 @@ load_policy(const struct config *cfg, char *id, char *err, size_t errlen)
 		    "--trust-key it is checked against", cfg->policy_path);
 		goto out;
 	}
-	if ((p = bundle_verify(kr, buf, len, id, &why, err, errlen)) == NULL) {
-		char msg[512];
-
-		errbuf_set(msg, sizeof(msg), "%s", err);
+	if ((p = bundle_verify(kr, buf, len, id, &why, msg, sizeof(msg))) == NULL)
 		errbuf_set(err, errlen, "--policy %s: bundle refused (%s): %s",
 		    cfg->policy_path, bundle_error_name(why), msg);
-	}
 out:
 	bundle_keyring_free(kr);
 	free(buf);
@@ -173,14 +169,7 @@ check_main(int argc, char **argv)
 		int bad = 0;
 		switch (ch) {
 		case 'p': cfg.policy_path = optarg; break;
-		case 'k':
-			if (cfg.ntrust_keys == CONFIG_MAX_KEYS) {
-				errbuf_set(err, sizeof(err), "--trust-key: at "
-				    "most %d", CONFIG_MAX_KEYS);
-				bad = -1;
-			} else
-				cfg.trust_keys[cfg.ntrust_keys++] = optarg;
-			break;
+		case 'k': bad = config_add_trust_key(&cfg, optarg, err, sizeof(err)); break;
 		case 'd': bad = config_add_dns(&cfg, optarg, err, sizeof(err)); break;
 		case 'a': bad = config_add_range(cfg.allow, &cfg.nallow, optarg,
 			      "--allow-range", err, sizeof(err)); break;

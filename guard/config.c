@@ -159,6 +159,18 @@ add_listen(struct dest *list, size_t *n, const char *arg, const char *flag,
 }
 
 int
+config_add_trust_key(struct config *c, const char *path, char *err,
+    size_t errlen)
+{
+	if (c->ntrust_keys == CONFIG_MAX_KEYS) {
+		errbuf_set(err, errlen, "--trust-key: at most %d", CONFIG_MAX_KEYS);
+		return -1;
+	}
+	c->trust_keys[c->ntrust_keys++] = path;
+	return 0;
+}
+
+int
 config_add_dns(struct config *c, const char *arg, char *err, size_t errlen)
 {
 	struct dest d;
@@ -314,11 +326,7 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 		case OPT_USER:		c->user = optarg; break;
 		case OPT_LOG_FILE:	c->log_file = optarg; break;
 		case OPT_TRUST_KEY:
-			if (c->ntrust_keys == CONFIG_MAX_KEYS) {
-				errbuf_set(err, errlen, "--trust-key: at most %d", CONFIG_MAX_KEYS);
-				return -1;
-			}
-			c->trust_keys[c->ntrust_keys++] = optarg;
+			rc = config_add_trust_key(c, optarg, err, errlen);
 			break;
 		case OPT_DNS:
 			rc = config_add_dns(c, optarg, err, errlen);

@@ -58,6 +58,9 @@ int config_parse_run(int argc, char **argv, struct config *c, char *err,
 
 /* Shared by run and check: "--dns IP[:PORT]" appended to c->dns_csv. */
 int config_add_dns(struct config *c, const char *arg, char *err, size_t errlen);
+/* A --trust-key path (kept, not read here); -1 past CONFIG_MAX_KEYS. */
+int config_add_trust_key(struct config *c, const char *path, char *err,
+    size_t errlen);
 int config_add_range(struct cidr *list, size_t *n, const char *arg,
     const char *flag, char *err, size_t errlen);
 

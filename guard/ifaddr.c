@@ -48,9 +48,8 @@ struct ifaddr_watch {
 	int			 want;		/* a re-read asked and not begun */
 	int			 stop;
 	int			 have;		/* a result waits for the loop */
-	int			 ok;		/* it is a whole set */
 	struct cidr		*own;		/* the result, IFADDR_MAX entries */
-	size_t			 nown;
+	int			 nown;		/* its count, -1: not read whole */
 };
 
 /* The next free entry of own, zeroed, for a block of family/prefix; NULL
@@ -236,21 +235,27 @@ out:
 	return rc;
 }
 
-/* On any failure the classifier is told the set is unknown, which denies
- * every address until a refresh succeeds: a stale set could miss an
- * address added since. */
+/* Installs the n entries of own (n -1: the read failed) in cfg. On any
+ * failure the classifier is told the set is unknown, which denies every
+ * address until a refresh succeeds: a stale set could miss an address
+ * added since. Returns n, or -1. */
+static int
+own_install(struct classify_cfg *cfg, const struct cidr *own, int n)
+{
+	if (n == -1 || classify_cfg_set_own(cfg, own, (size_t)n) == -1) {
+		classify_cfg_own_unknown(cfg);
+		return -1;
+	}
+	return n;
+}
+
 int
 ifaddr_refresh(struct classify_cfg *cfg)
 {
-	struct cidr *own;
-	int n = -1;
+	struct cidr *own = calloc(IFADDR_MAX, sizeof(*own));
+	int n;
 
-	if ((own = calloc(IFADDR_MAX, sizeof(*own))) != NULL &&
-	    (n = own_read(own)) != -1 &&
-	    classify_cfg_set_own(cfg, own, (size_t)n) == -1)
-		n = -1;
-	if (n == -1)
-		classify_cfg_own_unknown(cfg);
+	n = own_install(cfg, own, own != NULL ? own_read(own) : -1);
 	free(own);
 	return n;
 }
@@ -274,8 +279,7 @@ reread_main(void *arg)
 		memset(w->own, 0, IFADDR_MAX * sizeof(*w->own));
 		n = own_read(w->own);
 		pthread_mutex_lock(&w->mu);
-		w->nown = n == -1 ? 0 : (size_t)n;
-		w->ok = n != -1;
+		w->nown = n;
 		w->have = 1;
 		/* The loop reads the result under the mutex, after this
 		 * wakes it; a counter that cannot take more is readable
@@ -340,13 +344,8 @@ done_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	(void)eventfd_read(fd, &v);
 	pthread_mutex_lock(&w->mu);
-	if (w->have && !w->want) {
-		if (!w->ok || classify_cfg_set_own(w->cfg, w->own,
-		    w->nown) == -1) {
-			classify_cfg_own_unknown(w->cfg);
-			failed = 1;
-		}
-	}
+	if (w->have && !w->want)
+		failed = own_install(w->cfg, w->own, w->nown) == -1;
 	w->have = 0;
 	pthread_cond_broadcast(&w->cv);
 	pthread_mutex_unlock(&w->mu);

@@ -1042,7 +1042,15 @@ test_report_refuses_pass_that_contradicts_its_strings(void **state)
 static void
 test_report_refuses_unknown_or_bad_keys(void **state)
 {
+	/* Not RFC 3339 UTC; the last three are days the month does not
+	 * have: the 31st of a 30-day month, 29 February outside a leap
+	 * year. */
+	static const char *const bad_ran_at[] = { "2026-11-29 10:00:00",
+	    "2026-13-29T10:00:00Z", "2026-11-29T10:00:00+01:00",
+	    "2026-04-31T00:00:00Z", "2026-02-29T00:00:00Z",
+	    "2100-02-29T00:00:00Z" };
 	json_t *r;
+	size_t i;
 
 	(void)state;
 	r = pinned();
@@ -1087,26 +1095,11 @@ test_report_refuses_unknown_or_bad_keys(void **state)
 	r = pinned();
 	set_str(r, "version", "0.1.0 beta");
 	refuse_report(r, "report: version");
-	r = pinned();
-	set_str(r, "ran_at", "2026-11-29 10:00:00");
-	refuse_report(r, "report: ran_at");
-	r = pinned();
-	set_str(r, "ran_at", "2026-13-29T10:00:00Z");
-	refuse_report(r, "report: ran_at");
-	r = pinned();
-	set_str(r, "ran_at", "2026-11-29T10:00:00+01:00");
-	refuse_report(r, "report: ran_at");
-	/* Days the month does not have: the 31st of a 30-day month, 29
-	 * February outside a leap year. */
-	r = pinned();
-	set_str(r, "ran_at", "2026-04-31T00:00:00Z");
-	refuse_report(r, "report: ran_at");
-	r = pinned();
-	set_str(r, "ran_at", "2026-02-29T00:00:00Z");
-	refuse_report(r, "report: ran_at");
-	r = pinned();
-	set_str(r, "ran_at", "2100-02-29T00:00:00Z");
-	refuse_report(r, "report: ran_at");
+	for (i = 0; i < sizeof(bad_ran_at) / sizeof(bad_ran_at[0]); i++) {
+		r = pinned();
+		set_str(r, "ran_at", bad_ran_at[i]);
+		refuse_report(r, "report: ran_at");
+	}
 	r = pinned();
 	assert_int_equal(json_object_del(r, "cases"), 0);
 	refuse_report(r, "\"facts\" and \"cases\" are required");
