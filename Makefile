@@ -38,6 +38,10 @@ MAINS    = guard/main.c ctl/main.c
 LIB_SRCS = $(filter-out $(MAINS),$(foreach m,$(MODULES),$(wildcard $(m)/*.c)))
 LIB_OBJS = $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIB      = $(BUILD)/libegress.a
+# The conformance suites, built into the library as const data
+# (conform/suiteblob.h): a receipt is graded by the suite its digest names.
+SUITES   = $(sort $(wildcard conform/suites/*.json))
+GEN_OBJ  = $(BUILD)/obj/gen/suites.o
 
 # A mutant build (mk/conformance.mk sets MUTANT_BASE) recompiles only the
 # sources that name a mutant, with the mutant's flags, and takes every
@@ -50,6 +54,7 @@ $(error a header other than util/mutant.h names EG_MUTANT: mutant builds would b
 endif
 MUTANT_SRCS := $(shell grep -l -e EG_MUTANT -e util/mutant.h $(LIB_SRCS))
 LIB_OBJS := $(foreach s,$(LIB_SRCS),$(if $(filter $(s),$(MUTANT_SRCS)),$(BUILD)/obj/$(s:.c=.o),$(MUTANT_BASE)/obj/$(s:.c=.o)))
+GEN_OBJ  := $(MUTANT_BASE)/obj/gen/suites.o
 endif
 
 UNIT_SRCS = $(wildcard tests/unit/test_*.c)
@@ -79,7 +84,20 @@ $(BUILD)/revision: FORCE | deps
 $(BUILD)/obj/guard/guard.o $(BUILD)/obj/guard/main.o: EG_CFLAGS += -DEG_REVISION='"$(REVISION)"'
 $(BUILD)/obj/guard/guard.o $(BUILD)/obj/guard/main.o: $(BUILD)/revision
 
-$(LIB): $(LIB_OBJS)
+# The list of suites is a file rewritten only when it changes, so that a
+# suite added or removed regenerates the table, and nothing else does.
+$(BUILD)/gen/suites.list: FORCE | deps
+	@mkdir -p $(dir $@)
+	@echo '$(SUITES)' | cmp -s - $@ || echo '$(SUITES)' >$@
+
+$(BUILD)/gen/suites.c: $(BUILD)/gen/suites.list $(SUITES) scripts/embed-suites.sh
+	$(call say,GEN,$@)sh scripts/embed-suites.sh $@ $(SUITES)
+
+$(BUILD)/obj/gen/suites.o: $(BUILD)/gen/suites.c
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)$(CC) $(EG_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJS) $(GEN_OBJ)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/egress-guard: $(BUILD)/obj/guard/main.o $(LIB)

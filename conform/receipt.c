@@ -3,43 +3,46 @@
  * receipt bytes, and the hash of the binary a receipt certifies. The
  * shared grammar and the facts rule are in conform/rparse.c, the
  * canonical writer in conform/canon.c, grading in conform/verify.c. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <time.h>
 
 #include <jansson.h>
-#include <openssl/err.h>
 #include <openssl/evp.h>
 
 #include "conform/canon.h"
 #include "conform/receipt.h"
 #include "conform/rparse.h"
+#include "conform/suite.h"
 #include "util/errbuf.h"
+#include "util/file.h"
 #include "util/jsonstrict.h"
 
 /* The envelope's base64 goes through bundle_b64_decode and its bound. */
+_Static_assert(RECEIPT_SHA256_HEX == FILE_SHA256_HEX,
+    "a receipt names binaries by util/file.h's hash");
 _Static_assert(RECEIPT_MAX_BYTES <= BUNDLE_MAX_BYTES,
     "a receipt envelope must fit the bundle base64 bound");
 
-/* Sorted: the order the canonical facts map has. */
-static const char *const fact_names[RECEIPT_NFACTS + 1] = {
-	"authority_separation", "connect_time_public_address",
-	"default_deny", "exact_destination_match", "redirect_recheck", NULL
-};
+/* The bounds rparse.c checks are the ones this header promises. */
+_Static_assert(RECEIPT_NFACTS == RPARSE_NFACTS &&
+    RECEIPT_SHA256_HEX == RPARSE_SHA256_HEX &&
+    RECEIPT_MAX_BYTES == RPARSE_MAX_BYTES &&
+    RECEIPT_DEPLOY_KEYS == RPARSE_DEPLOY_KEYS &&
+    RECEIPT_DEPLOY_VALUE == RPARSE_DEPLOY_VALUE, "conform bounds differ");
 
 struct receipt_report {
-	json_t		*root;
+	json_t			*root;
+	const struct suite	*suite;
 	struct rparse_tally	 t[RECEIPT_NFACTS];
+	struct suite_grade	 g;
 };
 
 const char *
 receipt_fact_name(size_t i)
 {
-	return i < RECEIPT_NFACTS ? fact_names[i] : NULL;
+	return rparse_fact_name(i);
 }
 
 const char *
@@ -100,6 +103,12 @@ receipt_reason_name(enum receipt_reason r)
 		return "facts_incomplete";
 	case RECEIPT_NO_SELECTOR:
 		return "no_selector";
+	case RECEIPT_UNKNOWN_SUITE:
+		return "unknown_suite";
+	case RECEIPT_STALE:
+		return "stale";
+	case RECEIPT_FUTURE:
+		return "ran_at_in_future";
 	}
 	return "malformed";
 }
@@ -111,17 +120,39 @@ receipt_report_free(struct receipt_report *r)
 {
 	if (r == NULL)
 		return;
+	suite_grade_free(&r->g);
 	json_decref(r->root);
 	free(r);
 }
 
+long long
+receipt_time(const char *s, size_t len)
+{
+	struct tm tm;
+	time_t t;
+
+	if (s == NULL || !rparse_is_timestamp(s, len))
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = atoi(s) - 1900;	/* digits checked by rparse */
+	tm.tm_mon = atoi(s + 5) - 1;
+	tm.tm_mday = atoi(s + 8);
+	tm.tm_hour = atoi(s + 11);
+	tm.tm_min = atoi(s + 14);
+	tm.tm_sec = atoi(s + 17);
+	if ((t = timegm(&tm)) == (time_t)-1)
+		return -1;
+	return (long long)t;
+}
+
 struct receipt_report *
-receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
+receipt_report_parse(const char *buf, size_t len,
+    const struct suite_set *suites, long long now, char *err, size_t errlen)
 {
 	/* The string-valued keys first: the loop below checks them. */
 	static const char *const keys[] = {
 		"schema", "provider", "guard_binary", "guard_sha256", "version",
-		"ran_at", "facts", "cases", "deployment", NULL
+		"ran_at", "suite", "facts", "cases", "deployment", NULL
 	};
 	struct receipt_report *r;
 	char shown[ERRBUF_SHOW_BUF];
@@ -139,7 +170,7 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;
 	}
-	for (i = 0; i < 6; i++) {
+	for (i = 0; i < 7; i++) {
 		if (jsonstrict_str(r->root, keys[i], &slen) == NULL) {
 			errbuf_set(err, errlen, "report: \"%s\" missing or not a "
 			    "string", keys[i]);
@@ -182,6 +213,20 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 		    "UTC time (YYYY-MM-DDTHH:MM:SSZ)", errbuf_show(s, slen, shown));
 		goto bad;
 	}
+	/* A run cannot have happened later than now: a report from the
+	 * future is a clock or a forgery, and signing it would let it pass
+	 * any maximum age for longer than it should. */
+	if (receipt_time(s, slen) > now + RECEIPT_SKEW_S) {
+		errbuf_set(err, errlen, "report: ran_at %s is in the future", s);
+		goto bad;
+	}
+	s = jsonstrict_str(r->root, "suite", &slen);
+	if ((r->suite = suite_set_by_id(suites, s, slen)) == NULL) {
+		errbuf_set(err, errlen, "report: suite \"%s\" is not one this "
+		    "program grades by (docs/receipts.md \"Suites and evidence\")",
+		    errbuf_show(s, slen, shown));
+		goto bad;
+	}
 	if (json_object_get(r->root, "facts") == NULL ||
 	    json_object_get(r->root, "cases") == NULL) {
 		errbuf_set(err, errlen, "report: \"facts\" and \"cases\" are "
@@ -190,9 +235,14 @@ receipt_report_parse(const char *buf, size_t len, char *err, size_t errlen)
 	}
 	if (rparse_facts(json_object_get(r->root, "facts"), r->t, err,
 	    errlen) == -1 ||
-	    rparse_cases(json_object_get(r->root, "cases"), 1, r->t, err,
+	    rparse_cases(json_object_get(r->root, "cases"), 1, err,
 	    errlen) == -1)
 		goto bad;
+	if (suite_grade(r->suite, json_object_get(r->root, "cases"),
+	    &r->g) == -1) {
+		errbuf_set(err, errlen, "out of memory");
+		goto bad;
+	}
 	if (json_object_get(r->root, "deployment") != NULL &&
 	    rparse_deployment(json_object_get(r->root, "deployment"), "report",
 	    err, errlen) == -1)
@@ -238,22 +288,37 @@ int
 receipt_report_fact(const struct receipt_report *r, size_t i, char *note,
     size_t notelen)
 {
+	const struct suite_case *bad;
+
 	if (note != NULL && notelen > 0)
 		note[0] = '\0';
 	if (r == NULL || i >= RECEIPT_NFACTS)
 		return 0;
-	rparse_note(&r->t[i], fact_names[i], note, notelen);
-	return rparse_proved(&r->t[i]);
+	if (!r->t[i].claimed) {
+		errbuf_set(note, notelen, "fact %s is not claimed true by the "
+		    "report", rparse_fact_name(i));
+		return 0;
+	}
+	if (r->g.proved[i])
+		return 1;
+	if ((bad = r->g.first_bad[i]) != NULL)
+		errbuf_set(note, notelen, "fact %s is claimed true but case %s "
+		    "(suite %s) %s", rparse_fact_name(i), bad->id,
+		    suite_id(r->suite), suite_status_name(bad->status));
+	else
+		errbuf_set(note, notelen, "fact %s has no case in suite %s",
+		    rparse_fact_name(i), suite_id(r->suite));
+	return 0;
 }
 
 char *
 receipt_canonical(const struct receipt_report *r, const char *sha256,
     size_t *len, char *err, size_t errlen)
 {
-	json_t *obj = NULL, *facts = NULL, *cases = NULL;
+	json_t *obj = NULL, *facts = NULL, *cases = NULL, *suite = NULL;
 	char rev[RPARSE_MAX_VERSION + sizeof(RPARSE_REV_TAG) +
 	    RECEIPT_SHA256_HEX + 1];
-	char *out = NULL;
+	char *out = NULL, ver[24];
 	size_t i;
 
 	if (r == NULL || len == NULL || sha256 == NULL ||
@@ -270,15 +335,21 @@ receipt_canonical(const struct receipt_report *r, const char *sha256,
 		goto oom;
 	/* Always all five: a fact the report left out is false. */
 	for (i = 0; i < RECEIPT_NFACTS; i++)
-		if (json_object_set_new(facts, fact_names[i],
-		    json_boolean(rparse_proved(&r->t[i]))) == -1)
+		if (json_object_set_new(facts, rparse_fact_name(i),
+		    json_boolean(receipt_report_fact(r, i, NULL, 0))) == -1)
 			goto oom;
-	obj = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O}",
+	/* The version is a string: canonical receipts hold no number. */
+	snprintf(ver, sizeof(ver), "%lld", suite_version(r->suite));
+	if ((suite = json_pack("{s:s, s:s, s:s}", "id", suite_id(r->suite),
+	    "version", ver, "digest", suite_digest(r->suite))) == NULL)
+		goto oom;
+	obj = json_pack("{s:s, s:s, s:s, s:O, s:O, s:O, s:O}",
 	    "schema", RECEIPT_SCHEMA,
 	    "provider", RECEIPT_PROVIDER,
 	    "provider_revision", rev,
 	    "facts", facts,
 	    "cases", cases,
+	    "suite", suite,
 	    "ran_at", json_object_get(r->root, "ran_at"));
 	if (obj == NULL)
 		goto oom;
@@ -299,6 +370,7 @@ out:
 	json_decref(obj);
 	json_decref(facts);
 	json_decref(cases);
+	json_decref(suite);
 	return out;
 }
 
@@ -311,75 +383,5 @@ receipt_signed_message(const char *canon, size_t len, size_t *outlen)
 int
 receipt_file_sha256(const char *path, char *hex, char *err, size_t errlen)
 {
-	static const char digits[] = "0123456789abcdef";
-	unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
-	unsigned long long total = 0;
-	EVP_MD_CTX *ctx = NULL;
-	unsigned int mdlen = 0, i;
-	struct stat st;
-	ssize_t r;
-	int fd, rc = -1;
-
-	if (path == NULL || hex == NULL) {
-		errbuf_set(err, errlen, "no path");
-		return -1;
-	}
-	/* O_NONBLOCK: a FIFO cannot hang the open; it is refused below. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd == -1) {
-		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) == -1) {
-		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		errbuf_set(err, errlen, "%s: not a regular file", path);
-		goto out;
-	}
-	if ((ctx = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		errbuf_set(err, errlen, "%s: cannot start SHA-256", path);
-		goto out;
-	}
-	/* Bounded by what is read, not by what fstat said. */
-	for (;;) {
-		r = read(fd, buf, sizeof(buf));
-		if (r == -1 && errno == EINTR)
-			continue;
-		if (r == -1) {
-			errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
-			goto out;
-		}
-		if (r == 0)
-			break;
-		total += (unsigned long long)r;
-		if (total > RECEIPT_BINARY_MAX) {
-			errbuf_set(err, errlen, "%s: larger than %u bytes", path,
-			    RECEIPT_BINARY_MAX);
-			goto out;
-		}
-		if (EVP_DigestUpdate(ctx, buf, (size_t)r) != 1) {
-			errbuf_set(err, errlen, "%s: SHA-256 failed", path);
-			goto out;
-		}
-	}
-	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 ||
-	    mdlen * 2 != RECEIPT_SHA256_HEX) {
-		errbuf_set(err, errlen, "%s: SHA-256 failed", path);
-		goto out;
-	}
-	for (i = 0; i < mdlen; i++) {
-		hex[2 * i] = digits[md[i] >> 4];
-		hex[2 * i + 1] = digits[md[i] & 0xf];
-	}
-	hex[RECEIPT_SHA256_HEX] = '\0';
-	rc = 0;
-out:
-	if (rc == -1)
-		ERR_clear_error();
-	EVP_MD_CTX_free(ctx);
-	close(fd);
-	return rc;
+	return file_sha256(path, RECEIPT_BINARY_MAX, hex, err, errlen);
 }

@@ -1,20 +1,17 @@
-/* The grammar reports and signed receipts share (docs/receipts.md): field
- * syntax, the facts map and the tally of what the cases prove. Pure: bytes
- * or JSON in, a tally or an error message out.
+/* The grammar reports, signed receipts and suites share (docs/receipts.md):
+ * the fact names, field syntax, the facts map and the cases. Pure: bytes or
+ * JSON in, a tally or an error message out. The lowest layer of conform/:
+ * it includes none of the others.
  *
- * A fact is never copied from what someone claims: it is true only when
- * the claim is true AND the fact has at least one case AND every one of
- * its cases passes, and a case passes only when its own strings agree
- * (observed is what was expected, the negative control flipped). Both the
- * signer and the verifier apply that rule, so a receipt cannot grade
- * higher than its cases show, whoever made it. */
+ * A fact is never copied from what someone claims: conform/suite.c grades
+ * it from the cases its suite requires. Here a case is only checked for
+ * form, and, in a report, for agreeing with itself. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
-#include "conform/receipt.h"
 #include "conform/rparse.h"
 #include "util/ascii.h"
 #include "util/errbuf.h"
@@ -25,13 +22,26 @@
 
 enum verdict { V_PASS, V_FAIL, V_INCONCLUSIVE };
 
-static int
-fact_index(const char *s)
+/* Sorted: the order the canonical facts map has. */
+static const char *const fact_names[RPARSE_NFACTS + 1] = {
+	"authority_separation", "connect_time_public_address",
+	"default_deny", "exact_destination_match", "redirect_recheck", NULL
+};
+
+const char *
+rparse_fact_name(size_t i)
+{
+	return i < RPARSE_NFACTS ? fact_names[i] : NULL;
+}
+
+int
+rparse_fact_index(const char *s, size_t len)
 {
 	int i;
 
-	for (i = 0; i < RECEIPT_NFACTS; i++)
-		if (strcmp(s, receipt_fact_name((size_t)i)) == 0)
+	for (i = 0; i < RPARSE_NFACTS; i++)
+		if (strlen(fact_names[i]) == len &&
+		    memcmp(s, fact_names[i], len) == 0)
 			return i;
 	return -1;
 }
@@ -68,8 +78,8 @@ is_word(const char *s, size_t len, size_t max, const char *punct)
 
 /* Case ids are short names ([A-Za-z0-9._-], 1-64) so that messages can
  * name them as they are. */
-static int
-is_case_id(const char *s, size_t len)
+int
+rparse_is_case_id(const char *s, size_t len)
 {
 	return is_word(s, len, RPARSE_MAX_ID, "._-");
 }
@@ -145,12 +155,12 @@ rparse_is_revision(const char *s, size_t len, const char **hash)
 {
 	size_t tag = sizeof(RPARSE_REV_TAG) - 1, vlen;
 
-	if (len < 1 + tag + RECEIPT_SHA256_HEX)
+	if (len < 1 + tag + RPARSE_SHA256_HEX)
 		return 0;
-	vlen = len - tag - RECEIPT_SHA256_HEX;
+	vlen = len - tag - RPARSE_SHA256_HEX;
 	if (!rparse_is_version(s, vlen) ||
 	    memcmp(s + vlen, RPARSE_REV_TAG, tag) != 0 ||
-	    !rparse_is_lower_hex(s + vlen + tag, RECEIPT_SHA256_HEX))
+	    !rparse_is_lower_hex(s + vlen + tag, RPARSE_SHA256_HEX))
 		return 0;
 	*hash = s + vlen + tag;
 	return 1;
@@ -167,9 +177,9 @@ rparse_object(const char *buf, size_t len, const char *what, char *err,
 		errbuf_set(err, errlen, "empty %s", what);
 		return NULL;
 	}
-	if (len > RECEIPT_MAX_BYTES) {
+	if (len > RPARSE_MAX_BYTES) {
 		errbuf_set(err, errlen, "%s larger than %u bytes", what,
-		    RECEIPT_MAX_BYTES);
+		    RPARSE_MAX_BYTES);
 		return NULL;
 	}
 	/* jansson's message may quote input: report the position only. */
@@ -197,17 +207,15 @@ str_eq(json_t *obj, const char *a, const char *b)
 	    json_string_length(x)) == 0;
 }
 
-/* Checks one case object. Sets *fact and *passes (whether it counts as a
- * pass under the rule in the header comment). With strict, a case that
- * says "pass" but whose strings disagree is refused; otherwise it merely
- * does not count. Returns 0 or -1 with err set. */
+/* Checks one case object. With strict, a case that says "pass" but whose
+ * strings disagree is refused. Returns 0 or -1 with err set. */
 static int
-check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
-    int *passes, char *err, size_t errlen)
+check_case(json_t *c, size_t idx, json_t *seen, int strict, char *err,
+    size_t errlen)
 {
 	static const char *const keys[] = {
 		"id", "fact", "probe", "expected", "observed", "control",
-		"control_expected", "verdict", NULL
+		"control_expected", "control_evidence", "verdict", NULL
 	};
 	static const char *const verdicts[] = {
 		"pass", "fail", "inconclusive", NULL
@@ -228,11 +236,9 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 		    errbuf_show(extra, strlen(extra), shown));
 		return -1;
 	}
-	/* Every key but control_expected is required; all are strings. */
+	/* Every key is required; all are strings. */
 	for (i = 0; keys[i] != NULL; i++) {
 		val = json_object_get(c, keys[i]);
-		if (val == NULL && strcmp(keys[i], "control_expected") == 0)
-			continue;
 		if (!json_is_string(val)) {
 			errbuf_set(err, errlen, "cases[%zu]: \"%s\" missing or not a "
 			    "string", idx, keys[i]);
@@ -245,7 +251,7 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 		}
 	}
 	id = jsonstrict_str(c, "id", &idlen);
-	if (!is_case_id(id, idlen)) {
+	if (!rparse_is_case_id(id, idlen)) {
 		errbuf_set(err, errlen, "cases[%zu]: id \"%s\" must be 1-%d of "
 		    "[A-Za-z0-9._-]", idx, errbuf_show(id, idlen, shown),
 		    RPARSE_MAX_ID);
@@ -260,7 +266,7 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 		return -1;
 	}
 	s = jsonstrict_str(c, "fact", &len);
-	if (strlen(s) != len || (*fact = fact_index(s)) < 0) {
+	if (rparse_fact_index(s, len) < 0) {
 		errbuf_set(err, errlen, "case %s: unknown fact \"%s\"", id,
 		    errbuf_show(s, len, shown));
 		return -1;
@@ -276,27 +282,27 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, int *fact,
 		return -1;
 	}
 	v = (enum verdict)i;
+	/* A control that reached nothing carries no evidence: that case is
+	 * inconclusive, whatever its words say. */
 	consistent = str_eq(c, "observed", "expected") &&
 	    !str_eq(c, "control", "observed") &&
-	    (json_object_get(c, "control_expected") == NULL ||
-	    str_eq(c, "control", "control_expected"));
+	    str_eq(c, "control", "control_expected") &&
+	    json_string_length(json_object_get(c, "control_evidence")) > 0;
 	if (v == V_PASS && !consistent && strict) {
 		errbuf_set(err, errlen, "case %s: verdict pass, but observed differs "
-		    "from expected or the control did not flip", id);
+		    "from expected, the control did not flip, or the control has "
+		    "no evidence", id);
 		return -1;
 	}
-	*passes = v == V_PASS && consistent;
 	return 0;
 }
 
-/* Validates the cases array into t[] (ncases, npass, first_bad). */
 int
-rparse_cases(json_t *cases, int strict, struct rparse_tally *t, char *err,
-    size_t errlen)
+rparse_cases(json_t *cases, int strict, char *err, size_t errlen)
 {
 	json_t *seen, *c;
 	size_t i;
-	int fact, passes, rc = -1;
+	int rc = -1;
 
 	if (!json_is_array(cases)) {
 		errbuf_set(err, errlen, "\"cases\" must be an array");
@@ -311,15 +317,8 @@ rparse_cases(json_t *cases, int strict, struct rparse_tally *t, char *err,
 		return -1;
 	}
 	json_array_foreach(cases, i, c) {
-		if (check_case(c, i, seen, strict, &fact, &passes, err,
-		    errlen) == -1)
+		if (check_case(c, i, seen, strict, err, errlen) == -1)
 			goto out;
-		t[fact].ncases++;
-		if (passes)
-			t[fact].npass++;
-		else if (t[fact].first_bad[0] == '\0')
-			snprintf(t[fact].first_bad, sizeof(t[fact].first_bad),
-			    "%s", json_string_value(json_object_get(c, "id")));
 	}
 	rc = 0;
 out:
@@ -341,7 +340,7 @@ rparse_facts(json_t *facts, struct rparse_tally *t, char *err, size_t errlen)
 		return -1;
 	}
 	json_object_foreach(facts, key, v) {
-		if ((i = fact_index(key)) < 0) {
+		if ((i = rparse_fact_index(key, strlen(key))) < 0) {
 			errbuf_set(err, errlen, "facts: unknown fact \"%s\"",
 			    errbuf_show(key, strlen(key), shown));
 			return -1;
@@ -355,30 +354,6 @@ rparse_facts(json_t *facts, struct rparse_tally *t, char *err, size_t errlen)
 		t[i].claimed = json_is_true(v);
 	}
 	return 0;
-}
-
-int
-rparse_proved(const struct rparse_tally *t)
-{
-	return t->claimed && t->ncases > 0 && t->npass == t->ncases;
-}
-
-/* Why a claimed-true fact is not proved, or "" when nothing to say. */
-void
-rparse_note(const struct rparse_tally *t, const char *name, char *note,
-    size_t notelen)
-{
-	if (note == NULL || notelen == 0)
-		return;
-	note[0] = '\0';
-	if (!t->claimed || rparse_proved(t))
-		return;
-	if (t->ncases == 0)
-		errbuf_set(note, notelen, "fact %s is claimed true but has no case",
-		    name);
-	else
-		errbuf_set(note, notelen, "fact %s is claimed true but case %s does "
-		    "not pass", name, t->first_bad);
 }
 
 /* The Docker target's evidence (engine, layout, image) rides in the
@@ -395,9 +370,9 @@ rparse_deployment(json_t *d, const char *where, char *err, size_t errlen)
 	size_t i, len;
 
 	if (!json_is_object(d) || json_object_size(d) == 0 ||
-	    json_object_size(d) > RECEIPT_DEPLOY_KEYS) {
+	    json_object_size(d) > RPARSE_DEPLOY_KEYS) {
 		errbuf_set(err, errlen, "%s: deployment must be an object of 1-%d "
-		    "strings", where, RECEIPT_DEPLOY_KEYS);
+		    "strings", where, RPARSE_DEPLOY_KEYS);
 		return -1;
 	}
 	json_object_foreach(d, key, val) {
@@ -411,9 +386,9 @@ rparse_deployment(json_t *d, const char *where, char *err, size_t errlen)
 			return -1;
 		}
 		if ((v = jsonstrict_str(d, key, &len)) == NULL || len == 0 ||
-		    len > RECEIPT_DEPLOY_VALUE) {
+		    len > RPARSE_DEPLOY_VALUE) {
 			errbuf_set(err, errlen, "%s: deployment \"%s\" must be a "
-			    "string of 1-%d bytes", where, key, RECEIPT_DEPLOY_VALUE);
+			    "string of 1-%d bytes", where, key, RPARSE_DEPLOY_VALUE);
 			return -1;
 		}
 		for (i = 0; i < len; i++) {

@@ -8,20 +8,29 @@
 
 #include <jansson.h>
 
-#include "conform/receipt.h"
-
+/* The bounds the formats share; conform/receipt.h repeats the ones its
+ * callers need under its own prefix (equal, checked at compile time). */
+#define RPARSE_NFACTS		5
+#define RPARSE_SHA256_HEX	64
+#define RPARSE_MAX_BYTES	(1u << 20)	/* a report, a receipt */
+#define RPARSE_DEPLOY_KEYS	16	/* "deployment": keys, value bytes */
+#define RPARSE_DEPLOY_VALUE	256
 #define RPARSE_MAX_ID		64	/* bytes of a case id */
 #define RPARSE_MAX_VERSION	64	/* bytes of a version */
 #define RPARSE_REV_TAG		"+sha256:"
 
-/* Per fact: what was claimed and what the cases prove. */
+/* Per fact: what the facts map claims. */
 struct rparse_tally {
 	int	 present;	/* the facts map has the key */
 	int	 claimed;	/* ... with true */
-	size_t	 ncases;
-	size_t	 npass;
-	char	 first_bad[RPARSE_MAX_ID + 1];	/* first non-passing case */
 };
+
+/* The five fact names in canonical (sorted) order; NULL past the end. */
+const char *rparse_fact_name(size_t i);
+/* The index of the fact named s[0..len), or -1. */
+int rparse_fact_index(const char *s, size_t len);
+/* A case id: 1-64 of [A-Za-z0-9._-]. */
+int rparse_is_case_id(const char *s, size_t len);
 
 /* 1 when s[0..len) is all lowercase hex digits, else 0. */
 int rparse_is_lower_hex(const char *s, size_t len);
@@ -40,11 +49,13 @@ json_t *rparse_object(const char *buf, size_t len, const char *what,
  * t[RECEIPT_NFACTS]. Returns 0 or -1 with err set. */
 int rparse_facts(json_t *facts, struct rparse_tally *t, char *err,
     size_t errlen);
-/* Validates the cases array into t[] (ncases, npass, first_bad). With
- * strict, a case that says "pass" but whose strings disagree is refused;
- * otherwise it merely does not count. Returns 0 or -1 with err set. */
-int rparse_cases(json_t *cases, int strict, struct rparse_tally *t,
-    char *err, size_t errlen);
+/* Validates the cases array: every case complete, typed and of a known
+ * fact, ids unique. With strict (a report), a case that says "pass" but
+ * whose own strings disagree (observed is not expected, the control did
+ * not flip or is not control_expected, no control evidence) is refused:
+ * a runner bug, not something to sign. Whether a case counts is the
+ * suite's decision (conform/suite.h). Returns 0 or -1 with err set. */
+int rparse_cases(json_t *cases, int strict, char *err, size_t errlen);
 /* Validates the optional "deployment" object of a report or a receipt:
  * 1-RECEIPT_DEPLOY_KEYS keys of [a-z_] (at most 32 bytes), each a string
  * of 1-RECEIPT_DEPLOY_VALUE printable ASCII bytes; "target", "layout",
@@ -52,11 +63,5 @@ int rparse_cases(json_t *cases, int strict, struct rparse_tally *t,
  * Returns 0 or -1 with err set. */
 int rparse_deployment(json_t *d, const char *where, char *err,
     size_t errlen);
-/* 1 when the fact is claimed true and every one of its (>= 1) cases
- * passes, else 0. */
-int rparse_proved(const struct rparse_tally *t);
-/* Why a claimed-true fact is not proved, or "" when nothing to say. */
-void rparse_note(const struct rparse_tally *t, const char *name, char *note,
-    size_t notelen);
 
 #endif

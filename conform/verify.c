@@ -11,8 +11,40 @@
 #include "conform/canon.h"
 #include "conform/receipt.h"
 #include "conform/rparse.h"
+#include "conform/suite.h"
 #include "util/errbuf.h"
 #include "util/jsonstrict.h"
+
+/* The receipt's "suite": exactly id, version (decimal digits, as canonical
+ * receipts hold no number) and digest. Returns 0 or -1 with err set. */
+static int
+check_suite_ref(json_t *ref, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "id", "version", "digest", NULL };
+	const char *v;
+	size_t len, i;
+
+	if (!json_is_object(ref) || json_object_size(ref) != 3 ||
+	    jsonstrict_unknown_key(ref, keys) != NULL)
+		return errbuf_fail(err, errlen, "signed receipt: suite must have "
+		    "exactly id, version and digest");
+	v = jsonstrict_str(ref, "id", &len);
+	if (v == NULL || len == 0 || len > SUITE_MAX_ID || strlen(v) != len)
+		return errbuf_fail(err, errlen, "signed receipt: suite id must "
+		    "be 1-%d bytes", SUITE_MAX_ID);
+	v = jsonstrict_str(ref, "version", &len);
+	for (i = 0; v != NULL && i < len && v[i] >= '0' && v[i] <= '9'; i++)
+		;
+	if (v == NULL || len == 0 || len > 18 || i != len || v[0] == '0')
+		return errbuf_fail(err, errlen, "signed receipt: suite version "
+		    "must be a decimal integer >= 1");
+	v = jsonstrict_str(ref, "digest", &len);
+	if (v == NULL || len != RECEIPT_SHA256_HEX ||
+	    !rparse_is_lower_hex(v, len))
+		return errbuf_fail(err, errlen, "signed receipt: suite digest "
+		    "must be %d lowercase hex digits", RECEIPT_SHA256_HEX);
+	return 0;
+}
 
 /* Parses the signed receipt bytes strictly into t[] and the revision's
  * hash. The bytes must be exactly the canonical dump of what they parse
@@ -23,7 +55,7 @@ parse_receipt(const char *buf, size_t len, struct rparse_tally *t,
 {
 	static const char *const keys[] = {
 		"schema", "provider", "provider_revision", "ran_at", "facts",
-		"cases", "deployment", NULL
+		"cases", "suite", "deployment", NULL
 	};
 	char shown[ERRBUF_SHOW_BUF], *again = NULL;
 	const char *extra, *s;
@@ -70,15 +102,17 @@ parse_receipt(const char *buf, size_t len, struct rparse_tally *t,
 		goto bad;
 	}
 	if (json_object_get(root, "facts") == NULL ||
-	    json_object_get(root, "cases") == NULL) {
-		errbuf_set(err, errlen, "signed receipt: \"facts\" and \"cases\" "
-		    "are required");
+	    json_object_get(root, "cases") == NULL ||
+	    json_object_get(root, "suite") == NULL) {
+		errbuf_set(err, errlen, "signed receipt: \"facts\", \"cases\" "
+		    "and \"suite\" are required");
 		goto bad;
 	}
 	if (rparse_facts(json_object_get(root, "facts"), t, err,
 	    errlen) == -1 ||
-	    rparse_cases(json_object_get(root, "cases"), 0, t, err,
-	    errlen) == -1)
+	    rparse_cases(json_object_get(root, "cases"), 0, err,
+	    errlen) == -1 ||
+	    check_suite_ref(json_object_get(root, "suite"), err, errlen) == -1)
 		goto bad;
 	if (json_object_get(root, "deployment") != NULL &&
 	    rparse_deployment(json_object_get(root, "deployment"),
@@ -183,44 +217,106 @@ out:
 	return rc;
 }
 
-/* The grade the authentic receipt's facts give (the facts rule in
- * conform/rparse.c), into v, with err saying why when it falls short. */
-static void
-grade_facts(const struct rparse_tally *t, struct receipt_verdict *v,
-    char *err, size_t errlen)
+/* The suite the receipt names, when this verifier knows it under that
+ * digest with the same id and version; else NULL. */
+static const struct suite *
+named_suite(json_t *root, const struct suite_set *suites)
 {
-	size_t i, nfacts = 0;
+	json_t *ref = json_object_get(root, "suite");
+	const struct suite *su;
+	const char *v;
+	char ver[24];
+	size_t len;
 
+	v = jsonstrict_str(ref, "digest", &len);
+	if ((su = suite_set_by_digest(suites, v, len)) == NULL)
+		return NULL;
+	snprintf(ver, sizeof(ver), "%lld", suite_version(su));
+	v = jsonstrict_str(ref, "id", &len);
+	if (strlen(suite_id(su)) != len || memcmp(suite_id(su), v, len) != 0)
+		return NULL;
+	v = jsonstrict_str(ref, "version", &len);
+	if (strlen(ver) != len || memcmp(ver, v, len) != 0)
+		return NULL;
+	return su;
+}
+
+/* The grade the authentic receipt earns: its ran_at against the clock,
+ * then every fact from the suite it names (conform/suite.c), into v, with
+ * err saying why when it falls short. The signed facts map counts only
+ * when it is empty (no selector); otherwise each fact is recomputed. */
+static int
+grade_facts(json_t *root, const struct rparse_tally *t,
+    const struct receipt_check *chk, struct receipt_verdict *v, char *err,
+    size_t errlen)
+{
+	struct suite_grade g;
+	const struct suite *su;
+	const struct suite_case *bad;
+	const char *at;
+	long long ran;
+	size_t i, nfacts = 0, alen = 0;
+
+	at = jsonstrict_str(root, "ran_at", &alen);
+	ran = receipt_time(at, alen);
+	if (ran > chk->now + RECEIPT_SKEW_S) {
+		v->reason = RECEIPT_FUTURE;
+		errbuf_set(err, errlen, "ran_at %s is in the future", at);
+		return 0;
+	}
+	if (ran < chk->now - chk->max_age_s) {
+		v->reason = RECEIPT_STALE;
+		errbuf_set(err, errlen, "ran_at %s is older than %lld days", at,
+		    chk->max_age_s / 86400);
+		return 0;
+	}
 	for (i = 0; i < RECEIPT_NFACTS; i++)
 		nfacts += (size_t)t[i].present;
 	if (nfacts == 0) {
 		v->grade = RECEIPT_UNSUPPORTED;
 		v->reason = RECEIPT_NO_SELECTOR;
 		errbuf_set(err, errlen, "the receipt attests no fact (no selector)");
-		return;
+		return 0;
+	}
+	if ((su = named_suite(root, chk->suites)) == NULL) {
+		v->reason = RECEIPT_UNKNOWN_SUITE;
+		errbuf_set(err, errlen, "suite %s digest %s is not one this "
+		    "verifier grades by: no fact can be recomputed",
+		    json_string_value(json_object_get(json_object_get(root,
+		    "suite"), "id")), json_string_value(json_object_get(
+		    json_object_get(root, "suite"), "digest")));
+		return 0;
+	}
+	if (suite_grade(su, json_object_get(root, "cases"), &g) == -1) {
+		errbuf_set(err, errlen, "out of memory");
+		return -1;
 	}
 	for (i = 0; i < RECEIPT_NFACTS; i++) {
-		if (rparse_proved(&t[i]))
+		if (g.proved[i])
 			continue;
 		v->reason = RECEIPT_FACTS_INCOMPLETE;
-		if (!t[i].present)
-			errbuf_set(err, errlen, "fact %s is missing",
-			    receipt_fact_name(i));
-		else if (!t[i].claimed)
-			errbuf_set(err, errlen, "fact %s is false",
-			    receipt_fact_name(i));
+		if ((bad = g.first_bad[i]) != NULL)
+			errbuf_set(err, errlen, "fact %s is false: case %s (suite "
+			    "%s) %s", receipt_fact_name(i), bad->id, suite_id(su),
+			    suite_status_name(bad->status));
 		else
-			rparse_note(&t[i], receipt_fact_name(i), err, errlen);
-		return;
+			errbuf_set(err, errlen, "fact %s is false: suite %s has no "
+			    "case for it", receipt_fact_name(i), suite_id(su));
+		suite_grade_free(&g);
+		return 0;
 	}
+	suite_grade_free(&g);
 	v->grade = RECEIPT_SECURITY_BOUNDARY;
 	v->reason = RECEIPT_OK;
+	return 0;
 }
 
 int
 receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
-    const char *sha256, struct receipt_verdict *v, char *err, size_t errlen)
+    const struct receipt_check *chk, struct receipt_verdict *v, char *err,
+    size_t errlen)
 {
+	const char *sha256 = chk != NULL ? chk->sha256 : NULL;
 	struct rparse_tally t[RECEIPT_NFACTS];
 	struct envelope e;
 	const char *hash = NULL;
@@ -278,10 +374,86 @@ receipt_verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 		    "hand is sha256:%s", RECEIPT_SHA256_HEX, hash, sha256);
 		goto out;
 	}
-	grade_facts(t, v, err, errlen);
+	if (grade_facts(root, t, chk, v, err, errlen) == -1) {
+		rc = -1;
+		v->reason = RECEIPT_MALFORMED;
+	}
 out:
 	json_decref(root);
 	free(e.rec);
 	free(e.sig);
 	return rc;
+}
+
+/* What receipt_view keeps alive for the pointers it hands out. */
+struct view_priv {
+	json_t			*root;
+	struct suite_grade	 g;
+};
+
+int
+receipt_view_open(const char *buf, size_t len,
+    const struct suite_set *suites, struct receipt_view *rv, char *err,
+    size_t errlen)
+{
+	struct rparse_tally t[RECEIPT_NFACTS];
+	struct view_priv *p;
+	struct envelope e;
+	const char *hash, *v;
+	json_t *ref;
+	size_t i, vlen;
+
+	memset(rv, 0, sizeof(*rv));
+	memset(t, 0, sizeof(t));
+	if (read_envelope(buf, len, &e, err, errlen) == -1)
+		return -1;
+	memcpy(rv->key_id, e.key_id, sizeof(rv->key_id));
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		errbuf_set(err, errlen, "out of memory");
+		goto bad;
+	}
+	rv->priv = p;
+	if ((p->root = parse_receipt((const char *)e.rec, e.reclen, t, &hash,
+	    err, errlen)) == NULL)
+		goto bad;
+	rv->revision = json_string_value(json_object_get(p->root,
+	    "provider_revision"));
+	rv->ran_at = json_string_value(json_object_get(p->root, "ran_at"));
+	ref = json_object_get(p->root, "suite");
+	rv->suite_id = json_string_value(json_object_get(ref, "id"));
+	rv->suite_digest = json_string_value(json_object_get(ref, "digest"));
+	v = jsonstrict_str(ref, "version", &vlen);
+	rv->suite_version = strtoll(v, NULL, 10);	/* digits, checked */
+	for (i = 0; i < RECEIPT_NFACTS; i++)
+		rv->signed_facts[i] = t[i].present ? t[i].claimed : -1;
+	if (named_suite(p->root, suites) != NULL) {
+		rv->suite_known = 1;
+		if (suite_grade(named_suite(p->root, suites),
+		    json_object_get(p->root, "cases"), &p->g) == -1) {
+			errbuf_set(err, errlen, "out of memory");
+			goto bad;
+		}
+		rv->grade = &p->g;
+	}
+	free(e.rec);
+	free(e.sig);
+	return 0;
+bad:
+	free(e.rec);
+	free(e.sig);
+	receipt_view_free(rv);
+	return -1;
+}
+
+void
+receipt_view_free(struct receipt_view *rv)
+{
+	struct view_priv *p;
+
+	if (rv == NULL || (p = rv->priv) == NULL)
+		return;
+	suite_grade_free(&p->g);
+	json_decref(p->root);
+	free(p);
+	memset(rv, 0, sizeof(*rv));
 }

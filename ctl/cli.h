@@ -8,8 +8,8 @@
 #define CLI_PROG	"egress-guardctl"
 
 /* egress-guardctl's exit codes, the one definition for every subcommand
- * (0-2 for all, ctl/main.c; 3-6 are admit's typed refusals, and 4-6 also
- * receipt verify's and sign's: docs/receipts.md). */
+ * (0-2 for all, ctl/main.c; 3-8 are admit's typed refusals, and 4-8 also
+ * receipt verify's, 4 sign's: docs/receipts.md). */
 #define CLI_EXIT_OK		0
 #define CLI_EXIT_FAIL		1	/* operating failure: output, memory, the guard */
 #define CLI_EXIT_USAGE		2	/* usage, unreadable or malformed input */
@@ -17,6 +17,8 @@
 #define CLI_EXIT_REVISION	4	/* not the binary tested / in hand */
 #define CLI_EXIT_UNTRUSTED	5	/* signer not among the attesters */
 #define CLI_EXIT_BAD_SIGNATURE	6	/* signature does not verify */
+#define CLI_EXIT_STALE		7	/* ran_at older than --max-age, or ahead */
+#define CLI_EXIT_GUARD		8	/* the running guard's hash cannot be had */
 
 /* Prints "egress-guardctl: MSG[: "ARG"]" and the usage line of CMD on
  * stderr; returns CLI_EXIT_USAGE. */

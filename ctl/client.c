@@ -422,6 +422,51 @@ ctlclient_check_pushed(const struct ctlclient_response *r, const char *want,
 	return rc;
 }
 
+int
+ctlclient_binary_sha256(const char *sock_path, long guard_uid, char *hex,
+    char *err, size_t errlen)
+{
+	struct ctlclient_response r;
+	json_error_t jerr;
+	json_t *root = NULL;
+	const char *v;
+	size_t len, i;
+	int rc = -1;
+
+	if (ctlclient_request(sock_path, guard_uid, "GET", "/v1/status", NULL,
+	    0, &r, err, errlen) == -1)
+		return -1;
+	if (r.status != 200) {
+		errbuf_set(err, errlen, "%s: GET /v1/status answered %d",
+		    sock_path, r.status);
+		goto out;
+	}
+	if ((root = json_loadb(r.body, r.body_len, JSON_REJECT_DUPLICATES,
+	    &jerr)) == NULL || (v = json_string_value(json_object_get(root,
+	    "binary_sha256"))) == NULL) {
+		errbuf_set(err, errlen, "%s: the guard's status names no "
+		    "binary_sha256 (an older guard, or it could not hash itself)",
+		    sock_path);
+		goto out;
+	}
+	len = json_string_length(json_object_get(root, "binary_sha256"));
+	for (i = 0; i < len && ((v[i] >= '0' && v[i] <= '9') ||
+	    (v[i] >= 'a' && v[i] <= 'f')); i++)
+		;
+	if (len != CTLCLIENT_SHA256_HEX || i != len) {
+		errbuf_set(err, errlen, "%s: binary_sha256 is not %d lowercase "
+		    "hex digits", sock_path, CTLCLIENT_SHA256_HEX);
+		goto out;
+	}
+	memcpy(hex, v, len);
+	hex[len] = '\0';
+	rc = 0;
+out:
+	json_decref(root);
+	free(r.body);
+	return rc;
+}
+
 /* ---- subcommands: the CLI layer, which prints. ---- */
 
 static const char *const client_names[] = { "--control", "--guard-uid", NULL };

@@ -40,6 +40,13 @@ int ctlclient_request(const char *sock_path, long guard_uid, const char *method,
 int ctlclient_check_pushed(const struct ctlclient_response *r, const char *want,
     char *err, size_t errlen);
 
+/* The SHA-256 (hex, CTLCLIENT_SHA256_HEX digits and a NUL into hex) of
+ * the binary the guard at sock_path runs, from its GET /v1/status.
+ * Returns 0, or -1 with err: unreachable, not the guard, or no hash. */
+#define CTLCLIENT_SHA256_HEX	64
+int ctlclient_binary_sha256(const char *sock_path, long guard_uid, char *hex,
+    char *err, size_t errlen);
+
 /* push BUNDLE --control PATH: PUT /v1/policy. Prints the answer's body;
  * exit 0 on a 200 that names the pushed bundle's digest, 1 on 403 or 409
  * (refused), 2 otherwise: the guard cannot be reached, the socket is

@@ -10,6 +10,7 @@
 #include "ctl/client.h"
 #include "ctl/keys.h"
 #include "ctl/receiptcmd.h"
+#include "ctl/receiptshow.h"
 #include "policy/policy.h"
 #include "util/num.h"
 
@@ -25,6 +26,7 @@ struct command {
 };
 
 static int cmd_compile(int argc, char **argv);
+static int cmd_receipt(int argc, char **argv);
 
 static const struct command commands[] = {
 	{ "compile", "PROFILE [--epoch N]", cmd_compile },
@@ -33,11 +35,21 @@ static const struct command commands[] = {
 	{ "verify", CTLKEYS_VERIFY_USAGE, ctlkeys_cmd_verify },
 	{ "push", CTLCLIENT_PUSH_USAGE, ctlclient_cmd_push },
 	{ "status", CTLCLIENT_STATUS_USAGE, ctlclient_cmd_status },
-	{ "receipt", RECEIPTCMD_RECEIPT_USAGE, receiptcmd_cmd_receipt },
+	{ "receipt", RECEIPTCMD_RECEIPT_USAGE, cmd_receipt },
 	{ "admit", RECEIPTCMD_ADMIT_USAGE, receiptcmd_cmd_admit },
 };
 
 #define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
+
+/* receipt show explains (ctl/receiptshow.c); sign and verify decide
+ * (ctl/receiptcmd.c). */
+static int
+cmd_receipt(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "show") == 0)
+		return receiptshow_cmd(argc - 1, argv + 1);
+	return receiptcmd_cmd_receipt(argc, argv);
+}
 
 static void
 usage(FILE *f)

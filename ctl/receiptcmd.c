@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -19,13 +20,16 @@
 #include <openssl/evp.h>
 
 #include "ctl/cli.h"
+#include "ctl/client.h"
 #include "ctl/keys.h"
 #include "ctl/receiptcmd.h"
 #include "plane/bundle.h"
 #include "policy/policy.h"
 #include "conform/receipt.h"
+#include "conform/suite.h"
 #include "util/errbuf.h"
 #include "util/file.h"
+#include "util/num.h"
 
 #define GUARD_NAME	"egress-guard"
 #define PUB_SUFFIX	".pub.pem"
@@ -133,59 +137,144 @@ default_binary(char *out, size_t outlen)
 	return 0;
 }
 
-/* Grades the envelope at path against the attesters in dir and the binary
- * (NULL: the default). Returns 0 with v filled and why set when the grade
- * is not security_boundary, or an exit code (message printed). */
+/* What a grading command was told: the receipt, the attesters, and what
+ * the receipt must be for (a binary in hand, a running guard, or both). */
+struct grade_args {
+	const char	*cmd;		/* "receipt verify", "admit" */
+	const char	*path;		/* the receipt */
+	const char	*dir;		/* the attesters */
+	const char	*binary;	/* NULL: next to this program */
+	const char	*control;	/* a running guard's control socket */
+	long		 guard_uid;	/* -1: root and this user only */
+	long long	 max_age_days;
+};
+
+/* --max-age DAYS (NULL: the default) into *days. 0 or an exit status. */
 static int
-grade_receipt(const char *cmd, const char *path, const char *dir,
-    const char *binary, struct receipt_verdict *v, char *why, size_t whylen)
+parse_max_age(const char *cmd, const char *usage, const char *arg,
+    long long *days)
 {
-	char err[1024], hex[RECEIPT_SHA256_HEX + 1], def[PATH_MAX];
+	*days = RECEIPT_MAX_AGE_DAYS;
+	if (arg != NULL && num_parse(arg, 1, RECEIPT_MAX_AGE_LIMIT, days) == -1)
+		return cli_usage_error(cmd, usage, "--max-age must be a whole "
+		    "number of days, 1-3650", arg);
+	return 0;
+}
+
+/* --guard-uid N, else EG_GUARD_UID, else -1. 0 or an exit status. */
+static int
+parse_guard_uid(const char *cmd, const char *usage, const char *arg,
+    long *uid)
+{
+	long long v;
+
+	if (arg == NULL)
+		arg = getenv("EG_GUARD_UID");
+	*uid = -1;
+	if (arg == NULL || arg[0] == '\0')
+		return 0;
+	if (num_parse(arg, 0, 4294967294LL, &v) == -1)
+		return cli_usage_error(cmd, usage, "--guard-uid (or EG_GUARD_UID) "
+		    "must be a uid", arg);
+	*uid = (long)v;
+	return 0;
+}
+
+/* The SHA-256 the receipt must name into hex: the running guard's when
+ * a control socket was given (and then the binary in hand, if one was
+ * named, must be the same bytes), else the binary in hand's. Returns 0 or
+ * an exit code (message printed). */
+static int
+subject_sha256(const struct grade_args *a, char *hex)
+{
+	char err[1024], file[RECEIPT_SHA256_HEX + 1], def[PATH_MAX];
+	const char *binary = a->binary;
+
+	if (a->control != NULL) {
+		if (ctlclient_binary_sha256(a->control, a->guard_uid, hex, err,
+		    sizeof(err)) == -1) {
+			fprintf(stderr, "%s: %s: running guard: %s\n", CLI_PROG,
+			    a->cmd, err);
+			return CLI_EXIT_GUARD;
+		}
+		if (binary == NULL)
+			return 0;
+	}
+	if (binary == NULL) {
+		if (default_binary(def, sizeof(def)) == -1) {
+			fprintf(stderr, "%s: %s: cannot locate %s next to "
+			    "this program; use --binary\n", CLI_PROG, a->cmd,
+			    GUARD_NAME);
+			return CLI_EXIT_USAGE;
+		}
+		binary = def;
+	}
+	if (receipt_file_sha256(binary, file, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: %s: binary: %s\n", CLI_PROG, a->cmd, err);
+		return CLI_EXIT_USAGE;
+	}
+	if (a->control != NULL && strcmp(file, hex) != 0) {
+		fprintf(stderr, "%s: %s: revision mismatch: the guard at %s runs "
+		    "sha256:%s, %s is sha256:%s\n", CLI_PROG, a->cmd, a->control,
+		    hex, binary, file);
+		return CLI_EXIT_REVISION;
+	}
+	memcpy(hex, file, sizeof(file));
+	return 0;
+}
+
+/* Grades the receipt as a says. Returns 0 with v filled and why set when
+ * the grade is not security_boundary, or an exit code (message printed). */
+static int
+grade_receipt(const struct grade_args *a, struct receipt_verdict *v,
+    char *why, size_t whylen)
+{
+	char err[1024], hex[RECEIPT_SHA256_HEX + 1];
 	struct bundle_keyring *kr = NULL;
+	struct suite_set suites = { NULL, 0 };
+	struct receipt_check chk;
 	char *buf = NULL;
 	size_t len;
 	int rc = CLI_EXIT_USAGE;
 
 	if ((kr = bundle_keyring_new()) == NULL) {
-		fprintf(stderr, "%s: %s: out of memory\n", CLI_PROG, cmd);
+		fprintf(stderr, "%s: %s: out of memory\n", CLI_PROG, a->cmd);
 		return CLI_EXIT_FAIL;
 	}
-	if (receiptcmd_load_attesters(kr, dir, err, sizeof(err)) == -1) {
-		fprintf(stderr, "%s: %s: attesters: %s\n", CLI_PROG, cmd, err);
+	if (receiptcmd_load_attesters(kr, a->dir, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: %s: attesters: %s\n", CLI_PROG, a->cmd, err);
 		goto out;
 	}
-	if (binary == NULL) {
-		if (default_binary(def, sizeof(def)) == -1) {
-			fprintf(stderr, "%s: %s: cannot locate %s next to "
-			    "this program; use --binary\n", CLI_PROG, cmd,
-			    GUARD_NAME);
-			goto out;
-		}
-		binary = def;
-	}
-	if (receipt_file_sha256(binary, hex, err, sizeof(err)) == -1) {
-		fprintf(stderr, "%s: %s: binary: %s\n", CLI_PROG, cmd, err);
+	if (suite_builtin_load(&suites, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: %s: %s\n", CLI_PROG, a->cmd, err);
+		rc = CLI_EXIT_FAIL;
 		goto out;
 	}
-	if ((buf = file_read(path, RECEIPT_MAX_BYTES, 0, &len, err,
+	if ((rc = subject_sha256(a, hex)) != 0)
+		goto out;
+	rc = CLI_EXIT_USAGE;
+	if ((buf = file_read(a->path, RECEIPT_MAX_BYTES, 0, &len, err,
 	    sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: %s: %s\n", CLI_PROG, cmd, err);
+		fprintf(stderr, "%s: %s: %s\n", CLI_PROG, a->cmd, err);
 		goto out;
 	}
-	if (receipt_verify(kr, buf, len, hex, v, why, whylen) == -1) {
+	chk = (struct receipt_check){ &suites, hex, (long long)time(NULL),
+	    a->max_age_days * 86400 };
+	if (receipt_verify(kr, buf, len, &chk, v, why, whylen) == -1) {
 		fprintf(stderr, "%s: %s: %s: malformed receipt: %s\n", CLI_PROG,
-		    cmd, path, why);
+		    a->cmd, a->path, why);
 		goto out;
 	}
 	rc = 0;
 out:
 	free(buf);
+	suite_set_free(&suites);
 	bundle_keyring_free(kr);
 	return rc;
 }
 
 /* 0 when the receipt is authentic (signed by an attester, for the binary
- * in hand), whatever its facts grade; else the typed exit code that
+ * in hand, fresh), whatever its facts grade; else the typed exit code that
  * receipt verify and admit share. */
 static int
 authenticity_exit(enum receipt_reason r)
@@ -197,11 +286,15 @@ authenticity_exit(enum receipt_reason r)
 		return CLI_EXIT_BAD_SIGNATURE;
 	case RECEIPT_REVISION_MISMATCH:
 		return CLI_EXIT_REVISION;
+	case RECEIPT_STALE:
+	case RECEIPT_FUTURE:
+		return CLI_EXIT_STALE;
 	case RECEIPT_MALFORMED:
 		return CLI_EXIT_USAGE;
 	case RECEIPT_OK:
 	case RECEIPT_FACTS_INCOMPLETE:
 	case RECEIPT_NO_SELECTOR:
+	case RECEIPT_UNKNOWN_SUITE:
 		break;
 	}
 	return 0;
@@ -218,6 +311,7 @@ cmd_sign(int argc, char **argv)
 	char err[1024], note[256], hex[RECEIPT_SHA256_HEX + 1];
 	char *buf = NULL, *canon = NULL, *env = NULL;
 	struct receipt_report *r = NULL;
+	struct suite_set suites = { NULL, 0 };
 	const char *binary;
 	EVP_PKEY *pk = NULL;
 	size_t len, clen, i, ntrue = 0;
@@ -235,7 +329,13 @@ cmd_sign(int argc, char **argv)
 		fprintf(stderr, "%s: receipt sign: %s\n", CLI_PROG, err);
 		goto out;
 	}
-	if ((r = receipt_report_parse(buf, len, err, sizeof(err))) == NULL) {
+	if (suite_builtin_load(&suites, err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: receipt sign: %s\n", CLI_PROG, err);
+		rc = CLI_EXIT_FAIL;
+		goto out;
+	}
+	if ((r = receipt_report_parse(buf, len, &suites, (long long)time(NULL),
+	    err, sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: receipt sign: %s: %s\n", CLI_PROG, o.operand,
 		    err);
 		goto out;
@@ -281,18 +381,25 @@ out:
 	free(canon);
 	EVP_PKEY_free(pk);
 	receipt_report_free(r);
+	suite_set_free(&suites);
 	free(buf);
 	return rc;
 }
 
-/* receipt verify RECEIPT --attesters DIR [--binary PATH]: the grade and a
- * newline on stdout; why it is not security_boundary on stderr. */
+/* receipt verify RECEIPT --attesters DIR [--binary PATH] [--control SOCK
+ * [--guard-uid N]] [--max-age DAYS]: the grade and a newline on stdout;
+ * why it is not security_boundary on stderr. */
 static int
 cmd_verify(int argc, char **argv)
 {
-	static const char *const names[] = { "--attesters", "--binary", NULL };
+	static const char *const names[] = {
+		"--attesters", "--binary", "--control", "--guard-uid",
+		"--max-age", NULL
+	};
 	struct cli_opts o = { "receipt", RECEIPTCMD_RECEIPT_USAGE, names,
 	    { NULL }, NULL, 1 };
+	struct grade_args a = { "receipt verify", NULL, NULL, NULL, NULL, -1,
+	    0 };
 	struct receipt_verdict v;
 	char why[1024];
 	int rc;
@@ -303,8 +410,18 @@ cmd_verify(int argc, char **argv)
 		return cli_usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
 		    o.operand == NULL ? "missing RECEIPT" :
 		    "missing --attesters", NULL);
-	if ((rc = grade_receipt("receipt verify", o.operand, o.vals[0],
-	    o.vals[1], &v, why, sizeof(why))) != 0)
+	if (o.vals[3] != NULL && o.vals[2] == NULL)
+		return cli_usage_error("receipt", RECEIPTCMD_RECEIPT_USAGE,
+		    "--guard-uid goes with --control", NULL);
+	if ((rc = parse_max_age("receipt", RECEIPTCMD_RECEIPT_USAGE, o.vals[4],
+	    &a.max_age_days)) != 0 || (rc = parse_guard_uid("receipt",
+	    RECEIPTCMD_RECEIPT_USAGE, o.vals[3], &a.guard_uid)) != 0)
+		return rc;
+	a.path = o.operand;
+	a.dir = o.vals[0];
+	a.binary = o.vals[1];
+	a.control = o.vals[2];
+	if ((rc = grade_receipt(&a, &v, why, sizeof(why))) != 0)
 		return rc;
 	if (printf("%s\n", receipt_grade_name(v.grade)) < 0 ||
 	    cli_print_all("", 0) == -1)
@@ -323,7 +440,7 @@ receiptcmd_cmd_receipt(int argc, char **argv)
 {
 	if (argc < 2)
 		return cli_usage_error(argv[0], RECEIPTCMD_RECEIPT_USAGE,
-		    "missing sign or verify", NULL);
+		    "missing sign, verify or show", NULL);
 	if (strcmp(argv[1], "sign") == 0)
 		return cmd_sign(argc - 1, argv + 1);
 	if (strcmp(argv[1], "verify") == 0)
@@ -333,11 +450,12 @@ receiptcmd_cmd_receipt(int argc, char **argv)
 }
 
 /* admit's options into o (vals: profile, grade, receipt, attesters,
- * binary), the ones that exclude or need each other checked, and a
- * --grade parsed into *have (*have_grade 1). 0, or an exit status. */
+ * binary, max-age, control, guard-uid) and a, the ones that exclude or
+ * need each other checked, and a --grade parsed into *have (*have_grade
+ * 1). 0, or an exit status. */
 static int
-admit_opts(int argc, char **argv, struct cli_opts *o, enum receipt_grade *have,
-    int *have_grade)
+admit_opts(int argc, char **argv, struct cli_opts *o, struct grade_args *a,
+    enum receipt_grade *have, int *have_grade)
 {
 	const char *gradearg, *receipt, *attesters, *binary;
 	int rc;
@@ -357,9 +475,21 @@ admit_opts(int argc, char **argv, struct cli_opts *o, enum receipt_grade *have,
 	if (receipt != NULL && attesters == NULL)
 		return cli_usage_error(o->cmd, o->usage, "--receipt needs "
 		    "--attesters", NULL);
-	if (receipt == NULL && (attesters != NULL || binary != NULL))
-		return cli_usage_error(o->cmd, o->usage, "--attesters and "
-		    "--binary go with --receipt", NULL);
+	if (receipt == NULL && (attesters != NULL || binary != NULL ||
+	    o->vals[5] != NULL || o->vals[6] != NULL || o->vals[7] != NULL))
+		return cli_usage_error(o->cmd, o->usage, "--attesters, --binary, "
+		    "--max-age and --control go with --receipt", NULL);
+	if (o->vals[7] != NULL && o->vals[6] == NULL)
+		return cli_usage_error(o->cmd, o->usage, "--guard-uid goes with "
+		    "--control", NULL);
+	if ((rc = parse_max_age(o->cmd, o->usage, o->vals[5],
+	    &a->max_age_days)) != 0 || (rc = parse_guard_uid(o->cmd, o->usage,
+	    o->vals[7], &a->guard_uid)) != 0)
+		return rc;
+	a->path = receipt;
+	a->dir = attesters;
+	a->binary = binary;
+	a->control = o->vals[6];
 	if (gradearg != NULL) {
 		if (receipt_grade_parse(gradearg, have) == -1)
 			return cli_usage_error(o->cmd, o->usage, "--grade must "
@@ -370,30 +500,31 @@ admit_opts(int argc, char **argv, struct cli_opts *o, enum receipt_grade *have,
 	return 0;
 }
 
-/* admit --profile P [--grade G | --receipt R --attesters DIR [--binary B]] */
+/* admit --profile P [--grade G | --receipt R --attesters DIR [--binary B]
+ * [--control SOCK [--guard-uid N]] [--max-age DAYS]] */
 int
 receiptcmd_cmd_admit(int argc, char **argv)
 {
 	static const char *const names[] = {
 		"--profile", "--grade", "--receipt", "--attesters", "--binary",
-		NULL
+		"--max-age", "--control", "--guard-uid", NULL
 	};
 	struct cli_opts o = { "admit", RECEIPTCMD_ADMIT_USAGE, names, { NULL },
 	    NULL, 0 };
+	struct grade_args a = { "admit", NULL, NULL, NULL, NULL, -1, 0 };
 	enum receipt_grade have = RECEIPT_UNSUPPORTED, need;
-	const char *profile, *receipt, *attesters, *binary, *req;
+	const char *profile, *receipt, *attesters, *req;
 	struct receipt_verdict v;
 	struct policy *p = NULL;
 	char err[1024], why[1024];
 	int rc, have_grade = 0;
 
 	memset(&v, 0, sizeof(v));
-	if ((rc = admit_opts(argc, argv, &o, &have, &have_grade)) != 0)
+	if ((rc = admit_opts(argc, argv, &o, &a, &have, &have_grade)) != 0)
 		return rc;
 	profile = o.vals[0];
 	receipt = o.vals[2];
 	attesters = o.vals[3];
-	binary = o.vals[4];
 
 	/* Epoch 0: only the mode and the requirement are used here. */
 	if ((p = policy_compile_profile_file(profile, 0, err,
@@ -417,8 +548,7 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	 * forged or foreign receipt is refused, typed, before anything
 	 * else happens. */
 	if (receipt != NULL) {
-		if ((rc = grade_receipt("admit", receipt, attesters, binary, &v,
-		    why, sizeof(why))) != 0)
+		if ((rc = grade_receipt(&a, &v, why, sizeof(why))) != 0)
 			goto out;
 		if ((rc = authenticity_exit(v.reason)) != 0) {
 			if (v.reason == RECEIPT_UNTRUSTED_SIGNER)
@@ -429,7 +559,10 @@ receiptcmd_cmd_admit(int argc, char **argv)
 				    v.reason == RECEIPT_BAD_SIGNATURE ?
 				    "bad signature" :
 				    v.reason == RECEIPT_REVISION_MISMATCH ?
-				    "revision mismatch" : "malformed receipt",
+				    "revision mismatch" :
+				    v.reason == RECEIPT_STALE ? "stale receipt" :
+				    v.reason == RECEIPT_FUTURE ?
+				    "receipt from the future" : "malformed receipt",
 				    why);
 			goto out;
 		}

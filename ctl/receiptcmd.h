@@ -15,10 +15,14 @@ struct bundle_keyring;
 #define RECEIPTCMD_RECEIPT_USAGE \
 	"sign REPORT --key ATTESTER.pem [--binary PATH]\n" \
 	"       egress-guardctl receipt verify RECEIPT --attesters DIR [--binary PATH]\n" \
+	"           [--control SOCK [--guard-uid N]] [--max-age DAYS]\n" \
+	"       egress-guardctl receipt show RECEIPT [--attesters DIR]\n" \
 	"       (verify exits 0 only for an authentic receipt: 4 revision mismatch,\n" \
-	"       5 untrusted signer, 6 bad signature; docs/receipts.md)"
+	"       5 untrusted signer, 6 bad signature, 7 stale, 8 guard unreachable;\n" \
+	"       docs/receipts.md)"
 #define RECEIPTCMD_ADMIT_USAGE \
-	"--profile PROFILE [--grade GRADE | --receipt RECEIPT --attesters DIR [--binary PATH]]"
+	"--profile PROFILE [--grade GRADE | --receipt RECEIPT --attesters DIR\n" \
+	"           [--binary PATH] [--control SOCK [--guard-uid N]] [--max-age DAYS]]"
 
 /* Exit codes: CLI_EXIT_* in ctl/cli.h. */
 

@@ -121,7 +121,8 @@ route(struct ctlconn *k, size_t end)
 	} else if (strcmp(path, "/v1/status") == 0) {
 		unsigned wc[CONFIG_MAX_WORKERS];
 		struct ctljson_status st = {
-			c->env.version, c->env.revision, c->env.cfg,
+			c->env.version, c->env.revision, c->env.binary_sha256,
+			c->env.cfg,
 			c->env.resolver, c->env.plane, c->env.nconns(c->env.arg),
 			c->env.started, c->env.policy(c->env.arg), wc,
 			c->env.worker_conns(c->env.arg, wc, CONFIG_MAX_WORKERS)

@@ -35,6 +35,9 @@ struct control_env {
 	const struct metrics	*metrics;
 	const char		*version;
 	const char		*revision;
+	/* SHA-256 (hex) of the executable, hashed at start from
+	 * /proc/self/exe; NULL when it could not be read. */
+	const char		*binary_sha256;
 	time_t			 started;
 	void			*arg;		/* passed to every call below */
 	/* The active policy, NULL when none is loaded. */

@@ -80,6 +80,13 @@ ctljson_status(struct evbuffer *b, const struct ctljson_status *st)
 
 	evbuffer_add_printf(b, "{\"version\":\"%s\",\"revision\":", st->version);
 	ctljson_str(b, st->revision);
+	/* The bytes running, not the ones on disk: a receipt certifies a
+	 * hash, and admit compares it with this one. */
+	evbuffer_add_printf(b, ",\"binary_sha256\":");
+	if (st->binary_sha256 != NULL)
+		ctljson_str(b, st->binary_sha256);
+	else
+		evbuffer_add_printf(b, "null");
 	evbuffer_add_printf(b, ",\"listeners\":[");
 	for (i = 0; i < cfg->nlisten; i++) {
 		(void)dest_format(&cfg->listen[i], buf, sizeof(buf));

@@ -18,6 +18,7 @@ struct resolver;
 struct ctljson_status {
 	const char		*version;
 	const char		*revision;
+	const char		*binary_sha256;	/* NULL: not known */
 	const struct config	*cfg;		/* listeners and ranges */
 	const struct resolver	*resolver;
 	const struct plane	*plane;

@@ -7,6 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/err.h>
+#include <openssl/evp.h>
+
 #include "util/bigbuf.h"
 #include "util/errbuf.h"
 #include "util/file.h"
@@ -100,4 +103,83 @@ file_read_fd(int fd, const char *path, size_t max, size_t reserve, size_t *lenp,
 bad:
 	free(buf);
 	return NULL;
+}
+
+/* Hashes what is read, bounded by max whatever fstat says: a file that
+ * grows while it is hashed is refused, not hashed in part. */
+int
+file_sha256(const char *path, size_t max, char *hex, char *err,
+    size_t errlen)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
+	unsigned long long total = 0;
+	EVP_MD_CTX *ctx = NULL;
+	unsigned int mdlen = 0, i;
+	struct stat st;
+	ssize_t r;
+	int fd, rc = -1;
+
+	if (path == NULL || hex == NULL) {
+		errbuf_set(err, errlen, "no path");
+		return -1;
+	}
+	/* O_NONBLOCK: a FIFO cannot hang the open; it is refused below. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd == -1) {
+		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		errbuf_set(err, errlen, "%s: not a regular file", path);
+		goto out;
+	}
+	if ((ctx = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
+		errbuf_set(err, errlen, "%s: cannot start SHA-256", path);
+		goto out;
+	}
+	/* Bounded by what is read, not by what fstat said. */
+	for (;;) {
+		r = read(fd, buf, sizeof(buf));
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1) {
+			errbuf_set(err, errlen, "%s: %s", path, strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		total += (unsigned long long)r;
+		if (total > max) {
+			errbuf_set(err, errlen, "%s: larger than %zu bytes", path,
+			    max);
+			goto out;
+		}
+		if (EVP_DigestUpdate(ctx, buf, (size_t)r) != 1) {
+			errbuf_set(err, errlen, "%s: SHA-256 failed", path);
+			goto out;
+		}
+	}
+	if (EVP_DigestFinal_ex(ctx, md, &mdlen) != 1 ||
+	    mdlen * 2 != FILE_SHA256_HEX) {
+		errbuf_set(err, errlen, "%s: SHA-256 failed", path);
+		goto out;
+	}
+	for (i = 0; i < mdlen; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 0xf];
+	}
+	hex[FILE_SHA256_HEX] = '\0';
+	rc = 0;
+out:
+	if (rc == -1)
+		ERR_clear_error();
+	EVP_MD_CTX_free(ctx);
+	close(fd);
+	return rc;
 }

@@ -19,4 +19,12 @@ char *file_read(const char *path, size_t max, size_t reserve, size_t *lenp,
 char *file_read_fd(int fd, const char *path, size_t max, size_t reserve,
     size_t *lenp, char *err, size_t errlen);
 
+#define FILE_SHA256_HEX	64
+
+/* The SHA-256 of the regular file at path (at most max bytes) as lowercase
+ * hex: FILE_SHA256_HEX digits and a NUL into hex. Returns 0, or -1 with err
+ * starting with the path. Blocking: for start-up and the CLI. */
+int file_sha256(const char *path, size_t max, char *hex, char *err,
+    size_t errlen);
+
 #endif
