@@ -243,8 +243,9 @@ named_suite(json_t *root, const struct suite_set *suites)
 
 /* The grade the authentic receipt earns: its ran_at against the clock,
  * then every fact from the suite it names (conform/suite.c), into v, with
- * err saying why when it falls short. The signed facts map counts only
- * when it is empty (no selector); otherwise each fact is recomputed. */
+ * err saying why when it falls short. A fact is true only when the signed
+ * map says so AND its suite's cases prove it; an empty map is no
+ * selector. */
 static int
 grade_facts(json_t *root, const struct rparse_tally *t,
     const struct receipt_check *chk, struct receipt_verdict *v, char *err,
@@ -292,16 +293,22 @@ grade_facts(json_t *root, const struct rparse_tally *t,
 		return -1;
 	}
 	for (i = 0; i < RECEIPT_NFACTS; i++) {
-		if (g.proved[i])
+		/* The attester's own word counts against, never for: a fact
+		 * it signed false or left out stays false. */
+		if (g.proved[i] && t[i].claimed)
 			continue;
 		v->reason = RECEIPT_FACTS_INCOMPLETE;
 		if ((bad = g.first_bad[i]) != NULL)
 			errbuf_set(err, errlen, "fact %s is false: case %s (suite "
 			    "%s) %s", receipt_fact_name(i), bad->id, suite_id(su),
 			    suite_status_name(bad->status));
-		else
+		else if (!g.proved[i])
 			errbuf_set(err, errlen, "fact %s is false: suite %s has no "
 			    "case for it", receipt_fact_name(i), suite_id(su));
+		else
+			errbuf_set(err, errlen, "fact %s is %s in the signed facts",
+			    receipt_fact_name(i), t[i].present ? "false" :
+			    "missing");
 		suite_grade_free(&g);
 		return 0;
 	}
