@@ -11,7 +11,6 @@
 
 #include <libnftnl/expr.h>
 
-#include "nft/nftfmt.h"
 #include "nft/nftstmt.h"
 
 /* 1 when snprintf's n characters fit in len, else -1 (raw notation). */
@@ -19,6 +18,18 @@ static int
 fits(size_t len, int n)
 {
 	return n < 0 || (size_t)n >= len ? -1 : 1;
+}
+
+/* A chain name from the kernel, printable ASCII only (as nftfmt writes
+ * every name it did not make). */
+static void
+safe_name(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < len && s[i] != '\0'; i++)
+		buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	buf[i] = '\0';
 }
 
 static int
@@ -35,7 +46,7 @@ verdict(const struct nftnl_expr *e, char *buf, size_t len)
 	case NFT_RETURN:	return fits(len, snprintf(buf, len, "return"));
 	case NFT_JUMP:
 	case NFT_GOTO:
-		nftfmt_safe(chain != NULL ? chain : "?", safe, sizeof(safe));
+		safe_name(chain != NULL ? chain : "?", safe, sizeof(safe));
 		return fits(len, snprintf(buf, len, "%s %s",
 		    v == NFT_JUMP ? "jump" : "goto", safe));
 	}
