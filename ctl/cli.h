@@ -9,7 +9,8 @@
 
 /* egress-guardctl's exit codes, the one definition for every subcommand
  * (0-2 for all, ctl/main.c; 3-6 are admit's typed refusals, and 4-6 also
- * receipt verify's and sign's: docs/receipts.md). */
+ * receipt verify's and sign's: docs/receipts.md; 7 diff's and push
+ * --no-widen's). */
 #define CLI_EXIT_OK		0
 #define CLI_EXIT_FAIL		1	/* operating failure: output, memory, the guard */
 #define CLI_EXIT_USAGE		2	/* usage, unreadable or malformed input */
@@ -17,6 +18,7 @@
 #define CLI_EXIT_REVISION	4	/* not the binary tested / in hand */
 #define CLI_EXIT_UNTRUSTED	5	/* signer not among the attesters */
 #define CLI_EXIT_BAD_SIGNATURE	6	/* signature does not verify */
+#define CLI_EXIT_WIDENS		7	/* NEW admits a destination OLD does not */
 
 /* Prints "egress-guardctl: MSG[: "ARG"]" and the usage line of CMD on
  * stderr; returns CLI_EXIT_USAGE. */

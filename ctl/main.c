@@ -1,13 +1,15 @@
-/* egress-guardctl: the plane-side tool (docs/design.md). Each subcommand is one
- * entry in the table below; keygen, sign, verify, push, status, receipt and
- * admit are added there. Exit status: 0 done, 1 an operating failure (e.g.
- * writing the output), 2 bad usage or bad input. */
+/* egress-guardctl: the plane-side tool (docs/design.md). Each subcommand
+ * is one entry in the table below; keygen, sign, verify, diff, push,
+ * status, receipt and admit are added there. Exit status: 0 done, 1 an
+ * operating failure (e.g. writing the output), 2 bad usage or bad input;
+ * typed refusals above (ctl/cli.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctl/cli.h"
 #include "ctl/client.h"
+#include "ctl/diff.h"
 #include "ctl/keys.h"
 #include "ctl/receiptcmd.h"
 #include "policy/catalog.h"
@@ -32,6 +34,7 @@ static const struct command commands[] = {
 	{ "keygen", CTLKEYS_KEYGEN_USAGE, ctlkeys_cmd_keygen },
 	{ "sign", CTLKEYS_SIGN_USAGE, ctlkeys_cmd_sign },
 	{ "verify", CTLKEYS_VERIFY_USAGE, ctlkeys_cmd_verify },
+	{ "diff", CTLDIFF_USAGE, ctldiff_cmd_diff },
 	{ "push", CTLCLIENT_PUSH_USAGE, ctlclient_cmd_push },
 	{ "status", CTLCLIENT_STATUS_USAGE, ctlclient_cmd_status },
 	{ "receipt", RECEIPTCMD_RECEIPT_USAGE, receiptcmd_cmd_receipt },

@@ -11,6 +11,7 @@
 #include "policy/catalog.h"
 #include "policy/dest.h"
 #include "policy/policy.h"
+#include "policy/policyint.h"
 #include "util/errbuf.h"
 #include "util/file.h"
 #include "util/jsonstrict.h"
@@ -307,26 +308,15 @@ parse_root(struct catalog *c, json_t *root, char *err, size_t errlen)
 struct catalog *
 catalog_parse(const char *buf, size_t len, char *err, size_t errlen)
 {
-	char shown[ERRBUF_SHOW_BUF];
 	struct catalog *c = NULL;
-	json_error_t jerr;
 	json_t *root;
 
-	if (buf == NULL || len > CATALOG_MAX_BYTES) {
-		errbuf_set(err, errlen, "no input, or larger than %u bytes",
-		    CATALOG_MAX_BYTES);
+	if (len > CATALOG_MAX_BYTES) {
+		errbuf_set(err, errlen, "larger than %u bytes", CATALOG_MAX_BYTES);
 		return NULL;
 	}
-	if ((root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr)) == NULL) {
-		errbuf_set(err, errlen, "invalid JSON at line %d column %d: %s",
-		    jerr.line, jerr.column,
-		    errbuf_show(jerr.text, strnlen(jerr.text, sizeof(jerr.text)), shown));
+	if ((root = policy_load_json(buf, len, err, errlen)) == NULL)
 		return NULL;
-	}
-	if (!json_is_object(root)) {
-		errbuf_set(err, errlen, "top level must be a JSON object");
-		goto bad;
-	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
 		goto bad;

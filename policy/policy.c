@@ -90,10 +90,11 @@ policy_add_entry(struct policy *p, const struct dest *d, unsigned via)
 
 /* By host bytes (unsigned, a prefix first, as strcmp orders them), then
  * port. */
-int
-policy_entry_order(const char *names, const struct policy_entry *x, const struct policy_entry *y)
+static int
+entry_order2(const char *nx, const struct policy_entry *x, const char *ny,
+    const struct policy_entry *y)
 {
-	int c = memcmp(names + x->off, names + y->off,
+	int c = memcmp(nx + x->off, ny + y->off,
 	    x->hlen < y->hlen ? x->hlen : y->hlen);
 
 	if (c != 0)
@@ -101,6 +102,19 @@ policy_entry_order(const char *names, const struct policy_entry *x, const struct
 	if (x->hlen != y->hlen)
 		return x->hlen < y->hlen ? -1 : 1;
 	return (x->port > y->port) - (x->port < y->port);
+}
+
+int
+policy_entry_order(const char *names, const struct policy_entry *x, const struct policy_entry *y)
+{
+	return entry_order2(names, x, names, y);
+}
+
+int
+policy_entry_compare(const struct policy *a, size_t i, const struct policy *b,
+    size_t j)
+{
+	return entry_order2(a->names, &a->ent[i], b->names, &b->ent[j]);
 }
 
 /* The order, then the provenance: of equal entries the lowest code

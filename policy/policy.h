@@ -117,6 +117,12 @@ int policy_admits_via(const struct policy *p, const char *host, uint16_t port);
 void policy_entry_get(const struct policy *p, size_t i, const char **host,
     size_t *hlen, uint16_t *port, unsigned *via);
 
+/* Entry i of a against entry j of b in canonical order (host bytes, a
+ * prefix first, then port): <0, 0, >0. For a merge walk over two
+ * policies (egress-guardctl diff). */
+int policy_entry_compare(const struct policy *a, size_t i,
+    const struct policy *b, size_t j);
+
 /* The catalog a policy's package managers came from: its version and
  * digest, or NULL for both when the policy records none. */
 const char *policy_catalog_version(const struct policy *p);
