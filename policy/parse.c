@@ -210,7 +210,7 @@ parse_catalog(json_t *v, struct policy *p, char *err, size_t errlen)
 	    (ver = jsonstrict_str(v, "version", &vl)) == NULL ||
 	    !catalog_version_ok(ver, vl)) {
 		errbuf_set(err, errlen, "catalog must be {\"digest\":\"sha256:"
-		    "…\",\"version\":V}, V 1-%d characters of [A-Za-z0-9._-]",
+		    "HEX\",\"version\":V}, V 1-%d characters of [A-Za-z0-9._-]",
 		    CATALOG_VERSION_MAX);
 		return -1;
 	}
