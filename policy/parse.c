@@ -264,7 +264,7 @@ canonical_entry(struct policy *p, const char **s, const char *end)
 	if (*s == end || !dest_host_is_normal(h, (size_t)(*s - h)))
 		return -1;
 	e->off = (uint32_t)(h - p->names);
-	e->hlen = (uint16_t)(*s - h);
+	e->hlen = (uint8_t)(*s - h);	/* at most DEST_HOST_MAX */
 	(*s)++;
 	if (lit(s, end, ",\"port\":") == -1 ||
 	    fast_num(s, end, 1, 65535, &port) == -1)

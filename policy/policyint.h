@@ -23,6 +23,9 @@ struct policy_entry {
 	uint8_t		 via;		/* POLICY_VIA_PROFILE, or ecosystem + 1 */
 	uint16_t	 port;
 };
+_Static_assert(DEST_HOST_MAX <= UINT8_MAX, "a host's length fits hlen");
+_Static_assert(CATALOG_NECOSYSTEMS < UINT8_MAX, "a provenance fits via");
+_Static_assert(sizeof(struct policy_entry) == 8, "an entry is 8 bytes");
 
 /* What a builder makes: the whole policy, or only its canonical bytes for
  * the plane's compile and sign, which write them out and never match:

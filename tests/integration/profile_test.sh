@@ -63,6 +63,9 @@ check hostile_wildcard_catalog_entry_refused_named $r "rc=$rc $out"
 out=$("$CTL" compile "$T/one.prof" 2>&1); rc=$?
 case "$out" in *"needs a catalog"*) [ $rc -eq 2 ]; r=$?;; *) r=1;; esac
 check package_managers_without_catalog_refused $r "rc=$rc $out"
+out=$("$CTL" compile "$T/one.prof" --catalog "$T/cat1.json" --catalog "$T/cat2.json" 2>&1); rc=$?
+case "$out" in *"--catalog given twice"*) [ $rc -eq 2 ]; r=$?;; *) r=1;; esac
+check hostile_catalog_given_twice_refused $r "rc=$rc $out"
 
 # ---- sign -> push -> GET: the provenance and the catalog survive
 build one one cat1 1 || { echo "FAIL compile/sign"; exit 1; }
@@ -136,6 +139,9 @@ check diff_narrowing_bundles_exit_0 $r "rc=$rc $out"
 out=$("$CTL" push "$T/two.b" --control "$T/G.sock" --no-widen 2>&1); rc=$?
 case "$out" in *'"epoch":3'*) [ $rc -eq 0 ]; r=$?;; *) r=1;; esac
 check no_widen_narrowing_pushed $r "rc=$rc $out"
+out=$("$CTL" push "$T/two.b" --control "$T/G.sock" --no-widen --no-widen 2>&1); rc=$?
+case "$out" in *"--no-widen given twice"*) [ $rc -eq 2 ]; r=$?;; *) r=1;; esac
+check hostile_no_widen_given_twice_refused $r "rc=$rc $out"
 # Widening (pypi added): refused with exit 7, nothing sent.
 prof three '"allow_package_managers":true,"package_managers":["npm","pypi"]'
 build three three cat1 4
