@@ -110,6 +110,9 @@ build one_t2 one cat2 1
 out=$("$CTL" push "$T/one_t2.b" --control "$T/G.sock" 2>&1); rc=$?
 case "$out" in *epoch_conflict*) [ $rc -eq 1 ] && [ "$(active)" = "$before" ]; r=$?;; *) r=1;; esac
 check hostile_newer_catalog_same_epoch_refused_409 $r "rc=$rc $out"
+out=$(curl_proxy 3128 http://npm2.example.test/?npm2)
+case "$out" in *code=403*reason=not_allowlisted*) ! grep -q "^req GET /?npm2" "$T/pub.log"; r=$?;; *) r=1;; esac
+check hostile_newer_catalog_host_denied_until_pushed $r "$out"
 out=$("$CTL" diff "$T/one.pol" "$T/one_t2.pol"); rc=$?
 case "$out" in *"catalog: t1 sha256:"*"-> t2 sha256:"*"+ npm2.example.test:80 package_managers:npm"*"widens: yes"*)
     [ $rc -eq 7 ]; r=$?;; *) r=1;; esac
@@ -128,6 +131,14 @@ PY
 out=$("$CTL" push "$T/lie.b" --control "$T/G.sock" 2>&1); rc=$?
 case "$out" in *bad_signature*) [ $rc -eq 1 ] && [ "$(active)" = "$before" ]; r=$?;; *) r=1;; esac
 check hostile_edited_provenance_refused_by_signature $r "rc=$rc $out"
+
+# The control: the newer catalog compiled at a new epoch is taken, and
+# its new host reaches the listener.
+build one_t2e2 one cat2 2
+out=$("$CTL" push "$T/one_t2e2.b" --control "$T/G.sock" 2>&1); rc=$?
+out2=$(curl_proxy 3128 http://npm2.example.test/?npm2)
+case "$out/$out2" in *'"epoch":2'*code=200*) [ $rc -eq 0 ] && grep -q "^req GET /?npm2" "$T/pub.log"; r=$?;; *) r=1;; esac
+check control_newer_catalog_at_new_epoch_taken $r "rc=$rc $out $out2"
 
 # ---- push --no-widen
 # Narrowing (api.example.test dropped): pushed.
