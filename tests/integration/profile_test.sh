@@ -69,6 +69,9 @@ check hostile_catalog_given_twice_refused $r "rc=$rc $out"
 
 # ---- sign -> push -> GET: the provenance and the catalog survive
 build one one cat1 1 || { echo "FAIL compile/sign"; exit 1; }
+out=$("$CTL" verify "$T/one.b" --trust-key "$T/keys/k.pub.pem" 2>&1)
+case "$out" in *'"catalog":{"digest":"sha256:'*'"version":"t1"}}') r=0;; *) r=1;; esac
+check verify_shows_the_pinned_catalog $r "$out"
 out=$("$CTL" push "$T/one.b" --control "$T/G.sock" 2>&1)
 case "$out" in *'"epoch":1'*) r=0;; *) r=1;; esac
 check push_expanded_policy_accepted $r "$out"
