@@ -1763,14 +1763,16 @@ test_ecosystem_names_match_provenance(void **state)
 	assert_null(catalog_ecosystem_name(CATALOG_NECOSYSTEMS));
 }
 
-/* The shipped example: every host under example.test, parsed. */
+/* The shipped examples: every catalog host under example.test; the
+ * example profile compiles with the example catalog. */
 static void
 test_example_catalog_is_example_test_only(void **state)
 {
 	char err[512] = "";
 	struct catalog *c = catalog_load_file("examples/catalog.json", err, sizeof(err));
 	const struct dest *h;
-	size_t i, k, n, l, total = 0;
+	size_t i, k, n, l, len, total = 0;
+	char *canon;
 
 	(void)state;
 	if (c == NULL)
@@ -1783,6 +1785,17 @@ test_example_catalog_is_example_test_only(void **state)
 		}
 	}
 	assert_true(total > 0);
+	/* The example profile compiles with it, each host named by its
+	 * flag and ecosystem. */
+	canon = policy_profile_canonical_cat("examples/profile-package-managers.json",
+	    1, c, &len, err, sizeof(err));
+	if (canon == NULL)
+		fail_msg("%s", err);
+	assert_non_null(strstr(canon, "{\"host\":\"api.example.com\",\"port\":443},"));
+	assert_non_null(strstr(canon, "{\"host\":\"registry.npm.example.test\","
+	    "\"port\":443,\"via\":\"package_managers:npm\"}"));
+	assert_non_null(strstr(canon, "\"version\":\"2026-12-01.example\""));
+	free(canon);
 	catalog_free(c);
 }
 
