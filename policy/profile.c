@@ -2,10 +2,9 @@
  * required_egress_certification and the abbreviations
  * (allow_package_managers with package_managers, expanded from a catalog;
  * allow_mcp_servers, which grants nothing) compiled into a policy at an
- * epoch. A
- * hand-written fast path for the common spelling, jansson for the rest;
- * both end in profile_compile, so they accept the same profiles and name
- * the same problem first. */
+ * epoch. A hand-written fast path for the common spelling, jansson for
+ * the rest; both end in profile_compile, so they accept the same
+ * profiles and name the same problem first. */
 #include <stdlib.h>
 #include <string.h>
 
