@@ -9,7 +9,8 @@
 
 /* egress-guardctl's exit codes, the one definition for every subcommand
  * (0-2 for all, ctl/main.c; 3-8 are admit's typed refusals, and 4-8 also
- * receipt verify's, 4 sign's: docs/receipts.md). */
+ * receipt verify's, 4 sign's: docs/receipts.md; 9 diff's and push
+ * --no-widen's). */
 #define CLI_EXIT_OK		0
 #define CLI_EXIT_FAIL		1	/* operating failure: output, memory, the guard */
 #define CLI_EXIT_USAGE		2	/* usage, unreadable or malformed input */
@@ -19,6 +20,7 @@
 #define CLI_EXIT_BAD_SIGNATURE	6	/* signature does not verify */
 #define CLI_EXIT_STALE		7	/* ran_at older than --max-age, or ahead */
 #define CLI_EXIT_GUARD		8	/* the running guard's hash cannot be had */
+#define CLI_EXIT_WIDENS		9	/* NEW admits a destination OLD does not */
 
 /* Prints "egress-guardctl: MSG[: "ARG"]" and the usage line of CMD on
  * stderr; returns CLI_EXIT_USAGE. */
@@ -33,7 +35,7 @@ int cli_opt_value(int argc, char **argv, int *i, const char *name,
 
 /* A subcommand's options: each of names takes one value and may be given
  * once (util/opts.h); at most one operand. */
-#define CLI_MAX_OPTS	8
+#define CLI_MAX_OPTS	10
 struct cli_opts {
 	const char	*cmd;		/* for messages: "receipt sign", "admit" */
 	const char	*usage;

@@ -26,6 +26,7 @@
 
 #include "ctl/cli.h"
 #include "ctl/client.h"
+#include "ctl/diff.h"
 #include "plane/bundle.h"
 #include "plane/bundlepeek.h"
 #include "policy/policy.h"
@@ -38,16 +39,16 @@
 
 
 #define DEADLINE_S	(3 * CTLCLIENT_TIMEOUT_S)	/* the whole exchange */
-/* Chunk framing costs wire bytes beyond the body; allow some of it. */
-#define WIRE_MAX	(CTLCLIENT_HEAD_MAX + CTLCLIENT_BODY_MAX + 64u * 1024)
+/* Chunk framing costs wire bytes beyond the body: 64 KiB of it is
+ * allowed (read_answer). */
 
 /* The body of a chunked response, decoded into out (room for
- * CTLCLIENT_BODY_MAX bytes) by proto/chunked.c's state machine, which
+ * max bytes) by proto/chunked.c's state machine, which
  * the guard uses for the same grammar. Returns 1 complete, 0 need more,
- * -1 malformed or larger than CTLCLIENT_BODY_MAX. */
+ * -1 malformed or larger than max. */
 static int
 dechunk(const char *p, size_t len, int eof, char *out, size_t *olen,
-    char *err, size_t errlen)
+    size_t max, char *err, size_t errlen)
 {
 	struct chunked c;
 	size_t off, dlen, n = 0;
@@ -60,10 +61,9 @@ dechunk(const char *p, size_t len, int eof, char *out, size_t *olen,
 		    &dlen)) == -1)
 			return errbuf_fail(err, errlen, "malformed chunked body");
 		/* What a chunk-size announces counts before its data comes. */
-		if (dlen > CTLCLIENT_BODY_MAX - n ||
-		    chunked_pending(&c) > CTLCLIENT_BODY_MAX - n - dlen)
+		if (dlen > max - n || chunked_pending(&c) > max - n - dlen)
 			return errbuf_fail(err, errlen, "response body larger "
-			    "than %u bytes", CTLCLIENT_BODY_MAX);
+			    "than %zu bytes", max);
 		memcpy(out + n, p + off, dlen);
 		n += dlen;
 		p += used;
@@ -85,8 +85,8 @@ dechunk(const char *p, size_t len, int eof, char *out, size_t *olen,
  * when more bytes are needed, -1 with err. */
 static int
 parse_head(const char *buf, size_t len, int eof, struct ctlclient_response *r,
-    size_t *hlen, enum http_body *kind, long long *length, char *err,
-    size_t errlen)
+    size_t *hlen, enum http_body *kind, long long *length, size_t max,
+    char *err, size_t errlen)
 {
 	struct http_resp h;
 	long end;
@@ -120,17 +120,18 @@ parse_head(const char *buf, size_t len, int eof, struct ctlclient_response *r,
 	    errlen) == -1 ||
 	    http_response_check_http10(&h, *kind, err, errlen) == -1)
 		return -1;
-	if (*kind == HTTP_BODY_LENGTH && *length > CTLCLIENT_BODY_MAX)
-		return errbuf_fail(err, errlen, "response body larger than %u "
-		    "bytes", CTLCLIENT_BODY_MAX);
+	if (*kind == HTTP_BODY_LENGTH && (unsigned long long)*length > max)
+		return errbuf_fail(err, errlen, "response body larger than %zu "
+		    "bytes", max);
 	r->status = h.status;
 	*hlen = (size_t)end;
 	return 1;
 }
 
-int
-ctlclient_parse_response(const char *buf, size_t len, int eof,
-    struct ctlclient_response *r, char *err, size_t errlen)
+/* ctlclient_parse_response with a body bound of max bytes. */
+static int
+parse_response(const char *buf, size_t len, int eof,
+    struct ctlclient_response *r, size_t max, char *err, size_t errlen)
 {
 	struct ctlclient_response got = { 0, NULL, 0 };
 	enum http_body kind;
@@ -138,8 +139,8 @@ ctlclient_parse_response(const char *buf, size_t len, int eof,
 	size_t hlen, rest, blen = 0;
 	int rc;
 
-	if ((rc = parse_head(buf, len, eof, &got, &hlen, &kind, &length, err,
-	    errlen)) != 1)
+	if ((rc = parse_head(buf, len, eof, &got, &hlen, &kind, &length, max,
+	    err, errlen)) != 1)
 		return rc;
 	rest = len - hlen;
 	switch (kind) {
@@ -157,9 +158,9 @@ ctlclient_parse_response(const char *buf, size_t len, int eof,
 		rest = (size_t)length;	/* bytes past it are not ours */
 		break;
 	case HTTP_BODY_CLOSE:
-		if (rest > CTLCLIENT_BODY_MAX)
+		if (rest > max)
 			return errbuf_fail(err, errlen, "response body larger "
-			    "than %u bytes", CTLCLIENT_BODY_MAX);
+			    "than %zu bytes", max);
 		if (!eof)
 			return 0;
 		break;
@@ -169,8 +170,8 @@ ctlclient_parse_response(const char *buf, size_t len, int eof,
 	if ((got.body = malloc(rest + 1)) == NULL)
 		return errbuf_fail(err, errlen, "out of memory");
 	if (kind == HTTP_BODY_CHUNKED) {
-		if ((rc = dechunk(buf + hlen, rest, eof, got.body, &blen, err,
-		    errlen)) != 1) {
+		if ((rc = dechunk(buf + hlen, rest, eof, got.body, &blen, max,
+		    err, errlen)) != 1) {
 			free(got.body);
 			return rc;
 		}
@@ -182,6 +183,13 @@ ctlclient_parse_response(const char *buf, size_t len, int eof,
 	got.body_len = blen;
 	*r = got;
 	return 1;
+}
+
+int
+ctlclient_parse_response(const char *buf, size_t len, int eof,
+    struct ctlclient_response *r, char *err, size_t errlen)
+{
+	return parse_response(buf, len, eof, r, CTLCLIENT_BODY_MAX, err, errlen);
 }
 
 static double
@@ -217,6 +225,7 @@ struct body {
 	size_t		 len;
 	void		(*sent)(void *);
 	void		*arg;
+	size_t		 answer_max;	/* the answer's body bound; 0: CTLCLIENT_BODY_MAX */
 };
 
 static const char *
@@ -252,13 +261,14 @@ check_peer(int fd, const char *sock_path, long guard_uid, char *err,
 	return -1;
 }
 
-/* Reads the answer on fd until ctlclient_parse_response has all of it,
- * within WIRE_MAX bytes and the deadline. 0 with r filled, or -1 with err
- * naming sock_path. */
+/* Reads the answer on fd until parse_response has all of it, within the
+ * head, max body bytes, 64 KiB of framing and the deadline. 0 with r
+ * filled, or -1 with err naming sock_path. */
 static int
-read_answer(int fd, const char *sock_path, double deadline,
+read_answer(int fd, const char *sock_path, double deadline, size_t max,
     struct ctlclient_response *r, char *err, size_t errlen)
 {
+	size_t wire = CTLCLIENT_HEAD_MAX + max + 64u * 1024;
 	char why[256], *buf = NULL, *nb;
 	size_t len = 0, cap = 0;
 	ssize_t got;
@@ -266,14 +276,14 @@ read_answer(int fd, const char *sock_path, double deadline,
 
 	for (;;) {
 		if (len == cap) {
-			if (cap >= WIRE_MAX) {
-				errbuf_set(err, errlen, "%s: response larger than %u "
-				    "bytes", sock_path, WIRE_MAX);
+			if (cap >= wire) {
+				errbuf_set(err, errlen, "%s: response larger than %zu "
+				    "bytes", sock_path, wire);
 				goto out;
 			}
 			cap = cap == 0 ? 4096 : cap * 2;
-			if (cap > WIRE_MAX)
-				cap = WIRE_MAX;
+			if (cap > wire)
+				cap = wire;
 			if ((nb = realloc(buf, cap)) == NULL) {
 				errbuf_set(err, errlen, "%s: out of memory", sock_path);
 				goto out;
@@ -289,8 +299,7 @@ read_answer(int fd, const char *sock_path, double deadline,
 			goto out;
 		}
 		len += (size_t)got;
-		pr = ctlclient_parse_response(buf, len, got == 0, r, why,
-		    sizeof(why));
+		pr = parse_response(buf, len, got == 0, r, max, why, sizeof(why));
 		if (pr == 1)
 			break;
 		if (pr == -1) {
@@ -375,7 +384,8 @@ request(const char *sock_path, const char *method, const char *target,
 	}
 	if (body->sent != NULL)
 		body->sent(body->arg);
-	if (read_answer(fd, sock_path, deadline, r, err, errlen) == -1)
+	if (read_answer(fd, sock_path, deadline, body->answer_max > 0 ?
+	    body->answer_max : CTLCLIENT_BODY_MAX, r, err, errlen) == -1)
 		goto out;
 	rc = 0;
 out:
@@ -389,7 +399,7 @@ ctlclient_request(const char *sock_path, long guard_uid, const char *method,
     const char *target, const char *body, size_t body_len,
     struct ctlclient_response *r, char *err, size_t errlen)
 {
-	struct body b = { body, body_len, NULL, NULL };
+	struct body b = { body, body_len, NULL, NULL, 0 };
 
 	return request(sock_path, method, target, &b, guard_uid, r, err, errlen);
 }
@@ -467,6 +477,68 @@ out:
 	return rc;
 }
 
+int
+ctlclient_fetch_policy(const char *control, long guard_uid, struct policy **out,
+    char *err, size_t errlen)
+{
+	struct ctlclient_response r = { 0, NULL, 0 };
+	struct body b = { NULL, 0, NULL, NULL, CTLCLIENT_POLICY_MAX };
+	json_t *root = NULL, *loaded, *pol, *dig;
+	char why[512], *bytes = NULL;
+	struct policy *p = NULL;
+	int rc = -1;
+
+	*out = NULL;
+	if (request(control, "GET", "/v1/policy", &b, guard_uid, &r, err,
+	    errlen) == -1)
+		return -1;
+	if (r.status != 200) {
+		errbuf_set(err, errlen, "%s: GET /v1/policy answered HTTP %d",
+		    control, r.status);
+		goto out;
+	}
+	root = json_loadb(r.body, r.body_len, JSON_REJECT_DUPLICATES, NULL);
+	loaded = json_object_get(root, "loaded");
+	if (!json_is_boolean(loaded)) {
+		errbuf_set(err, errlen, "%s: GET /v1/policy: not JSON, or no "
+		    "\"loaded\"", control);
+		goto out;
+	}
+	if (json_is_false(loaded)) {
+		rc = 0;		/* no policy: the guard denies everything */
+		goto out;
+	}
+	pol = json_object_get(root, "policy");
+	dig = json_object_get(root, "digest");
+	/* Whatever the spelling, the digest of the bytes read back must be
+	 * the one the guard names: else what it runs is not known. */
+	if (!json_is_object(pol) || !json_is_string(dig) ||
+	    (bytes = json_dumps(pol, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
+		errbuf_set(err, errlen, "%s: GET /v1/policy: no policy or digest "
+		    "in the answer", control);
+		goto out;
+	}
+	if ((p = policy_parse(bytes, strlen(bytes), why, sizeof(why))) == NULL) {
+		errbuf_set(err, errlen, "%s: GET /v1/policy: the policy served: %s",
+		    control, why);
+		goto out;
+	}
+	if (strcmp(policy_digest(p), json_string_value(dig)) != 0) {
+		errbuf_set(err, errlen, "%s: GET /v1/policy: the policy served "
+		    "has digest %s, not the %.80s the guard names", control,
+		    policy_digest(p), json_string_value(dig));
+		policy_free(p);
+		goto out;
+	}
+	*out = p;
+	rc = 0;
+out:
+	free(bytes);
+	json_decref(root);
+	free(r.body);
+	return rc;
+}
+
 /* ---- subcommands: the CLI layer, which prints. ---- */
 
 static const char *const client_names[] = { "--control", "--guard-uid", NULL };
@@ -533,11 +605,69 @@ push_digest(void *arg)
 		d->digest[0] = '\0';
 }
 
+/* push --no-widen: refuses (CLI_EXIT_WIDENS) a bundle whose policy
+ * admits a destination the guard's policy of now does not, with the
+ * difference on stderr; 0 to go on, or an exit status. The guard's
+ * policy is read when the push starts: a push by someone else in
+ * between is not seen (the epoch rule still orders the two). */
+static int
+no_widen(const char *path, const char *buf, size_t len, const char *control,
+    long guard_uid)
+{
+	struct policy *cur = NULL, *next;
+	struct ctldiff_sum sum;
+	char err[1024];
+
+	if ((next = bundlepeek_policy(buf, len, NULL, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: push: %s: %s\n", CLI_PROG, path, err);
+		return CLI_EXIT_USAGE;
+	}
+	if (ctlclient_fetch_policy(control, guard_uid, &cur, err,
+	    sizeof(err)) == -1) {
+		fprintf(stderr, "%s: push: --no-widen: cannot tell what the guard "
+		    "runs: %s\n", CLI_PROG, err);
+		policy_free(next);
+		return CLI_EXIT_FAIL;
+	}
+	ctldiff_compare(cur, next, NULL, &sum);
+	if (sum.widens) {
+		fprintf(stderr, "%s: push: %s: refused (--no-widen): it admits "
+		    "what %s runs now (%s) does not:\n", CLI_PROG, path, control,
+		    cur != NULL ? policy_digest(cur) : "no policy");
+		ctldiff_compare(cur, next, stderr, &sum);
+		ctldiff_verdict(&sum, cur, next, stderr);
+	}
+	policy_free(cur);
+	policy_free(next);
+	return sum.widens ? CLI_EXIT_WIDENS : 0;
+}
+
+/* Takes the flag --no-widen out of argv (before any "--"): 1 when it
+ * was there (more than once is a usage error, -1). */
+static int
+take_flag(int *argc, char **argv, const char *flag)
+{
+	int i, j, seen = 0;
+
+	for (i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], flag) != 0)
+			continue;
+		if (seen++)
+			return -1;
+		for (j = i; j + 1 < *argc; j++)
+			argv[j] = argv[j + 1];
+		(*argc)--;
+		i--;
+	}
+	return seen;
+}
+
 int
 ctlclient_cmd_push(int argc, char **argv)
 {
 	struct cli_opts o = { argv[0], CTLCLIENT_PUSH_USAGE, client_names,
 	    { NULL }, NULL, 1 };
+	int widen = take_flag(&argc, argv, "--no-widen");
 	const char *path, *control;
 	struct ctlclient_response r = { 0, NULL, 0 };
 	struct push_digest d = { NULL, 0, "", "" };
@@ -547,6 +677,9 @@ ctlclient_cmd_push(int argc, char **argv)
 	long guard_uid;
 	int rc;
 
+	if (widen == -1)
+		return cli_usage_error(o.cmd, o.usage, "--no-widen given twice",
+		    NULL);
 	if ((rc = parse_args(argc, argv, &o, &guard_uid)) != 0)
 		return rc;
 	path = o.operand;
@@ -562,9 +695,13 @@ ctlclient_cmd_push(int argc, char **argv)
 		fprintf(stderr, "%s: push: %s: empty\n", CLI_PROG, path);
 		goto out;
 	}
+	if (widen == 1 && (rc = no_widen(path, buf, len, control,
+	    guard_uid)) != 0)
+		goto out;
+	rc = CLI_EXIT_USAGE;
 	d.buf = buf;
 	d.len = len;
-	b = (struct body){ buf, len, push_digest, &d };
+	b = (struct body){ buf, len, push_digest, &d, 0 };
 	if (request(control, "PUT", "/v1/policy", &b, guard_uid, &r, err,
 	    sizeof(err)) == -1) {
 		fprintf(stderr, "%s: push: %s\n", CLI_PROG, err);

@@ -6,12 +6,16 @@
 
 #include <stddef.h>
 
-#define CTLCLIENT_PUSH_USAGE	"BUNDLE --control PATH [--guard-uid N]"
+#define CTLCLIENT_PUSH_USAGE	"BUNDLE --control PATH [--guard-uid N] [--no-widen]"
 #define CTLCLIENT_STATUS_USAGE	"--control PATH [--guard-uid N]"
 
 #define CTLCLIENT_HEAD_MAX	(16u * 1024)	/* response status line + headers */
 #define CTLCLIENT_BODY_MAX	(1u << 20)	/* response body */
 #define CTLCLIENT_TIMEOUT_S	10		/* per send/receive call */
+/* GET /v1/policy's answer holds the canonical bytes: those of a pushed
+ * policy are at most 3/4 of a bundle. A larger --policy file cannot be
+ * read back, and push --no-widen then refuses to go on. */
+#define CTLCLIENT_POLICY_MAX	(16u << 20)
 
 struct ctlclient_response {
 	int	 status;	/* 100-599 */
@@ -47,7 +51,19 @@ int ctlclient_check_pushed(const struct ctlclient_response *r, const char *want,
 int ctlclient_binary_sha256(const char *sock_path, long guard_uid, char *hex,
     char *err, size_t errlen);
 
-/* push BUNDLE --control PATH: PUT /v1/policy. Prints the answer's body;
+struct policy;
+
+/* The policy the guard at sock_path runs now: GET /v1/policy, its
+ * "policy" read back and its digest checked against the "digest" the
+ * guard names. 0 with *out (NULL: the guard runs no policy, which
+ * denies everything), or -1 with err. */
+int ctlclient_fetch_policy(const char *sock_path, long guard_uid,
+    struct policy **out, char *err, size_t errlen);
+
+/* push BUNDLE --control PATH: PUT /v1/policy. With --no-widen, first
+ * CLI_EXIT_WIDENS (nothing sent) when the bundle's policy admits a
+ * destination the guard's does not (ctl/diff.h), 1 when that cannot be
+ * told. Prints the answer's body;
  * exit 0 on a 200 that names the pushed bundle's digest, 1 on 403 or 409
  * (refused), 2 otherwise: the guard cannot be reached, the socket is
  * served by another uid, or a 200 names another digest. status --control PATH: GET /v1/status; exit 0 on

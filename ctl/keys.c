@@ -544,8 +544,15 @@ ctlkeys_cmd_verify(int argc, char **argv)
 		rc = why == BUNDLE_MALFORMED ? CLI_EXIT_USAGE : CLI_EXIT_FAIL;
 		goto out;
 	}
-	printf("{\"key_id\":\"%s\",\"epoch\":%lld,\"digest\":\"%s\"}\n", id,
+	/* The catalog a verified bundle is pinned to, when it has one (the
+	 * line is unchanged for others), read from its signed bytes: version
+	 * and digest are [A-Za-z0-9._:-], nothing to escape. */
+	printf("{\"key_id\":\"%s\",\"epoch\":%lld,\"digest\":\"%s\"", id,
 	    policy_epoch(p), policy_digest(p));
+	if (policy_catalog_version(p) != NULL)
+		printf(",\"catalog\":{\"digest\":\"%s\",\"version\":\"%s\"}",
+		    policy_catalog_digest(p), policy_catalog_version(p));
+	printf("}\n");
 	rc = cli_print_all("", 0) == -1 ? CLI_EXIT_FAIL : 0;
 out:
 	policy_free(p);

@@ -1,16 +1,19 @@
-/* egress-guardctl: the plane-side tool (docs/design.md). Each subcommand is one
- * entry in the table below; keygen, sign, verify, push, status, receipt and
- * admit are added there. Exit status: 0 done, 1 an operating failure (e.g.
- * writing the output), 2 bad usage or bad input. */
+/* egress-guardctl: the plane-side tool (docs/design.md). Each subcommand
+ * is one entry in the table below; keygen, sign, verify, diff, push,
+ * status, receipt and admit are added there. Exit status: 0 done, 1 an
+ * operating failure (e.g. writing the output), 2 bad usage or bad input;
+ * typed refusals above (ctl/cli.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ctl/cli.h"
 #include "ctl/client.h"
+#include "ctl/diff.h"
 #include "ctl/keys.h"
 #include "ctl/receiptcmd.h"
 #include "ctl/receiptshow.h"
+#include "policy/catalog.h"
 #include "policy/policy.h"
 #include "util/num.h"
 
@@ -29,10 +32,11 @@ static int cmd_compile(int argc, char **argv);
 static int cmd_receipt(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "compile", "PROFILE [--epoch N]", cmd_compile },
+	{ "compile", "PROFILE [--epoch N] [--catalog FILE]", cmd_compile },
 	{ "keygen", CTLKEYS_KEYGEN_USAGE, ctlkeys_cmd_keygen },
 	{ "sign", CTLKEYS_SIGN_USAGE, ctlkeys_cmd_sign },
 	{ "verify", CTLKEYS_VERIFY_USAGE, ctlkeys_cmd_verify },
+	{ "diff", CTLDIFF_USAGE, ctldiff_cmd_diff },
 	{ "push", CTLCLIENT_PUSH_USAGE, ctlclient_cmd_push },
 	{ "status", CTLCLIENT_STATUS_USAGE, ctlclient_cmd_status },
 	{ "receipt", RECEIPTCMD_RECEIPT_USAGE, cmd_receipt },
@@ -73,14 +77,15 @@ usage_error(const char *arg)
 	return CLI_EXIT_USAGE;
 }
 
-/* compile PROFILE [--epoch N]: canonical compiled policy bytes and a
- * newline on stdout. */
+/* compile PROFILE [--epoch N] [--catalog FILE]: canonical compiled
+ * policy bytes and a newline on stdout. */
 static int
 cmd_compile(int argc, char **argv)
 {
-	static const char *const names[] = { "--epoch", NULL };
+	static const char *const names[] = { "--epoch", "--catalog", NULL };
 	struct cli_opts o = { "compile", commands[0].usage, names, { NULL },
 	    NULL, 1 };
+	struct catalog *cat = NULL;
 	long long epoch = 1;
 	char err[1024], *canon;
 	size_t len;
@@ -94,13 +99,27 @@ cmd_compile(int argc, char **argv)
 	    num_parse(o.vals[0], 0, POLICY_EPOCH_MAX, &epoch) == -1)
 		return cli_usage_error(o.cmd, o.usage,
 		    "--epoch must be an integer 0-9007199254740991", NULL);
+	if (o.vals[1] != NULL &&
+	    (cat = catalog_load_file(o.vals[1], err, sizeof(err))) == NULL) {
+		fprintf(stderr, "%s: catalog %s\n", CLI_PROG, err);
+		return CLI_EXIT_USAGE;
+	}
 
-	canon = policy_profile_canonical(o.operand, epoch, &len, err, sizeof(err));
+	canon = policy_profile_canonical_cat(o.operand, epoch, cat, &len, err,
+	    sizeof(err));
 	if (canon == NULL) {
 		/* err starts with the path. */
 		fprintf(stderr, "%s: %s\n", CLI_PROG, err);
+		catalog_free(cat);
 		return CLI_EXIT_USAGE;
 	}
+	/* A catalog the profile never read is not recorded: say so rather
+	 * than let its reader believe the policy is pinned to it. */
+	if (cat != NULL && strstr(canon, "\"catalog\":{") == NULL)
+		fprintf(stderr, "%s: note: %s declares no package managers: "
+		    "catalog %s not recorded\n", CLI_PROG, o.operand,
+		    catalog_version(cat));
+	catalog_free(cat);
 	/* The NUL after the bytes makes room for the newline: one write. */
 	canon[len] = '\n';
 	rc = cli_print_all(canon, len + 1) == -1 ? CLI_EXIT_FAIL : 0;

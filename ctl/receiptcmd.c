@@ -24,6 +24,7 @@
 #include "ctl/keys.h"
 #include "ctl/receiptcmd.h"
 #include "plane/bundle.h"
+#include "policy/catalog.h"
 #include "policy/policy.h"
 #include "conform/receipt.h"
 #include "conform/suite.h"
@@ -500,6 +501,35 @@ admit_opts(int argc, char **argv, struct cli_opts *o, struct grade_args *a,
 	return 0;
 }
 
+/* The profile at path compiled at epoch 0, with the catalog at catpath
+ * (NULL: none). NULL with err. */
+static struct policy *
+admit_profile(const char *path, const char *catpath, char *err, size_t errlen)
+{
+	struct catalog *cat = NULL;
+	struct policy *p;
+	char why[512], *buf;
+	size_t len;
+
+	if (catpath == NULL)
+		return policy_compile_profile_file(path, 0, err, errlen);
+	if ((cat = catalog_load_file(catpath, why, sizeof(why))) == NULL) {
+		errbuf_set(err, errlen, "catalog %s", why);
+		return NULL;
+	}
+	if ((buf = file_read(path, POLICY_MAX_BYTES, 0, &len, err,
+	    errlen)) == NULL) {
+		catalog_free(cat);
+		return NULL;
+	}
+	if ((p = policy_compile_profile_cat(buf, len, 0, cat, why,
+	    sizeof(why))) == NULL)
+		errbuf_set(err, errlen, "%s: %s", path, why);
+	free(buf);
+	catalog_free(cat);
+	return p;
+}
+
 /* admit --profile P [--grade G | --receipt R --attesters DIR [--binary B]
  * [--control SOCK [--guard-uid N]] [--max-age DAYS]] */
 int
@@ -507,7 +537,7 @@ receiptcmd_cmd_admit(int argc, char **argv)
 {
 	static const char *const names[] = {
 		"--profile", "--grade", "--receipt", "--attesters", "--binary",
-		"--max-age", "--control", "--guard-uid", NULL
+		"--max-age", "--control", "--guard-uid", "--catalog", NULL
 	};
 	struct cli_opts o = { "admit", RECEIPTCMD_ADMIT_USAGE, names, { NULL },
 	    NULL, 0 };
@@ -526,9 +556,10 @@ receiptcmd_cmd_admit(int argc, char **argv)
 	receipt = o.vals[2];
 	attesters = o.vals[3];
 
-	/* Epoch 0: only the mode and the requirement are used here. */
-	if ((p = policy_compile_profile_file(profile, 0, err,
-	    sizeof(err))) == NULL) {
+	/* Epoch 0: only the mode and the requirement are used here; a
+	 * profile that asks for package managers compiles with the catalog
+	 * it will be compiled with (--catalog), as compile does. */
+	if ((p = admit_profile(profile, o.vals[8], err, sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: admit: %s\n", CLI_PROG, err);
 		return CLI_EXIT_USAGE;
 	}

@@ -21,7 +21,7 @@ struct bundle_keyring;
 	"       5 untrusted signer, 6 bad signature, 7 stale, 8 guard unreachable;\n" \
 	"       docs/receipts.md)"
 #define RECEIPTCMD_ADMIT_USAGE \
-	"--profile PROFILE [--grade GRADE | --receipt RECEIPT --attesters DIR\n" \
+	"--profile PROFILE [--catalog FILE] [--grade GRADE | --receipt RECEIPT --attesters DIR\n" \
 	"           [--binary PATH] [--control SOCK [--guard-uid N]] [--max-age DAYS]]"
 
 /* Exit codes: CLI_EXIT_* in ctl/cli.h. */

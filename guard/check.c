@@ -156,7 +156,7 @@ check_main(int argc, char **argv)
 	long long dns_timeout = 5;
 	enum reason r;
 	size_t i;
-	int ch, rc = 2;
+	int ch, rc = 2, via;
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&cs, 0, sizeof(cs));
@@ -219,14 +219,21 @@ check_main(int argc, char **argv)
 	}
 	printf("policy: %s epoch %lld mode %s (%zu entries)\n", policy_digest(p),
 	    policy_epoch(p), policy_mode_name(policy_mode(p)), policy_entries(p));
+	if (policy_catalog_version(p) != NULL)
+		printf("catalog: %s %s\n", policy_catalog_version(p),
+		    policy_catalog_digest(p));
 	if (signer[0] != '\0')
 		printf("signature: verified, key %s\n", signer);
 	(void)dest_format(&d, hp, sizeof(hp));
 	printf("destination: %s (%s)\n", hp,
 	    d.kind == DEST_NAME ? "name" : "IP literal");
 	r = decide_policy(p, &d);
-	printf("policy match: %s (%s)\n", reason_is_allow(r) ? "admitted" : "not admitted",
-	    reason_name(r));
+	via = policy_admits_via(p, d.host, d.port);
+	/* Which part of the profile granted the entry: the flag and
+	 * ecosystem, or the profile's own allowed_hosts. */
+	printf("policy match: %s (%s)%s%s\n", reason_is_allow(r) ? "admitted" :
+	    "not admitted", reason_name(r), via >= 0 ? " via " : "",
+	    via >= 0 ? policy_via_name((unsigned)via) : "");
 	if (!reason_is_allow(r)) {
 		printf("resolution: skipped (a name the policy does not admit is never looked up)\n");
 		rc = verdict(r);

@@ -116,7 +116,7 @@ route(struct ctlconn *k, size_t end)
 	}
 	if (strcmp(path, "/v1/policy") == 0) {
 		ctlconn_log(c, k->uid, "GET", path, 200, NULL);
-		ctljson_policy(b, c->env.policy(c->env.arg));
+		ctljson_policy(b, c->env.policy(c->env.arg), 1);
 		ctlconn_reply(k, 200, "application/json", b);
 	} else if (strcmp(path, "/v1/status") == 0) {
 		unsigned wc[CONFIG_MAX_WORKERS];

@@ -6,6 +6,7 @@
 #include "guard/config.h"
 #include "plane/ctljson.h"
 #include "plane/plane.h"
+#include "policy/catalog.h"
 #include "policy/policy.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
@@ -34,17 +35,73 @@ ctljson_error(struct evbuffer *b, const char *error, const char *msg)
 	evbuffer_add_printf(b, "}\n");
 }
 
-void
-ctljson_policy(struct evbuffer *b, const struct policy *p)
+/* "catalog":{…} or null: the catalog a policy's package managers were
+ * expanded from. */
+static void
+catalog_of(struct evbuffer *b, const struct policy *p)
 {
+	if (policy_catalog_version(p) == NULL) {
+		evbuffer_add_printf(b, ",\"catalog\":null");
+		return;
+	}
+	evbuffer_add_printf(b, ",\"catalog\":{\"digest\":\"%s\",\"version\":",
+	    policy_catalog_digest(p));
+	ctljson_str(b, policy_catalog_version(p));
+	evbuffer_add_printf(b, "}");
+}
+
+/* "granted":{"profile":N,"package_managers:npm":M,…}: how many entries
+ * each part of the profile granted, none listed that granted none. */
+static void
+granted(struct evbuffer *b, const struct policy *p)
+{
+	size_t count[CATALOG_NECOSYSTEMS + 1] = { 0 }, i, n = policy_entries(p), hl;
+	const char *h;
+	unsigned via, first = 1;
+	uint16_t port;
+
+	for (i = 0; i < n; i++) {
+		policy_entry_get(p, i, &h, &hl, &port, &via);
+		if (via <= CATALOG_NECOSYSTEMS)
+			count[via]++;
+	}
+	evbuffer_add_printf(b, ",\"granted\":{");
+	for (via = 0; via <= CATALOG_NECOSYSTEMS; via++) {
+		if (count[via] == 0)
+			continue;
+		evbuffer_add_printf(b, "%s\"%s\":%zu", first ? "" : ",",
+		    policy_via_name(via), count[via]);
+		first = 0;
+	}
+	evbuffer_add_printf(b, "}");
+}
+
+void
+ctljson_policy(struct evbuffer *b, const struct policy *p, int full)
+{
+	const char *canon;
+	size_t clen;
+
 	if (p == NULL) {
 		evbuffer_add_printf(b, "{\"epoch\":null,\"digest\":null,\"mode\":\"none\","
-		    "\"entries\":0,\"loaded\":false}\n");
+		    "\"entries\":0,\"loaded\":false,\"catalog\":null%s}%s",
+		    full ? ",\"granted\":{},\"policy\":null" : "", full ? "\n" : "");
 		return;
 	}
 	evbuffer_add_printf(b, "{\"epoch\":%lld,\"digest\":\"%s\",\"mode\":\"%s\","
-	    "\"entries\":%zu,\"loaded\":true}\n", policy_epoch(p), policy_digest(p),
+	    "\"entries\":%zu,\"loaded\":true", policy_epoch(p), policy_digest(p),
 	    policy_mode_name(policy_mode(p)), policy_entries(p));
+	catalog_of(b, p);
+	if (full) {
+		/* The canonical bytes themselves, JSON already: every entry
+		 * with the flag and ecosystem that granted it, and what
+		 * `push --no-widen` compares with (their digest is "digest"). */
+		granted(b, p);
+		canon = policy_canonical(p, &clen);
+		evbuffer_add_printf(b, ",\"policy\":");
+		evbuffer_add(b, canon, clen);
+	}
+	evbuffer_add_printf(b, "}%s", full ? "\n" : "");
 }
 
 void
@@ -131,6 +188,6 @@ ctljson_status(struct evbuffer *b, const struct ctljson_status *st)
 		ctljson_str(b, plane_floor_note(pl));
 	}
 	evbuffer_add_printf(b, ",\"policy\":");
-	ctljson_policy(b, st->policy);
+	ctljson_policy(b, st->policy, 0);
 	evbuffer_add_printf(b, "}\n");
 }

@@ -33,8 +33,11 @@ struct ctljson_status {
 void ctljson_str(struct evbuffer *b, const char *s);
 /* {"error":…,"message":…} */
 void ctljson_error(struct evbuffer *b, const char *error, const char *msg);
-/* GET /v1/policy: the active policy, or "mode":"none" for NULL. */
-void ctljson_policy(struct evbuffer *b, const struct policy *p);
+/* The active policy, or "mode":"none" for NULL: epoch, digest, mode,
+ * entries, loaded, catalog. full (GET /v1/policy) adds how many entries
+ * each provenance granted and the canonical bytes ("policy"), and ends
+ * the line; without (inside GET /v1/status) it is the summary. */
+void ctljson_policy(struct evbuffer *b, const struct policy *p, int full);
 /* A push's 200: the policy now active and how many were revoked. */
 void ctljson_accepted(struct evbuffer *b, const struct policy *p,
     size_t revoked);

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "policy/catalog.h"
 #include "policy/dest.h"
 #include "policy/policy.h"
 #include "policy/policyint.h"
@@ -112,13 +113,14 @@ static int
 parse_allow_entry(size_t i, json_t *item, struct policy *p,
     char *err, size_t errlen)
 {
-	static const char *const keys[] = { "host", "port", NULL };
+	static const char *const keys[] = { "host", "port", "via", NULL };
 	char why[128], shown[ERRBUF_SHOW_BUF];
 	const char *hs, *extra;
-	json_t *host, *port;
+	json_t *host, *port, *via;
 	json_int_t pv;
 	struct dest d;
 	size_t hl;
+	int v = POLICY_VIA_PROFILE;
 
 	if (!json_is_object(item)) {
 		errbuf_set(err, errlen, "allow[%zu]: entry must be an object", i);
@@ -167,10 +169,52 @@ parse_allow_entry(size_t i, json_t *item, struct policy *p,
 		return -1;
 	}
 	d.port = (uint16_t)pv;
-	if (policy_add_entry(p, &d) == -1) {
+	if ((via = json_object_get(item, "via")) != NULL &&
+	    (v = policy_via_parse(policy_json_span(via))) < 0) {
+		errbuf_set(err, errlen, "allow[%zu]: via of \"%s\" must be "
+		    "\"profile\" or \"package_managers:ECOSYSTEM\" (%s)", i,
+		    errbuf_show(hs, hl, shown), catalog_ecosystem_list());
+		return -1;
+	}
+	if (policy_add_entry(p, &d, (unsigned)v) == -1) {
 		errbuf_set(err, errlen, "allow[%zu]: out of memory", i);
 		return -1;
 	}
+	return 0;
+}
+
+/* "sha256:" and 64 lower-case hex digits. */
+static int
+digest_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len != POLICY_DIGEST_LEN || memcmp(s, "sha256:", 7) != 0)
+		return 0;
+	for (i = 7; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* A compiled policy's "catalog": {"digest":…,"version":…}, exactly. */
+static int
+parse_catalog(json_t *v, struct policy *p, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "digest", "version", NULL };
+	const char *d, *ver;
+	size_t dl, vl;
+
+	if (!json_is_object(v) || jsonstrict_unknown_key(v, keys) != NULL ||
+	    (d = jsonstrict_str(v, "digest", &dl)) == NULL || !digest_ok(d, dl) ||
+	    (ver = jsonstrict_str(v, "version", &vl)) == NULL ||
+	    !catalog_version_ok(ver, vl)) {
+		errbuf_set(err, errlen, "catalog must be {\"digest\":\"sha256:"
+		    "HEX\",\"version\":V}, V 1-%d characters of [A-Za-z0-9._-]",
+		    CATALOG_VERSION_MAX);
+		return -1;
+	}
+	policy_set_catalog(p, ver, vl, d);
 	return 0;
 }
 
@@ -220,12 +264,28 @@ canonical_entry(struct policy *p, const char **s, const char *end)
 	if (*s == end || !dest_host_is_normal(h, (size_t)(*s - h)))
 		return -1;
 	e->off = (uint32_t)(h - p->names);
-	e->hlen = (uint16_t)(*s - h);
+	e->hlen = (uint8_t)(*s - h);	/* at most DEST_HOST_MAX */
 	(*s)++;
 	if (lit(s, end, ",\"port\":") == -1 ||
-	    fast_num(s, end, 1, 65535, &port) == -1 || lit(s, end, "}") == -1)
+	    fast_num(s, end, 1, 65535, &port) == -1)
 		return -1;
 	e->port = (uint16_t)port;
+	e->via = POLICY_VIA_PROFILE;
+	/* A flag's entry names it; "profile" is never spelled out. */
+	if (lit(s, end, ",\"via\":\"") == 0) {
+		struct policy_span v = { *s, 0 };
+		int code;
+
+		while (*s < end && **s != '"')
+			(*s)++;
+		v.len = (size_t)(*s - v.s);
+		if (*s == end || (code = policy_via_parse(v)) <= 0)
+			return -1;
+		e->via = (uint8_t)code;
+		(*s)++;
+	}
+	if (lit(s, end, "}") == -1)
+		return -1;
 	/* Each entry above the one before: sorted, no duplicates. */
 	if (p->n > 0 && policy_entry_order(p->names, &p->ent[p->n - 1], e) >= 0)
 		return -1;
@@ -275,6 +335,23 @@ parse_canonical(char *mem, char *bytes, size_t len, enum policy_build b)
 			break;
 		}
 	}
+	if (lit(&s, end, ",\"catalog\":{\"digest\":\"") == 0) {
+		const char *d = s, *v;
+
+		if ((size_t)(end - s) < POLICY_DIGEST_LEN ||
+		    !digest_ok(d, POLICY_DIGEST_LEN))
+			goto fallback;
+		s += POLICY_DIGEST_LEN;
+		if (lit(&s, end, "\",\"version\":\"") == -1)
+			goto fallback;
+		for (v = s; s < end && *s != '"'; s++)
+			;
+		if (s == end || !catalog_version_ok(v, (size_t)(s - v)))
+			goto fallback;
+		policy_set_catalog(p, v, (size_t)(s - v), d);
+		if (lit(&s, end, "\"}") == -1)
+			goto fallback;
+	}
 	if (lit(&s, end, ",\"epoch\":") == -1 ||
 	    fast_num(&s, end, 0, POLICY_EPOCH_MAX, &epoch) == -1 ||
 	    lit(&s, end, ",\"mode\":\"") == -1)
@@ -288,7 +365,8 @@ parse_canonical(char *mem, char *bytes, size_t len, enum policy_build b)
 		}
 	}
 	if (i == 3 || lit(&s, end, "\",\"schema\":\"" POLICY_SCHEMA "\"}") == -1 ||
-	    s != end || (p->n > 0 && mode != POLICY_ALLOWLIST))
+	    s != end || ((p->n > 0 || p->cat_version[0] != '\0') &&
+	    mode != POLICY_ALLOWLIST) || policy_check_vias(p, NULL, 0) == -1)
 		goto fallback;
 	p->mode = mode;
 	p->epoch = epoch;
@@ -309,9 +387,10 @@ static struct policy *
 parse_json(const char *buf, size_t len, enum policy_build b, char *err, size_t errlen)
 {
 	static const char *const keys[] = {
-		"schema", "mode", "epoch", "allow", NULL
+		"schema", "mode", "epoch", "allow", "catalog", NULL
 	};
 	static const char *const schema[] = { POLICY_SCHEMA, NULL };
+	json_t *cat;
 	char shown[ERRBUF_SHOW_BUF];
 	struct policy *p = NULL;
 	const char *extra;
@@ -327,7 +406,8 @@ parse_json(const char *buf, size_t len, enum policy_build b, char *err, size_t e
 		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;
 	}
-	for (i = 0; keys[i] != NULL; i++) {
+	/* All but "catalog", which only a policy with package managers has. */
+	for (i = 0; keys[i + 1] != NULL; i++) {
 		if (json_object_get(root, keys[i]) == NULL) {
 			errbuf_set(err, errlen, "missing key \"%s\"", keys[i]);
 			goto bad;
@@ -360,15 +440,24 @@ parse_json(const char *buf, size_t len, enum policy_build b, char *err, size_t e
 		    policy_mode_name(mode));
 		goto bad;
 	}
+	cat = json_object_get(root, "catalog");
+	if (cat != NULL && mode != POLICY_ALLOWLIST) {
+		errbuf_set(err, errlen, "catalog is only allowed with mode "
+		    "\"allowlist\"");
+		goto bad;
+	}
 	if ((p = policy_new(mode, epoch, n, b)) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
 		goto bad;
 	}
+	if (cat != NULL && parse_catalog(cat, p, err, errlen) == -1)
+		goto bad;
 	json_array_foreach(allow, i, v) {
 		if (parse_allow_entry(i, v, p, err, errlen) == -1)
 			goto bad;
 	}
-	if (policy_finish(p, err, errlen) == -1)
+	if (policy_check_vias(p, err, errlen) == -1 ||
+	    policy_finish(p, err, errlen) == -1)
 		goto bad;
 	json_decref(root);
 	return p;

@@ -60,7 +60,7 @@ policy_free(struct policy *p)
 
 /* Appends a normalised destination; cap was sized from the JSON array. */
 int
-policy_add_entry(struct policy *p, const struct dest *d)
+policy_add_entry(struct policy *p, const struct dest *d, unsigned via)
 {
 	size_t hlen = strlen(d->host);
 
@@ -80,7 +80,8 @@ policy_add_entry(struct policy *p, const struct dest *d)
 	}
 	memcpy(p->arena + p->arena_len, d->host, hlen + 1);
 	p->ent[p->n].off = (uint32_t)p->arena_len;
-	p->ent[p->n].hlen = (uint16_t)hlen;
+	p->ent[p->n].hlen = (uint8_t)hlen;
+	p->ent[p->n].via = (uint8_t)via;
 	p->ent[p->n].port = d->port;
 	p->arena_len += hlen + 1;
 	p->n++;
@@ -89,10 +90,11 @@ policy_add_entry(struct policy *p, const struct dest *d)
 
 /* By host bytes (unsigned, a prefix first, as strcmp orders them), then
  * port. */
-int
-policy_entry_order(const char *names, const struct policy_entry *x, const struct policy_entry *y)
+static int
+entry_order2(const char *nx, const struct policy_entry *x, const char *ny,
+    const struct policy_entry *y)
 {
-	int c = memcmp(names + x->off, names + y->off,
+	int c = memcmp(nx + x->off, ny + y->off,
 	    x->hlen < y->hlen ? x->hlen : y->hlen);
 
 	if (c != 0)
@@ -102,10 +104,78 @@ policy_entry_order(const char *names, const struct policy_entry *x, const struct
 	return (x->port > y->port) - (x->port < y->port);
 }
 
+int
+policy_entry_order(const char *names, const struct policy_entry *x, const struct policy_entry *y)
+{
+	return entry_order2(names, x, names, y);
+}
+
+int
+policy_entry_compare(const struct policy *a, size_t i, const struct policy *b,
+    size_t j)
+{
+	return entry_order2(a->names, &a->ent[i], b->names, &b->ent[j]);
+}
+
+/* The order, then the provenance: of equal entries the lowest code
+ * sorts first and is the one kept, so which provenance an entry granted
+ * twice shows does not depend on qsort ("profile" before any flag). */
 static int
 entry_cmp(const void *a, const void *b, void *names)
 {
-	return policy_entry_order(names, a, b);
+	const struct policy_entry *x = a, *y = b;
+	int c = policy_entry_order(names, x, y);
+
+	return c != 0 ? c : (x->via > y->via) - (x->via < y->via);
+}
+
+/* By code: 0 the profile's own allowed_hosts, 1 + i ecosystem i of
+ * policy/catalog.c's closed list. */
+static const char *const vias[CATALOG_NECOSYSTEMS + 2] = {
+	"profile", "package_managers:apt", "package_managers:cargo",
+	"package_managers:go", "package_managers:maven",
+	"package_managers:npm", "package_managers:nuget",
+	"package_managers:pypi", "package_managers:rubygems", NULL
+};
+
+const char *
+policy_via_name(unsigned via)
+{
+	return via <= CATALOG_NECOSYSTEMS ? vias[via] : "invalid";
+}
+
+int
+policy_via_parse(struct policy_span v)
+{
+	return policy_one_of(v, vias);
+}
+
+void
+policy_set_catalog(struct policy *p, const char *version, size_t vlen,
+    const char *digest)
+{
+	memcpy(p->cat_version, version, vlen);
+	p->cat_version[vlen] = '\0';
+	memcpy(p->cat_digest, digest, POLICY_DIGEST_LEN);
+	p->cat_digest[POLICY_DIGEST_LEN] = '\0';
+}
+
+int
+policy_check_vias(const struct policy *p, char *err, size_t errlen)
+{
+	size_t i;
+
+	if (p->cat_version[0] != '\0')
+		return 0;
+	for (i = 0; i < p->n; i++) {
+		if (p->ent[i].via == POLICY_VIA_PROFILE)
+			continue;
+		errbuf_set(err, errlen, "allow: an entry via \"%s\" in a "
+		    "policy that records no catalog",
+		    policy_via_name(p->ent[i].via));
+		return -1;
+	}
+	return 0;
 }
 
 #define ROTL(x, b)	(uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
@@ -239,11 +309,11 @@ static int
 build_canonical(struct policy *p)
 {
 	const char *mode = policy_mode_name(p->mode);
-	size_t cap = 160, i;
+	size_t cap = 320, i;
 	char *o;
 
 	for (i = 0; i < p->n; i++)
-		cap += p->ent[i].hlen + 32;
+		cap += p->ent[i].hlen + 64;
 	if ((p->canon = p->canon_mem = bigbuf_malloc(cap)) == NULL)
 		return -1;
 	o = PUT(p->canon, "{\"allow\":[");
@@ -254,9 +324,26 @@ build_canonical(struct policy *p)
 		o = put_str(o, p->names + p->ent[i].off, p->ent[i].hlen);
 		o = PUT(o, "\",\"port\":");
 		o = put_num(o, p->ent[i].port);
+		/* The profile's own entries carry no "via": the bytes of
+		 * every policy compiled before provenance stay the same. */
+		if (p->ent[i].via != POLICY_VIA_PROFILE) {
+			const char *via = policy_via_name(p->ent[i].via);
+
+			o = PUT(o, ",\"via\":\"");
+			o = put_str(o, via, strlen(via));
+			*o++ = '"';
+		}
 		*o++ = '}';
 	}
-	o = PUT(o, "],\"epoch\":");
+	*o++ = ']';
+	if (p->cat_version[0] != '\0') {
+		o = PUT(o, ",\"catalog\":{\"digest\":\"");
+		o = put_str(o, p->cat_digest, POLICY_DIGEST_LEN);
+		o = PUT(o, "\",\"version\":\"");
+		o = put_str(o, p->cat_version, strlen(p->cat_version));
+		o = PUT(o, "\"}");
+	}
+	o = PUT(o, ",\"epoch\":");
 	o = put_num(o, (unsigned long long)p->epoch);
 	o = PUT(o, ",\"mode\":\"");
 	o = put_str(o, mode, strlen(mode));
@@ -359,9 +446,10 @@ policy_finish(struct policy *p, char *err, size_t errlen)
 	/* Input in order already (a compiled policy, most profiles) needs
 	 * no sort, and without equal neighbours no dedup either. */
 	for (i = 1; i < p->n && !unsorted; i++) {
-		c = policy_entry_order(p->names, &p->ent[i - 1], &p->ent[i]);
+		c = entry_cmp(&p->ent[i - 1], &p->ent[i], p->arena);
 		unsorted = c > 0;
-		dups |= c == 0;
+		dups |= c == 0 || policy_entry_order(p->names, &p->ent[i - 1],
+		    &p->ent[i]) == 0;
 	}
 	if (unsorted)
 		qsort_r(p->ent, p->n, sizeof(*p->ent), entry_cmp, p->arena);
@@ -459,28 +547,19 @@ policy_required_grade(const struct policy *p)
 	return p == NULL ? NULL : p->grade;
 }
 
-int
-policy_admits(const struct policy *p, const char *host, uint16_t port)
+/* The index of (host, port) among an allowlist's entries, or -1. */
+static long
+lookup(const struct policy *p, const char *host, uint16_t port)
 {
 	uint64_t h;
 	uint32_t tag;
 	size_t hlen, j;
 
-	if (p == NULL || host == NULL)
-		return 0;
-	switch (p->mode) {
-	case POLICY_UNRESTRICTED:
-		return 1;
-	case POLICY_ALLOWLIST:
-		break;
-	default:
-		return 0;
-	}
 	if (p->slots == NULL)
-		return 0;
+		return -1;
 	hlen = strnlen(host, DEST_HOST_MAX + 1);
 	if (hlen > DEST_HOST_MAX)
-		return 0;
+		return -1;
 	h = hash_dest(p, host, hlen, port);
 	tag = (uint32_t)(h >> 32);
 	for (j = (size_t)h & p->mask; p->slots[j].idx != 0;
@@ -489,9 +568,59 @@ policy_admits(const struct policy *p, const char *host, uint16_t port)
 
 		if (p->slots[j].tag == tag && e->port == port &&
 		    e->hlen == hlen && memcmp(p->names + e->off, host, hlen) == 0)
-			return 1;
+			return (long)p->slots[j].idx - 1;
 	}
-	return 0;
+	return -1;
+}
+
+int
+policy_admits(const struct policy *p, const char *host, uint16_t port)
+{
+	if (p == NULL || host == NULL)
+		return 0;
+	switch (p->mode) {
+	case POLICY_UNRESTRICTED:
+		return 1;
+	case POLICY_ALLOWLIST:
+		return lookup(p, host, port) >= 0;
+	default:
+		return 0;
+	}
+}
+
+int
+policy_admits_via(const struct policy *p, const char *host, uint16_t port)
+{
+	long i;
+
+	if (p == NULL || host == NULL || p->mode != POLICY_ALLOWLIST ||
+	    (i = lookup(p, host, port)) < 0)
+		return -1;
+	return p->ent[i].via;
+}
+
+void
+policy_entry_get(const struct policy *p, size_t i, const char **host,
+    size_t *hlen, uint16_t *port, unsigned *via)
+{
+	const struct policy_entry *e = &p->ent[i];
+
+	*host = p->names + e->off;
+	*hlen = e->hlen;
+	*port = e->port;
+	*via = e->via;
+}
+
+const char *
+policy_catalog_version(const struct policy *p)
+{
+	return p == NULL || p->cat_version[0] == '\0' ? NULL : p->cat_version;
+}
+
+const char *
+policy_catalog_digest(const struct policy *p)
+{
+	return p == NULL || p->cat_version[0] == '\0' ? NULL : p->cat_digest;
 }
 
 int

@@ -34,10 +34,17 @@ struct policy *policy_parse(const char *buf, size_t len, char *err, size_t errle
 struct policy *policy_parse_take(char *buf, size_t off, size_t len, int *taken,
     char *err, size_t errlen);
 
+struct catalog;
+
 /* Parses a profile ({"network_policy":…,"allowed_hosts":[…],…}) and
- * compiles it into a policy with the given epoch. */
+ * compiles it into a policy with the given epoch. allow_package_managers
+ * is expanded from cat (policy/catalog.h), whose version and digest the
+ * policy then records; without a catalog (NULL) a profile that asks for
+ * package managers is refused. */
 struct policy *policy_compile_profile(const char *buf, size_t len,
     long long epoch, char *err, size_t errlen);
+struct policy *policy_compile_profile_cat(const char *buf, size_t len,
+    long long epoch, const struct catalog *cat, char *err, size_t errlen);
 
 /* Reads a whole file (bounded by POLICY_MAX_BYTES) and parses it with
  * policy_parse. */
@@ -59,6 +66,8 @@ char *policy_file_canonical(const char *path, size_t reserve, size_t *len,
     char *err, size_t errlen);
 char *policy_profile_canonical(const char *path, long long epoch, size_t *len,
     char *err, size_t errlen);
+char *policy_profile_canonical_cat(const char *path, long long epoch,
+    const struct catalog *cat, size_t *len, char *err, size_t errlen);
 
 void policy_free(struct policy *p);
 
@@ -90,6 +99,34 @@ const char *policy_required_grade(const struct policy *p);
  * nothing; mode unrestricted admits everything (classification still
  * applies). */
 int policy_admits(const struct policy *p, const char *host, uint16_t port);
+
+/* Provenance: which part of the profile granted an entry. 0 is the
+ * profile's own allowed_hosts; 1 + i the package managers of ecosystem i
+ * (policy/catalog.h). */
+#define POLICY_VIA_PROFILE	0
+
+/* "profile" or "package_managers:ECOSYSTEM" ("invalid" beyond). */
+const char *policy_via_name(unsigned via);
+
+/* The provenance of (host, port) when an allowlist lists it, else -1:
+ * for `check`, never for a decision (policy_admits decides). */
+int policy_admits_via(const struct policy *p, const char *host, uint16_t port);
+
+/* Entry i (< policy_entries) in canonical order: its host (hlen bytes,
+ * not NUL-terminated), port and provenance. */
+void policy_entry_get(const struct policy *p, size_t i, const char **host,
+    size_t *hlen, uint16_t *port, unsigned *via);
+
+/* Entry i of a against entry j of b in canonical order (host bytes, a
+ * prefix first, then port): <0, 0, >0. For a merge walk over two
+ * policies (egress-guardctl diff). */
+int policy_entry_compare(const struct policy *a, size_t i,
+    const struct policy *b, size_t j);
+
+/* The catalog a policy's package managers came from: its version and
+ * digest, or NULL for both when the policy records none. */
+const char *policy_catalog_version(const struct policy *p);
+const char *policy_catalog_digest(const struct policy *p);
 
 /* Returns 1 when the policy admits host (normalised, a name) on any port,
  * 0 otherwise: what the DNS listener (guard/dnsd.c) answers for. Mode none

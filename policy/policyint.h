@@ -10,15 +10,22 @@
 
 #include <jansson.h>
 
+#include "policy/catalog.h"
 #include "policy/dest.h"
 #include "policy/policy.h"
 
-/* 8 bytes: a million of them stay small and cache-friendly. */
+/* 8 bytes: a million of them stay small and cache-friendly. A host is
+ * at most DEST_HOST_MAX (253) bytes, so its length fits a byte and the
+ * entry's provenance takes the other. */
 struct policy_entry {
 	uint32_t	 off;		/* the host: hlen bytes at names + off */
-	uint16_t	 hlen;
+	uint8_t		 hlen;
+	uint8_t		 via;		/* POLICY_VIA_PROFILE, or ecosystem + 1 */
 	uint16_t	 port;
 };
+_Static_assert(DEST_HOST_MAX <= UINT8_MAX, "a host's length fits hlen");
+_Static_assert(CATALOG_NECOSYSTEMS < UINT8_MAX, "a provenance fits via");
+_Static_assert(sizeof(struct policy_entry) == 8, "an entry is 8 bytes");
 
 /* What a builder makes: the whole policy, or only its canonical bytes for
  * the plane's compile and sign, which write them out and never match:
@@ -46,6 +53,10 @@ struct policy {
 	enum policy_mode	 mode;
 	long long		 epoch;
 	const char		*grade;		/* static string or NULL */
+	/* The catalog the package managers were expanded from; version
+	 * "" when none was. Part of the canonical bytes. */
+	char			 cat_version[CATALOG_VERSION_MAX + 1];
+	char			 cat_digest[POLICY_DIGEST_LEN + 1];
 
 	char			*arena;
 	size_t			 arena_len;
@@ -71,9 +82,19 @@ struct policy {
  * NULL when out of memory. */
 struct policy *policy_new(enum policy_mode mode, long long epoch, size_t cap,
     enum policy_build b);
-/* Appends a normalised destination (cap was sized by the caller): 0, or
- * -1 when full or out of memory. */
-int policy_add_entry(struct policy *p, const struct dest *d);
+/* Appends a normalised destination (cap was sized by the caller) with
+ * its provenance: 0, or -1 when full or out of memory. */
+int policy_add_entry(struct policy *p, const struct dest *d, unsigned via);
+/* Records the catalog (version checked by catalog.c or the caller, digest
+ * "sha256:" and 64 hex). */
+void policy_set_catalog(struct policy *p, const char *version, size_t vlen,
+    const char *digest);
+/* A provenance as written in a compiled policy's "via": "profile" or
+ * "package_managers:ECOSYSTEM". Its code, or -1. */
+int policy_via_parse(struct policy_span v);
+/* 0, or -1 with err: an entry a catalog granted in a policy that records
+ * no catalog. */
+int policy_check_vias(const struct policy *p, char *err, size_t errlen);
 /* By host bytes (unsigned, a prefix first, as strcmp orders them), then
  * port: <0, 0, >0. */
 int policy_entry_order(const char *names, const struct policy_entry *x,

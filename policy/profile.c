@@ -1,13 +1,16 @@
-/* Profiles (docs/design.md "Policy"): network_policy, allowed_hosts and
- * required_egress_certification compiled into a policy at an epoch. A
- * hand-written fast path for the common spelling, jansson for the rest;
- * both end in profile_compile, so they accept the same profiles and name
- * the same problem first. */
+/* Profiles (docs/design.md "Policy"): network_policy, allowed_hosts,
+ * required_egress_certification and the abbreviations
+ * (allow_package_managers with package_managers, expanded from a catalog;
+ * allow_mcp_servers, which grants nothing) compiled into a policy at an
+ * epoch. A hand-written fast path for the common spelling, jansson for
+ * the rest; both end in profile_compile, so they accept the same
+ * profiles and name the same problem first. */
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
+#include "policy/catalog.h"
 #include "policy/dest.h"
 #include "policy/policy.h"
 #include "policy/policyint.h"
@@ -23,6 +26,10 @@ static const char *const grades[] = {
 	"advisory_filter", "security_boundary", NULL
 };
 
+/* package_managers entries read: one more than the closed list, so that
+ * a longer list still shows an entry unknown or given twice. */
+#define PROFILE_MAX_PMS	(CATALOG_NECOSYSTEMS + 1)
+
 /* What a profile says, whichever parser read it. */
 struct profile {
 	int		 has_mode, has_hosts, has_cert;
@@ -30,20 +37,110 @@ struct profile {
 	struct policy_span	 mode, cert;
 	struct policy_span	*hosts;		/* NULL beyond POLICY_MAX_ENTRIES */
 	size_t		 nhosts;
+	/* The abbreviations: each flag 1 true, 0 false, -1 not a boolean. */
+	int		 has_pm, has_mcp, has_pms, pms_array;
+	int		 pm, mcp;
+	struct policy_span	 pms[PROFILE_MAX_PMS];	/* the first ones */
+	size_t		 npms;		/* the array's whole length */
 };
+
+/* The declared ecosystems: each known, once, and in the catalog. 0 with
+ * eco[] (npms entries), or -1 with err. */
+static int
+profile_ecosystems(const struct profile *pf, const struct catalog *cat,
+    int *eco, char *err, size_t errlen)
+{
+	char shown[ERRBUF_SHOW_BUF];
+	const struct dest *d;
+	size_t i, j, n = pf->npms < PROFILE_MAX_PMS ? pf->npms : PROFILE_MAX_PMS;
+
+	for (i = 0; i < n; i++) {
+		const struct policy_span *e = &pf->pms[i];
+
+		if (e->s == NULL)
+			return errbuf_fail(err, errlen, "package_managers[%zu]: "
+			    "must be a string", i);
+		if ((eco[i] = catalog_ecosystem_index(e->s, e->len)) < 0)
+			return errbuf_fail(err, errlen, "package_managers[%zu] "
+			    "\"%s\": unknown ecosystem (known: %s)", i,
+			    errbuf_show(e->s, e->len, shown),
+			    catalog_ecosystem_list());
+		for (j = 0; j < i; j++)
+			if (eco[j] == eco[i])
+				return errbuf_fail(err, errlen, "package_managers"
+				    "[%zu] \"%s\": listed twice", i,
+				    catalog_ecosystem_name((unsigned)eco[i]));
+	}
+	if (cat == NULL)
+		return errbuf_fail(err, errlen, "allow_package_managers needs a "
+		    "catalog (egress-guardctl compile --catalog FILE)");
+	for (i = 0; i < n; i++)
+		if (catalog_hosts(cat, (unsigned)eco[i], &d) == 0)
+			return errbuf_fail(err, errlen, "package_managers[%zu] "
+			    "\"%s\": not in catalog %s", i,
+			    catalog_ecosystem_name((unsigned)eco[i]),
+			    catalog_version(cat));
+	return 0;
+}
+
+/* The abbreviations' rules, before anything is built. *neco is how many
+ * ecosystems to expand (0 without package managers). */
+static int
+profile_flags(const struct profile *pf, enum policy_mode mode,
+    const struct catalog *cat, int *eco, size_t *neco, char *err,
+    size_t errlen)
+{
+	*neco = 0;
+	if (pf->has_pm && pf->pm == -1)
+		return errbuf_fail(err, errlen, "allow_package_managers must be "
+		    "true or false");
+	if (pf->has_mcp && pf->mcp == -1)
+		return errbuf_fail(err, errlen, "allow_mcp_servers must be true "
+		    "or false");
+	if (pf->has_pms && !pf->pms_array)
+		return errbuf_fail(err, errlen, "package_managers must be an "
+		    "array of ecosystem names");
+	if (pf->pm == 1 && mode != POLICY_ALLOWLIST)
+		return errbuf_fail(err, errlen, "allow_package_managers is only "
+		    "allowed with network_policy \"allowlist\"");
+	if (pf->mcp == 1 && mode != POLICY_ALLOWLIST)
+		return errbuf_fail(err, errlen, "allow_mcp_servers is only "
+		    "allowed with network_policy \"allowlist\"");
+	/* A list that no flag reads would be a trap for its reader. */
+	if (pf->has_pms && pf->pm != 1)
+		return errbuf_fail(err, errlen, "package_managers is only read "
+		    "with allow_package_managers true");
+	if (pf->pm == 1 && pf->npms == 0)
+		return errbuf_fail(err, errlen, "allow_package_managers needs "
+		    "package_managers, the ecosystems to allow");
+	/* MCP calls go through the plane, never from the workload: the
+	 * flag grants no host, and alone it leaves an allowlist that
+	 * reaches nothing. */
+	if (pf->mcp == 1 && pf->nhosts == 0 && pf->pm != 1)
+		return errbuf_fail(err, errlen, "allow_mcp_servers grants no "
+		    "workload host: with no allowed_hosts and no package managers "
+		    "the allowlist reaches nothing");
+	if (pf->pm == 1) {
+		if (profile_ecosystems(pf, cat, eco, err, errlen) == -1)
+			return -1;
+		*neco = pf->npms;
+	}
+	return 0;
+}
 
 /* The checks and the build, the same for both parsers, so that they
  * accept the same profiles and name the same problem first. */
 static struct policy *
-profile_compile(const struct profile *pf, long long epoch, enum policy_build b,
-    char *err, size_t errlen)
+profile_compile(const struct profile *pf, long long epoch,
+    const struct catalog *cat, enum policy_build b, char *err, size_t errlen)
 {
 	char why[128], shown[ERRBUF_SHOW_BUF];
 	struct policy *p = NULL;
 	enum policy_mode mode;
+	const struct dest *cd;
 	struct dest d;
-	size_t i, n = pf->nhosts;
-	int g = -1;
+	size_t i, k, m, neco, total, n = pf->nhosts;
+	int g = -1, eco[PROFILE_MAX_PMS];
 
 	if (!pf->has_mode) {
 		errbuf_set(err, errlen, "missing key \"network_policy\"");
@@ -54,7 +151,9 @@ profile_compile(const struct profile *pf, long long epoch, enum policy_build b,
 		    "allowlist, unrestricted");
 		return NULL;
 	}
-	if (!pf->has_hosts && mode == POLICY_ALLOWLIST) {
+	if (profile_flags(pf, mode, cat, eco, &neco, err, errlen) == -1)
+		return NULL;
+	if (!pf->has_hosts && mode == POLICY_ALLOWLIST && neco == 0) {
 		errbuf_set(err, errlen, "missing key \"allowed_hosts\" "
 		    "(required with network_policy \"allowlist\")");
 		return NULL;
@@ -85,11 +184,32 @@ profile_compile(const struct profile *pf, long long epoch, enum policy_build b,
 			return NULL;
 		}
 	}
-	if ((p = policy_new(mode, epoch, n, b)) == NULL) {
+	total = n;
+	for (k = 0; k < neco; k++)
+		total += catalog_hosts(cat, (unsigned)eco[k], &cd);
+	if (total > POLICY_MAX_ENTRIES) {
+		errbuf_set(err, errlen, "allowed_hosts and package_managers have "
+		    "more than %u entries", POLICY_MAX_ENTRIES);
+		return NULL;
+	}
+	if ((p = policy_new(mode, epoch, total, b)) == NULL) {
 		errbuf_set(err, errlen, "out of memory");
 		return NULL;
 	}
 	p->grade = g >= 0 ? grades[g] : NULL;
+	if (neco > 0)
+		policy_set_catalog(p, catalog_version(cat),
+		    strlen(catalog_version(cat)), catalog_digest(cat));
+	/* Every host a flag grants is an entry of its own, named by the
+	 * flag and ecosystem: the guard sees exact hosts only. */
+	for (k = 0; k < neco; k++) {
+		m = catalog_hosts(cat, (unsigned)eco[k], &cd);
+		for (i = 0; i < m; i++)
+			if (policy_add_entry(p, &cd[i], (unsigned)eco[k] + 1) == -1) {
+				errbuf_set(err, errlen, "out of memory");
+				goto bad;
+			}
+	}
 	for (i = 0; i < n; i++) {
 		const struct policy_span *h = &pf->hosts[i];
 
@@ -103,7 +223,7 @@ profile_compile(const struct profile *pf, long long epoch, enum policy_build b,
 			    errbuf_show(h->s, h->len, shown), why);
 			goto bad;
 		}
-		if (policy_add_entry(p, &d) == -1) {
+		if (policy_add_entry(p, &d, POLICY_VIA_PROFILE) == -1) {
 			errbuf_set(err, errlen, "out of memory");
 			goto bad;
 		}
@@ -194,6 +314,40 @@ scan_hosts(const char **s, const char *end, struct profile *pf)
 	return scan_byte(s, end, ']');
 }
 
+/* true or false at *s: 1 or 0 into *out. */
+static int
+scan_bool(const char **s, const char *end, int *out)
+{
+	*s = skip_ws(*s, end);
+	if ((size_t)(end - *s) >= 4 && memcmp(*s, "true", 4) == 0) {
+		*s += 4;
+		*out = 1;
+		return 0;
+	}
+	if ((size_t)(end - *s) >= 5 && memcmp(*s, "false", 5) == 0) {
+		*s += 5;
+		*out = 0;
+		return 0;
+	}
+	return -1;
+}
+
+static int
+scan_pms(const char **s, const char *end, struct profile *pf)
+{
+	if (scan_byte(s, end, '[') == -1)
+		return -1;
+	if (scan_byte(s, end, ']') == 0)
+		return 0;
+	do {
+		if (pf->npms == PROFILE_MAX_PMS ||
+		    scan_str(s, end, &pf->pms[pf->npms]) == -1)
+			return -1;
+		pf->npms++;
+	} while (scan_byte(s, end, ',') == 0);
+	return scan_byte(s, end, ']');
+}
+
 /* One "key": value of the profile, a key not seen before. */
 static int
 scan_member(const char **s, const char *end, struct profile *pf)
@@ -213,6 +367,18 @@ scan_member(const char **s, const char *end, struct profile *pf)
 	if (policy_span_is(key, "allowed_hosts") && !pf->has_hosts) {
 		pf->has_hosts = pf->hosts_array = 1;
 		return scan_hosts(s, end, pf);
+	}
+	if (policy_span_is(key, "allow_package_managers") && !pf->has_pm) {
+		pf->has_pm = 1;
+		return scan_bool(s, end, &pf->pm);
+	}
+	if (policy_span_is(key, "allow_mcp_servers") && !pf->has_mcp) {
+		pf->has_mcp = 1;
+		return scan_bool(s, end, &pf->mcp);
+	}
+	if (policy_span_is(key, "package_managers") && !pf->has_pms) {
+		pf->has_pms = pf->pms_array = 1;
+		return scan_pms(s, end, pf);
 	}
 	return -1;
 }
@@ -250,9 +416,21 @@ profile_from_json(json_t *root, struct profile *pf)
 	json_t *mode = json_object_get(root, "network_policy");
 	json_t *hosts = json_object_get(root, "allowed_hosts");
 	json_t *cert = json_object_get(root, "required_egress_certification");
+	json_t *pm = json_object_get(root, "allow_package_managers");
+	json_t *mcp = json_object_get(root, "allow_mcp_servers");
+	json_t *pms = json_object_get(root, "package_managers");
 	size_t i;
 
 	memset(pf, 0, sizeof(*pf));
+	pf->has_pm = pm != NULL;
+	pf->pm = json_is_boolean(pm) ? json_is_true(pm) : -1;
+	pf->has_mcp = mcp != NULL;
+	pf->mcp = json_is_boolean(mcp) ? json_is_true(mcp) : -1;
+	pf->has_pms = pms != NULL;
+	pf->pms_array = json_is_array(pms);
+	pf->npms = json_array_size(pms);	/* 0 for NULL */
+	for (i = 0; i < pf->npms && i < PROFILE_MAX_PMS; i++)
+		pf->pms[i] = policy_json_span(json_array_get(pms, i));
 	pf->has_mode = mode != NULL;
 	pf->mode = policy_json_span(mode);
 	pf->has_cert = cert != NULL;
@@ -270,12 +448,13 @@ profile_from_json(json_t *root, struct profile *pf)
 }
 
 static struct policy *
-compile_profile(const char *buf, size_t len, long long epoch, enum policy_build b,
-    char *err, size_t errlen)
+compile_profile(const char *buf, size_t len, long long epoch,
+    const struct catalog *cat, enum policy_build b, char *err, size_t errlen)
 {
 	static const char *const keys[] = {
 		"network_policy", "allowed_hosts",
-		"required_egress_certification", NULL
+		"required_egress_certification", "allow_package_managers",
+		"package_managers", "allow_mcp_servers", NULL
 	};
 	char shown[ERRBUF_SHOW_BUF];
 	struct policy *p = NULL;
@@ -289,7 +468,7 @@ compile_profile(const char *buf, size_t len, long long epoch, enum policy_build 
 	}
 	/* buf NULL is refused by policy_load_json: NULL + 0 is undefined in C. */
 	if (buf != NULL && len <= POLICY_MAX_BYTES && profile_scan(buf, len, &pf) == 0) {
-		p = profile_compile(&pf, epoch, b, err, errlen);
+		p = profile_compile(&pf, epoch, cat, b, err, errlen);
 		free(pf.hosts);
 		if (p != NULL)
 			return p;
@@ -302,7 +481,7 @@ compile_profile(const char *buf, size_t len, long long epoch, enum policy_build 
 	} else if (profile_from_json(root, &pf) == -1) {
 		errbuf_set(err, errlen, "out of memory");
 	} else {
-		p = profile_compile(&pf, epoch, b, err, errlen);
+		p = profile_compile(&pf, epoch, cat, b, err, errlen);
 		free(pf.hosts);
 	}
 	json_decref(root);
@@ -313,12 +492,21 @@ struct policy *
 policy_compile_profile(const char *buf, size_t len, long long epoch,
     char *err, size_t errlen)
 {
-	return compile_profile(buf, len, epoch, POLICY_BUILD_ALL, err, errlen);
+	return compile_profile(buf, len, epoch, NULL, POLICY_BUILD_ALL, err,
+	    errlen);
+}
+
+struct policy *
+policy_compile_profile_cat(const char *buf, size_t len, long long epoch,
+    const struct catalog *cat, char *err, size_t errlen)
+{
+	return compile_profile(buf, len, epoch, cat, POLICY_BUILD_ALL, err,
+	    errlen);
 }
 
 static struct policy *
-compile_file(const char *path, long long epoch, enum policy_build b, char *err,
-    size_t errlen)
+compile_file(const char *path, long long epoch, const struct catalog *cat,
+    enum policy_build b, char *err, size_t errlen)
 {
 	struct policy *p;
 	char why[512];
@@ -327,7 +515,7 @@ compile_file(const char *path, long long epoch, enum policy_build b, char *err,
 
 	if ((buf = file_read(path, POLICY_MAX_BYTES, 0, &len, err, errlen)) == NULL)
 		return NULL;
-	if ((p = compile_profile(buf, len, epoch, b, why, sizeof(why))) == NULL)
+	if ((p = compile_profile(buf, len, epoch, cat, b, why, sizeof(why))) == NULL)
 		errbuf_set(err, errlen, "%s: %s", path, why);
 	free(buf);
 	return p;
@@ -337,14 +525,22 @@ struct policy *
 policy_compile_profile_file(const char *path, long long epoch, char *err,
     size_t errlen)
 {
-	return compile_file(path, epoch, POLICY_BUILD_ALL, err, errlen);
+	return compile_file(path, epoch, NULL, POLICY_BUILD_ALL, err, errlen);
 }
 
 char *
 policy_profile_canonical(const char *path, long long epoch, size_t *len,
     char *err, size_t errlen)
 {
-	struct policy *p = compile_file(path, epoch, POLICY_BUILD_CANONICAL, err, errlen);
+	return policy_profile_canonical_cat(path, epoch, NULL, len, err, errlen);
+}
+
+char *
+policy_profile_canonical_cat(const char *path, long long epoch,
+    const struct catalog *cat, size_t *len, char *err, size_t errlen)
+{
+	struct policy *p = compile_file(path, epoch, cat, POLICY_BUILD_CANONICAL,
+	    err, errlen);
 
 	return p != NULL ? policy_hand_canonical(p, 0, len, err, errlen) : NULL;
 }

@@ -1,5 +1,6 @@
 /* policy/policy: policy_parse (compiled policy) and
- * policy_compile_profile (profile), on the same bytes.
+ * policy_compile_profile (profile, without and with a fixed catalog, so
+ * allow_package_managers expands), on the same bytes.
  *
  * Beyond "no crash": an accepted policy's canonical bytes parse again to
  * the same canonical bytes, digest, mode, epoch and entry count (the
@@ -7,11 +8,15 @@
  * the jansson path; the digest is "sha256:" and 64 hex
  * digits; every entry listed in the canonical bytes is admitted by the
  * matcher, and its neighbours (port + 1, a subdomain) are not unless
- * listed too; a refusal gives a printable one-line reason. */
+ * listed too; a refusal gives a printable one-line reason. The profile's
+ * hand-read fast path and its jansson path agree too: a profile whose
+ * "network_policy" key is spelled with an escape (never the fast path)
+ * compiles to the same digest, or is refused as well. */
 #include <string.h>
 
 #include <jansson.h>
 
+#include "policy/catalog.h"
 #include "policy/policy.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -77,6 +82,8 @@ check_fixed_point(const struct policy *p)
 	FUZZ_CHECK(policy_epoch(q) == policy_epoch(p));
 	FUZZ_CHECK(policy_entries(q) == policy_entries(p));
 	FUZZ_CHECK(policy_required_grade(q) == NULL);
+	FUZZ_CHECK((policy_catalog_version(q) == NULL) ==
+	    (policy_catalog_version(p) == NULL));
 	check_matcher(q, canon, clen);
 	policy_free(q);
 }
@@ -106,6 +113,58 @@ check_paths_agree(const char *s, size_t size, const struct policy *p)
 	policy_free(q);
 }
 
+/* The catalog profiles expand from: three ecosystems, one host in two
+ * spellings of nothing else. */
+static const char catalog_json[] = "{\"schema\":\"egress-guard.catalog.v1\","
+    "\"version\":\"fuzz\",\"ecosystems\":{\"npm\":[\"registry.npm.example.test:443\"],"
+    "\"pypi\":[\"pypi.example.test:443\",\"files.pypi.example.test:443\"],"
+    "\"go\":[\"[2001:db8::1]:443\"]}}";
+static struct catalog *cat;
+
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	cat = catalog_parse(catalog_json, sizeof(catalog_json) - 1, NULL, 0);
+	FUZZ_CHECK(cat != NULL);
+	return 0;
+}
+
+/* The same profile through the jansson path only: the first
+ * "network_policy" key spelled "network_polic\u0079". */
+static void
+check_profile_paths_agree(const char *s, size_t size, const struct policy *p,
+    const char *perr)
+{
+	static const char key[] = "\"network_policy\"";
+	static const char esc[] = "\"network_polic\\u0079\"";
+	char *slow, err[512];
+	const char *at;
+	struct policy *q;
+	size_t off;
+
+	if ((at = memmem(s, size, key, sizeof(key) - 1)) == NULL)
+		return;
+	off = (size_t)(at - s);
+	slow = malloc(size + sizeof(esc));
+	FUZZ_CHECK(slow != NULL);
+	memcpy(slow, s, off);
+	memcpy(slow + off, esc, sizeof(esc) - 1);
+	memcpy(slow + off + sizeof(esc) - 1, at + sizeof(key) - 1,
+	    size - off - (sizeof(key) - 1));
+	err[0] = '\0';
+	q = policy_compile_profile_cat(slow, size + sizeof(esc) - sizeof(key),
+	    7, cat, err, sizeof(err));
+	free(slow);
+	FUZZ_CHECK((p != NULL) == (q != NULL));
+	if (q != NULL)
+		FUZZ_CHECK(strcmp(policy_digest(p), policy_digest(q)) == 0);
+	else if (strncmp(perr, "invalid JSON", 12) != 0)
+		FUZZ_CHECK(strcmp(perr, err) == 0);
+	policy_free(q);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -130,6 +189,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(g == NULL || strcmp(g, "advisory_filter") == 0 ||
 		    strcmp(g, "security_boundary") == 0 ||
 		    strcmp(g, "unsupported") == 0);
+		check_fixed_point(p);
+		policy_free(p);
+	} else {
+		FUZZ_CHECK(err[0] != '\0' && fuzz_printable(err));
+	}
+
+	err[0] = '\0';
+	p = policy_compile_profile_cat(s, size, 7, cat, err, sizeof(err));
+	check_profile_paths_agree(s, size, p, err);
+	if (p != NULL) {
+		FUZZ_CHECK(policy_catalog_version(p) == NULL ||
+		    strcmp(policy_catalog_version(p), "fuzz") == 0);
 		check_fixed_point(p);
 		policy_free(p);
 	} else {

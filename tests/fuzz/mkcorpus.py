@@ -219,8 +219,51 @@ def policy():
         "nested": "[" * 200 + "]" * 200,
         "nul_escape": '{"network_policy":"allowlist","allowed_hosts":["a\\u0000b:80"]}',
     }
+    # The profile abbreviations (expanded from the harness's own catalog)
+    # and compiled policies that carry provenance.
+    cat = ('"catalog":{"digest":"sha256:' + "0" * 64 + '","version":"fuzz"}')
+    seeds.update({
+        "profile_pm": '{"network_policy":"allowlist","allowed_hosts":["a.example:443",'
+                      '"registry.npm.example.test:443"],"allow_package_managers":true,'
+                      '"package_managers":["npm","pypi","go"],"allow_mcp_servers":true}',
+        "profile_pm_unknown": '{"network_policy":"allowlist","allow_package_managers":true,'
+                              '"package_managers":["npm","leftpad"]}',
+        "profile_pm_twice": '{"network_policy":"allowlist","allow_package_managers":true,'
+                            '"package_managers":["npm","npm"]}',
+        "profile_pm_type": '{"network_policy":"allowlist","allow_package_managers":"yes",'
+                           '"package_managers":"npm"}',
+        "profile_mcp_alone": '{"network_policy":"allowlist","allow_mcp_servers":true}',
+        "compiled_via": '{"allow":[{"host":"a.example","port":443},{"host":"pypi.example.test",'
+                        '"port":443,"via":"package_managers:pypi"}],' + cat +
+                        ',"epoch":7,"mode":"allowlist","schema":"egress-guard.policy.v1"}',
+        "compiled_via_no_catalog": '{"allow":[{"host":"a.example","port":443,'
+                                   '"via":"package_managers:npm"}],"epoch":7,"mode":"allowlist",'
+                                   '"schema":"egress-guard.policy.v1"}',
+        "compiled_via_profile": '{"schema":"egress-guard.policy.v1","mode":"allowlist","epoch":1,'
+                                + cat + ',"allow":[{"host":"a.example","port":1,'
+                                '"via":"package_managers:npm"},{"host":"a.example","port":1,'
+                                '"via":"profile"}]}',
+    })
     for k, v in seeds.items():
         write("fuzz_policy", k, v)
+
+
+def catalog():
+    write("fuzz_catalog", "example",
+          open(os.path.join(TOP, "examples", "catalog.json"), "rb").read())
+    head = '{"schema":"egress-guard.catalog.v1","version":"v1","ecosystems":'
+    seeds = {
+        "wildcard": head + '{"npm":["*.npm.example.test:443"]}}',
+        "unknown_ecosystem": head + '{"leftpad":["a.example.test:443"]}}',
+        "twice": head + '{"npm":["a.example.test:443","A.example.test.:443"]}}',
+        "two_ecosystems": head + '{"npm":["a.example.test:443"],"pypi":["a.example.test:443"]}}',
+        "ipv6": head + '{"go":["[2001:DB8::1]:443","[::1]:80"]}}',
+        "empty": head + '{"npm":[]}}',
+        "bad_version": '{"schema":"egress-guard.catalog.v1","version":"v 1","ecosystems":'
+                       '{"npm":["a.example.test:443"]}}',
+    }
+    for k, v in seeds.items():
+        write("fuzz_catalog", k, v)
 
 
 def fuzz_key(tmp):
@@ -388,7 +431,8 @@ def main():
     a = ap.parse_args()
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
-    dest(); http_head(); chunked(); socks5(); tlshello(); policy(); bundle(a.ctl); dns()
+    dest(); http_head(); chunked(); socks5(); tlshello(); policy(); catalog()
+    bundle(a.ctl); dns()
     receipt(a.ctl)
     for h in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, h))

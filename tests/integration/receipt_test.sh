@@ -388,6 +388,10 @@ expect admit_unknown_grade_exit_2 2 "$CTL" admit --profile al.json --grade gold
 expect admit_grade_and_receipt_exit_2 2 "$CTL" admit --profile al.json --grade advisory_filter --receipt receipt.json --attesters att
 expect admit_receipt_without_attesters_exit_2 2 "$CTL" admit --profile al.json --receipt receipt.json
 expect admit_missing_profile_file_exit_2 2 "$CTL" admit --profile missing.json --grade advisory_filter
+# A profile with package managers is admitted as compile would compile it:
+# with the catalog it names hosts from (issue 31), refused without one.
+expect admit_package_managers_without_catalog_exit_2 2 "$CTL" admit --profile "$TOP/examples/profile-package-managers.json" --grade advisory_filter
+expect admit_package_managers_with_catalog_exit_0 0 "$CTL" admit --profile "$TOP/examples/profile-package-managers.json" --catalog "$TOP/examples/catalog.json" --grade advisory_filter
 
 # ---------------------------------------------------------------- malformed
 expect verify_garbage_exit_2 2 "$CTL" receipt verify garbage.json --attesters att

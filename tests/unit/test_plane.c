@@ -22,6 +22,7 @@
 #include "guard/config.h"
 #include "plane/plane.h"
 #include "plane/bundle.h"
+#include "policy/catalog.h"
 #include "policy/policy.h"
 #include "util/file.h"
 
@@ -159,24 +160,32 @@ teardown(void **state)
 	return 0;
 }
 
-/* A bundle of a policy admitting host:443, at epoch, signed by key. */
+/* The bundle of p, signed by key; p freed. */
 static char *
-bundle(EVP_PKEY *key, long long epoch, const char *host)
+signed_bundle(struct policy *p, EVP_PKEY *key)
 {
-	char profile[256], err[256], *b;
-	struct policy *p;
+	char err[256], *b;
 	const char *canon;
 	size_t len;
 
-	snprintf(profile, sizeof(profile), "{\"network_policy\":\"allowlist\","
-	    "\"allowed_hosts\":[\"%s:443\"]}", host);
-	p = policy_compile_profile(profile, strlen(profile), epoch, err, sizeof(err));
 	assert_non_null(p);
 	canon = policy_canonical(p, &len);
 	b = ctlkeys_sign_bytes(canon, len, key, err, sizeof(err));
 	assert_non_null(b);
 	policy_free(p);
 	return b;
+}
+
+/* A bundle of a policy admitting host:443, at epoch, signed by key. */
+static char *
+bundle(EVP_PKEY *key, long long epoch, const char *host)
+{
+	char profile[256], err[256];
+
+	snprintf(profile, sizeof(profile), "{\"network_policy\":\"allowlist\","
+	    "\"allowed_hosts\":[\"%s:443\"]}", host);
+	return signed_bundle(policy_compile_profile(profile, strlen(profile),
+	    epoch, err, sizeof(err)), key);
 }
 
 /* A heap copy of the first len bytes of b, without a NUL: what the
@@ -446,6 +455,92 @@ test_epoch_rules_hold_for_checks(void **state)
 	free(b1);
 	free(b2);
 	free(b2x);
+}
+
+/* A bundle of the profile with package managers npm, expanded from a
+ * catalog of the given version (npm's hosts the same in each). */
+static char *
+bundle_cat(EVP_PKEY *key, long long epoch, const char *version)
+{
+	static const char prof[] = "{\"network_policy\":\"allowlist\","
+	    "\"allowed_hosts\":[\"a.example:443\"],\"allow_package_managers\":"
+	    "true,\"package_managers\":[\"npm\"]}";
+	char cat[256], err[256], *b;
+	struct catalog *c;
+
+	snprintf(cat, sizeof(cat), "{\"schema\":\"egress-guard.catalog.v1\","
+	    "\"version\":\"%s\",\"ecosystems\":{\"npm\":"
+	    "[\"registry.npm.example.test:443\"]}}", version);
+	c = catalog_parse(cat, strlen(cat), err, sizeof(err));
+	assert_non_null(c);
+	b = signed_bundle(policy_compile_profile_cat(prof, sizeof(prof) - 1,
+	    epoch, c, err, sizeof(err)), key);
+	catalog_free(c);
+	return b;
+}
+
+/* A preset update is a policy change: the same profile compiled with a
+ * newer catalog is another digest, refused at the epoch already run,
+ * taken at the next one. */
+static void
+test_newer_catalog_same_epoch_refused_conflict(void **state)
+{
+	struct fixture *f = *state;
+	char *b1 = bundle_cat(f->key, 3, "2026-11"), *b2 = bundle_cat(f->key, 3, "2026-12");
+	char *b3 = bundle_cat(f->key, 4, "2026-12");
+
+	assert_int_equal(push(f, b1), PLANE_OK);
+	assert_int_equal(push(f, b2), PLANE_EPOCH_CONFLICT);
+	assert_state_is(f, b1);
+	assert_int_equal(push(f, b3), PLANE_OK);
+	free(b1);
+	free(b2);
+	free(b3);
+}
+
+/* A bundle whose policy is edited by hand to say an entry came from the
+ * profile, not the package manager that granted it, no longer verifies:
+ * the provenance is inside the signed bytes. */
+static void
+test_hostile_edited_provenance_refused_by_signature(void **state)
+{
+	static const char via[] = ",\"via\":\"package_managers:npm\"";
+	struct fixture *f = *state;
+	char *b = bundle_cat(f->key, 5, "2026-12"), *canon, *at, *b64, *forged;
+	const char *pol = strstr(b, "\"policy\":\"") + 10, *end;
+	unsigned char *raw;
+	size_t rlen, n;
+	int outl, fin;
+
+	end = strchr(pol, '"');
+	raw = bundle_b64_decode(pol, (size_t)(end - pol), &rlen);
+	assert_non_null(raw);
+	canon = calloc(1, rlen + 1);
+	assert_non_null(canon);
+	memcpy(canon, raw, rlen);
+	assert_non_null(at = strstr(canon, via));
+	memmove(at, at + sizeof(via) - 1, strlen(at + sizeof(via) - 1) + 1);
+	n = strlen(canon);
+	b64 = calloc(1, n * 2 + 8);
+	assert_non_null(b64);
+	/* Standard, padded, one line: the spelling bundles use. */
+	outl = EVP_EncodeBlock((unsigned char *)b64, (unsigned char *)canon, (int)n);
+	assert_true(outl > 0);
+	fin = (int)(pol - b);
+	forged = calloc(1, strlen(b) + (size_t)outl + 8);
+	assert_non_null(forged);
+	memcpy(forged, b, (size_t)fin);
+	memcpy(forged + fin, b64, (size_t)outl);
+	strcat(forged, end);
+	assert_int_equal(push(f, forged), PLANE_BAD_SIGNATURE);
+	assert_state_is(f, NULL);
+	/* The control: the bundle as signed is taken. */
+	assert_int_equal(push(f, b), PLANE_OK);
+	free(raw);
+	free(canon);
+	free(b64);
+	free(forged);
+	free(b);
 }
 
 static void
@@ -805,6 +900,11 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_epoch_rules_hold_for_checks,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_newer_catalog_same_epoch_refused_conflict, setup, teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_hostile_edited_provenance_refused_by_signature, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_store_failure_refused_nothing_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(

@@ -1,5 +1,6 @@
 /* Policy model (docs/design.md "Policy"): strict parsing, canonical bytes and
- * digest, profiles, the exact matcher, file loading. */
+ * digest, profiles, the exact matcher, file loading; the catalog, the
+ * profile abbreviations and provenance, diff's widening test. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -33,6 +34,8 @@
 #define SANITIZED_BUILD 0
 #endif
 
+#include "ctl/diff.h"
+#include "policy/catalog.h"
 #include "policy/dest.h"
 #include "policy/policy.h"
 
@@ -1249,6 +1252,553 @@ test_canonical_bytes_of_files_for_the_plane_tools(void **state)
 
 int main(void);
 
+/* ---- the profile abbreviations (docs/design.md "Profile
+ * abbreviations"): the catalog's strict parser, allow_package_managers
+ * expanded per ecosystem into entries that carry their provenance,
+ * allow_mcp_servers granting nothing, both profile parsers agreeing on
+ * the new keys, provenance and catalog inside the canonical bytes, and
+ * the widening test of egress-guardctl diff and push --no-widen. ---- */
+
+/* The shape of examples/catalog.json, hosts under example.test. */
+#define CATALOG_V1 "{\"schema\":\"egress-guard.catalog.v1\",\"version\":\"v1\"," \
+    "\"ecosystems\":{\"npm\":[\"registry.npm.example.test:443\"]," \
+    "\"pypi\":[\"pypi.example.test:443\",\"files.pypi.example.test:443\"]," \
+    "\"go\":[\"proxy.golang.example.test:443\",\"sum.golang.example.test:443\"]," \
+    "\"apt\":[\"deb.debian.example.test:80\"]}}"
+/* The same and one more npm host: a newer catalog. */
+#define CATALOG_V2 "{\"schema\":\"egress-guard.catalog.v1\",\"version\":\"v2\"," \
+    "\"ecosystems\":{\"npm\":[\"registry.npm.example.test:443\"," \
+    "\"npm2.example.test:443\"]," \
+    "\"pypi\":[\"pypi.example.test:443\",\"files.pypi.example.test:443\"]," \
+    "\"go\":[\"proxy.golang.example.test:443\",\"sum.golang.example.test:443\"]," \
+    "\"apt\":[\"deb.debian.example.test:80\"]}}"
+
+static struct catalog *
+cat_of(const char *s)
+{
+	char err[512] = "";
+	struct catalog *c = catalog_parse(s, strlen(s), err, sizeof(err));
+
+	if (c == NULL)
+		fail_msg("catalog refused: %s", err);
+	return c;
+}
+
+static void
+refuse_catalog(const char *s, const char *want)
+{
+	char err[512] = "";
+	struct catalog *c = catalog_parse(s, strlen(s), err, sizeof(err));
+
+	if (c != NULL) {
+		catalog_free(c);
+		fail_msg("accepted: %s", s);
+	}
+	check_err(err);
+	if (strstr(err, want) == NULL)
+		fail_msg("error \"%s\" does not contain \"%s\"", err, want);
+}
+
+static struct policy *
+compile_cat(const char *prof, const struct catalog *c, char *err, size_t errlen)
+{
+	return policy_compile_profile_cat(prof, strlen(prof), 5, c, err, errlen);
+}
+
+/* The key "allow_package_managers" spelled with an escape: the same
+ * profile, but never read by the hand-written fast path. */
+static char *
+jansson_spelling(const char *prof)
+{
+	const char *k = "\"network_policy\"";
+	const char *at = strstr(prof, k);
+	char *out;
+
+	assert_non_null(at);
+	out = malloc(strlen(prof) + 8);
+	assert_non_null(out);
+	memcpy(out, prof, (size_t)(at - prof));
+	strcpy(out + (at - prof), "\"network_polic\\u0079\"");
+	strcat(out, at + strlen(k));
+	return out;
+}
+
+/* Both parsers: refused with the same message containing want. */
+static void
+refuse_profile_both(const char *prof, const struct catalog *c, const char *want)
+{
+	char err[512] = "", err2[512] = "", *slow = jansson_spelling(prof);
+	struct policy *p = compile_cat(prof, c, err, sizeof(err));
+	struct policy *q = compile_cat(slow, c, err2, sizeof(err2));
+
+	if (p != NULL || q != NULL)
+		fail_msg("accepted (%s): %s", p != NULL ? "fast" : "jansson", prof);
+	check_err(err);
+	if (strstr(err, want) == NULL)
+		fail_msg("error \"%s\" does not contain \"%s\"", err, want);
+	/* jansson's column moves with the spelling; all else is the same. */
+	if (strncmp(err, "invalid JSON", 12) != 0)
+		assert_string_equal(err, err2);
+	free(slow);
+}
+
+/* Both parsers: the same canonical bytes. */
+static struct policy *
+accept_profile(const char *prof, const struct catalog *c)
+{
+	char err[512] = "", *slow = jansson_spelling(prof);
+	struct policy *p = compile_cat(prof, c, err, sizeof(err)), *q;
+
+	if (p == NULL)
+		fail_msg("refused: %s: %s", prof, err);
+	if ((q = compile_cat(slow, c, err, sizeof(err))) == NULL)
+		fail_msg("jansson path refused: %s: %s", slow, err);
+	assert_string_equal(policy_canonical(p, NULL), policy_canonical(q, NULL));
+	policy_free(q);
+	free(slow);
+	return p;
+}
+
+static void
+test_catalog_parses_canonical_and_digest(void **state)
+{
+	struct catalog *c = cat_of(CATALOG_V1), *d;
+	const struct dest *h;
+	size_t len;
+
+	(void)state;
+	assert_string_equal(catalog_version(c), "v1");
+	assert_int_equal(strlen(catalog_digest(c)), POLICY_DIGEST_LEN);
+	assert_string_equal(catalog_canonical(c, &len),
+	    "{\"ecosystems\":{\"apt\":[\"deb.debian.example.test:80\"],"
+	    "\"go\":[\"proxy.golang.example.test:443\",\"sum.golang.example.test:443\"],"
+	    "\"npm\":[\"registry.npm.example.test:443\"],"
+	    "\"pypi\":[\"files.pypi.example.test:443\",\"pypi.example.test:443\"]},"
+	    "\"schema\":\"egress-guard.catalog.v1\",\"version\":\"v1\"}");
+	assert_int_equal(catalog_hosts(c, (unsigned)catalog_ecosystem_index("pypi", 4),
+	    &h), 2);
+	assert_string_equal(h[0].host, "files.pypi.example.test");
+	assert_int_equal(catalog_hosts(c, (unsigned)catalog_ecosystem_index("maven", 5),
+	    &h), 0);
+	/* Another spelling of the same catalog: the same digest. */
+	d = cat_of("{ \"version\":\"v1\", \"ecosystems\":{\"apt\":[\"DEB.debian.example.test.:80\"],"
+	    "\"pypi\":[\"files.pypi.example.test:443\",\"pypi.example.test:443\"],"
+	    "\"npm\":[\"registry.npm.example.test:443\"],"
+	    "\"go\":[\"sum.golang.example.test:443\",\"proxy.golang.example.test:443\"]},"
+	    "\"schema\":\"egress-guard.catalog.v1\"}");
+	assert_string_equal(catalog_digest(c), catalog_digest(d));
+	catalog_free(d);
+	d = cat_of(CATALOG_V2);
+	assert_string_not_equal(catalog_digest(c), catalog_digest(d));
+	catalog_free(d);
+	catalog_free(c);
+}
+
+static void
+test_catalog_hostile_entries_named(void **state)
+{
+#define CAT(eco) "{\"schema\":\"egress-guard.catalog.v1\",\"version\":\"v\"," \
+    "\"ecosystems\":" eco "}"
+	(void)state;
+	refuse_catalog(CAT("{\"npm\":[\"a.example.test:443\",\"*.npm.example.test:443\"]}"),
+	    "ecosystems.npm[1] \"*.npm.example.test:443\": wildcards are not allowed");
+	refuse_catalog(CAT("{\"npm\":[\"a.example.test:0\"]}"),
+	    "ecosystems.npm[0] \"a.example.test:0\"");
+	refuse_catalog(CAT("{\"npm\":[\"a.example.test\"]}"),
+	    "ecosystems.npm[0] \"a.example.test\"");
+	refuse_catalog(CAT("{\"npm\":[443]}"), "ecosystems.npm[0]: must be a");
+	refuse_catalog(CAT("{\"npm\":\"a.example.test:443\"}"),
+	    "ecosystems.npm must be an array");
+	refuse_catalog(CAT("{\"npm\":[]}"), "ecosystems.npm is empty");
+	refuse_catalog(CAT("{}"), "ecosystems is empty");
+	refuse_catalog(CAT("{\"leftpad\":[\"a.example.test:443\"]}"),
+	    "unknown ecosystem \"leftpad\"");
+	refuse_catalog(CAT("{\"npm\":[\"a.example.test:443\",\"A.example.test.:443\"]}"),
+	    "ecosystems.npm: \"a.example.test:443\" is listed twice");
+	refuse_catalog(CAT("{\"npm\":[\"a.example.test:443\"],\"pypi\":[\"a.example.test:443\"]}"),
+	    "\"a.example.test:443\" is listed in both ecosystems.npm and ecosystems.pypi");
+	refuse_catalog(CAT("{\"npm\":[\"a.example.test:443\"],\"npm\":[\"b.example.test:443\"]}"),
+	    "duplicate");
+	refuse_catalog("{\"schema\":\"egress-guard.catalog.v1\",\"version\":\"v\","
+	    "\"ecosystems\":{\"npm\":[\"a.example.test:443\"]},\"hosts\":[]}",
+	    "unknown key \"hosts\"");
+	refuse_catalog("{\"schema\":\"egress-guard.catalog.v1\",\"version\":\"v 1\","
+	    "\"ecosystems\":{\"npm\":[\"a.example.test:443\"]}}", "version must be");
+	refuse_catalog("{\"schema\":\"egress-guard.catalog.v1\","
+	    "\"ecosystems\":{\"npm\":[\"a.example.test:443\"]}}",
+	    "missing key \"version\"");
+	refuse_catalog("{\"schema\":\"egress-guard.policy.v1\",\"version\":\"v\","
+	    "\"ecosystems\":{\"npm\":[\"a.example.test:443\"]}}", "schema must be");
+	refuse_catalog("[]", "top level must be a JSON object");
+#undef CAT
+}
+
+/* Each ecosystem expands to exactly its catalog entries, each named by
+ * the flag and ecosystem, and to nothing of the others. */
+static void
+test_expansion_per_ecosystem(void **state)
+{
+	static const char *const ecos[] = { "apt", "go", "npm", "pypi" };
+	struct catalog *c = cat_of(CATALOG_V1);
+	char prof[512], via[64];
+	const struct dest *h;
+	const char *host;
+	struct policy *p;
+	size_t i, k, n, hl;
+	uint16_t port;
+	unsigned v;
+
+	(void)state;
+	for (i = 0; i < sizeof(ecos) / sizeof(ecos[0]); i++) {
+		snprintf(prof, sizeof(prof), "{\"network_policy\":\"allowlist\","
+		    "\"allow_package_managers\":true,\"package_managers\":[\"%s\"]}",
+		    ecos[i]);
+		p = accept_profile(prof, c);
+		n = catalog_hosts(c, (unsigned)catalog_ecosystem_index(ecos[i],
+		    strlen(ecos[i])), &h);
+		assert_int_equal(policy_entries(p), n);
+		snprintf(via, sizeof(via), "package_managers:%s", ecos[i]);
+		for (k = 0; k < n; k++) {
+			assert_true(policy_admits(p, h[k].host, h[k].port));
+			assert_string_equal(policy_via_name((unsigned)policy_admits_via(p,
+			    h[k].host, h[k].port)), via);
+			policy_entry_get(p, k, &host, &hl, &port, &v);
+			assert_string_equal(policy_via_name(v), via);
+		}
+		assert_string_equal(policy_catalog_version(p), "v1");
+		assert_string_equal(policy_catalog_digest(p), catalog_digest(c));
+		/* Nothing of another ecosystem. */
+		assert_false(policy_admits(p, i == 2 ? "pypi.example.test" :
+		    "registry.npm.example.test", 443));
+		policy_free(p);
+	}
+	catalog_free(c);
+}
+
+/* Provenance and catalog are in the canonical bytes, hand-written
+ * entries keep the spelling they always had, and a host both written
+ * and granted is the profile's. Both compiled-policy parsers read them
+ * back to the same digest. */
+static void
+test_provenance_in_canonical_bytes(void **state)
+{
+	static const char prefix[] = "{\"allow\":["
+	    "{\"host\":\"api.example.test\",\"port\":443},"
+	    "{\"host\":\"proxy.golang.example.test\",\"port\":443,\"via\":\"package_managers:go\"},"
+	    "{\"host\":\"registry.npm.example.test\",\"port\":443},"
+	    "{\"host\":\"sum.golang.example.test\",\"port\":443,\"via\":\"package_managers:go\"}],"
+	    "\"catalog\":{\"digest\":\"";
+	struct catalog *c = cat_of(CATALOG_V1);
+	struct policy *p, *q;
+	char err[512] = "", want[256], *slow;
+	const char *canon;
+	size_t len;
+
+	(void)state;
+	p = accept_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"api.example.test:443\",\"registry.npm.example.test:443\"],"
+	    "\"allow_package_managers\":true,\"package_managers\":[\"npm\",\"go\"]}", c);
+	canon = policy_canonical(p, &len);
+	assert_int_equal(strncmp(canon, prefix, sizeof(prefix) - 1), 0);
+	snprintf(want, sizeof(want), "%s\",\"version\":\"v1\"},\"epoch\":5,"
+	    "\"mode\":\"allowlist\",\"schema\":\"egress-guard.policy.v1\"}",
+	    catalog_digest(c));
+	assert_string_equal(canon + sizeof(prefix) - 1, want);
+	assert_int_equal(policy_admits_via(p, "registry.npm.example.test", 443),
+	    POLICY_VIA_PROFILE);
+	/* The canonical fast path ... */
+	q = policy_parse(canon, len, err, sizeof(err));
+	if (q == NULL)
+		fail_msg("canonical refused: %s", err);
+	assert_string_equal(policy_digest(q), policy_digest(p));
+	assert_string_equal(policy_catalog_version(q), "v1");
+	assert_int_equal(policy_admits_via(q, "sum.golang.example.test", 443), 3);
+	policy_free(q);
+	/* ... and the jansson path agree. */
+	slow = malloc(len + 2);
+	assert_non_null(slow);
+	slow[0] = '{';
+	slow[1] = ' ';
+	memcpy(slow + 2, canon + 1, len);
+	q = policy_parse(slow, len + 1, err, sizeof(err));
+	if (q == NULL)
+		fail_msg("jansson path refused: %s", err);
+	assert_string_equal(policy_digest(q), policy_digest(p));
+	policy_free(q);
+	free(slow);
+	policy_free(p);
+	catalog_free(c);
+}
+
+#define PHEAD "{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"allowlist\",\"epoch\":1,"
+#define CATD "\"catalog\":{\"version\":\"v1\",\"digest\":\"sha256:" \
+    "0000000000000000000000000000000000000000000000000000000000000000\"}"
+
+/* A compiled policy that claims a provenance it cannot have. */
+static void
+test_hostile_compiled_provenance_refused(void **state)
+{
+	char err[512] = "";
+	struct policy *p, *q;
+
+	(void)state;
+	refuse_policy(PHEAD "\"allow\":[{\"host\":\"a.example\",\"port\":1,"
+	    "\"via\":\"package_managers:npm\"}]}", "records no catalog");
+	refuse_policy(PHEAD CATD ",\"allow\":[{\"host\":\"a.example\",\"port\":1,"
+	    "\"via\":\"package_managers:leftpad\"}]}", "allow[0]: via of \"a.example\"");
+	refuse_policy(PHEAD CATD ",\"allow\":[{\"host\":\"a.example\",\"port\":1,"
+	    "\"via\":\"allow_mcp_servers\"}]}", "via of");
+	refuse_policy(PHEAD CATD ",\"allow\":[{\"host\":\"a.example\",\"port\":1,"
+	    "\"via\":7}]}", "via of");
+	refuse_policy("{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\","
+	    "\"epoch\":1," CATD ",\"allow\":[]}", "catalog is only allowed");
+	refuse_policy(PHEAD "\"catalog\":{\"version\":\"v1\",\"digest\":\"sha256:00\"},"
+	    "\"allow\":[]}", "catalog must be");
+	refuse_policy(PHEAD "\"catalog\":{\"version\":\"v1\",\"digest\":\"sha256:"
+	    "0000000000000000000000000000000000000000000000000000000000000000\","
+	    "\"url\":\"x\"},\"allow\":[]}", "catalog must be");
+	/* The same entry twice, by a flag and by hand: the profile's. An
+	 * explicit "profile" is the absent one. */
+	p = policy_parse(PHEAD CATD ",\"allow\":[{\"host\":\"a.example\",\"port\":1,"
+	    "\"via\":\"package_managers:npm\"},{\"host\":\"a.example\",\"port\":1,"
+	    "\"via\":\"profile\"}]}", strlen(PHEAD CATD ",\"allow\":[{\"host\":"
+	    "\"a.example\",\"port\":1,\"via\":\"package_managers:npm\"},{\"host\":"
+	    "\"a.example\",\"port\":1,\"via\":\"profile\"}]}"), err, sizeof(err));
+	if (p == NULL)
+		fail_msg("refused: %s", err);
+	q = policy_parse(PHEAD CATD ",\"allow\":[{\"host\":\"a.example\",\"port\":1}]}",
+	    strlen(PHEAD CATD ",\"allow\":[{\"host\":\"a.example\",\"port\":1}]}"),
+	    err, sizeof(err));
+	assert_non_null(q);
+	assert_string_equal(policy_digest(p), policy_digest(q));
+	assert_int_equal(policy_admits_via(p, "a.example", 1), POLICY_VIA_PROFILE);
+	policy_free(p);
+	policy_free(q);
+}
+
+/* allow_mcp_servers grants no host: the policy is the one without it. */
+static void
+test_mcp_grants_nothing(void **state)
+{
+	struct policy *p, *q;
+
+	(void)state;
+	p = accept_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"api.example.test:443\"],\"allow_mcp_servers\":true}", NULL);
+	q = accept_profile("{\"network_policy\":\"allowlist\",\"allowed_hosts\":"
+	    "[\"api.example.test:443\"]}", NULL);
+	assert_string_equal(policy_canonical(p, NULL), policy_canonical(q, NULL));
+	assert_int_equal(policy_entries(p), 1);
+	assert_null(policy_catalog_version(p));
+	policy_free(p);
+	policy_free(q);
+}
+
+static void
+test_hostile_profile_flags_refused_named(void **state)
+{
+	struct catalog *c = cat_of(CATALOG_V1);
+
+#define AL "{\"network_policy\":\"allowlist\","
+	(void)state;
+	refuse_profile_both(AL "\"allow_mcp_servers\":true}", c,
+	    "allow_mcp_servers grants no workload host");
+	refuse_profile_both(AL "\"allowed_hosts\":[],\"allow_mcp_servers\":true,"
+	    "\"allow_package_managers\":false}", c,
+	    "allow_mcp_servers grants no workload host");
+	refuse_profile_both(AL "\"allow_package_managers\":true,\"package_managers\":"
+	    "[\"npm\",\"leftpad\"]}", c,
+	    "package_managers[1] \"leftpad\": unknown ecosystem");
+	refuse_profile_both(AL "\"allow_package_managers\":true,\"package_managers\":"
+	    "[\"npm\",\"pypi\",\"npm\"]}", c, "package_managers[2] \"npm\": listed twice");
+	refuse_profile_both(AL "\"allow_package_managers\":true,\"package_managers\":"
+	    "[\"maven\"]}", c, "package_managers[0] \"maven\": not in catalog v1");
+	refuse_profile_both(AL "\"allow_package_managers\":true,\"package_managers\":"
+	    "[\"npm\"]}", NULL, "allow_package_managers needs a catalog");
+	refuse_profile_both(AL "\"allow_package_managers\":true}", c,
+	    "allow_package_managers needs package_managers");
+	refuse_profile_both(AL "\"allow_package_managers\":true,\"package_managers\":[]}",
+	    c, "allow_package_managers needs package_managers");
+	refuse_profile_both(AL "\"allowed_hosts\":[],\"package_managers\":[\"npm\"]}", c,
+	    "package_managers is only read with allow_package_managers true");
+	refuse_profile_both(AL "\"allowed_hosts\":[],\"allow_package_managers\":false,"
+	    "\"package_managers\":[\"npm\"]}", c,
+	    "package_managers is only read with allow_package_managers true");
+	/* Wrong types, named. */
+	refuse_profile_both(AL "\"allow_package_managers\":\"yes\",\"package_managers\":"
+	    "[\"npm\"]}", c, "allow_package_managers must be true or false");
+	refuse_profile_both(AL "\"allow_package_managers\":1}", c,
+	    "allow_package_managers must be true or false");
+	refuse_profile_both(AL "\"allowed_hosts\":[\"a.example:1\"],\"allow_mcp_servers\":"
+	    "null}", c, "allow_mcp_servers must be true or false");
+	refuse_profile_both(AL "\"allow_package_managers\":true,\"package_managers\":"
+	    "\"npm\"}", c, "package_managers must be an array");
+	refuse_profile_both(AL "\"allow_package_managers\":true,\"package_managers\":"
+	    "[\"npm\",3]}", c, "package_managers[1]: must be a string");
+	/* Nine entries of eight names: one is named, unknown or twice. */
+	refuse_profile_both(AL "\"allow_package_managers\":true,\"package_managers\":"
+	    "[\"apt\",\"cargo\",\"go\",\"maven\",\"npm\",\"nuget\",\"pypi\","
+	    "\"rubygems\",\"zz\",\"npm\"]}", c, "package_managers[8] \"zz\"");
+	/* Only with allowlist. */
+	refuse_profile_both("{\"network_policy\":\"unrestricted\",\"allow_package_managers\":"
+	    "true,\"package_managers\":[\"npm\"]}", c,
+	    "allow_package_managers is only allowed with network_policy \"allowlist\"");
+	refuse_profile_both("{\"network_policy\":\"none\",\"allow_mcp_servers\":true}", c,
+	    "allow_mcp_servers is only allowed with network_policy \"allowlist\"");
+	/* Duplicates and unknown keys, as for every key. */
+	refuse_profile_both(AL "\"allowed_hosts\":[\"a.example:1\"],\"allow_mcp_servers\":"
+	    "true,\"allow_mcp_servers\":true}", c, "duplicate");
+	refuse_profile_both(AL "\"allowed_hosts\":[\"a.example:1\"],\"allow_mcp_server\":"
+	    "true}", c, "unknown key \"allow_mcp_server\"");
+#undef AL
+	catalog_free(c);
+}
+
+/* A newer catalog is a new policy: the same profile at the same epoch
+ * has another digest (which the guard refuses at that epoch: test_plane
+ * and tests/integration/profile_test.sh). */
+static void
+test_newer_catalog_new_digest(void **state)
+{
+	static const char prof[] = "{\"network_policy\":\"allowlist\","
+	    "\"allow_package_managers\":true,\"package_managers\":[\"pypi\"]}";
+	struct catalog *c1 = cat_of(CATALOG_V1), *c2 = cat_of(CATALOG_V2);
+	struct policy *p = accept_profile(prof, c1), *q = accept_profile(prof, c2);
+
+	(void)state;
+	/* The same pypi hosts, but the catalog is recorded: other bytes. */
+	assert_int_equal(policy_entries(p), policy_entries(q));
+	assert_string_not_equal(policy_digest(p), policy_digest(q));
+	assert_string_equal(policy_catalog_version(q), "v2");
+	policy_free(p);
+	policy_free(q);
+	catalog_free(c1);
+	catalog_free(c2);
+}
+
+static struct policy *
+parsed(const char *s)
+{
+	char err[512] = "";
+	struct policy *p = policy_parse(s, strlen(s), err, sizeof(err));
+
+	if (p == NULL)
+		fail_msg("refused: %s: %s", s, err);
+	return p;
+}
+
+#define E(h, port) "{\"host\":\"" h "\",\"port\":" #port "}"
+#define ALLOW(list) PHEAD "\"allow\":[" list "]}"
+
+/* The widening test of diff and push --no-widen. */
+static void
+test_diff_widening_and_narrowing(void **state)
+{
+	struct policy *a = parsed(ALLOW(E("a.example", 1) "," E("b.example", 2)));
+	struct policy *b = parsed(ALLOW(E("a.example", 1)));
+	struct policy *c = parsed(ALLOW(E("a.example", 1) "," E("c.example", 3)));
+	struct policy *u = parsed("{\"schema\":\"egress-guard.policy.v1\",\"mode\":"
+	    "\"unrestricted\",\"epoch\":1,\"allow\":[]}");
+	struct policy *n = parsed("{\"schema\":\"egress-guard.policy.v1\",\"mode\":"
+	    "\"none\",\"epoch\":1,\"allow\":[]}");
+	struct policy *v = parsed(PHEAD CATD ",\"allow\":[" E("a.example", 1) ","
+	    "{\"host\":\"b.example\",\"port\":2,\"via\":\"package_managers:npm\"}]}");
+	struct ctldiff_sum s;
+
+	(void)state;
+	ctldiff_compare(a, b, NULL, &s);		/* narrowing */
+	assert_false(s.widens);
+	assert_true(s.narrows);
+	assert_int_equal(s.removed, 1);
+	ctldiff_compare(b, a, NULL, &s);		/* widening */
+	assert_true(s.widens);
+	assert_int_equal(s.added, 1);
+	ctldiff_compare(a, c, NULL, &s);		/* both */
+	assert_true(s.widens && s.narrows);
+	ctldiff_compare(a, a, NULL, &s);
+	assert_false(s.widens || s.narrows || s.added || s.removed);
+	ctldiff_compare(a, v, NULL, &s);		/* provenance only */
+	assert_false(s.widens || s.narrows);
+	assert_int_equal(s.changed, 1);
+	ctldiff_compare(a, u, NULL, &s);
+	assert_true(s.widens);
+	ctldiff_compare(u, a, NULL, &s);
+	assert_false(s.widens);
+	assert_true(s.narrows);
+	ctldiff_compare(NULL, a, NULL, &s);		/* no policy: denies all */
+	assert_true(s.widens);
+	ctldiff_compare(NULL, n, NULL, &s);
+	assert_false(s.widens);
+	ctldiff_compare(a, n, NULL, &s);
+	assert_false(s.widens);
+	assert_true(s.narrows);
+	ctldiff_compare(n, b, NULL, &s);
+	assert_true(s.widens);
+	policy_free(a);
+	policy_free(b);
+	policy_free(c);
+	policy_free(u);
+	policy_free(n);
+	policy_free(v);
+}
+
+static void
+test_ecosystem_names_match_provenance(void **state)
+{
+	char want[64];
+	unsigned i;
+
+	(void)state;
+	assert_string_equal(policy_via_name(POLICY_VIA_PROFILE), "profile");
+	for (i = 0; i < CATALOG_NECOSYSTEMS; i++) {
+		snprintf(want, sizeof(want), "package_managers:%s",
+		    catalog_ecosystem_name(i));
+		assert_string_equal(policy_via_name(i + 1), want);
+		assert_non_null(strstr(catalog_ecosystem_list(),
+		    catalog_ecosystem_name(i)));
+		if (i > 0)
+			assert_true(strcmp(catalog_ecosystem_name(i - 1),
+			    catalog_ecosystem_name(i)) < 0);
+	}
+	assert_null(catalog_ecosystem_name(CATALOG_NECOSYSTEMS));
+}
+
+/* The shipped examples: every catalog host under example.test; the
+ * example profile compiles with the example catalog. */
+static void
+test_example_catalog_is_example_test_only(void **state)
+{
+	char err[512] = "";
+	struct catalog *c = catalog_load_file("examples/catalog.json", err, sizeof(err));
+	const struct dest *h;
+	size_t i, k, n, l, len, total = 0;
+	char *canon;
+
+	(void)state;
+	if (c == NULL)
+		fail_msg("%s", err);
+	for (i = 0; i < CATALOG_NECOSYSTEMS; i++) {
+		n = catalog_hosts(c, (unsigned)i, &h);
+		for (k = 0; k < n; k++, total++) {
+			l = strlen(h[k].host);
+			assert_true(l > 13 && strcmp(h[k].host + l - 13, ".example.test") == 0);
+		}
+	}
+	assert_true(total > 0);
+	/* The example profile compiles with it, each host named by its
+	 * flag and ecosystem. */
+	canon = policy_profile_canonical_cat("examples/profile-package-managers.json",
+	    1, c, &len, err, sizeof(err));
+	if (canon == NULL)
+		fail_msg("%s", err);
+	assert_non_null(strstr(canon, "{\"host\":\"api.example.com\",\"port\":443},"));
+	assert_non_null(strstr(canon, "{\"host\":\"registry.npm.example.test\","
+	    "\"port\":443,\"via\":\"package_managers:npm\"}"));
+	assert_non_null(strstr(canon, "\"version\":\"2026-12-01.example\""));
+	free(canon);
+	catalog_free(c);
+}
+
 int
 main(void)
 {
@@ -1315,6 +1865,17 @@ main(void)
 		cmocka_unit_test(test_canonical_shape_with_unnormal_host_is_normalised),
 		cmocka_unit_test(test_parse_take_adopts_only_canonical_bytes),
 		cmocka_unit_test(test_canonical_bytes_of_files_for_the_plane_tools),
+		cmocka_unit_test(test_catalog_parses_canonical_and_digest),
+		cmocka_unit_test(test_catalog_hostile_entries_named),
+		cmocka_unit_test(test_expansion_per_ecosystem),
+		cmocka_unit_test(test_provenance_in_canonical_bytes),
+		cmocka_unit_test(test_hostile_compiled_provenance_refused),
+		cmocka_unit_test(test_mcp_grants_nothing),
+		cmocka_unit_test(test_hostile_profile_flags_refused_named),
+		cmocka_unit_test(test_newer_catalog_new_digest),
+		cmocka_unit_test(test_diff_widening_and_narrowing),
+		cmocka_unit_test(test_ecosystem_names_match_provenance),
+		cmocka_unit_test(test_example_catalog_is_example_test_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
