@@ -12,6 +12,7 @@
  * tests grade by a suite of their own (test_suite_text), parsed with
  * suite_parse, so that what is pinned does not move when a shipped suite
  * is edited. */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -31,6 +32,7 @@
 #include "conform/receipt.h"
 #include "conform/suite.h"
 #include "ctl/receiptcmd.h"
+#include "ctl/receiptshow.h"
 #include "plane/bundle.h"
 
 /* SHA-256 of the empty string: the "binary" of the pinned receipt. */
@@ -3137,6 +3139,107 @@ test_receipt_view_of_good_and_hollow_receipts(void **state)
 	EVP_PKEY_free(k);
 }
 
+/* Runs receipt show on the receipt env (a file in dir), with the option
+ * opt and its value val when opt is not NULL, its stdout in *out
+ * (malloc'd). Returns its exit status. */
+static int
+show(const char *dir, const char *env, char *opt, char *val, char **out)
+{
+	char *path = write_tmp_in(dir, "receipt.json", env, strlen(env));
+	char *argv[5] = { "show", path, opt, val, NULL };
+	char *opath, buf[8192];
+	int fd, saved, rc;
+	ssize_t n;
+
+	assert_true(asprintf(&opath, "%s/show.out", dir) > 0);
+	fflush(stdout);
+	fd = open(opath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	saved = dup(STDOUT_FILENO);
+	assert_true(saved >= 0);
+	assert_true(dup2(fd, STDOUT_FILENO) == STDOUT_FILENO);
+	rc = receiptshow_cmd(opt != NULL ? 4 : 2, argv);
+	fflush(stdout);
+	assert_true(dup2(saved, STDOUT_FILENO) == STDOUT_FILENO);
+	close(saved);
+	close(fd);
+	fd = open(opath, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	assert_true(n >= 0);
+	buf[n] = '\0';
+	close(fd);
+	*out = strdup(buf);
+	assert_non_null(*out);
+	free(opath);
+	free(path);
+	return rc;
+}
+
+/* Every byte of s is printable ASCII or a newline: what receipt show
+ * writes to a person's terminal. */
+static void
+check_plain_text(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if (!((s[i] >= 0x20 && s[i] < 0x7f) || s[i] == '\n'))
+			fail_msg("receipt show wrote byte 0x%02x at %zu:\n%s",
+			    (unsigned char)s[i], i, s);
+}
+
+/* egress-guardctl receipt show: what it prints of a receipt this program
+ * has no suite for (the test suite is never built in), and that nothing a
+ * signed receipt holds reaches the terminal as a control byte. */
+static void
+test_receipt_show_prints_plain_text(void **state)
+{
+	EVP_PKEY *k = rfc_key(), *other = gen_key("ED25519");
+	char *d = tmp_dir(), *out, *c, *env;
+	json_t *r;
+	size_t len;
+
+	(void)state;
+	write_key_in(d, "rfc.pub.pem", k, 0);
+	assert_int_equal(show(d, PINNED_ENVELOPE, "--attesters", d, &out), 0);
+	check_plain_text(out);
+	err_has(out, "signer:   " RFC_KEY_ID " (an attester in ");
+	err_has(out, "binary:   0.1.0+sha256:" SHA_EMPTY "\n");
+	err_has(out, "ran at:   2026-11-29T10:00:00Z\n");
+	err_has(out, "suite:    unit version 3, sha256:" SUITE_DIGEST);
+	err_has(out, "NOT a suite this program knows");
+	err_has(out, "0 of 5 facts proved");
+	free(out);
+	assert_int_equal(show(d, PINNED_ENVELOPE, NULL, NULL, &out), 0);
+	err_has(out, "(not checked: give --attesters DIR)");
+	free(out);
+	/* Signed by someone else: said so. */
+	env = sign_bytes(PINNED_CANON, strlen(PINNED_CANON), other);
+	assert_int_equal(show(d, env, "--attesters", d, &out), 0);
+	err_has(out, "(NOT among the attesters in ");
+	free(out);
+	free(env);
+	/* Not a receipt: exit 2, nothing shown. */
+	assert_int_equal(show(d, "[]", NULL, NULL, &out), 2);
+	assert_string_equal(out, "");
+	free(out);
+	/* A suite id of terminal escapes, signed by a trusted attester. */
+	r = pinned();
+	c = forge(r, "\x1b]0;security_boundary\x07\x1b[2J", "3", SUITE_DIGEST,
+	    &len);
+	env = sign_bytes(c, len, k);
+	(void)show(d, env, "--attesters", d, &out);
+	check_plain_text(out);
+	free(out);
+	free(env);
+	free(c);
+	json_decref(r);
+	rm_dir(d);
+	EVP_PKEY_free(k);
+	EVP_PKEY_free(other);
+}
+
 static void
 test_receipt_time_of_rfc3339(void **state)
 {
@@ -3231,6 +3334,7 @@ main(void)
 		cmocka_unit_test(test_suite_parse_refuses_unprintable_target),
 		cmocka_unit_test(test_suite_evidence_grammar),
 		cmocka_unit_test(test_receipt_view_of_good_and_hollow_receipts),
+		cmocka_unit_test(test_receipt_show_prints_plain_text),
 		cmocka_unit_test(test_receipt_time_of_rfc3339),
 	};
 
