@@ -308,6 +308,11 @@ static const char pinned_report[] =
 
 /* The suites every grade here is made against: test_suite_text alone. */
 static struct suite_set suites;
+/* A trusted attester the hollow-report tests share (one key, one keyring
+ * for the whole run: dozens of them would cost a temporary directory
+ * each). Set up once ring() exists, in main's group setup. */
+static EVP_PKEY *attester;
+static struct bundle_keyring *trusted;
 
 static int
 suites_setup(void **state)
@@ -324,14 +329,6 @@ suites_setup(void **state)
 		return -1;
 	}
 	suites.n = 1;
-	return 0;
-}
-
-static int
-suites_teardown(void **state)
-{
-	(void)state;
-	suite_set_free(&suites);
 	return 0;
 }
 
@@ -2084,8 +2081,8 @@ static void
 expect_hollow(json_t *r, const char *fact, const char *note_want,
     enum receipt_reason why, const char *want)
 {
-	EVP_PKEY *k = gen_key("ED25519");
-	struct bundle_keyring *kr = ring(k, NULL);
+	EVP_PKEY *k = attester;
+	const struct bundle_keyring *kr = trusted;
 	struct receipt_check chk = check_for(SHA_EMPTY);
 	char *text = text_of(r), *env;
 	size_t i;
@@ -2103,8 +2100,6 @@ expect_hollow(json_t *r, const char *fact, const char *note_want,
 	env = envelope_of(r, SHA_EMPTY, k);
 	expect_grade_chk(kr, env, &chk, RECEIPT_ADVISORY_FILTER, why, want);
 	free(env);
-	bundle_keyring_free(kr);
-	EVP_PKEY_free(k);
 }
 
 /* expect_hollow for the usual case: a fact false, its note and the
@@ -2121,18 +2116,16 @@ expect_fact_hollow(json_t *r, const char *fact, const char *why_case)
 static void
 expect_whole(json_t *r)
 {
-	EVP_PKEY *k = gen_key("ED25519");
-	struct bundle_keyring *kr = ring(k, NULL);
 	char *env;
 
-	env = forged_envelope(r, k);
-	expect_grade(kr, env, SHA_EMPTY, RECEIPT_SECURITY_BOUNDARY, RECEIPT_OK);
+	env = forged_envelope(r, attester);
+	expect_grade(trusted, env, SHA_EMPTY, RECEIPT_SECURITY_BOUNDARY,
+	    RECEIPT_OK);
 	free(env);
-	env = envelope_of(r, SHA_EMPTY, k);
-	expect_grade(kr, env, SHA_EMPTY, RECEIPT_SECURITY_BOUNDARY, RECEIPT_OK);
+	env = envelope_of(r, SHA_EMPTY, attester);
+	expect_grade(trusted, env, SHA_EMPTY, RECEIPT_SECURITY_BOUNDARY,
+	    RECEIPT_OK);
 	free(env);
-	bundle_keyring_free(kr);
-	EVP_PKEY_free(k);
 }
 
 /* The pinned report with case id's key set to val. */
@@ -3270,6 +3263,26 @@ test_receipt_time_of_rfc3339(void **state)
 	assert_int_equal(receipt_time("2026-12-01T00:00:00Z", 19), -1);
 }
 
+static int
+group_setup(void **state)
+{
+	if (suites_setup(state) == -1)
+		return -1;
+	attester = gen_key("ED25519");
+	trusted = ring(attester, NULL);
+	return 0;
+}
+
+static int
+group_teardown(void **state)
+{
+	(void)state;
+	bundle_keyring_free(trusted);
+	EVP_PKEY_free(attester);
+	suite_set_free(&suites);
+	return 0;
+}
+
 int
 main(void)
 {
@@ -3338,5 +3351,5 @@ main(void)
 		cmocka_unit_test(test_receipt_time_of_rfc3339),
 	};
 
-	return cmocka_run_group_tests(tests, suites_setup, suites_teardown);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
