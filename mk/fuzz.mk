@@ -34,7 +34,15 @@ $(FUZZ_OBJDIR)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$<)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
 
-$(FUZZ_LIB): $(FUZZ_LIB_OBJS)
+# The built-in suites (conform/suiteblob.h) are generated C: compiled here
+# like the library, or every harness that reaches conform/suite.o would
+# lack the table.
+FUZZ_GEN_OBJ = $(FUZZ_OBJDIR)/gen/suites.o
+$(FUZZ_GEN_OBJ): $(BUILD)/gen/suites.c
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$<)$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(FUZZ_LIB): $(FUZZ_LIB_OBJS) $(FUZZ_GEN_OBJ)
 	$(call say,AR,$@)rm -f $@ && ar rcs $@ $^
 
 $(FUZZ_DIR)/fuzz_%: $(FUZZ_OBJDIR)/tests/fuzz/fuzz_%.o $(FUZZ_LIB)

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """mkcorpus.py - writes the checked-in seed corpus of the fuzz harnesses.
 
-  python3 tests/fuzz/mkcorpus.py [--ctl build/egress-guardctl]
+  python3 tests/fuzz/mkcorpus.py [--ctl build/egress-guardctl] [--only fuzz_receipt,...]
 
-Rewrites tests/fuzz/corpus/<harness>/<name> for every harness: a handful of
+Rewrites tests/fuzz/corpus/<harness>/<name> for every harness it knows (or
+those --only names; another harness's seeds are left alone): a handful of
 valid inputs and the hostile cases the unit tests name, a few KB per
 harness. Only needed when the seeds change; the files are checked in.
 
@@ -14,10 +15,14 @@ harness. Only needed when the seeds change; the files are checked in.
                  hostile messages (pointer loops, lengths past the end)
   fuzz_bundle    bundles signed with egress-guardctl sign by the fixed
                  fuzz key (FUZZ_SEED in fuzz_bundle.c: public, test only)
-  fuzz_receipt   reports, and receipts signed with egress-guardctl receipt
-                 sign by the same key for an empty binary
+  fuzz_receipt   reports (v2) under the harness's suite (FUZZ_SUITE in
+                 fuzzsuite.h), and receipts naming that suite's digest,
+                 written canonically here (json.dumps) and signed with
+                 `openssl pkeyutl -rawin` by the same key for an empty
+                 binary: valid, hollow, stale, future, unknown-suite ones
+  fuzz_suite     FUZZ_SUITE and refused variants of it; control evidences
 """
-import argparse, base64, json, os, shutil, socket, ssl, struct, subprocess
+import argparse, base64, hashlib, json, os, shutil, socket, ssl, struct, subprocess
 import sys, tempfile, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -309,61 +314,181 @@ def bundle(ctl):
         shutil.rmtree(tmp)
 
 
+FACTS = ["exact_destination_match", "connect_time_public_address",
+         "redirect_recheck", "authority_separation", "default_deny"]
+SHA_EMPTY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+# Evidence of each kind, as the harness side writes it (spec29).
+EVIDENCE = {"listener": "listener pub80: 1 connection, 78 bytes",
+            "resolver": "resolver dns198: 2 queries",
+            "socket": "socket A.sock: 1 connection",
+            "counter": "counter in-icmp: 1 packet",
+            "process": "process 4242: CapEff 000001ffffffffff"}
+
+
+def fuzz_suite():
+    """FUZZ_SUITE's bytes, read from tests/fuzz/fuzzsuite.h (its string
+    pieces joined; only \" escapes), and the suite it parses to."""
+    import re
+    text = open(os.path.join(HERE, "fuzzsuite.h")).read()
+    body = text.split("#define FUZZ_SUITE", 1)[1].split("\n\n", 1)[0]
+    s = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', body))
+    assert "\\" not in s.replace('\\"', ""), "only \\\" escapes in FUZZ_SUITE"
+    s = s.replace('\\"', '"').encode()
+    return s, json.loads(s)
+
+
+def canonical(obj):
+    """The canonical receipt bytes (docs/receipts.md), as Python writes them."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=True).encode()
+
+
+def sign_envelope(tmp, key, canon):
+    """An envelope over canon by the fuzz key: openssl signs (Ed25519,
+    context + 0x00 + canon), independently of egress-guardctl."""
+    msg = os.path.join(tmp, "msg")
+    with open(msg, "wb") as f:
+        f.write(b"egress-guard.sandbox-egress-conformance.v1\x00" + canon)
+    sig = subprocess.run(["openssl", "pkeyutl", "-sign", "-inkey", key, "-rawin",
+                          "-in", msg], check=True, capture_output=True).stdout
+    pub = subprocess.run(["openssl", "pkey", "-in", key, "-pubout", "-outform", "DER"],
+                         check=True, capture_output=True).stdout[-32:]
+    return json.dumps({"schema": "egress-guard.receipt-envelope.v1",
+                       "key_id": hashlib.sha256(pub).hexdigest(),
+                       "receipt": base64.b64encode(canon).decode(),
+                       "signature": base64.b64encode(sig).decode()},
+                      separators=(",", ":")).encode()
+
+
 def receipt(ctl):
     """Reports (odd first byte) and envelopes signed by the fuzz key for an
-    empty binary (even), as fuzz_receipt grades them (SHA-256 of "")."""
+    empty binary (even), as fuzz_receipt grades them (SHA-256 of "", suite
+    FUZZ_SUITE, clock 2026-12-01)."""
+    del ctl  # receipts are signed here, under the harness's own suite
     tmp = tempfile.mkdtemp(prefix="egfuzz.")
     try:
         key = fuzz_key(tmp)
-        empty = os.path.join(tmp, "egress-guard")
-        open(empty, "wb").close()
-        facts = ["exact_destination_match", "connect_time_public_address",
-                 "redirect_recheck", "authority_separation", "default_deny"]
-        def case(cid, fact, verdict="pass"):
-            return {"id": cid, "fact": fact, "probe": "probe \u2192 \"x\"\t\\",
-                    "expected": "deny", "observed": "deny" if verdict != "fail" else "allow",
-                    "control_expected": "allow",
-                    "control": "allow" if verdict != "inconclusive" else "deny",
-                    "verdict": verdict}
+        raw, suite = fuzz_suite()
+        digest = hashlib.sha256(raw).hexdigest()
+        words = {c["id"]: c for c in suite["cases"]}
+
+        def case(cid, verdict="pass", **kw):
+            s = words[cid]
+            c = {"id": cid, "fact": s["fact"], "probe": "probe \u2192 \"x\"\t\\",
+                 "expected": s["expected"],
+                 "observed": s["expected"] if verdict != "fail" else s["control_expected"],
+                 "control_expected": s["control_expected"],
+                 "control": s["control_expected"] if verdict != "inconclusive" else s["expected"],
+                 "control_evidence": EVIDENCE[s["evidence"]] if verdict != "inconclusive" else "",
+                 "verdict": verdict}
+            c.update(kw)
+            return c
+
         def report(**kw):
-            r = {"schema": "egress-guard.conformance-report.v1", "provider": "egress-guard",
-                 "guard_binary": empty,
-                 "guard_sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-                 "version": "0.1.0", "ran_at": "2026-11-29T10:00:00.5Z",
-                 "facts": {f: True for f in facts},
-                 "cases": [case("c-%d" % i, f) for i, f in enumerate(facts)]}
+            r = {"schema": "egress-guard.conformance-report.v2", "provider": "egress-guard",
+                 "suite": suite["id"], "guard_binary": "/opt/eg/egress-guard",
+                 "guard_sha256": SHA_EMPTY, "version": "0.1.0",
+                 "ran_at": "2026-11-29T10:00:00.5Z",
+                 "facts": {f: True for f in FACTS},
+                 "cases": [case(c["id"]) for c in suite["cases"]]}
             r.update(kw)
-            return json.dumps(r, separators=(",", ":"))
-        odd = lambda s: b"\x01" + s.encode()
-        even = lambda s: b"\x00" + (s if isinstance(s, bytes) else s.encode())
+            return r
+
+        def envelope(rep, facts=None, suite_ref=None):
+            """rep's receipt, facts recomputed unless given."""
+            if facts is None:
+                ok = {f: rep["facts"].get(f, False) for f in FACTS}
+                for s in suite["cases"]:
+                    c = next((c for c in rep["cases"] if c["id"] == s["id"]), None)
+                    if (c is None or c["verdict"] != "pass" or
+                            c["control_evidence"] != EVIDENCE[s["evidence"]]):
+                        ok[s["fact"]] = False
+                facts = ok
+            rec = {"schema": "egress-guard.conformance.v2", "provider": "egress-guard",
+                   "provider_revision": rep["version"] + "+sha256:" + SHA_EMPTY,
+                   "ran_at": rep["ran_at"], "facts": facts, "cases": rep["cases"],
+                   "suite": suite_ref or {"id": suite["id"], "version": str(suite["version"]),
+                                          "digest": digest}}
+            return sign_envelope(tmp, key, canonical(rec))
+
+        odd = lambda r: b"\x01" + (r if isinstance(r, bytes) else
+                                   json.dumps(r, separators=(",", ":")).encode())
+        even = lambda s: b"\x00" + s
         good = report()
         write("fuzz_receipt", "report_all_facts", odd(good))
         write("fuzz_receipt", "report_inconclusive",
-              odd(report(cases=[case("c-0", facts[0], "inconclusive")])))
+              odd(report(cases=[case("c-0", "inconclusive")])))
         write("fuzz_receipt", "report_failing_four_facts",
-              odd(report(facts={f: True for f in facts[:4]},
-                         cases=[case("c-0", facts[0], "fail")])))
-        write("fuzz_receipt", "report_unknown_key", odd(good[:-1] + ',"summary":"x"}'))
+              odd(report(facts={f: True for f in FACTS[:4]},
+                         cases=[case("c-0", "fail")] + good["cases"][1:])))
+        write("fuzz_receipt", "report_unknown_key",
+              odd(json.dumps(good, separators=(",", ":"))[:-1] + ',"summary":"x"}'))
         write("fuzz_receipt", "report_dup_id",
-              odd(report(cases=[case("c-0", facts[0]), case("c-0", facts[1])])))
-        for name, rep in (("signed", good),
-                          ("signed_inconclusive",
-                           report(cases=[case("c-0", facts[0], "inconclusive")]))):
-            rp = os.path.join(tmp, name + ".json")
-            with open(rp, "w") as f:
-                f.write(rep)
-            out = subprocess.run([ctl, "receipt", "sign", rp, "--key", key], check=True,
-                                 capture_output=True).stdout.strip()
-            write("fuzz_receipt", "envelope_" + name, even(out))
+              odd(report(cases=[case("c-0"), case("c-0")])))
+        write("fuzz_receipt", "report_zero_evidence",
+              odd(report(cases=[case("c-0", control_evidence="listener pub80: 0 connections")]
+                         + good["cases"][1:])))
+        write("fuzz_receipt", "report_fact_false",
+              odd(report(facts=dict(good["facts"], default_deny=False))))
+        nce = report()
+        for c in nce["cases"]:
+            del c["control_expected"]
+        write("fuzz_receipt", "report_no_control_expected", odd(nce))
+        write("fuzz_receipt", "report_unknown_suite", odd(report(suite="lab")))
+        write("fuzz_receipt", "report_future", odd(report(ran_at="2027-01-01T00:00:00Z")))
+        out = envelope(good)
+        write("fuzz_receipt", "envelope_signed", even(out))
+        write("fuzz_receipt", "envelope_signed_inconclusive",
+              even(envelope(report(cases=[case("c-0", "inconclusive")] + good["cases"][1:]))))
+        # Hollow, every fact signed true: graded below security_boundary.
+        hollow = report(cases=[case(c["id"], control_evidence="n/a") for c in suite["cases"]])
+        write("fuzz_receipt", "envelope_hollow_placeholder",
+              even(envelope(hollow, facts={f: True for f in FACTS})))
+        write("fuzz_receipt", "envelope_stale", even(envelope(report(ran_at="2020-01-01T00:00:00Z"))))
+        write("fuzz_receipt", "envelope_future", even(envelope(report(ran_at="2027-01-01T00:00:00Z"))))
+        write("fuzz_receipt", "envelope_unknown_suite",
+              even(envelope(good, suite_ref={"id": suite["id"], "version": "1", "digest": "0" * 64})))
+        write("fuzz_receipt", "envelope_no_selector", even(envelope(good, facts={})))
         e = json.loads(out)
         bad = dict(e)
         sig = bad["signature"]
         bad["signature"] = sig[:10] + ("a" if sig[10] != "a" else "b") + sig[11:]
-        write("fuzz_receipt", "envelope_bad_signature", even(json.dumps(bad, separators=(",", ":"))))
+        write("fuzz_receipt", "envelope_bad_signature",
+              even(json.dumps(bad, separators=(",", ":")).encode()))
         write("fuzz_receipt", "envelope_escaped", even(out.replace(b'"schema":"e', b'"schema":"\\u0065')))
-        write("fuzz_receipt", "envelope_not_object", even("[]"))
+        write("fuzz_receipt", "envelope_not_object", even(b"[]"))
     finally:
         shutil.rmtree(tmp)
+
+
+def suites():
+    """Suite files (even first byte) and control evidences (odd, then the
+    kind's index in fuzz_suite.c's kinds[]) for fuzz_suite."""
+    raw, suite = fuzz_suite()
+    write("fuzz_suite", "suite_fuzz", b"\x00" + raw)
+    pretty = json.dumps(suite, indent=1).encode() + b"\n"
+    write("fuzz_suite", "suite_pretty", b"\x00" + pretty)
+    two = dict(suite, cases=suite["cases"] + [dict(suite["cases"][0], id="c-5")])
+    write("fuzz_suite", "suite_two_for_a_fact", b"\x00" + json.dumps(two).encode())
+    bad = {
+        "dup_id": dict(suite, cases=suite["cases"] + [suite["cases"][0]]),
+        "unknown_kind": dict(suite, cases=[dict(suite["cases"][0], evidence="log")]
+                             + suite["cases"][1:]),
+        "fact_uncovered": dict(suite, cases=suite["cases"][:4]),
+        "control_is_expected": dict(suite, cases=[dict(suite["cases"][0], control_expected="deny")]
+                                    + suite["cases"][1:]),
+        "bad_id": dict(suite, id="Fuzz"),
+        "version_0": dict(suite, version=0),
+        "unknown_key": dict(suite, owner="x"),
+    }
+    for name, s in bad.items():
+        write("fuzz_suite", "suite_" + name, b"\x00" + json.dumps(s).encode())
+    kinds = ["listener", "resolver", "socket", "counter", "process"]
+    for i, k in enumerate(kinds):
+        write("fuzz_suite", "evidence_" + k, bytes([1, i]) + EVIDENCE[k].encode())
+    write("fuzz_suite", "evidence_zero", b"\x01\x00listener pub80: 0 connections")
+    write("fuzz_suite", "evidence_colon_name", b"\x01\x00listener 198.18.0.10:8443: 1 connection")
+    write("fuzz_suite", "evidence_junk", b"\x01\x00listener pub80 1 connection")
 
 
 def dns_query(name, qtype, qid):
@@ -428,12 +553,21 @@ def dns():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ctl", default=os.path.join(TOP, "build", "egress-guardctl"))
+    ap.add_argument("--only", metavar="HARNESS[,HARNESS]",
+                    help="rewrite only these harnesses' seeds (e.g. fuzz_receipt)")
     a = ap.parse_args()
-    if os.path.isdir(CORPUS):
-        shutil.rmtree(CORPUS)
-    dest(); http_head(); chunked(); socks5(); tlshello(); policy(); catalog()
-    bundle(a.ctl); dns()
-    receipt(a.ctl)
+    gens = {"fuzz_dest": dest, "fuzz_http_head": http_head, "fuzz_chunked": chunked,
+            "fuzz_socks5": socks5, "fuzz_tlshello": tlshello, "fuzz_policy": policy, "fuzz_catalog": catalog,
+            "fuzz_bundle": lambda: bundle(a.ctl), "fuzz_dns": dns,
+            "fuzz_receipt": lambda: receipt(a.ctl), "fuzz_suite": suites}
+    only = a.only.split(",") if a.only else list(gens)
+    for h in only:
+        if h not in gens:
+            ap.error("no harness %s (one of %s)" % (h, ", ".join(sorted(gens))))
+        if os.path.isdir(os.path.join(CORPUS, h)):
+            shutil.rmtree(os.path.join(CORPUS, h))
+    for h in only:
+        gens[h]()
     for h in sorted(os.listdir(CORPUS)):
         files = os.listdir(os.path.join(CORPUS, h))
         size = sum(os.path.getsize(os.path.join(CORPUS, h, f)) for f in files)
