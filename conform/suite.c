@@ -300,15 +300,19 @@ suite_parse(const char *buf, size_t len, char *err, size_t errlen)
 	memcpy(s->id, v, vlen);
 	if (!json_is_integer(json_object_get(root, "version")) ||
 	    (s->version = json_integer_value(json_object_get(root,
-	    "version"))) < 1) {
-		errbuf_set(err, errlen, "suite %s: version must be an integer >= 1",
-		    s->id);
+	    "version"))) < 1 || s->version > 999999999999999999LL) {
+		/* At most 18 digits: what a receipt's version string holds. */
+		errbuf_set(err, errlen, "suite %s: version must be an integer "
+		    "1-999999999999999999", s->id);
 		goto bad;
 	}
 	v = jsonstrict_str(root, "target", &vlen);
-	if (v == NULL || vlen == 0 || vlen > 64) {
+	for (i = 0; v != NULL && i < vlen && (ascii_is_vchar((unsigned char)v[i]) ||
+	    v[i] == ' '); i++)
+		;
+	if (v == NULL || vlen == 0 || vlen > 64 || i != vlen) {
 		errbuf_set(err, errlen, "suite %s: target must be a string of 1-64 "
-		    "bytes", s->id);
+		    "bytes, printable ASCII", s->id);
 		goto bad;
 	}
 	cases = json_object_get(root, "cases");
@@ -373,6 +377,18 @@ suite_builtin_load(struct suite_set *set, char *err, size_t errlen)
 			    suite_blobs[i].name, why);
 		}
 		set->n++;
+		/* One suite per id, named by its file: a receipt's id then
+		 * means one file of conform/suites/. */
+		if (strlen(suite_blobs[i].name) != strlen(set->v[i]->id) + 5 ||
+		    strncmp(suite_blobs[i].name, set->v[i]->id,
+		    strlen(set->v[i]->id)) != 0 ||
+		    suite_set_by_id(set, set->v[i]->id,
+		    strlen(set->v[i]->id)) != set->v[i]) {
+			suite_set_free(set);
+			return errbuf_fail(err, errlen, "built-in suite %s: its id is "
+			    "not its file name, or another suite has it",
+			    suite_blobs[i].name);
+		}
 	}
 	return 0;
 }

@@ -28,10 +28,15 @@ check_suite_ref(json_t *ref, char *err, size_t errlen)
 	    jsonstrict_unknown_key(ref, keys) != NULL)
 		return errbuf_fail(err, errlen, "signed receipt: suite must have "
 		    "exactly id, version and digest");
+	/* The id is printed in messages and by receipt show: the suite
+	 * grammar, nothing a terminal would act on. */
 	v = jsonstrict_str(ref, "id", &len);
-	if (v == NULL || len == 0 || len > SUITE_MAX_ID || strlen(v) != len)
+	for (i = 0; v != NULL && i < len && ((v[i] >= 'a' && v[i] <= 'z') ||
+	    (v[i] >= '0' && v[i] <= '9') || v[i] == '_' || v[i] == '-'); i++)
+		;
+	if (v == NULL || len == 0 || len > SUITE_MAX_ID || i != len)
 		return errbuf_fail(err, errlen, "signed receipt: suite id must "
-		    "be 1-%d bytes", SUITE_MAX_ID);
+		    "be 1-%d of [a-z0-9_-]", SUITE_MAX_ID);
 	v = jsonstrict_str(ref, "version", &len);
 	for (i = 0; v != NULL && i < len && v[i] >= '0' && v[i] <= '9'; i++)
 		;
@@ -306,9 +311,8 @@ grade_facts(json_t *root, const struct rparse_tally *t,
 			errbuf_set(err, errlen, "fact %s is false: suite %s has no "
 			    "case for it", receipt_fact_name(i), suite_id(su));
 		else
-			errbuf_set(err, errlen, "fact %s is %s in the signed facts",
-			    receipt_fact_name(i), t[i].present ? "false" :
-			    "missing");
+			errbuf_set(err, errlen, "fact %s is false: the receipt does "
+			    "not sign it true", receipt_fact_name(i));
 		suite_grade_free(&g);
 		return 0;
 	}

@@ -14,6 +14,7 @@
 #include "ctl/receiptcmd.h"
 #include "ctl/receiptshow.h"
 #include "plane/bundle.h"
+#include "util/errbuf.h"
 #include "util/file.h"
 
 /* The signer line: checked against DIR when given, else said unchecked. */
@@ -54,24 +55,36 @@ show_signer(const char *buf, size_t len, const struct receipt_view *rv,
 	bundle_keyring_free(kr);
 }
 
-/* One fact: its verdict, then each case its suite requires. */
+/* Whether fact f holds as verify grades it: its suite's cases prove it
+ * and the attester signed it true. */
+static int
+fact_true(const struct receipt_view *rv, size_t f)
+{
+	return rv->grade->proved[f] && rv->signed_facts[f] == 1;
+}
+
+/* One fact: its verdict, then each case its suite requires. Evidence is
+ * the harness's text, signed but not trusted to be printable. */
 static void
 show_fact(const struct receipt_view *rv, size_t f)
 {
 	const struct suite_grade *g = rv->grade;
 	const struct suite_case *c;
+	char ev[ERRBUF_SHOW_BUF];
 	size_t i;
 
-	printf("\nfact %s: %s (%zu of %zu required cases pass)\n",
-	    receipt_fact_name(f), g->proved[f] ? "TRUE" : "FALSE", g->npass[f],
-	    g->nrequired[f]);
+	printf("\nfact %s: %s (%zu of %zu required cases pass%s)\n",
+	    receipt_fact_name(f), fact_true(rv, f) ? "TRUE" : "FALSE",
+	    g->npass[f], g->nrequired[f], g->proved[f] && !fact_true(rv, f) ?
+	    "; the receipt does not sign it true" : "");
 	for (i = 0; i < g->ncases; i++) {
 		c = &g->cases[i];
 		if (c->fact != f)
 			continue;
+		if (c->evidence != NULL)
+			errbuf_show(c->evidence, strlen(c->evidence), ev);
 		if (c->status == SUITE_CASE_PASS)
-			printf("  pass     %-12s control reached: %s\n", c->id,
-			    c->evidence);
+			printf("  pass     %-12s control reached: %s\n", c->id, ev);
 		else if (c->status == SUITE_CASE_MISSING)
 			printf("  MISSING  %-12s not in the receipt\n", c->id);
 		else
@@ -80,7 +93,7 @@ show_fact(const struct receipt_view *rv, size_t f)
 			    suite_status_name(c->status),
 			    c->verdict != NULL ? c->verdict : "-",
 			    c->evidence != NULL && c->evidence[0] != '\0' ?
-			    c->evidence : "none", c->kind);
+			    ev : "none", c->kind);
 	}
 }
 
@@ -131,7 +144,7 @@ receiptshow_cmd(int argc, char **argv)
 		printf(" (known)\n");
 		for (f = 0; f < RECEIPT_NFACTS; f++) {
 			show_fact(&rv, f);
-			ntrue += (size_t)rv.grade->proved[f];
+			ntrue += (size_t)fact_true(&rv, f);
 		}
 	}
 	printf("\n%zu of %d facts proved by the suite's cases; the grade also "
