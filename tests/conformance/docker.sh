@@ -206,7 +206,7 @@ $GUARD_COMMON
   # The plane's side for the cases: the runner's shape, kept running.
   plane:
     image: $IMG
-    entrypoint: [sleep, infinity]
+    entrypoint: [egress-guard, appliance, pause]
     network_mode: none
     volumes:
       - control:/run/egress-guard
