@@ -409,7 +409,8 @@ check nft_own_namespace_needs_only_cap_net_admin_another_cap_sys_admin $? \
 # ... and every text that tells what it needs says that, not "even for
 # the caller's own" namespace.
 bad=""
-for f in README.md docs/nft.md docs/design.md docs/egress-guard.8 guard/appliance.c nft--help; do
+for f in README.md docs/nft.md docs/design.md docs/deploy.md docs/reference.md docs/egress-guard.8 \
+    guard/appliance.c nft--help; do
 	if [ "$f" = nft--help ]; then "$BIN" nft --help 2>&1; else cat "$TOP/$f"; fi |
 	    tr -s ' \n' '  ' | grep -o 'CAP_SYS_ADMIN[^.;]*' |
 	    grep -qv '^CAP_SYS_ADMIN only to enter another namespace' && bad="$bad $f"
@@ -964,5 +965,19 @@ for f in $RUNF netns guard exempt-uid; do
 done
 [ -z "$miss" ] && groff -man -ww -z "$TOP/docs/egress-guard.8" 2>/dev/null
 check man_page_names_every_flag_and_renders $? "missing:$miss"
+# The three pages render with no warning (groff -ww; mandoc's lint when
+# it is there), and egress-guardctl(8) names every command and option.
+out=""
+for m in egress-guard.8 egress-guardctl.8 egress-guard-policy.5; do
+	o=$(groff -man -ww -z "$TOP/docs/$m" 2>&1; command -v mandoc >/dev/null &&
+	    mandoc -T lint -W warning "$TOP/docs/$m" 2>&1)
+	[ -z "$o" ] || out="$out $m: $o"
+done
+for w in compile keygen sign verify push status receipt admit '\-\-guard\-uid' '\-\-attesters' \
+    EG_GUARD_UID; do
+	grep -qF -- "$w" "$TOP/docs/egress-guardctl.8" || out="$out egress-guardctl.8 lacks $w"
+done
+[ -z "$out" ]
+check man_pages_render_without_warnings_ctl_page_names_every_command $? "$out"
 
 finish
