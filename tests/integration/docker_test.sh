@@ -142,7 +142,7 @@ before=$(dk images -q --no-trunc | sort | tr '\n' ' ')
 # for Debian's mirror.
 t=$(date +%s)
 printf '%s\n' 'FROM debian:12-slim' \
-    'RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends curl python3 openssl && apt-get clean && rm -rf /var/lib/apt/lists/*' |
+    'RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends curl python3 openssl libjansson4 && apt-get clean && rm -rf /var/lib/apt/lists/*' |
     timeout 600 docker build -q --network host --cache-from "$TOOLS" -t "$TOOLS" - >"$T/tools.log" 2>&1 &
 TOOLS_PID=$!
 
@@ -243,6 +243,14 @@ if [ "$before" != "$after" ] || ! [ -s "$CACHE/images.tar" ]; then
 	dk save debian:12 debian:12-slim "$TOOLS" egress-guard-build:cache "$IMG" \
 	    -o "$CACHE/images.tmp.tar" && mv "$CACHE/images.tmp.tar" "$CACHE/images.tar"
 fi
+# The plane's side for the conformance cases: the tools image (a shell,
+# setpriv, find) with the image's egress-guardctl, whose libraries it
+# has (libjansson4 above). Never cached: one COPY layer.
+PLANE=egress-guard-test-plane:1
+printf 'FROM %s\nCOPY --from=%s /usr/local/bin/egress-guardctl /usr/local/bin/egress-guardctl\n' "$TOOLS" "$IMG" |
+    DOCKER_BUILDKIT=0 dk build -q -t "$PLANE" - >"$T/plane.log" 2>&1 &&
+    dk run --rm --entrypoint egress-guardctl "$PLANE" --version >>"$T/plane.log" 2>&1 ||
+    bail docker_plane_image "$(tail -n 3 "$T/plane.log" | tr '\n' ' ')"
 # A mutant guard over the image's (never cached): the image a mutant run
 # deploys instead.
 if [ -n "${EG_DOCKER_GUARD_BIN:-}" ]; then
@@ -757,7 +765,8 @@ if part matrix; then
 echo "# matrix at $(($(date +%s) - T0)) s"
 CONF=${EG_DOCKER_CONF_OUT:-$T/conformance}
 t=$(date +%s)
-EG_CONF_TARGET=docker EG_DOCKER_IMAGE=$IMG EG_DOCKER_TOOLS=$TOOLS EG_DOCKER_INET=$INET EG_DOCKER_LEAVE=1 \
+EG_CONF_TARGET=docker EG_DOCKER_IMAGE=$IMG EG_DOCKER_TOOLS=$TOOLS EG_DOCKER_PLANE=$PLANE \
+    EG_DOCKER_INET=$INET EG_DOCKER_LEAVE=1 \
     bash "$TOP/tests/conformance/matrix.sh" "$CONF" >"$T/matrix.log" 2>&1
 rc=$?
 grep -E '^\(' "$T/matrix.log" | sed 's/^/# /'
