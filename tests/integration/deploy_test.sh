@@ -90,6 +90,11 @@ for l in lines:
         v = m.group(2)
         if len(v) >= 2 and v[0] == v[-1] == '"':
             v = v[1:-1]
+        if m.group(1) == "PATH":
+            # The image's search path, set for runtimes that add none:
+            # checked below, not passed (the test's PATH finds the tree).
+            print("IMG_PATH_ENV=%s" % shlex.quote(v))
+            continue
         env.append((m.group(1), v))
     elif word == "FROM":
         froms.append(rest.strip())
@@ -174,6 +179,8 @@ EP=("$ROOTFS${IMG_ENTRYPOINT[0]}" "${IMG_ENTRYPOINT[@]:1}")
 check dockerfile_entrypoint_and_healthcheck_are_exec_form_guard_appliance $? \
     "entry=${IMG_ENTRYPOINT[*]} health=${IMG_HEALTHCHECK[*]}"
 HC=("$ROOTFS${IMG_HEALTHCHECK[0]}" "${IMG_HEALTHCHECK[@]:1}")
+[ "${IMG_PATH_ENV:-}" = /usr/local/bin ]
+check dockerfile_path_is_the_binaries_folder $? "PATH=${IMG_PATH_ENV:-unset}"
 # Debian's default PATH, as Docker gives a container, with the image's bin first.
 IMG_PATH=$ROOTFS/usr/local/sbin:$ROOTFS/usr/local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
