@@ -22,11 +22,11 @@
 #include <unistd.h>
 
 #include "guard/appliance.h"
-#include "util/num.h"
+#include "guard/applenv.h"
 
 #define PROG "egress-guard-appliance"
-/* Bounds: items of one EG_ list, words of one command line. */
-#define LIST_MAX 64
+/* Bound: words of one command line. */
+#define LIST_MAX APPLENV_LIST_MAX
 #define ARGV_MAX 1024
 
 enum mode { MODE_RUN, MODE_INIT, MODE_HOLD };
@@ -110,25 +110,18 @@ arg_add(struct argv *a, const char *s)
 	a->v[a->n] = NULL;
 }
 
-/* The items of a comma-, tab- or space-separated list (no path may hold
- * one of those), at most LIST_MAX; *n is how many. Items point into a
- * copy that lives until exit. */
+/* The items of an EG_ list (applenv_split), at most LIST_MAX; *n is how
+ * many. Items point into a copy that lives until exit. */
 static void
 list_split(const char *name, const char *val, char **items, int *n)
 {
-	char *copy, *p, *tok, *save = NULL;
+	size_t sz = strlen(val) + 1;
+	char *copy;
 
-	*n = 0;
-	if ((copy = strdup(val)) == NULL)
+	if ((copy = malloc(sz)) == NULL)
 		die("out of memory");
-	for (p = copy; *p != '\0'; p++)
-		if (*p == ',' || *p == '\t' || *p == '\n')
-			*p = ' ';
-	for (tok = strtok_r(copy, " ", &save); tok != NULL; tok = strtok_r(NULL, " ", &save)) {
-		if (*n >= LIST_MAX)
-			die("%s: more than %d items", name, LIST_MAX);
-		items[(*n)++] = tok;
-	}
+	if ((*n = applenv_split(val, copy, sz, items, LIST_MAX)) == -1)
+		die("%s: more than %d items", name, LIST_MAX);
 }
 
 /* Adds FLAG ITEM for every item of the list. */
@@ -164,55 +157,18 @@ show(char *const *v)
 	fflush(stdout);
 }
 
-static int
-is_uint(const char *s, long long max, long long *out)
-{
-	long long v;
-
-	if (s[0] == '\0' || s[strspn(s, "0123456789")] != '\0')
-		return 0;
-	/* Leading zeros as the shell's test took them: decimal. */
-	while (s[0] == '0' && s[1] != '\0')
-		s++;
-	if (num_parse(s, 0, max, &v) == -1)
-		return 0;
-	if (out != NULL)
-		*out = v;
-	return 1;
-}
-
-/* UID:GID, both numbers; 0 or -1. */
-static int
-parse_ids(const char *s, uid_t *u, gid_t *g)
-{
-	const char *colon = strchr(s, ':');
-	char us[32];
-	long long a, b;
-	size_t ul;
-
-	if (colon == NULL || (ul = (size_t)(colon - s)) >= sizeof(us))
-		return -1;
-	memcpy(us, s, ul);
-	us[ul] = '\0';
-	if (!is_uint(us, 4294967294LL, &a) || !is_uint(colon + 1, 4294967294LL, &b))
-		return -1;
-	*u = (uid_t)a;
-	*g = (gid_t)b;
-	return 0;
-}
-
 /* A user's uid, by name or number (as `id -u` takes it); 0 or -1. */
 static int
 user_uid(const char *user, uid_t *uid)
 {
 	struct passwd *pw;
-	long long v;
+	unsigned long v;
 
 	if ((pw = getpwnam(user)) != NULL) {
 		*uid = pw->pw_uid;
 		return 0;
 	}
-	if (is_uint(user, 4294967294LL, &v) && getpwuid((uid_t)v) != NULL) {
+	if (applenv_id(user, &v) == 0 && getpwuid((uid_t)v) != NULL) {
 		*uid = (uid_t)v;
 		return 0;
 	}
@@ -290,7 +246,7 @@ nft_step(struct env *e)
 	struct argv a = {{0}, 0};
 	char ns[4096], num[32];
 	const char *guards;
-	long long v;
+	unsigned long v;
 	int rc;
 
 	if (e->netns[0] == '\0') {
@@ -298,7 +254,7 @@ nft_step(struct env *e)
 	} else {
 		if (strchr(e->netns, '/') != NULL)
 			rc = snprintf(ns, sizeof(ns), "%s", e->netns);
-		else if (is_uint(e->netns, 4194304, NULL))
+		else if (e->netns[strspn(e->netns, "0123456789")] == '\0')
 			rc = snprintf(ns, sizeof(ns), "/proc/%s/ns/net", e->netns);
 		else
 			rc = snprintf(ns, sizeof(ns), "/run/netns/%s", e->netns);
@@ -344,9 +300,9 @@ nft_step(struct env *e)
 			    "namespace");
 		}
 	} else {
-		if (!is_uint(e->exempt_uid, 4294967294LL, &v))
+		if (applenv_id(e->exempt_uid, &v) == -1)
 			die("EG_EXEMPT_UID=%s: expected a uid, auto or none", e->exempt_uid);
-		snprintf(num, sizeof(num), "%lld", v);
+		snprintf(num, sizeof(num), "%lu", v);
 		arg_add(&a, "--exempt-uid");
 		arg_add(&a, num);
 	}
@@ -369,11 +325,10 @@ static void
 own_dirs(struct env *e)
 {
 	char *items[LIST_MAX];
-	uid_t ou;
-	gid_t og;
+	unsigned long ou, og;
 	int i, n;
 
-	if (parse_ids(e->init_owner, &ou, &og) == -1)
+	if (applenv_ids(e->init_owner, &ou, &og) == -1)
 		die("EG_INIT_OWNER=%s: expected uid:gid (numbers)", e->init_owner);
 	list_split("EG_INIT_DIRS", e->init_dirs, items, &n);
 	for (i = 0; i < n; i++) {
@@ -386,14 +341,14 @@ own_dirs(struct env *e)
 			die("EG_INIT_DIRS: %s: not a folder (or a symlink)", d);
 		if (st.st_uid == ou && st.st_gid == og && (st.st_mode & 07777) == 0700)
 			continue;
-		snprintf(owner, sizeof(owner), "%lu:%lu", (unsigned long)ou, (unsigned long)og);
+		snprintf(owner, sizeof(owner), "%lu:%lu", ou, og);
 		if (e->dry) {
 			printf("chmod 0700 -- %s\nchown -- %s %s\n", d, owner, d);
 			fflush(stdout);
 			continue;
 		}
 		fd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd == -1 || fchmod(fd, 0700) == -1 || fchown(fd, ou, og) == -1)
+		if (fd == -1 || fchmod(fd, 0700) == -1 || fchown(fd, (uid_t)ou, (gid_t)og) == -1)
 			die("EG_INIT_DIRS: %s: cannot hand it to %s mode 0700 (%s; the init "
 			    "container needs CAP_CHOWN, and CAP_FOWNER for a folder root "
 			    "does not own)", d, owner, strerror(errno));
@@ -435,8 +390,7 @@ wait_for_stop(void)
 static void __attribute__((noreturn))
 hold(struct env *e)
 {
-	uid_t hu;
-	gid_t hg;
+	unsigned long hu, hg;
 	int fd;
 
 	/* A holder without its table would hand every joining workload an
@@ -446,19 +400,19 @@ hold(struct env *e)
 		    "default-deny");
 	if (e->netns[0] != '\0')
 		die("hold applies the table to its own namespace: EG_NETNS must be empty");
-	if (parse_ids(e->hold_user, &hu, &hg) == -1 || hu == 0 || hg == 0)
+	if (applenv_ids(e->hold_user, &hu, &hg) == -1 || hu == 0 || hg == 0)
 		die("EG_HOLD_USER=%s: expected uid:gid, neither 0", e->hold_user);
 	nft_step(e);
 	if (e->dry) {
 		printf("hold as %lu:%lu, no groups, no capabilities, no_new_privs, "
-		    "until SIGTERM\n", (unsigned long)hu, (unsigned long)hg);
+		    "until SIGTERM\n", hu, hg);
 		exit(0);
 	}
 	fd = open(e->hold_mark, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd == -1 || close(fd) == -1)
 		die("EG_HOLD_MARK=%s: cannot write it (%s)", e->hold_mark, strerror(errno));
-	if (setgroups(0, NULL) == -1 || setresgid(hg, hg, hg) == -1 ||
-	    setresuid(hu, hu, hu) == -1 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+	if (setgroups(0, NULL) == -1 || setresgid((gid_t)hg, (gid_t)hg, (gid_t)hg) == -1 ||
+	    setresuid((uid_t)hu, (uid_t)hu, (uid_t)hu) == -1 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
 		/* The table is in place but the holder would keep root: take
 		 * the mark back, so that nothing turns healthy on it. */
 		int err = errno;
