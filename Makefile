@@ -155,11 +155,13 @@ DOCDIR        ?= $(PREFIX)/share/doc/egress-guard
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 
 install: $(BINS)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(DOCDIR) \
-	    $(DESTDIR)$(SYSTEMDUNITDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+	    $(DESTDIR)$(DOCDIR) $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 0755 $(BINS) $(DESTDIR)$(BINDIR)/
-	install -m 0644 docs/egress-guard.8 $(DESTDIR)$(MANDIR)/man8/
-	install -m 0644 README.md docs/nft.md docs/design.md docs/receipts.md $(DESTDIR)$(DOCDIR)/
+	install -m 0644 $(wildcard docs/*.8) $(DESTDIR)$(MANDIR)/man8/
+	$(if $(wildcard docs/*.5),install -m 0644 $(wildcard docs/*.5) $(DESTDIR)$(MANDIR)/man5/)
+	install -m 0644 README.md docs/reference.md docs/deploy.md docs/nft.md docs/design.md \
+	    docs/receipts.md $(DESTDIR)$(DOCDIR)/
 	sed 's|/usr/local/bin/egress-guard|$(BINDIR)/egress-guard|g' \
 	    container/egress-guard.service >$(DESTDIR)$(SYSTEMDUNITDIR)/egress-guard.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/egress-guard.service

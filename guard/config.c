@@ -64,7 +64,8 @@ config_usage(FILE *f, const char *prog)
 	    "       [--dns-timeout S] [--grace S]\n"
 	    "   or: %s check " CHECK_ARGS "\n"
 	    "   or: %s nft apply|show|verify|remove --netns NAME|PATH|PID ...\n"
-	    "   or: %s version\n", prog, prog, prog, prog);
+	    "   or: %s appliance [run|init|hold|pause|fenced|health|COMMAND...]\n"
+	    "   or: %s version\n", prog, prog, prog, prog, prog);
 }
 
 /* `egress-guard run --help`: every flag, with its default. */

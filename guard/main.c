@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "guard/appliance.h"
 #include "guard/check.h"
 #include "guard/config.h"
 #include "guard/guard.h"
@@ -37,6 +38,8 @@ main(int argc, char **argv)
 		return check_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "nft") == 0)
 		return nftcmd_main(argc - 1, argv + 1);
+	if (strcmp(argv[1], "appliance") == 0)
+		return appliance_main(argc - 1, argv + 1);
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
 		config_usage(stdout, "egress-guard");
 		return flushed();

@@ -9,7 +9,7 @@ libnftnl-dev libmnl-dev libjansson-dev libcmocka-dev
 curl iproute2 nftables python3 openssl procps iputils-ping nodejs git
 python3-yaml systemd clang libclang-rt-14-dev
 docker.io docker-compose mmdebstrap util-linux bind9-dnsutils
-gnutls-bin golang-go"
+gnutls-bin golang-go dpkg-dev lintian mandoc"
 
 missing=""
 for p in $PKGS; do

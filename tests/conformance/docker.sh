@@ -35,6 +35,7 @@
 
 IMG=${EG_DOCKER_IMAGE:?EG_DOCKER_IMAGE: the guard image}
 TOOLS=${EG_DOCKER_TOOLS:?EG_DOCKER_TOOLS: an image with curl and python3}
+PLANE=${EG_DOCKER_PLANE:?EG_DOCKER_PLANE: an image with egress-guardctl, sh and setpriv}
 INET=${EG_DOCKER_INET:-198.18.0.10}
 GIP=172.30.0.2 KIP=172.30.0.3 GEG=198.18.0.2 BYS=172.30.0.9
 PROJ=egconf$$
@@ -205,7 +206,7 @@ $GUARD_COMMON
     command: ["push", "/bundles/strict.json", "--control", "/run/egress-guard/control.sock"]
   # The plane's side for the cases: the runner's shape, kept running.
   plane:
-    image: $IMG
+    image: $PLANE
     entrypoint: [sleep, infinity]
     network_mode: none
     volumes:

@@ -1,16 +1,17 @@
 # Deployment files, black-box. No Docker engine runs here, so this tests
 # what the files do:
 #
-# - container/entrypoint.sh runs inside the namespaces of lib.sh's topology
-#   with the environment container/Dockerfile's ENV lines set (parsed from
-#   the Dockerfile), the binaries where the Dockerfile's COPY lines put them
-#   (a copy of the image's /usr/local/bin first in PATH), and the
+# - the image's entry (`egress-guard appliance`, its ENTRYPOINT) runs
+#   inside the namespaces of lib.sh's topology with the environment
+#   container/Dockerfile's ENV lines set (parsed from the Dockerfile), from
+#   the image's own file tree as container/rootfs.sh lays it out (its
+#   /usr/local/bin first in PATH), and the
 #   capabilities and uids the compose files and the pod manifest grant
 #   (parsed from them, applied with setpriv);
 # - the separate-namespace layout (guard in GD, rules in WL), the
 #   shared-namespace sidecar (guard in WL, its uid exempt), the Kubernetes
 #   init container + non-root sidecar flow;
-# - the entrypoint's errors, the guard's privilege drop and state folder,
+# - the entry's errors, the guard's privilege drop and state folder,
 #   the root warning, --help of every command, the YAML of compose and the
 #   pod, the systemd unit (systemd-analyze), `make install`.
 #
@@ -89,15 +90,20 @@ for l in lines:
         v = m.group(2)
         if len(v) >= 2 and v[0] == v[-1] == '"':
             v = v[1:-1]
+        if m.group(1) == "PATH":
+            # The image's search path, set for runtimes that add none:
+            # checked below, not passed (the test's PATH finds the tree).
+            print("IMG_PATH_ENV=%s" % shlex.quote(v))
+            continue
         env.append((m.group(1), v))
     elif word == "FROM":
         froms.append(rest.strip())
     elif word == "COPY":
         copies.append(rest.strip())
     elif word == "ENTRYPOINT":
-        ep = json.loads(rest)[0]
+        ep = json.loads(rest)
     elif word == "HEALTHCHECK":
-        hc = rest.split(" CMD ", 1)[1].strip()
+        hc = json.loads(rest.split(" CMD ", 1)[1].strip())
     elif word == "LABEL":
         labels += rest + " "
     elif word == "ARG":
@@ -107,21 +113,10 @@ for l in lines:
 print("IMG_ENV=(%s)" % " ".join(shlex.quote("%s=%s" % kv) for kv in env))
 print("IMG_FROMS=(%s)" % " ".join(shlex.quote(f) for f in froms))
 print("IMG_COPIES=(%s)" % " ".join(shlex.quote(c) for c in copies))
-print("IMG_ENTRYPOINT=%s" % shlex.quote(ep))
-print("IMG_HEALTHCHECK=%s" % shlex.quote(hc))
+print("IMG_ENTRYPOINT=(%s)" % " ".join(shlex.quote(a) for a in ep))
+print("IMG_HEALTHCHECK=(%s)" % " ".join(shlex.quote(a) for a in hc))
 print("IMG_LABELS=%s" % shlex.quote(labels))
 print("IMG_ARGS=(%s)" % " ".join(shlex.quote(a) for a in args))
-# The runtime stage's apt-get install list and its useradd line.
-last = [r for r in runs if "apt-get install" in r][-1]
-pk = re.split(r"apt-get install[^\n&]*?--no-install-recommends", last)[1].split("&&")[0].split()
-print("IMG_PKGS=(%s)" % " ".join(shlex.quote(p) for p in pk))
-# Files the build stage installs under /out, which one COPY --from takes
-# to the same path without /out.
-m = re.search(r"install -m 0755 container/entrypoint\.sh /out(/\S+)", " ".join(runs))
-print("IMG_EP_INSTALL=%s" % shlex.quote(m.group(1) if m else ""))
-ua = [r for r in runs if "useradd" in r]
-m = re.search(r"useradd[^&]*--uid (\d+)[^&]* ([a-z_][a-z0-9_-]*)\s*(?:\\\\|&&|$)", ua[-1] if ua else "")
-print("IMG_USER=%s IMG_UID=%s" % (m.group(2), m.group(1)) if m else "IMG_USER= IMG_UID=")
 PY
 if ! . "$T/dockerfile.sh"; then
 	fail dockerfile_parsed "$(cat "$T/dockerfile.sh")"
@@ -135,20 +130,27 @@ fi
 check dockerfile_builds_offline_with_legacy_builder_and_buildkit $?
 
 [ "${#IMG_FROMS[@]}" -eq 2 ] && [ "${IMG_FROMS[0]}" = "debian:12 AS build" ] &&
-    [ "${IMG_FROMS[1]}" = "debian:12-slim" ]
-check dockerfile_multistage_build_debian12_run_debian12_slim $? "${IMG_FROMS[*]}"
+    [ "${IMG_FROMS[1]}" = "scratch" ] && [ "${IMG_COPIES[*]}" = ". . --from=build /out/ /" ]
+check dockerfile_multistage_build_debian12_run_from_scratch $? "${IMG_FROMS[*]} / ${IMG_COPIES[*]}"
 
-# Every shared library the binaries load comes from a package the runtime
-# stage installs (libc6 is in the base image).
-need=""
-for l in $(ldd "$BIN" "$CTL" | awk '$3 ~ /^\// {print $3}' | sort -u); do
-	p=$(dpkg -S "$(readlink -f "$l")" 2>/dev/null | head -n1 | cut -d: -f1)
-	[ -z "$p" ] && p=$(dpkg -S "$l" 2>/dev/null | head -n1 | cut -d: -f1)
-	case " libc6 ${IMG_PKGS[*]} " in *" $p "*) ;; *) need="$need $l(${p:-?})";; esac
-done
-[ -z "$need" ] && [ "${#IMG_PKGS[@]}" -eq 6 ]
-check dockerfile_runtime_packages_are_exactly_what_the_binaries_load $? \
-    "missing:$need have: ${IMG_PKGS[*]}"
+# The image's whole tree, as the build stage lays it out (the same script,
+# here on this Debian 12 host's packages).
+ROOTFS=$T/image
+sh "$C/rootfs.sh" "$EG_BUILD" "$ROOTFS" 0.1.0 test >"$T/rootfs.out" 2>&1
+check image_rootfs_lays_out $? "$(tail -n 3 "$T/rootfs.out")"
+# Every shared library the binaries load is in it, and nothing else is: no
+# shell, no package manager; its SBOM names each library's package.
+need="" extra=""
+libs=$(ldd "$BIN" "$CTL" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// && $1 !~ /:$/ {print $1}' | sort -u)
+for l in $libs; do [ -f "$ROOTFS$l" ] || need="$need $l"; done
+extra=$(cd "$ROOTFS" && find . -type f | sed 's|^\.||' | grep -vxF -e /usr/local/bin/egress-guard \
+    -e /usr/local/bin/egress-guardctl -e /etc/passwd -e /etc/group -e /etc/nsswitch.conf \
+    -e /usr/share/egress-guard/sbom.tsv $(printf -- '-e %s ' $libs))
+sbom_libs=$(awk -F'\t' '!/^#/ && $6 != "egress-guard" {print $1}' "$ROOTFS/usr/share/egress-guard/sbom.tsv" | sort)
+[ -z "$need" ] && [ -z "$extra" ] && [ "$sbom_libs" = "$libs" ] &&
+    [ ! -e "$ROOTFS/bin/sh" ] && [ ! -e "$ROOTFS/usr/bin" ]
+check image_rootfs_is_exactly_binaries_their_libraries_and_etc $? \
+    "missing:$need extra: $extra sbom libs: $sbom_libs"
 
 case "$IMG_LABELS" in
 *'org.opencontainers.image.version="${VERSION}"'*'org.opencontainers.image.revision="${REVISION}"'*)
@@ -158,6 +160,8 @@ case "$IMG_LABELS" in
 esac
 check dockerfile_labels_version_and_revision_from_args $r "$IMG_LABELS"
 
+IMG_USER=$(awk -F: '$3 == 10001 {print $1}' "$ROOTFS/etc/passwd" 2>/dev/null)
+IMG_UID=$(awk -F: '$3 == 10001 {print $3}' "$ROOTFS/etc/passwd" 2>/dev/null)
 img_env() {	# img_env NAME: the Dockerfile's ENV value of NAME
 	for kv in "${IMG_ENV[@]}"; do
 		[ "${kv%%=*}" = "$1" ] && { printf '%s' "${kv#*=}"; return 0; }
@@ -165,33 +169,20 @@ img_env() {	# img_env NAME: the Dockerfile's ENV value of NAME
 	return 1
 }
 [ -n "$IMG_USER" ] && [ "$(img_env EG_USER)" = "$IMG_USER" ] && [ "$IMG_UID" -ge 1000 ]
-check dockerfile_creates_the_non_root_user_eg_user_names $? "useradd $IMG_USER uid $IMG_UID, EG_USER=$(img_env EG_USER)"
+check dockerfile_creates_the_non_root_user_eg_user_names $? "passwd: $IMG_USER uid $IMG_UID, EG_USER=$(img_env EG_USER)"
 
-# The image's layout: binaries and entrypoint where the COPY lines put
-# them, the entrypoint where ENTRYPOINT runs it.
-ROOTFS=$T/image
-bindir="" epsrc=""
-for c in "${IMG_COPIES[@]}"; do
-	case "$c" in
-	"--from=build /out/usr/local/bin/ /usr/local/bin/") bindir=/usr/local/bin ;;
-	esac
-done
-case "$IMG_EP_INSTALL" in "$bindir"/*) epsrc=$IMG_EP_INSTALL ;; esac
-mkdir -p "$ROOTFS$bindir"
-cp "$BIN" "$CTL" "$ROOTFS$bindir/"
-cp "$C/entrypoint.sh" "$ROOTFS$epsrc"
-chmod 0755 "$ROOTFS$epsrc"
-chmod -R go+rX "$ROOTFS"
-EP=$ROOTFS$IMG_ENTRYPOINT
-[ -n "$bindir" ] && [ "$epsrc" = "$IMG_ENTRYPOINT" ] && [ -x "$EP" ]
-check dockerfile_entrypoint_is_the_copied_entrypoint_sh $? "bin=$bindir ep=$epsrc entry=$IMG_ENTRYPOINT"
-# Debian's default PATH, as in the image, with the image's bin first.
+# The entry: the image's guard binary, its `appliance` word, exec form;
+# the health check exec form too. No shell runs either.
+EP=("$ROOTFS${IMG_ENTRYPOINT[0]}" "${IMG_ENTRYPOINT[@]:1}")
+[ "${IMG_ENTRYPOINT[*]}" = "/usr/local/bin/egress-guard appliance" ] && [ -x "${EP[0]}" ] &&
+    [ "${IMG_HEALTHCHECK[*]}" = "/usr/local/bin/egress-guard appliance health" ]
+check dockerfile_entrypoint_and_healthcheck_are_exec_form_guard_appliance $? \
+    "entry=${IMG_ENTRYPOINT[*]} health=${IMG_HEALTHCHECK[*]}"
+HC=("$ROOTFS${IMG_HEALTHCHECK[0]}" "${IMG_HEALTHCHECK[@]:1}")
+[ "${IMG_PATH_ENV:-}" = /usr/local/bin ]
+check dockerfile_path_is_the_binaries_folder $? "PATH=${IMG_PATH_ENV:-unset}"
+# Debian's default PATH, as Docker gives a container, with the image's bin first.
 IMG_PATH=$ROOTFS/usr/local/sbin:$ROOTFS/usr/local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-
-dash -n "$C/entrypoint.sh" && sh -n "$C/entrypoint.sh" &&
-    { ! command -v shellcheck >/dev/null || shellcheck -s sh "$C/entrypoint.sh"; } &&
-    head -n1 "$C/entrypoint.sh" | grep -qx '#!/bin/sh'
-check entrypoint_is_posix_sh $?
 
 # ------------------------------------------------------------ entrypoint env
 # ep [VAR=VALUE]... [-- ARGS...]: the entrypoint with nothing but the
@@ -204,7 +195,7 @@ ep_cmd() {
 	EPC=(env -i "PATH=$IMG_PATH" HOME=/root "${IMG_ENV[@]}" "${OVR[@]}")
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do EPC+=("$1"); shift; done
 	[ $# -gt 0 ] && shift
-	EPC+=("$EP" "$@")
+	EPC+=("${EP[@]}" "$@")
 }
 # ep_start NAME NS [setpriv args --] [VAR=VALUE]...: the guard in the
 # background; waits for its log's first policy line. PID in EP_PID.
@@ -265,9 +256,9 @@ has_table() { inwl nft list tables 2>/dev/null | grep -q 'inet egress_guard'; }
 # The entrypoint's own defaults are the Dockerfile's: the same commands
 # come out of a dry run with and without the image's ENV lines.
 env -i "PATH=$IMG_PATH" HOME=/root EG_USER=nobody "EG_TRUST_KEYS=$T/keys/a.pub.pem" \
-    EG_DRY_RUN=1 "$EP" >"$T/dry.bare" 2>&1
+    EG_DRY_RUN=1 "${EP[@]}" >"$T/dry.bare" 2>&1
 env -i "PATH=$IMG_PATH" HOME=/root "${IMG_ENV[@]}" EG_USER=nobody \
-    "EG_TRUST_KEYS=$T/keys/a.pub.pem" EG_DRY_RUN=1 "$EP" >"$T/dry.img" 2>&1
+    "EG_TRUST_KEYS=$T/keys/a.pub.pem" EG_DRY_RUN=1 "${EP[@]}" >"$T/dry.img" 2>&1
 # (The nft step's --exempt-cgroup-of names the entrypoint's own pid.)
 sed -i 's/--exempt-cgroup-of [0-9]*/--exempt-cgroup-of PID/' "$T/dry.bare" "$T/dry.img"
 cmp -s "$T/dry.bare" "$T/dry.img" && grep -q ' run --listen ' "$T/dry.img"
@@ -425,7 +416,8 @@ check nft_own_namespace_needs_only_cap_net_admin_another_cap_sys_admin $? \
 # ... and every text that tells what it needs says that, not "even for
 # the caller's own" namespace.
 bad=""
-for f in README.md docs/nft.md docs/design.md docs/egress-guard.8 container/entrypoint.sh nft--help; do
+for f in README.md docs/nft.md docs/design.md docs/deploy.md docs/reference.md docs/egress-guard.8 \
+    guard/appliance.c nft--help; do
 	if [ "$f" = nft--help ]; then "$BIN" nft --help 2>&1; else cat "$TOP/$f"; fi |
 	    tr -s ' \n' '  ' | grep -o 'CAP_SYS_ADMIN[^.;]*' |
 	    grep -qv '^CAP_SYS_ADMIN only to enter another namespace' && bad="$bad $f"
@@ -468,8 +460,8 @@ s=$(status_field "$T/run/control.sock")
 check status_reports_uid_and_not_root $? "$s"
 ! grep -q 'running as root' "$T/logs/sep.log"
 check no_root_warning_when_dropped $?
-ingd env -i "PATH=$IMG_PATH" "${IMG_ENV[@]}" "${OVR[@]}" sh -c "$IMG_HEALTHCHECK"
-check dockerfile_healthcheck_passes_while_guard_runs $? "$IMG_HEALTHCHECK"
+ingd env -i "PATH=$IMG_PATH" "${IMG_ENV[@]}" "${OVR[@]}" "${HC[@]}"
+check dockerfile_healthcheck_passes_while_guard_runs $? "${IMG_HEALTHCHECK[*]}"
 
 out=$(via "$WL" 10.77.0.1:3128 http://api.example.test/)
 case "$out" in *code=200*) r=0;; *) r=1;; esac
@@ -504,7 +496,7 @@ out=$(via "$WL" 10.77.0.1:3128 http://keep.example.test/)
     case "$out" in *code=200*) true;; *) false;; esac
 check restart_same_flags_resumes_state_and_rules $? "exit=$rc epoch=$e $out"
 stop "$GPID"
-ingd env -i "PATH=$IMG_PATH" "${IMG_ENV[@]}" "${OVR[@]}" sh -c "$IMG_HEALTHCHECK" 2>/dev/null
+ingd env -i "PATH=$IMG_PATH" "${IMG_ENV[@]}" "${OVR[@]}" "${HC[@]}" 2>/dev/null
 [ $? -ne 0 ]
 check control_healthcheck_fails_once_guard_stopped $?
 "$BIN" nft remove --netns "$WL" >/dev/null 2>&1
@@ -611,7 +603,7 @@ want(i["command"] == ["hold"] and i.get("restart") == "unless-stopped", "holder 
 want(set(i["cap_add"]) <= {"NET_ADMIN", "SETUID", "SETGID"} and i["cap_drop"] == ["ALL"], "holder caps")
 want(i["environment"]["EG_GUARD_ADDR"] == ip + ":3128", "holder guard address")
 want(i["environment"].get("EG_NETNS", "") == "" and i["environment"]["EG_EXEMPT_UID"] == "none", "holder exempts someone")
-want(i["healthcheck"]["test"] == ["CMD", "test", "-e", i["environment"]["EG_HOLD_MARK"]] and i["environment"]["EG_HOLD_MARK"].startswith(tuple(t + "/" for t in i["tmpfs"])), "holder health is not the mark on a tmpfs")
+want(i["healthcheck"]["test"] == ["CMD", "egress-guard", "appliance", "fenced"] and i["environment"]["EG_HOLD_MARK"].startswith(tuple(t + "/" for t in i["tmpfs"])), "holder health is not the mark on a tmpfs")
 want(w["environment"]["HTTPS_PROXY"] == "http://%s:3128" % ip, "workload proxy")
 want(s["runner"].get("network_mode") == "none", "runner on a network")
 '
@@ -980,5 +972,19 @@ for f in $RUNF netns guard exempt-uid; do
 done
 [ -z "$miss" ] && groff -man -ww -z "$TOP/docs/egress-guard.8" 2>/dev/null
 check man_page_names_every_flag_and_renders $? "missing:$miss"
+# The three pages render with no warning (groff -ww; mandoc's lint when
+# it is there), and egress-guardctl(8) names every command and option.
+out=""
+for m in egress-guard.8 egress-guardctl.8 egress-guard-policy.5; do
+	o=$(groff -man -ww -z "$TOP/docs/$m" 2>&1; command -v mandoc >/dev/null &&
+	    mandoc -T lint -W warning "$TOP/docs/$m" 2>&1)
+	[ -z "$o" ] || out="$out $m: $o"
+done
+for w in compile keygen sign verify push status receipt admit '\-\-guard\-uid' '\-\-attesters' \
+    EG_GUARD_UID; do
+	grep -qF -- "$w" "$TOP/docs/egress-guardctl.8" || out="$out egress-guardctl.8 lacks $w"
+done
+[ -z "$out" ]
+check man_pages_render_without_warnings_ctl_page_names_every_command $? "$out"
 
 finish

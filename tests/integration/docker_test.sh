@@ -142,7 +142,7 @@ before=$(dk images -q --no-trunc | sort | tr '\n' ' ')
 # for Debian's mirror.
 t=$(date +%s)
 printf '%s\n' 'FROM debian:12-slim' \
-    'RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends curl python3 openssl && apt-get clean && rm -rf /var/lib/apt/lists/*' |
+    'RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends curl python3 openssl libjansson4 && apt-get clean && rm -rf /var/lib/apt/lists/*' |
     timeout 600 docker build -q --network host --cache-from "$TOOLS" -t "$TOOLS" - >"$T/tools.log" 2>&1 &
 TOOLS_PID=$!
 
@@ -180,20 +180,77 @@ wait "$TOOLS_PID" || bail docker_tools_image "$(tail -n 5 "$T/tools.log" | tr '\
 cd - >/dev/null || exit 1
 echo "# build: $(($(date +%s) - t)) s"
 size=$(dk image inspect -f '{{.Size}}' "$IMG" 2>/dev/null)
-bsize=$(dk image inspect -f '{{.Size}}' debian:12-slim 2>/dev/null)
-gsize=$(dk run --rm --entrypoint sh "$IMG" -c 'cat /usr/local/bin/egress-guard* | wc -c' 2>/dev/null)
-echo "# image $IMG: ${size:-?} bytes; base debian:12-slim ${bsize:-?}; guard files (egress-guard, egress-guardctl, entrypoint) ${gsize:-?}"
+bsize=$(dk image inspect -f '{{.Size}}' debian:12 2>/dev/null)
+echo "# image $IMG: ${size:-?} bytes (FROM scratch; the build stage's debian:12 ${bsize:-?})"
+[ -n "$size" ] && [ "$size" -le 12000000 ]
+check docker_image_at_most_12_mb "$?" "${size:-?} bytes"
 DIGEST=$(dk image inspect -f '{{.Id}}' "$IMG" 2>/dev/null)
 echo "# image id $DIGEST"
-dk run --rm --entrypoint sh "$IMG" -c \
-    'egress-guard --version && egress-guardctl --version && id egress-guard' >"$T/ver" 2>&1
-grep -q "uid=10001(egress-guard)" "$T/ver"
+# No shell: the image's entry and health check are exec form, and a shell
+# is not there to run. Control: the tools image has one, same command.
+dk run --rm --entrypoint sh "$IMG" -c true >"$T/sh.out" 2>&1; r1=$?
+dk run --rm --entrypoint /bin/sh "$IMG" -c true >>"$T/sh.out" 2>&1; r2=$?
+dk run --rm --entrypoint sh "$TOOLS" -c true >>"$T/sh.out" 2>&1; r3=$?
+[ "$r1" -ne 0 ] && [ "$r2" -ne 0 ] && [ "$r3" -eq 0 ]
+check hostile_docker_run_sh_in_image_fails_control_tools_image_runs_it $? \
+    "image sh=$r1 /bin/sh=$r2 tools sh=$r3 $(tr '\n' ' ' <"$T/sh.out" | cut -c1-300)"
+ep=$(dk image inspect -f '{{json .Config.Entrypoint}} {{json .Config.Healthcheck.Test}}' "$IMG" 2>&1)
+case "$ep" in '["/usr/local/bin/egress-guard","appliance"] ["CMD","/usr/local/bin/egress-guard","appliance","health"]') r=0;; *) r=1;; esac
+check docker_image_entrypoint_and_healthcheck_exec_form $r "$ep"
+# The files of the image are exactly its SBOM's (path, type, mode, owner),
+# and each library names its Debian package and version.
+c=$(dk create "$IMG") && dk cp "$c:/usr/share/egress-guard/sbom.tsv" "$T/sbom.tsv" &&
+    dk cp "$c:/etc/passwd" "$T/img.passwd"
+dk rm -f "$c" >/dev/null 2>&1
+dk save "$IMG" -o "$T/img.tar" && mkdir -p "$T/img" && tar -xf "$T/img.tar" -C "$T/img"
+python3 - "$T/img" "$T/sbom.tsv" >"$T/sbom.cmp" 2>&1 <<'PY'
+import json, os, sys, tarfile
+root, sbom = sys.argv[1], sys.argv[2]
+man = json.load(open(os.path.join(root, "manifest.json")))[0]
+seen = {}
+for layer in man["Layers"]:
+    with tarfile.open(os.path.join(root, layer)) as t:
+        for m in t.getmembers():
+            p = "/" + m.name.strip("./").rstrip("/") if m.name not in (".", "./") else "/"
+            if p == "/":
+                continue
+            kind = "d" if m.isdir() else "f" if m.isfile() else "other:" + str(m.type)
+            seen[p] = (kind, "%04o" % (m.mode & 0o7777), "%d:%d" % (m.uid, m.gid))
+want, bad = {}, []
+for line in open(sbom):
+    if line.startswith("#"):
+        continue
+    f = line.rstrip("\n").split("\t")
+    want[f[0]] = (f[1], f[2], f[3])
+    if f[0].startswith(("/lib", "/usr/lib")) and f[1] == "f" and (f[5] == "egress-guard" or f[6] in ("", "-")):
+        bad.append("library without a Debian package: " + f[0])
+for p in sorted(set(seen) | set(want)):
+    if seen.get(p) != want.get(p):
+        bad.append("%s image=%s sbom=%s" % (p, seen.get(p), want.get(p)))
+print("\n".join(bad) if bad else "ok %d entries" % len(want))
+sys.exit(1 if bad else 0)
+PY
+check docker_image_file_list_equals_sbom $? "$(head -n 12 "$T/sbom.cmp" | tr '\n' ' ')"
+echo "# SBOM ($(grep -vc '^#' "$T/sbom.tsv" 2>/dev/null) entries), libraries:"
+awk -F'\t' '$6 != "egress-guard" && !/^#/ {print "#   " $1 " " $6 " " $7}' "$T/sbom.tsv" 2>/dev/null
+[ -n "${EG_DOCKER_SBOM_OUT:-}" ] && cp "$T/sbom.tsv" "$EG_DOCKER_SBOM_OUT"
+{ dk run --rm --entrypoint egress-guard "$IMG" --version && dk run --rm --entrypoint egress-guardctl "$IMG" --version &&
+    grep '^egress-guard:' "$T/img.passwd"; } >"$T/ver" 2>&1
+grep -q "^egress-guard:x:10001:10001:" "$T/ver"
 check docker_image_runs_guard_and_has_user_10001 $? "$(tr '\n' ' ' <"$T/ver")"
 after=$(dk images -q --no-trunc | sort | tr '\n' ' ')
 if [ "$before" != "$after" ] || ! [ -s "$CACHE/images.tar" ]; then
 	dk save debian:12 debian:12-slim "$TOOLS" egress-guard-build:cache "$IMG" \
 	    -o "$CACHE/images.tmp.tar" && mv "$CACHE/images.tmp.tar" "$CACHE/images.tar"
 fi
+# The plane's side for the conformance cases: the tools image (a shell,
+# setpriv, find) with the image's egress-guardctl, whose libraries it
+# has (libjansson4 above). Never cached: one COPY layer.
+PLANE=egress-guard-test-plane:1
+printf 'FROM %s\nCOPY --from=%s /usr/local/bin/egress-guardctl /usr/local/bin/egress-guardctl\n' "$TOOLS" "$IMG" |
+    DOCKER_BUILDKIT=0 dk build -q -t "$PLANE" - >"$T/plane.log" 2>&1 &&
+    dk run --rm --entrypoint egress-guardctl "$PLANE" --version >>"$T/plane.log" 2>&1 ||
+    bail docker_plane_image "$(tail -n 3 "$T/plane.log" | tr '\n' ' ')"
 # A mutant guard over the image's (never cached): the image a mutant run
 # deploys instead.
 if [ -n "${EG_DOCKER_GUARD_BIN:-}" ]; then
@@ -380,6 +437,10 @@ guard_checks() {
 	check "${L}_guard_uid_10001_no_caps_no_new_privs_on_host_proc" $r "pid $pid: $st"
 	[ "$(health "$g")" = healthy ]
 	check "${L}_guard_healthcheck_healthy" $? "$(health "$g")"
+	# No shell to exec into the guard; the workload's (control) has one.
+	out=$(dk exec "$g" sh -c 'echo shell' 2>&1; echo "rc=$?"; in_wl sh -c 'echo control-shell' 2>&1)
+	case "$out" in *shell*rc=0*) r=1;; *"rc="[1-9]*control-shell*) r=0;; *) r=1;; esac
+	check "hostile_${L}_docker_exec_sh_in_guard_fails" $r "$(tr '\n' ' ' <<<"$out" | cut -c1-300)"
 
 	out=$(in_wl sh -c 'ls -la /run/egress-guard 2>&1; find / -xdev -type s 2>/dev/null')
 	case "$out" in *control.sock*) r=1;; *) r=0;; esac
@@ -652,10 +713,10 @@ pod_up() {
 	dk run -d --name "$(pn internet)" --init --network "$(pn net)" --ip "$INET" \
 	    -v "$TI:/t:ro" -v "$T/inet:/inet" "$TOOLS" sh /inet/run.sh >/dev/null &&
 	dk run -d --name "$(pn pod)" --init --no-healthcheck --network "$(pn net)" --user 65535:65535 "${RO[@]}" \
-	    "$IMG" sleep infinity >/dev/null &&
+	    "$IMG" pause >/dev/null &&
 	dk volume create "$(pn control)" >/dev/null && dk volume create "$(pn state)" >/dev/null &&
 	dk run --rm -v "$(pn control):/run/egress-guard:nocopy" -v "$(pn state):/var/lib/egress-guard:nocopy" \
-	    --entrypoint chmod "$IMG" 0777 /run/egress-guard /var/lib/egress-guard &&
+	    --entrypoint chmod "$TOOLS" 0777 /run/egress-guard /var/lib/egress-guard &&
 	dk run --rm --network "container:$(pn pod)" --cap-drop ALL --cap-add NET_ADMIN \
 	    --cap-add CHOWN --security-opt no-new-privileges:true --read-only \
 	    -v "$(pn control):/run/egress-guard:nocopy" -v "$(pn state):/var/lib/egress-guard:nocopy" \
@@ -704,7 +765,8 @@ if part matrix; then
 echo "# matrix at $(($(date +%s) - T0)) s"
 CONF=${EG_DOCKER_CONF_OUT:-$T/conformance}
 t=$(date +%s)
-EG_CONF_TARGET=docker EG_DOCKER_IMAGE=$IMG EG_DOCKER_TOOLS=$TOOLS EG_DOCKER_INET=$INET EG_DOCKER_LEAVE=1 \
+EG_CONF_TARGET=docker EG_DOCKER_IMAGE=$IMG EG_DOCKER_TOOLS=$TOOLS EG_DOCKER_PLANE=$PLANE \
+    EG_DOCKER_INET=$INET EG_DOCKER_LEAVE=1 \
     bash "$TOP/tests/conformance/matrix.sh" "$CONF" >"$T/matrix.log" 2>&1
 rc=$?
 grep -E '^\(' "$T/matrix.log" | sed 's/^/# /'
