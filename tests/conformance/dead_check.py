@@ -8,10 +8,10 @@ graded by its suite:
   - every fact the suite covers is false;
   - no case whose control needs something live (evidence kind listener or
     resolver) passes, and no case without control evidence passes;
-  - each ID after "--" (cases whose control is the control guard, their
-    probe on the guard under test untouched by the mutant) is in some
-    report and inconclusive: a control that reached nothing is not a fail
-    of the guard either.
+  - each ID after "--" (cases whose probe the mutant leaves alone, their
+    control the control guard or a killed listener) is in some report and
+    inconclusive: a control that reached nothing is not a fail of the
+    guard either.
 Prints one line per finding; exit 0 only when there is none.
 """
 import json, sys

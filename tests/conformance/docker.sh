@@ -330,9 +330,14 @@ if want_fact authority_separation; then
 F=authority_separation
 o=$(inwl curl -sS --max-time 3 --unix-socket /run/egress-guard/control.sock \
     http://localhost/v1/status >/dev/null 2>&1 && echo reachable || echo unreachable)
+# The controls below reach the control API with the plane's push of the
+# bundle in force (answered 200 "unchanged", nothing changes): the guard
+# logs a PUT, which its health check (GET /v1/status every second, also
+# as root) never makes, so the evidence is the control's own request.
+plane_put() { [ "$(push_bundle strict)" = '"epoch":10' ]; }
 m=$(log_mark -)
-k=$(plane status >/dev/null && echo reachable || echo unreachable)
-e=$(ev_control control.sock - "$m" '"path":"/v1/status"')
+k=$(plane_put && echo reachable || echo unreachable)
+e=$(ev_control control.sock - "$m" '"PUT"')
 record as-01 $F "workload connects to the control socket (control: the plane container, control volume mounted)" \
     unreachable "$o" reachable "$k" "$e"
 # sockets PREFIX…: "present" when a socket named control.sock is in that
@@ -348,14 +353,14 @@ echo searched' >"$T/sockets" 2>/dev/null
 }
 o=$(sockets dk exec "$WCID")
 m=$(log_mark -)
-k="$(sockets nsenter -t "$PPID_" -m) $(plane status >/dev/null 2>&1 && echo answered || echo unanswered)"
-e=$(ev_control control.sock - "$m" '"path":"/v1/status"')
+k="$(sockets nsenter -t "$PPID_" -m) $(plane_put && echo answered || echo unanswered)"
+e=$(ev_control control.sock - "$m" '"PUT"')
 record as-02 $F "control socket anywhere in the workload's filesystem (control: the plane container's, which the guard answers)" \
     absent "$o" "present answered" "$k" "$e"
 o=$(inwl curl -sS --noproxy '*' --max-time 3 -o /dev/null -w '%{http_code}' "http://$GIP:3128/v1/status" 2>&1)
 m=$(log_mark -)
-k=$(plane status >/dev/null 2>&1 && echo 200 || echo error)
-e=$(ev_control control.sock - "$m" '"path":"/v1/status"')
+k=$(plane_put && echo 200 || echo error)
+e=$(ev_control control.sock - "$m" '"PUT".*"status":200')
 record as-03 $F "control API over the workload-facing TCP listener (control: over the socket)" "400" "$o" "200" "$k" "$e"
 # as-04, as-05: the control, a neighbour in that range, is pub.
 o=$(rawvia 3128 "CONNECT $GEG:3128 HTTP/1.1\r\n\r\n")
@@ -423,7 +428,7 @@ dd() {	# the probes at once → "TCP|UDP|RESOLVER", each with what its listener 
 o=$(dd p)
 nsenter "--net=/proc/$HPID/ns/net" nft delete table inet egress_guard 2>/dev/null
 k=$(dd c)
-e1=$(ev_listener bys 1); e2=$(ev_resolver bysdns "$T/bysdns.log"); e3=$(ev_get dd10)
+e1=$(ev_listener bys); e2=$(ev_resolver bysdns "$T/bysdns.log"); e3=$(ev_get dd10)
 IFS='|' read -r o1 o2 o3 <<EOF
 $o
 EOF
