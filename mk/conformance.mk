@@ -20,7 +20,7 @@ MUTANT_FLAGS_dns_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_DNS_FORWARD
 # connect_time_public_address cases under --allow-range ::/0.
 RANGE_FIRST_BIN = $(BUILD)/mutant-range_first/egress-guard
 
-.PHONY: conformance conformance-mutants conformance-mutants-more conformance-mutants-nft conformance-docker \
+.PHONY: conformance conformance-mutants conformance-mutants-harness conformance-mutants-more conformance-mutants-nft conformance-docker \
     conformance-mutants-docker
 # The matrix, then a receipt for this exact build, signed by a local
 # attester key made for the purpose, and the grade it earns. The target
@@ -80,10 +80,39 @@ define mutant-run
 	else echo "FAIL mutant $(4): no report, fact not false, or version wrong about -MUTANT"; exit 1; fi
 endef
 
+# The harness's own mutant (one matrix run over every fact, about as long
+# as the matrix): the pretend internet's listeners and the control
+# resolver killed once up, the control guards never started
+# (EG_CONF_HARNESS_MUTANT=dead_controls). Every fact of both the lab and
+# the transparent report must turn false, no case whose control needs a
+# live listener or resolver may pass, and a sample of cases whose probe
+# the mutant leaves alone (their control is the control guard or a killed
+# listener) must be inconclusive: neither pass nor a fail of the guard.
+DEAD_CONTROL_CASES = edm-01 edm-04 edm-20 ctpa-01 ctpa-07 ctpa-20 as-04 dd-01 tp-edm-06 tp-ctpa-01 tp-dd-01
+define harness-mutant-run
+	$(Q)out=$(BUILD)/conformance/mutant-dead_controls; mkdir -p $$out; rm -f $$out/report*.json; \
+	if BUILD=$(BUILD) EG_CONF_HARNESS_MUTANT=dead_controls \
+	    EG_CONF_RANGE_FIRST_BIN=$(abspath $(RANGE_FIRST_BIN)) bash tests/conformance/matrix.sh $$out \
+	    >$$out/matrix.log 2>&1; then \
+		echo "FAIL harness mutant dead_controls: the matrix stayed green"; exit 1; \
+	fi; \
+	if python3 tests/conformance/dead_check.py $$out/report.json conform/suites/lab.json \
+	    $$out/report-transparent.json conform/suites/transparent.json -- $(DEAD_CONTROL_CASES) \
+	    >$$out/check.log 2>&1; then \
+		echo "PASS harness mutant dead_controls: every fact false, no dead control passed"; \
+	else echo "FAIL harness mutant dead_controls: $$(grep -m3 '^dead_controls' $$out/check.log | tr '\n' ' ')"; exit 1; fi
+endef
+
+# The harness mutant alone.
+conformance-mutants-harness: all $(RANGE_FIRST_BIN)
+	$(call harness-mutant-run)
+
 # conformance-mutants (make test runs it): one mutant per fact of the
-# transparent path and of the deploy, each made to fail its own cases.
+# transparent path and of the deploy, each made to fail its own cases,
+# and the harness's dead_controls.
 conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutant-no_recheck/egress-guard \
-    $(BUILD)/mutant-nft_forward/egress-guard $(BUILD)/mutant-trust_dialled/egress-guard
+    $(BUILD)/mutant-nft_forward/egress-guard $(BUILD)/mutant-trust_dialled/egress-guard $(RANGE_FIRST_BIN)
+	$(call harness-mutant-run)
 	$(call mutant-run,$(BUILD)/mutant-no_classify,connect_time_public_address,,no_classify,tp-ctpa)
 	$(call mutant-run,$(BUILD)/mutant-no_recheck,redirect_recheck,,no_recheck,tp-rr)
 	$(call mutant-run,$(BUILD),default_deny,EG_CONF_SKIP_NFT=1,skip_nft)

@@ -10,13 +10,99 @@ FACTS=${EG_CONF_FACTS:-"exact_destination_match connect_time_public_address redi
 
 want_fact() { case " $FACTS " in *" $1 "*) return 0;; esac; return 1; }
 
-# record ID FACT PROBE EXPECTED OBSERVED CONTROL_EXPECTED CONTROL_OBSERVED
+# record ID FACT PROBE EXPECTED OBSERVED CONTROL_EXPECTED CONTROL_OBSERVED EVIDENCE
+# EVIDENCE is what the far side of the negative control saw, "KIND NAME:
+# DETAIL" (docs/receipts.md, "Suites and evidence"; the ev_* helpers
+# below): a control whose listener, resolver, socket or counter saw
+# nothing proves nothing, so the case is inconclusive, never pass.
 record() {
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$RES"
+	[ $# = 8 ] || { echo "conformance: record $1: $# arguments, 8 wanted"; set -- "$1" "$2" "$3" "$4" "$5" "$6" "$7" ""; }
+	# One line per case: a tab, newline or CR inside a field is a space.
+	_f=()
+	for _x in "$@"; do _x=${_x//$'\t'/ }; _x=${_x//$'\n'/ }; _f+=("${_x//$'\r'/ }"); done
+	set -- "${_f[@]}"
+	e=$8
+	ev_valid "$e" || e=""
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$e" >>"$RES"
 	v=pass
-	[ "$4" = "$5" ] || v=fail
-	[ $v = pass ] && [ "$6" != "$7" ] && v=inconclusive
-	printf '%-5s %-13s %s  [%s | control: %s]\n' "$v" "$1" "$3" "$5" "$7"
+	if [ "$4" != "$5" ]; then v=fail
+	elif [ "$6" != "$7" ] || [ -z "$e" ]; then v=inconclusive; fi
+	printf '%-5s %-13s %s  [%s | control: %s | evidence: %s]\n' "$v" "$1" "$3" "$5" "$7" "${e:-NONE}"
+}
+
+# --------------------------------------------------- control evidence
+# ev_valid TEXT: TEXT is "KIND NAME: DETAIL" as the report's schema has it
+# (listener, resolver, socket and counter details start with a count >= 1).
+ev_valid() {
+	local LC_ALL=C re='^(listener|resolver|socket|counter|process) [A-Za-z0-9._:/-]{1,64}: ([ -~]{1,200})$'
+	[[ $1 =~ $re ]] || return 1
+	[ "${BASH_REMATCH[1]}" = process ] || [[ ${BASH_REMATCH[2]} =~ ^[1-9][0-9]* ]]
+}
+# ev_listener NAME [MIN_REQUESTS]: what listener NAME logged since its last
+# clear_log, "listener NAME: N connections, B bytes[, R requests]"; empty
+# when it logged no connection (or fewer than MIN_REQUESTS requests). A
+# connection the guard made is logged once the listener accepts it, a
+# moment after the guard saw it open: up to 0.5 s for the first line.
+ev_listener() {
+	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$T/$1.log" ] && break; sleep 0.05; done
+	awk -v n="$1" -v min="${2:-0}" '$1 == "conn" { c++ } $1 == "bytes" { b += $2 } $1 == "req" { r++ }
+	    END { if (c > 0 && r >= min)
+		printf "listener %s: %d connection%s, %d bytes%s\n", n, c, c == 1 ? "" : "s", b,
+		    r ? sprintf(", %d request%s", r, r == 1 ? "" : "s") : "" }' "$T/$1.log" 2>/dev/null
+}
+# ev_keep KEY NAME [MIN_REQUESTS]: ev_listener's words kept in $T/ev.KEY,
+# for a probe that runs in a subshell and clears its listener's log; ev_get
+# KEY prints them once.
+ev_keep() { k=$1; shift; ev_listener "$@" >"$T/ev.$k"; }
+ev_get() { cat "$T/ev.$1" 2>/dev/null; rm -f "$T/ev.$1"; }
+# ev_resolver NAME FILE [CLIENT]: "resolver NAME: N queries" for the lines
+# of query log FILE (dnsd.py's "QNAME TYPE CLIENT", nftprobe.py's "udp
+# query from ..."), those from CLIENT only when given.
+ev_resolver() {
+	for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$2" ] && break; sleep 0.05; done
+	awk -v n="$1" -v cl="${3:-}" 'cl == "" || $3 == cl || $NF ~ "^" cl ":" { q++ }
+	    END { if (q > 0) printf "resolver %s: %d quer%s\n", n, q, q == 1 ? "y" : "ies" }' "$2" 2>/dev/null
+}
+# log_of SRC: a guard's log, SRC its file or "-" for the guard under
+# test's (the target's glog); log_mark SRC: its line count now, from
+# which ev_control and ev_decision read.
+log_of() { if [ "$1" = - ]; then glog; else cat "$1" 2>/dev/null; fi; }
+log_mark() { log_of "$1" | wc -l; }
+# ev_json SRC MARK EVENT PATTERN FORMAT: the EVENT lines of log SRC after
+# MARK that match PATTERN (up to 0.5 s for the first), FORMAT'ed from the
+# count N and the last line's keys.
+ev_json() {
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		log_of "$1" | tail -n "+$(($2 + 1))" | grep "\"event\":\"$3\"" | grep -e "$4" >"$T/ev.json"
+		[ -s "$T/ev.json" ] && break
+		sleep 0.05
+	done
+	python3 -c 'import json, sys
+ls = [json.loads(l[l.index("{"):]) for l in open(sys.argv[1]) if "{" in l]
+if ls:
+    d = dict(ls[-1], N=len(ls), S="" if len(ls) == 1 else "s")
+    print(sys.argv[2].format(**{k: v for k, v in d.items() if isinstance(k, str)}).rstrip())' \
+	    "$T/ev.json" "$5" 2>/dev/null
+}
+# ev_control NAME SRC MARK [PATTERN]: the guard's control API (socket NAME)
+# logged a request: "socket NAME: N connections, METHOD PATH STATUS".
+ev_control() {
+	ev_json "$2" "$3" control "${4:-.}" "socket $1: {N} connection{S}, {method} {path} {status}"
+}
+# ev_decision NAME SRC MARK: a guard's proxy listener (NAME) logged a
+# decision: "listener NAME: N decisions, the last DECISION REASON for HOST".
+ev_decision() {
+	ev_json "$2" "$3" decision . "listener $1: {N} decision{S}, the last {decision} {reason} for {host}"
+}
+# ev_counter NAME BEFORE AFTER: "counter NAME: N packets" when it moved.
+ev_counter() {
+	[ "${3:-0}" -gt "${2:-0}" ] 2>/dev/null &&
+	    echo "counter $1: $(($3 - $2)) packet$([ $(($3 - $2)) = 1 ] || echo s)"
+}
+# ev_caps PID: "process PID: CapEff HEX" when PID runs with capabilities.
+ev_caps() {
+	c=$(awk '/^CapEff/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+	[ -n "$c" ] && [ "$c" != 0000000000000000 ] && echo "process $1: CapEff $c"
 }
 
 # via PORT URL [curl args] → "allow" | "deny REASON" | "error"
@@ -41,12 +127,21 @@ rawvia() {
 seen() { if [ -s "$T/$1.log" ]; then echo reached; else echo untouched; fi; }
 clear_log() { : >"$T/$1.log"; }
 
-# write_report OUT_DIR BINARY SHA256 [DEPLOYMENT_JSON]: OUT_DIR/report.json
-# from the recorded cases, and the summary table; exit status 0 only when
-# every fact run is true.
+# write_report OUT_DIR BINARY SHA256 SUITE [DEPLOYMENT_JSON]: OUT_DIR/report.json
+# from the recorded cases (schema v2, graded against conform/suites/SUITE.json),
+# and the summary table; exit status 0 only when every fact run is true.
+# The lab's run adds OUT_DIR/report-transparent.json (suite transparent:
+# its tp-* cases).
 write_report() {
-	python3 "$(dirname "${BASH_SOURCE[0]}")/report.py" "$RES" "$1/report.json" "$2" "$FACTS" \
-	    "$3" ${4:+"$4"}
+	_rp=$(dirname "${BASH_SOURCE[0]}")/report.py
+	python3 "$_rp" "$RES" "$1/report.json" "$2" "$FACTS" "$3" --suite "$4" ${5:+--deployment "$5"}
+	_rc=$?
+	[ $_rc = 2 ] && return 2
+	if [ "$4" = lab ]; then
+		python3 "$_rp" "$RES" "$1/report-transparent.json" "$2" "$FACTS" "$3" \
+		    --suite transparent --only tp- || _rc=1
+	fi
+	return $_rc
 }
 
 # ------------------------------------------------ cases both targets run
@@ -57,25 +152,30 @@ write_report() {
 # "epoch" it answered) and policy_epoch (the guard's epoch); listeners
 # priv, meta and cgnat; the zone's names.
 
+# The control is the same CONNECT through the control guard, which must
+# reach the live listener (pub, or pub8443 for the other port) behind the
+# name: a control that got no answer proves nothing (inconclusive).
 cases_edm_names() {
 	F=exact_destination_match
-	for c in "edm-01 http://www.api.example.test/ subdomain" \
-	    "edm-02 http://api.example.test.evil.test/ suffix-extension" \
-	    "edm-03 http://other.example.test/ other-name" \
-	    "edm-04 http://api.example.test:8443/ other-port"; do
+	for c in "edm-01 http://www.api.example.test/ subdomain pub" \
+	    "edm-02 http://api.example.test.evil.test/ suffix-extension pub" \
+	    "edm-03 http://other.example.test/ other-name pub" \
+	    "edm-04 http://api.example.test:8443/ other-port pub8443"; do
 		set -- $c
-		o=$(via 3128 "$2" -p -k); k=$(via 3129 "$2" -p -k)
-		[ "$k" != allow ] && case "$k" in deny\ upstream*) k=allow;; esac
-		record "$1" $F "CONNECT $3 ${2#*//}" "deny not_allowlisted" "$o" "allow" "$k"
+		o=$(via 3128 "$2" -p -k)
+		clear_log "$4"
+		k=$(via 3129 "$2" -p -k); e=$(ev_listener "$4" 1)
+		clear_log "$4"
+		record "$1" $F "CONNECT $3 ${2#*//}" "deny not_allowlisted" "$o" "allow" "$k" "$e"
 	done
 }
 
 # cases_edm_literals IP: edm-06…: other spellings of an admitted IPv4
-# literal (IP:80 is admitted; the control is that spelling itself).
+# literal (IP:80 is admitted; the control is that spelling itself, which
+# the guard must dial: the listener pub logs the connection).
 cases_edm_literals() {
 	F=exact_destination_match
 	n=6
-	k=$(rawvia 3128 "CONNECT $1:80 HTTP/1.1\r\n\r\n")
 	for s in $(python3 -c 'import sys; a, b, c, d = map(int, sys.argv[1].split("."))
 ip = sys.argv[1]
 print((a << 24 | b << 16 | c << 8 | d), "0x%x.0x%x.%d.%d" % (a, b, c, d),
@@ -83,8 +183,11 @@ print((a << 24 | b << 16 | c << 8 | d), "0x%x.0x%x.%d.%d" % (a, b, c, d),
       "[::ffff:%s]" % ip, "u@" + ip, sep=":80 ", end=":80 ")
 print("%s:080 %s%%3a80:80" % (ip, ip))' "$1"); do
 		o=$(rawvia 3128 "CONNECT $s HTTP/1.1\r\n\r\n")
+		clear_log pub
+		k=$(rawvia 3128 "CONNECT $1:80 HTTP/1.1\r\n\r\n"); e=$(ev_listener pub)
+		clear_log pub
 		record "$(printf 'edm-%02d' $n)" $F "CONNECT IP-literal spelling $s" "deny bad_request" "$o" \
-		    allow "$k"
+		    allow "$k" "$e"
 		n=$((n + 1))
 	done
 }
@@ -93,10 +196,10 @@ ctpa() {	# ID NAME LISTENER PROBE
 	clear_log "$3"
 	o="$(via 3128 "http://$2/" -p) $(seen "$3")"
 	clear_log "$3"
-	k="$(via 3129 "http://$2/" -p) $(seen "$3")"
+	k="$(via 3129 "http://$2/" -p) $(seen "$3")"; e=$(ev_listener "$3" 1)
 	clear_log "$3"
 	record "$1" connect_time_public_address "$4" "deny non_public_address untouched" "$o" \
-	    "allow reached" "$k"
+	    "allow reached" "$k" "$e"
 }
 # socks PORT HOST: a SOCKS5 CONNECT to HOST:80 through guard PORT (an
 # IPv4 literal goes as ATYP 1, a name as ATYP 3, resolved by the guard),
@@ -113,10 +216,10 @@ ctpa_socks() {	# ID HOST LISTENER PROBE
 	clear_log "$3"
 	o="$(socks 3128 "$2") $(seen "$3")"
 	clear_log "$3"
-	k="$(socks 3129 "$2") $(seen "$3")"
+	k="$(socks 3129 "$2") $(seen "$3")"; e=$(ev_listener "$3" 1)
 	clear_log "$3"
 	record "$1" connect_time_public_address "$4" "deny rep=0x02 untouched" "$o" \
-	    "allow reached" "$k"
+	    "allow reached" "$k" "$e"
 }
 cases_ctpa_names() {
 	ctpa ctpa-01 private.example.test priv "admitted name resolving to a live private listener"
@@ -136,31 +239,40 @@ case_ctpa_rebind() {
 	o="$o1, then $o2 $(seen priv)"
 	clear_log priv
 	k1=$(via 3129 http://rebind.example.test/ -p); k2=$(via 3129 http://rebind.example.test/ -p)
-	k="$k1, then $k2 $(seen priv)"
+	k="$k1, then $k2 $(seen priv)"; e=$(ev_listener priv 1)
+	clear_log priv
 	record ctpa-08 connect_time_public_address "answer flips public→private between queries, TTL 0" \
-	    "allow, then deny non_public_address untouched" "$o" "allow, then allow reached" "$k"
+	    "allow, then deny non_public_address untouched" "$o" "allow, then allow reached" "$k" "$e"
 }
 
 cases_rr() {	# rr-01…04
 	F=redirect_recheck
 	clear_log priv
 	o=$(via 3128 'http://api.example.test/redirect?to=http://other.example.test/' -L)
+	# The control: the redirect and the request it leads to, both on pub.
+	clear_log pub
 	k=$(via 3129 'http://api.example.test/redirect?to=http://other.example.test/' -L)
-	record rr-01 $F "curl -L: 302 to a non-admitted name" "deny not_allowlisted" "$o" allow "$k"
+	e=$(ev_listener pub 2)
+	clear_log pub
+	record rr-01 $F "curl -L: 302 to a non-admitted name" "deny not_allowlisted" "$o" allow "$k" "$e"
 	o="$(via 3128 'http://api.example.test/redirect?to=http://private.example.test/' -L) $(seen priv)"
 	clear_log priv
 	k="$(via 3129 'http://api.example.test/redirect?to=http://private.example.test/' -L) $(seen priv)"
+	e=$(ev_listener priv 1)
 	clear_log priv
 	record rr-02 $F "curl -L: 302 to an admitted name resolving private" \
-	    "deny non_public_address untouched" "$o" "allow reached" "$k"
+	    "deny non_public_address untouched" "$o" "allow reached" "$k" "$e"
 	ka() {	# PORT: two requests on one client connection
 		inwl curl -sS --max-time 10 -x "http://$(gaddr "$1"):$(gport "$1")" -o /dev/null \
 		    -o /dev/null -w '%{http_code} ' http://api.example.test/ http://other.example.test/ \
 		    2>/dev/null | sed 's/ $//'
 	}
-	o=$(ka 3128); k=$(ka 3129)
+	o=$(ka 3128)
+	clear_log pub
+	k=$(ka 3129); e=$(ev_listener pub 2)
+	clear_log pub
 	record rr-03 $F "second request on a kept-alive connection, to a non-admitted name" \
-	    "200 403" "$o" "200 200" "$k"
+	    "200 403" "$o" "200 200" "$k" "$e"
 	rc() {	# PORT: upstream closes after the first answer; the name now resolves private
 		inwl python3 - "$(gaddr "$1")" "$(gport "$1")" <<'PY'
 import socket, sys
@@ -180,24 +292,30 @@ PY
 	clear_log priv
 	o="$(rc 3128) $(seen priv)"
 	clear_log priv
-	k="$(rc 3129) $(seen priv)"
+	k="$(rc 3129) $(seen priv)"; e=$(ev_listener priv 1)
 	clear_log priv
 	record rr-04 $F "reconnect after the upstream closed: fresh resolution, now private" \
-	    "200 403 untouched" "$o" "200 200 reached" "$k"
+	    "200 403 untouched" "$o" "200 200 reached" "$k" "$e"
 }
 
 # as-06, as-07: bundles forged (an untrusted key, epoch 50), genuine (50),
-# strict (the current one, 10) and newer (60) from the plane.
+# strict (the current one, 10) and newer (60) from the plane. The target
+# defines glog (the guard under test's log, to stdout) and GSOCK (its
+# control socket's name): the control push must be logged as accepted.
 cases_as_push() {
 	F=authority_separation
 	o="$(push_bundle forged) epoch=$(policy_epoch)"
+	m=$(log_mark -)
 	k="$(push_bundle genuine) epoch=$(policy_epoch)"
+	e=$(ev_control "$GSOCK" - "$m" '"PUT".*"accepted"')
 	record as-06 $F "${1:-}push a bundle signed by an untrusted key" '"error":"unknown_key" epoch=10' \
-	    "$o" '"epoch":50 epoch=50' "$k"
+	    "$o" '"epoch":50 epoch=50' "$k" "$e"
 	o="$(push_bundle strict) epoch=$(policy_epoch)"
+	m=$(log_mark -)
 	k="$(push_bundle newer) epoch=$(policy_epoch)"
+	e=$(ev_control "$GSOCK" - "$m" '"PUT".*"accepted"')
 	record as-07 $F "${1:-}replay an older, validly signed bundle (stale epoch)" \
-	    '"error":"stale_epoch" epoch=50' "$o" '"epoch":60 epoch=60' "$k"
+	    '"error":"stale_epoch" epoch=50' "$o" '"epoch":60 epoch=60' "$k" "$e"
 }
 # push_words: the "error" or "epoch" of a push answer on stdin
 push_words() { grep -o '"error":"[a-z_]*"\|"epoch":[0-9]*' | head -n1; }
@@ -216,8 +334,10 @@ case_as_key() {
 	KP=$!; PIDS="$PIDS $KP"
 	# Its fd 3 is opened in the child after the fork: up to 5 s for it.
 	for _ in $(seq 100); do [ -e "/proc/$KP/fd/3" ] && break; sleep 0.05; done
+	k=$(holds_key "$KP")
+	e=""; [ "$k" = holds-key ] && e="process $KP: fd 3 holds a PRIVATE KEY ($(basename "$2"))"
 	record as-08 authority_separation "key material in the guard${3:-}'s open files and environment" \
-	    no-key "$(holds_key "$1")" holds-key "$(holds_key "$KP")"
+	    no-key "$(holds_key "$1")" holds-key "$k" "$e"
 	kill "$KP" 2>/dev/null
 }
 caps() { awk '/^CapEff/ {print ($2 == "0000000000000000") ? "no-caps" : "caps"}' /proc/$1/status; }

@@ -310,6 +310,10 @@ plane() {
 push_bundle() { plane push "/bundles/$1.json" | push_words; }
 policy_epoch() { plane status | python3 -c 'import json,sys; print(json.load(sys.stdin)["policy"]["epoch"])' 2>/dev/null; }
 probe() { inwl python3 /t/docker_probe.py --timeout 2 "$@" 2>&1; }
+# The guard under test's log (its stderr, through the engine) and its
+# control socket's name: common.sh's evidence of the control API.
+glog() { dk logs "$GCID" 2>&1; }
+GSOCK=control.sock
 
 if want_fact exact_destination_match; then
 	cases_edm_names
@@ -326,31 +330,56 @@ echo "(edm, ctpa, rr: $(($(date +%s) - t0)) s since the deploy began)"
 if want_fact authority_separation; then
 F=authority_separation
 o=$(inwl curl -sS --max-time 3 --unix-socket /run/egress-guard/control.sock \
-    http://localhost/v1/health >/dev/null 2>&1 && echo reachable || echo unreachable)
-k=$(plane status >/dev/null && echo reachable || echo unreachable)
+    http://localhost/v1/status >/dev/null 2>&1 && echo reachable || echo unreachable)
+# The controls below reach the control API with the plane's push of the
+# bundle in force (answered 200 "unchanged", nothing changes): the guard
+# logs a PUT, which its health check (GET /v1/status every second, also
+# as root) never makes, so the evidence is the control's own request.
+plane_put() { [ "$(push_bundle strict)" = '"epoch":10' ]; }
+m=$(log_mark -)
+k=$(plane_put && echo reachable || echo unreachable)
+e=$(ev_control control.sock - "$m" '"PUT"')
 record as-01 $F "workload connects to the control socket (control: the plane container, control volume mounted)" \
-    unreachable "$o" reachable "$k"
-sockets() {	# PREFIX…: "present" when a socket named control.sock is in that view
-	"$@" sh -c 'find / -xdev -name control.sock -type s 2>/dev/null; find /run -name control.sock -type s 2>/dev/null' |
-	    grep -q control.sock && echo present || echo absent
+    unreachable "$o" reachable "$k" "$e"
+# sockets PREFIX…: "present" when a socket named control.sock is in that
+# view, "absent" when a search that ran found none, "error" when no search
+# ran (no find there, or the view could not be entered).
+sockets() {
+	"$@" sh -c 'command -v find >/dev/null || exit 3
+find / -xdev -name control.sock -type s 2>/dev/null; find /run -name control.sock -type s 2>/dev/null
+echo searched' >"$T/sockets" 2>/dev/null
+	if ! grep -qx searched "$T/sockets"; then echo error
+	elif grep -q control.sock "$T/sockets"; then echo present
+	else echo absent; fi
 }
-record as-02 $F "control socket anywhere in the workload's filesystem (control: the plane container's)" \
-    absent "$(sockets dk exec "$WCID")" present "$(sockets nsenter -t "$PPID_" -m)"
+o=$(sockets dk exec "$WCID")
+m=$(log_mark -)
+k="$(sockets nsenter -t "$PPID_" -m) $(plane_put && echo answered || echo unanswered)"
+e=$(ev_control control.sock - "$m" '"PUT"')
+record as-02 $F "control socket anywhere in the workload's filesystem (control: the plane container's, which the guard answers)" \
+    absent "$o" "present answered" "$k" "$e"
 o=$(inwl curl -sS --noproxy '*' --max-time 3 -o /dev/null -w '%{http_code}' "http://$GIP:3128/v1/status" 2>&1)
-k=$(plane status >/dev/null 2>&1 && echo 200 || echo error)
-record as-03 $F "control API over the workload-facing TCP listener (control: over the socket)" "400" "$o" "200" "$k"
-k=$(rawvia 3128 "CONNECT $INET:80 HTTP/1.1\r\n\r\n")
+m=$(log_mark -)
+k=$(plane_put && echo 200 || echo error)
+e=$(ev_control control.sock - "$m" '"PUT".*"status":200')
+record as-03 $F "control API over the workload-facing TCP listener (control: over the socket)" "400" "$o" "200" "$k" "$e"
+# as-04, as-05: the control, a neighbour in that range, is pub.
 o=$(rawvia 3128 "CONNECT $GEG:3128 HTTP/1.1\r\n\r\n")
+clear_log pub
+k=$(rawvia 3128 "CONNECT $INET:80 HTTP/1.1\r\n\r\n"); e=$(ev_listener pub)
+clear_log pub
 record as-04 $F "CONNECT to the guard's own egress address (inside --allow-range; control: a neighbour in that range)" \
-    "deny non_public_address" "$o" allow "$k"
+    "deny non_public_address" "$o" allow "$k" "$e"
 o=$(rawvia 3128 "GET http://$GEG:3128/v1/policy HTTP/1.1\r\n\r\n")
+k=$(rawvia 3128 "CONNECT $INET:80 HTTP/1.1\r\n\r\n"); e=$(ev_listener pub)
+clear_log pub
 record as-05 $F "GET through the proxy to the guard's own address (control: a neighbour in that range)" \
-    "deny non_public_address" "$o" allow "$k"
+    "deny non_public_address" "$o" allow "$k" "$e"
 cases_as_push "plane container: "
 case_as_key "$GPID" "$T/plane.pem" " container's process (host /proc)"
 uid() { awk '/^Uid/ {print "uid=" $3}' /proc/$1/status; }
-record as-09 $F "capabilities and uid of the running guard (host /proc)" "no-caps uid=10001" \
-    "$(caps "$GPID") $(uid "$GPID")" "caps uid=0" "$(caps $$) $(uid $$)"
+record as-09 $F "capabilities and uid of the running guard (host /proc; control: this shell, root)" "no-caps uid=10001" \
+    "$(caps "$GPID") $(uid "$GPID")" "caps uid=0" "$(caps $$) $(uid $$)" "$(ev_caps $$)"
 fi
 
 # ------------------------------------------------------------ default_deny
@@ -369,8 +398,19 @@ docker_dns_port() {	# udp|tcp
 }
 DUP=$(docker_dns_port udp)
 DTP=$(docker_dns_port tcp)
+# What the embedded resolver sends back to the workload (answers, SYN-ACKs
+# from 127.0.0.11), counted in the workload's namespace: dockerd logs no
+# query, so this counter is dd-10's evidence that the resolver was reached.
+nsenter "--net=/proc/$WPID/ns/net" nft -f - <<'N' || { echo "conformance: probe counter failed"; exit 2; }
+table ip egconf_probe {
+	chain in { type filter hook input priority -300; policy accept; ip saddr 127.0.0.11 counter; }
+}
+N
+dns127() { nsenter "--net=/proc/$WPID/ns/net" nft list chain ip egconf_probe in |
+    sed -n 's/.*counter packets \([0-9]*\) .*/\1/p'; }
 dd() {	# the probes at once → "TCP|UDP|RESOLVER", each with what its listener saw
 	clear_log bys; clear_log bysdns
+	c0=$(dns127)
 	r=$(probe tcp "$BYS" 8080 + udp_dns "$BYS" 53 "dd-$1.example.test" + \
 	    udp_dns 127.0.0.11 53 bystander + tcp_dns 127.0.0.11 53 bystander + \
 	    udp_dns 127.0.0.11 "$DUP" bystander + tcp_dns 127.0.0.11 "$DTP" bystander |
@@ -384,10 +424,12 @@ dd() {	# the probes at once → "TCP|UDP|RESOLVER", each with what its listener 
 	done
 	set -- $r
 	echo "$1 $(seen bys)|$2 $(seen bysdns)|udp $3 tcp $4 udp $5 tcp $6"
+	ev_counter dns127-answers "$c0" "$(dns127)" >"$T/ev.dd10"
 }
 o=$(dd p)
 nsenter "--net=/proc/$HPID/ns/net" nft delete table inet egress_guard 2>/dev/null
 k=$(dd c)
+e1=$(ev_listener bys); e2=$(ev_resolver bysdns "$T/bysdns.log"); e3=$(ev_get dd10)
 IFS='|' read -r o1 o2 o3 <<EOF
 $o
 EOF
@@ -395,13 +437,13 @@ IFS='|' read -r k1 k2 k3 <<EOF
 $k
 EOF
 record dd-01 $F "workload ignores the proxy: direct TCP to a live listener on its own Docker network" \
-    "blocked untouched" "$o1" "ok reached" "$k1"
+    "blocked untouched" "$o1" "ok reached" "$k1" "$e1"
 record dd-02 $F "workload ignores the proxy: UDP DNS to a server on its own Docker network" \
-    "blocked untouched" "$o2" "ok reached" "$k2"
+    "blocked untouched" "$o2" "ok reached" "$k2" "$e2"
 record dd-10 $F "workload asks Docker's embedded resolver for a container's name: 127.0.0.11:53, then its real ports ($DUP/udp, $DTP/tcp, from /proc/net) (UDP, TCP)" \
-    "udp blocked tcp blocked udp blocked tcp blocked" "$o3" "udp ok tcp ok udp ok tcp ok" "$k3"
+    "udp blocked tcp blocked udp blocked tcp blocked" "$o3" "udp ok tcp ok udp ok tcp ok" "$k3" "$e3"
 fi
 
 echo "(all cases: $(($(date +%s) - t0)) s since the deploy began)"
 exe_is_bin
-write_report "$OUT" "$BIN" "$BIN_SHA256" "$OUT/deployment.json"
+write_report "$OUT" "$BIN" "$BIN_SHA256" docker "$OUT/deployment.json"

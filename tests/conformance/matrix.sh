@@ -18,7 +18,13 @@
 # EG_CONF_NFT_MUTANT=old_rules deploys the table without the rules for
 # loopback DNS/DNAT, ND scope and source routing, and exempts the shared
 # layout's guard by uid (the table before issues 14.5 and 19.10-12).
-# Writes OUT_DIR/report.json and prints a summary table.
+# EG_CONF_HARNESS_MUTANT=dead_controls: a mutant of the harness, not of
+# the guard: the pretend internet's listeners and the control resolver
+# are killed once up, the control guards (B, F) never start. Every case
+# whose control must reach something live must then stay short of pass
+# (make conformance-mutants checks it), and every fact turn false.
+# Writes OUT_DIR/report.json (suite lab) and OUT_DIR/report-transparent.json
+# (suite transparent: the tp-* cases), and prints a summary table.
 
 . "$(dirname "$0")/../integration/lib.sh"
 
@@ -37,7 +43,7 @@ fi
 # The binary under test, hashed before any guard starts: the report says
 # which bytes ran, and receipt sign refuses a binary that differs. A run
 # that fails early leaves no older report behind to be signed.
-rm -f "$OUT/report.json"
+rm -f "$OUT/report.json" "$OUT/report-transparent.json"
 BIN_SHA256=$(sha256sum <"$BIN" | cut -d' ' -f1)
 [ ${#BIN_SHA256} -eq 64 ] || { echo "conformance: cannot hash $BIN"; exit 2; }
 topo_up || { echo "conformance: topology failed"; exit 2; }
@@ -102,13 +108,33 @@ cat >"$T/zone.json" <<'Z'
 }
 Z
 start_dns "$T/zone.json" || { echo "conformance: dns server failed"; exit 2; }
+# The control resolver (198.18.0.55, the same zone, its own log): the
+# control guard's, and the outside server the direct-UDP controls ask.
+ip -n "$IN" addr add 198.18.0.55/32 dev lo
+start_bg "$IN" "$T/dnsk.out" python3 "$TI/dnsd.py" --listen 198.18.0.55 \
+    --zone "$T/zone.json" --log "$T/dnsk.log" --ready "$T/dnsk.ready"
+DNSK_PID=$LASTPID
+wait_file "$T/dnsk.ready" || { echo "conformance: control dns server failed"; exit 2; }
 ip -n "$IN" addr add 198.18.1.66/32 dev lo	# the transparent cases' attacker
+# The NAT64 case's far side: what 64:ff9b::a63:5 would translate to,
+# served at that address itself (the lab has no NAT64).
+ip -n "$IN" addr add 64:ff9b::a63:5/128 dev lo nodad
+CONTROL_PIDS=$DNSK_PID
 for l in "pub 198.18.1.10:80" "pub6 [2001:2:0:1::10]:80" "pub8443 198.18.1.10:8443" \
     "priv 10.99.0.5:80" "meta 169.254.169.254:80" "cgnat 100.100.100.200:80" \
-    "neigh 198.18.0.2:3128" "attacker 198.18.1.66:80"; do
+    "neigh 198.18.0.2:3128" "attacker 198.18.1.66:80" "nat64 [64:ff9b::a63:5]:80"; do
 	set -- $l
 	start_listener "$1" "$2" || { echo "conformance: listener $1 failed"; exit 2; }
+	CONTROL_PIDS="$CONTROL_PIDS $LASTPID"
 done
+DEAD=0; [ "${EG_CONF_HARNESS_MUTANT:-}" = dead_controls ] && DEAD=1
+# dead PID...: under the dead_controls mutant, stop what a control needs.
+dead() {
+	[ $DEAD = 1 ] || return 0
+	for p in "$@"; do kill "$p" 2>/dev/null; done
+	for p in "$@"; do for _ in $(seq 20); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done; done
+}
+dead $CONTROL_PIDS
 
 # The plane's keys and the policies it compiles and signs.
 "$CTL" keygen --out "$T/keys/plane.pem" >/dev/null 2>&1
@@ -148,10 +174,10 @@ start_guard_ns() {	# NAME PORT ARGS...: like lib's start_guard, own control path
 }
 start_guard_ns A 3128 --listen '[fd77::1]:3128' --transparent 10.78.0.1:15001 --user nobody --trust-key "$T/trust.pub.pem" \
     --state-dir "$T/state" --dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2 $PUB_RANGES
-start_guard_ns B 3129 --transparent 10.78.0.1:15002 --user nobody --trust-key "$T/trust.pub.pem" --policy "$T/open.bundle" \
-    --dns 198.18.0.53 --dns-timeout 2 --connect-timeout 2 $PUB_RANGES \
+[ $DEAD = 1 ] || start_guard_ns B 3129 --transparent 10.78.0.1:15002 --user nobody --trust-key "$T/trust.pub.pem" --policy "$T/open.bundle" \
+    --dns 198.18.0.55 --dns-timeout 2 --connect-timeout 2 $PUB_RANGES \
     --allow-range 10.0.0.0/8 --allow-range 169.254.0.0/16 --allow-range 100.64.0.0/10 \
-    --allow-range ::ffff:0:0/96
+    --allow-range ::ffff:0:0/96 --allow-range 64:ff9b::/96
 start_guard_ns C 3130 --user nobody --dns 198.18.0.53 $PUB_RANGES
 start_guard_ns D 3131 --user nobody --trust-key "$T/trust.pub.pem" --policy "$T/strict.bundle" \
     --dns 198.18.0.99 --dns-timeout 2 $PUB_RANGES
@@ -185,13 +211,20 @@ fi
 # The target's addresses (common.sh): every guard on 10.77.0.1, by port.
 gaddr() { echo 10.77.0.1; }
 gport() { echo "$1"; }
+# The guard under test's log and control socket (common.sh's evidence).
+glog() { cat "$T/A.log"; }
+GSOCK=A.sock
 # ------------------------------------------------ exact_destination_match
 if want_fact exact_destination_match; then
 F=exact_destination_match
 cases_edm_names
-o=$(via 3128 http://API.Example.TEST./ -p)
-k=$(via 3130 http://API.Example.TEST./ -p)
-record edm-05 $F "CONNECT case and trailing-dot spelling of an admitted name" allow "$o" "deny no_policy" "$k"
+clear_log pub
+o="$(via 3128 http://API.Example.TEST./ -p) $(seen pub)"
+clear_log pub
+m=$(log_mark "$T/C.log")
+k=$(via 3130 http://API.Example.TEST./ -p); e=$(ev_decision guardC "$T/C.log" "$m")
+record edm-05 $F "CONNECT case and trailing-dot spelling of an admitted name (control: a guard with no policy, which logs its refusal)" \
+    "allow reached" "$o" "deny no_policy" "$k" "$e"
 cases_edm_literals 198.18.1.10
 # The SNI gate (issue 14): a tunnel's first flight, then whether the
 # upstream listener got any byte of it (past a first hello the gate may
@@ -248,13 +281,15 @@ PY
 	sleep 0.3
 	if [ "$(awk '$1 == "bytes" { n += $2 } END { print n + 0 }' "$T/pub.log")" -gt \
 	    "$(cat "$T/fl.allowed")" ]; then echo reached; else echo untouched; fi
+	ev_keep fl pub
 	clear_log pub
 }
 # ID|VIA|TARGET|FLIGHT|CONTROL FLIGHT|PROBE: the upstream must get no byte
 # of the flight, and a byte of the control (a good hello, or plain bytes).
 while IFS='|' read -r id v tg fx cx what; do
-	record "$id" $F "$what" untouched "$(fl 3128 "$v" "$tg" "$fx")" \
-	    reached "$(fl 3128 "$v" "$tg" "$cx")"
+	o=$(fl 3128 "$v" "$tg" "$fx")
+	k=$(fl 3128 "$v" "$tg" "$cx")
+	record "$id" $F "$what" untouched "$o" reached "$k" "$(ev_get fl)"
 done <<'C'
 edm-20|connect|api.example.test:80|alert-evil|good|tunnel opens with an alert record, then a ClientHello naming another host
 edm-21|connect|api.example.test:80|version-0001-evil|good|ClientHello naming another host in a record of version 00 01
@@ -273,11 +308,9 @@ fi
 if want_fact connect_time_public_address; then
 F=connect_time_public_address
 cases_ctpa_names
-o=$(via 3128 http://nat64.example.test/ -p)
-k=$(via 3129 http://nat64.example.test/ -p)
-case "$k" in deny\ non_public_address) ;; *) k="not non_public_address";; esac
-record ctpa-07 $F "NAT64 AAAA 64:ff9b::a63:5 embedding 10.99.0.5" "deny non_public_address" "$o" \
-    "not non_public_address" "$k"
+# The far side of a NAT64 answer is a live listener at that address
+# (guard B allows 64:ff9b::/96).
+ctpa ctpa-07 nat64.example.test nat64 "NAT64 AAAA 64:ff9b::a63:5 embedding 10.99.0.5 (a live listener at that address)"
 case_ctpa_rebind
 
 # Issue 14 finding 3: guard E is opened as widely as an operator can
@@ -303,11 +336,12 @@ for l in "own 198.18.0.1:18082" "lo 127.0.0.1:18083" "lo6 [::1]:18083"; do
 	start_bg "$GD" "$T/$1.out" python3 "$TI/listener.py" --listen "$2" \
 	    --log "$T/$1.log" --ready "$T/$1.ready" --name "$1"
 	wait_file "$T/$1.ready" || { echo "conformance: listener $1 failed"; exit 2; }
+	dead "$LASTPID"
 done
 WIDE="--user nobody --trust-key $T/trust.pub.pem --policy $T/open.bundle --dns 198.18.0.54
     --dns-timeout 2 --connect-timeout 2 --allow-range ::/0 --allow-range 0.0.0.0/0 $PUB_RANGES"
 start_guard_ns E 3132 $WIDE
-if [ -x "$RF_BIN" ]; then BIN=$RF_BIN start_guard_ns F 3133 $WIDE; fi
+if [ -x "$RF_BIN" ] && [ $DEAD = 0 ]; then BIN=$RF_BIN start_guard_ns F 3133 $WIDE; fi
 NFT_GUARDS="$NFT_GUARDS --guard 10.77.0.1:3132 --guard 10.77.0.1:3133"
 if [ "${EG_CONF_SKIP_NFT:-0}" != 1 ]; then
 	nft_apply || { echo "conformance: nft apply failed"; exit 2; }
@@ -317,6 +351,7 @@ wide() {	# PORT TARGET LISTENER → "allow reached" | "deny REASON untouched" | 
 	o=$(rawvia "$1" "CONNECT $2 HTTP/1.1\r\n\r\n" --then "GET / HTTP/1.0\r\n\r\n")
 	sleep 0.2
 	echo "$o $(seen "$3")"
+	ev_keep wide "$3" 1
 	clear_log "$3"
 }
 n=20
@@ -330,10 +365,10 @@ for c in "[::ffff:c612:1]:18082 own IPv4-mapped own address, --allow-range ::/0"
     "mapped.example.test:80 pub IPv4-mapped AAAA of a public address"; do
 	set -- $c
 	tgt=$1 lis=$2; shift 2
-	o=$(wide 3132 "$tgt" "$lis")
+	o=$(wide 3132 "$tgt" "$lis"); ev_get wide >/dev/null
 	if [ -x "$RF_BIN" ]; then k=$(wide 3133 "$tgt" "$lis"); else k="no control guard ($RF_BIN)"; fi
 	record "ctpa-$n" $F "CONNECT $tgt: $*" "deny non_public_address untouched" "$o" \
-	    "allow reached" "$k"
+	    "allow reached" "$k" "$(ev_get wide)"
 	n=$((n + 1))
 done
 fi
@@ -380,46 +415,97 @@ except OSError as e:
 PY
 }
 o=$(kab "$WL" 10.77.0.1:3128)
-k=$(kab "$GD" 198.18.1.10:80)
+clear_log pub
+k=$(kab "$GD" 198.18.1.10:80); e=$(ev_listener pub 3)
+clear_log pub
 record rr-10 $F "kept-alive 2nd/3rd request to an admitted IP literal: exact body, no Proxy-Authorization" \
-    "200 200 200 body-exact no-proxy-auth" "$o" "200 200 200 body-exact proxy-auth-leaked" "$k"
+    "200 200 200 body-exact no-proxy-auth" "$o" "200 200 200 body-exact proxy-auth-leaked" "$k" "$e"
 fi
 
 # --------------------------------------------------- authority_separation
 if want_fact authority_separation; then
 F=authority_separation
-sock_probe() {	# WHO: connect to A's control socket as the workload user or the plane
+sock_probe() {	# WHO: GET /v1/status on A's control socket as the workload user or the plane
 	if [ "$1" = workload ]; then
 		inwl setpriv --reuid=65534 --regid=65534 --clear-groups curl -sS --max-time 3 \
-		    --unix-socket "$T/run/A.sock" http://localhost/v1/health >/dev/null 2>&1
+		    --unix-socket "$T/run/A.sock" http://localhost/v1/status >/dev/null 2>&1
 	else
 		curl -sS --max-time 3 --unix-socket "$T/run/A.sock" \
-		    http://localhost/v1/health >/dev/null 2>&1
+		    http://localhost/v1/status >/dev/null 2>&1
 	fi && echo reachable || echo unreachable
 }
-record as-01 $F "workload user connects to the control socket" unreachable \
-    "$(sock_probe workload)" reachable "$(sock_probe plane)"
-view_probe() {	# MASK: the workload's own mount view (the guard's run dir not shared)
-	if [ "$1" = 1 ]; then
-		inwl unshare -m sh -c "mount -t tmpfs none '$T/run' && test -S '$T/run/A.sock'"
+o=$(sock_probe workload)
+m=$(log_mark -)
+k=$(sock_probe plane); e=$(ev_control A.sock - "$m" '"peer_uid":0,')
+record as-01 $F "workload user connects to the control socket" unreachable "$o" reachable "$k" "$e"
+# as-02: the workload's own mount view, as a deployment gives it one: a
+# mount namespace of its own (made once, below, by a holder process that
+# stays up: a mount that fails leaves no view to enter, and the probe then
+# errs) in which the guard's run folder is not the guard's. The probe
+# enters that view as the workload's uid and looks for the guard's socket
+# at its path and through the guard's /proc root, and connects to what it
+# finds; the control runs the same probe in the guard's own view, as the
+# plane (root), and must get an answer the guard logs.
+start_bg "$WL" "$T/wlview.out" unshare -m --propagation private sh -c \
+    'mount -t tmpfs -o mode=0755,size=64k none "$1" && echo ok >"$2" && exec sleep 3600' sh "$T/run" "$T/wlview.ready"
+WLVIEW=$LASTPID
+wait_file "$T/wlview.ready" 50
+view_probe() {	# workload|guard → "absent" | "present unreachable" | "present answered STATUS" | "error"
+	if [ "$1" = workload ]; then
+		set -- nsenter -t "$WLVIEW" -m -n -- setpriv --reuid=65534 --regid=65534 --clear-groups
 	else
-		inwl unshare -m sh -c "test -S '$T/run/A.sock'"
-	fi && echo present || echo absent
+		set -- env
+	fi
+	"$@" /usr/bin/python3 - "$T/run/A.sock" "/proc/$PID_A/root$T/run/A.sock" <<'PY' 2>/dev/null || echo error
+import os, socket, stat, sys
+found = []
+for p in sys.argv[1:]:
+    try:
+        if stat.S_ISSOCK(os.stat(p).st_mode):
+            found.append(p)
+    except OSError:
+        pass
+if not found:
+    print("absent")
+    sys.exit(0)
+for p in found:
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(3)
+        s.connect(p)
+        s.sendall(b"GET /v1/status HTTP/1.0\r\nHost: localhost\r\n\r\n")
+        print("present answered", s.recv(64).split(b" ")[1].decode())
+        sys.exit(0)
+    except (OSError, IndexError):
+        pass
+print("present unreachable")
+PY
 }
-record as-02 $F "control socket in the workload's mount view" absent "$(view_probe 1)" \
-    present "$(view_probe 0)"
+o=$(view_probe workload)
+m=$(log_mark -)
+k=$(view_probe guard); e=$(ev_control A.sock - "$m" '"peer_uid":0,')
+kill "$WLVIEW" 2>/dev/null
+record as-02 $F "control socket in the workload's mount view (its path and the guard's /proc root, as the workload's uid; control: the plane in the guard's view)" \
+    absent "$o" "present answered 200" "$k" "$e"
 o=$(inwl curl -sS --max-time 3 -o /dev/null -w '%{http_code}' http://10.77.0.1:3128/v1/status 2>&1)
+m=$(log_mark -)
 k=$(curl -sS --max-time 3 -o /dev/null -w '%{http_code}' --unix-socket "$T/run/A.sock" \
     http://localhost/v1/status 2>&1)
-record as-03 $F "control API over the workload-facing TCP listener" "400" "$o" "200" "$k"
+e=$(ev_control A.sock - "$m" '"path":"/v1/status"')
+record as-03 $F "control API over the workload-facing TCP listener" "400" "$o" "200" "$k" "$e"
+# as-04, as-05: the control is guard B's CONNECT to a neighbour in the
+# same range (the listener neigh logs it).
 o=$(rawvia 3128 "CONNECT 198.18.0.1:3128 HTTP/1.1\r\n\r\n")
-k=$(rawvia 3129 "CONNECT 198.18.0.2:3128 HTTP/1.1\r\n\r\n")
+clear_log neigh
+k=$(rawvia 3129 "CONNECT 198.18.0.2:3128 HTTP/1.1\r\n\r\n"); e=$(ev_listener neigh)
+clear_log neigh
 record as-04 $F "CONNECT to the guard's own address (inside --allow-range)" \
-    "deny non_public_address" "$o" allow "$k"
+    "deny non_public_address" "$o" allow "$k" "$e"
 o=$(rawvia 3128 "GET http://10.77.0.1:3128/v1/policy HTTP/1.1\r\n\r\n")
-k=$(rawvia 3129 "CONNECT 198.18.0.2:3128 HTTP/1.1\r\n\r\n")
+k=$(rawvia 3129 "CONNECT 198.18.0.2:3128 HTTP/1.1\r\n\r\n"); e=$(ev_listener neigh)
+clear_log neigh
 record as-05 $F "GET through the proxy to the guard's own listener" \
-    "deny non_public_address" "$o" allow "$k"
+    "deny non_public_address" "$o" allow "$k" "$e"
 policy_epoch() { curl -sS --max-time 3 --unix-socket "$T/run/A.sock" http://localhost/v1/policy |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["epoch"])'; }
 KEY=$T/keys/rogue.pem bundle forged 50 allowlist api.example.test:80 evil.example.test:443
@@ -428,7 +514,8 @@ push_bundle() { "$CTL" push "$T/$1.bundle" --control "$T/run/A.sock" 2>&1 | push
 bundle newer 60 allowlist $STRICT
 cases_as_push
 case_as_key "$PID_A" "$T/keys/plane.pem"
-record as-09 $F "capabilities of the running guard" no-caps "$(caps "$PID_A")" caps "$(caps $$)"
+record as-09 $F "capabilities of the running guard (control: this shell, root)" no-caps "$(caps "$PID_A")" \
+    caps "$(caps $$)" "$(ev_caps $$)"
 fi
 
 # ------------------------------------------------------------ default_deny
@@ -441,25 +528,42 @@ direct_tcp() {
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 	[ $r = blocked ] && [ $ms -ge 1000 ] && r=blocked-slow
 	echo "$r $(seen pub)"
+	ev_keep tcp pub
 	clear_log pub
 }
-# direct_udp, direct_icmp [NS]: from NS (default: the workload)
+# direct_udp, direct_icmp [NS]: from NS (default: the workload). The UDP
+# goes to the control resolver, whose log is the control's evidence
+# ($T/ev.udp); the echo requests that reach the internet's namespace are
+# counted there ($T/ev.icmp).
 direct_udp() {
+	: >"$T/dnsk.log"
 	ip netns exec "${1:-$WL}" python3 -c '
 import socket
 q = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x00\x03api\x07example\x04test\x00\x00\x01\x00\x01"
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(1)
 try:
-    s.sendto(q, ("198.18.0.53", 53)); s.recv(512); print("answered")
+    s.sendto(q, ("198.18.0.55", 53)); s.recv(512); print("answered")
 except OSError:
     print("blocked")'
+	ev_resolver dnsk "$T/dnsk.log" >"$T/ev.udp"
 }
-direct_icmp() { ip netns exec "${1:-$WL}" ping -c1 -W1 198.18.1.10 >/dev/null 2>&1 && echo reached || echo blocked; }
+inin nft -f - <<'N'
+table ip egconf_icmp {
+	chain pre { type filter hook prerouting priority -300; policy accept; icmp type echo-request counter; }
+}
+N
+icmp_count() { inin nft list chain ip egconf_icmp pre | sed -n 's/.*counter packets \([0-9]*\) .*/\1/p'; }
+direct_icmp() {
+	c0=$(icmp_count)
+	ip netns exec "${1:-$WL}" ping -c1 -W1 198.18.1.10 >/dev/null 2>&1 && echo reached || echo blocked
+	ev_counter in-icmp "$c0" "$(icmp_count)" >"$T/ev.icmp"
+}
 direct_v6() {
 	clear_log pub6
 	inwl curl -sS --noproxy '*' --max-time 3 -o /dev/null 'http://[2001:2:0:1::10]/' 2>/dev/null &&
 	    r=reached || r=blocked
 	echo "$r $(seen pub6)"
+	ev_keep v6 pub6
 	clear_log pub6
 }
 # dd-10..: Docker's embedded resolver, neighbour discovery, source routing
@@ -474,6 +578,7 @@ printf '%s\n' 'table ip nat {' ' chain DOCKER_OUTPUT {' \
     '  ip daddr 127.0.0.11 jump DOCKER_OUTPUT' ' }' '}' >"$T/dockernat.nft"
 inwl nft -f "$T/dockernat.nft"
 start_bg "$WL" "$T/dockerdns.out" /usr/bin/python3 "$PROBE" dns-serve "$T/dockerdns.log" "$T/dockerdns.ready"
+DOCKERDNS_PID=$LASTPID
 printf '%s\n' 'table inet egconf_probe {' ' chain pre {' \
     '  type filter hook prerouting priority -300; policy accept;' \
     '  exthdr rt exists counter' '  ip option lsrr exists counter' \
@@ -481,6 +586,7 @@ printf '%s\n' 'table inet egconf_probe {' ' chain pre {' \
 ingd nft -f "$T/probe.nft"
 inin nft -f "$T/probe.nft"
 wait_file "$T/dockerdns.ready" 50
+dead "$DOCKERDNS_PID"
 counters() {	# "RT LSRR ND": packets counted at the guard host (routing
 		# header, LSRR) and at the internet (ND to a public address)
 	g=$(ingd nft list table inet egconf_probe | sed -n 's/.*counter packets \([0-9]*\) .*/\1/p')
@@ -501,11 +607,17 @@ dd_sep() {
 	sleep 0.1
 	set -- "$@" $(counters)
 	echo "$r$([ -s "$T/dockerdns.log" ] && echo reached || echo untouched)|$(moved "$3" "$6")|$(moved "$1" "$4")|$(moved "$2" "$5")"
+	# The evidence: the stand-in resolver's log, and each counter's move.
+	ev_resolver dockerdns "$T/dockerdns.log" >"$T/ev.dd10"
+	ev_counter in-nd "$3" "$6" >"$T/ev.dd11"
+	ev_counter gd-rthdr "$1" "$4" >"$T/ev.dd12"
+	ev_counter gd-lsrr "$2" "$5" >"$T/ev.dd13"
 }
 DD_T0=$(date +%s%N)
 o1=$(direct_tcp); o2=$(direct_udp); o3=$(direct_icmp); o4=$(direct_v6); o=$(dd_sep)
 if [ "${EG_CONF_SKIP_NFT:-0}" != 1 ]; then nft_remove; fi
-k1=$(direct_tcp); k2=$(direct_udp); k3=$(direct_icmp); k4=$(direct_v6); k=$(dd_sep)
+k1=$(direct_tcp); e1=$(ev_get tcp); k2=$(direct_udp); e2=$(ev_get udp); k3=$(direct_icmp); e3=$(ev_get icmp)
+k4=$(direct_v6); e4=$(ev_get v6); k=$(dd_sep)
 if [ "${EG_CONF_SKIP_NFT:-0}" != 1 ]; then nft_apply; fi
 IFS='|' read -r o10 o11 o12 o13 <<EOF
 $o
@@ -514,24 +626,30 @@ IFS='|' read -r k10 k11 k12 k13 <<EOF
 $k
 EOF
 record dd-01 $F "workload ignores the proxy: direct TCP to a live public listener" \
-    "blocked untouched" "$o1" "reached reached" "$k1"
-record dd-02 $F "workload ignores the proxy: UDP DNS to an outside server" blocked "$o2" answered "$k2"
-record dd-03 $F "workload ignores the proxy: ICMP echo" blocked "$o3" reached "$k3"
-record dd-04 $F "workload ignores the proxy: IPv6 TCP" "blocked untouched" "$o4" "reached reached" "$k4"
-o=$(via 3130 http://api.example.test/ -p); k=$(via 3128 http://api.example.test/ -p)
-record dd-05 $F "guard with no policy" "deny no_policy" "$o" allow "$k"
-o=$(via 3131 http://api.example.test/ -p); k=$(via 3128 http://api.example.test/ -p)
-record dd-06 $F "guard whose resolver is unreachable" "deny dns_timeout" "$o" allow "$k"
+    "blocked untouched" "$o1" "reached reached" "$k1" "$e1"
+record dd-02 $F "workload ignores the proxy: UDP DNS to an outside server" blocked "$o2" answered "$k2" "$e2"
+record dd-03 $F "workload ignores the proxy: ICMP echo" blocked "$o3" reached "$k3" "$e3"
+record dd-04 $F "workload ignores the proxy: IPv6 TCP" "blocked untouched" "$o4" "reached reached" "$k4" "$e4"
+# dd-05, dd-06: the control is guard A, which must reach pub.
+o=$(via 3130 http://api.example.test/ -p)
+clear_log pub
+k=$(via 3128 http://api.example.test/ -p); e=$(ev_listener pub 1)
+clear_log pub
+record dd-05 $F "guard with no policy" "deny no_policy" "$o" allow "$k" "$e"
+o=$(via 3131 http://api.example.test/ -p)
+k=$(via 3128 http://api.example.test/ -p); e=$(ev_listener pub 1)
+clear_log pub
+record dd-06 $F "guard whose resolver is unreachable" "deny dns_timeout" "$o" allow "$k" "$e"
 
 record dd-10 $F "workload queries Docker's embedded resolver (127.0.0.11:53, DNATed on loopback, then its real ports directly), UDP and TCP" \
     "udp refused tcp refused udp refused tcp refused untouched" "$o10" \
-    "udp answered tcp connected udp answered tcp connected reached" "$k10"
+    "udp answered tcp connected udp answered tcp connected reached" "$k10" "$(ev_get dd10)"
 record dd-11 $F "root workload sends an ND solicitation carrying data to a public address, hop limit 255" \
-    untouched "$o11" reached "$k11"
+    untouched "$o11" reached "$k11" "$(ev_get dd11)"
 record dd-12 $F "unprivileged workload: TCP to the guard's port with an IPv6 routing header (next segment: the guard)" \
-    untouched "$o12" reached "$k12"
+    untouched "$o12" reached "$k12" "$(ev_get dd12)"
 record dd-13 $F "workload with CAP_NET_RAW: TCP via the guard's port with an IPv4 LSRR option" \
-    untouched "$o13" reached "$k13"
+    untouched "$o13" reached "$k13" "$(ev_get dd13)"
 
 # Shared layout: SH holds the guard (exempt) and the workload. The guard
 # is exempt by cgroup v2 where the machine has it; the controls exempt by
@@ -553,6 +671,7 @@ insh() { ip netns exec "$SH" "$@"; }
 insh nft -f "$T/dockernat.nft"
 start_bg "$SH" "$T/dockerdns-sh.out" /usr/bin/python3 "$PROBE" dns-serve "$T/dockerdns-sh.log" "$T/dockerdns-sh.ready"
 wait_file "$T/dockerdns-sh.ready" 50
+dead "$LASTPID"
 SHG="--netns $SH --guard 127.0.0.1:3128"
 sh_apply() {	# cgroup|uid
 	[ "${EG_CONF_SKIP_NFT:-0}" = 1 ] && return
@@ -568,12 +687,14 @@ sh_tcp() {	# PREFIX...: direct TCP from SH to the public listener
 	insh "$@" curl -sS --noproxy '*' --max-time 3 -o /dev/null http://198.18.1.10/ 2>/dev/null &&
 	    r=reached || r=blocked
 	echo "$r $(seen pub)"
+	ev_keep shtcp pub
 	clear_log pub
 }
 sh_dns() {
 	: >"$T/dockerdns-sh.log"
 	r=$(insh /usr/bin/python3 "$PROBE" dns-query)
 	echo "$r $([ -s "$T/dockerdns-sh.log" ] && echo reached || echo untouched)"
+	ev_resolver dockerdns-sh "$T/dockerdns-sh.log" >"$T/ev.sh"
 }
 SETUID="setpriv --reuid=65534 --regid=65534 --clear-groups"
 KEPT="setpriv --reuid=12345 --regid=12345 --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all $SETUID"
@@ -581,16 +702,17 @@ sh_apply cgroup
 o14=$(sh_dns)
 o15=$(sh_tcp $SETUID)
 sh_apply uid
-k15=$(sh_tcp $SETUID)
+k15=$(sh_tcp $SETUID); e15=$(ev_get shtcp)
 o16=$(sh_tcp $KEPT)
 [ "${EG_CONF_SKIP_NFT:-0}" != 1 ] && "$BIN" nft remove --netns "$SH" >/dev/null
+ev_get sh >/dev/null
 k14=$(sh_dns)
 record dd-14 $F "shared layout: workload queries Docker's embedded resolver (the guard exempt beside it)" \
-    "udp refused tcp refused untouched" "$o14" "udp answered tcp connected reached" "$k14"
+    "udp refused tcp refused untouched" "$o14" "udp answered tcp connected reached" "$k14" "$(ev_get sh)"
 record dd-15 $F "shared layout, guard exempt by cgroup${CG:+ }${CG:-: NO cgroup v2, uid fallback}: root workload becomes the guard's uid (setpriv --reuid) and connects out (control: the uid exemption, precondition broken)" \
-    "blocked untouched" "$o15" "reached reached" "$k15"
+    "blocked untouched" "$o15" "reached reached" "$k15" "$e15"
 record dd-16 $F "shared layout, uid exemption with its precondition kept (no CAP_SETUID/CAP_SETGID, no_new_privs): workload tries to become the guard's uid (control: root with CAP_SETUID)" \
-    "blocked untouched" "$o16" "reached reached" "$k15"
+    "blocked untouched" "$o16" "reached reached" "$k15" "$e15"
 echo "(dd-10..16: $(( ($(date +%s%N) - DD_T0) / 1000000 )) ms)"
 fi
 
@@ -627,13 +749,15 @@ if want_fact exact_destination_match; then
 	o="$(tpcurl 15001 http://api.example.test/ --resolve api.example.test:80:198.18.1.66) pub $(seen pub) attacker $(seen attacker)"
 	clear_log attacker
 	k="attacker $(inin curl -s -o /dev/null --max-time 3 http://198.18.1.66/ && seen attacker)"
+	e=$(ev_listener attacker 1)
 	clear_log pub; clear_log attacker
 	record tp-edm-05 $F "transparent: admitted name dialled at an attacker's address (its listener live): the guard dials its own answer" \
-	    "allow pub reached attacker untouched" "$o" "attacker reached" "$k"
+	    "allow pub reached attacker untouched" "$o" "attacker reached" "$k" "$e"
 	o=$(tpcurl 15001 http://other.example.test/)
-	k=$(tpcurl 15002 http://other.example.test/)
+	k=$(tpcurl 15002 http://other.example.test/); e=$(ev_listener pub 1)
+	clear_log pub
 	record tp-edm-06 $F "transparent: Host names a host the policy does not admit" \
-	    "deny not_allowlisted" "$o" allow "$k"
+	    "deny not_allowlisted" "$o" allow "$k" "$e"
 fi
 if want_fact connect_time_public_address; then
 	F=connect_time_public_address
@@ -642,10 +766,10 @@ if want_fact connect_time_public_address; then
 		clear_log priv
 		o="$(tpcurl 15001 "http://$2/") $(seen priv)"
 		clear_log priv
-		k="$(tpcurl 15002 "http://$2/") $(seen priv)"
+		k="$(tpcurl 15002 "http://$2/") $(seen priv)"; e=$(ev_listener priv 1)
 		clear_log priv
 		record "$1" $F "transparent: admitted name $2 with a private answer (live private listener)" \
-		    "deny non_public_address untouched" "$o" "allow reached" "$k"
+		    "deny non_public_address untouched" "$o" "allow reached" "$k" "$e"
 	done
 fi
 if want_fact redirect_recheck; then
@@ -654,13 +778,16 @@ if want_fact redirect_recheck; then
 	o="$(tpkeep 15001 tprebind.example.test tprebind.example.test) $(seen priv)"
 	clear_log priv
 	k="$(tpkeep 15002 tprebind.example.test tprebind.example.test) $(seen priv)"
+	e=$(ev_listener priv 1)
 	clear_log priv
 	record tp-rr-01 $F "transparent keep-alive: the same Host again, its answer now private (TTL 0)" \
-	    "200 -, then 403 non_public_address untouched" "$o" "200 -, then 200 - reached" "$k"
+	    "200 -, then 403 non_public_address untouched" "$o" "200 -, then 200 - reached" "$k" "$e"
 	o=$(tpkeep 15001 api.example.test 198.18.1.10)
-	k=$(tpkeep 15001 198.18.1.10 198.18.1.10)
-	record tp-rr-02 $F "transparent keep-alive: a second request with another (admitted) Host" \
-	    "200 -, then 400 host_changed" "$o" "200 -, then 200 -" "$k"
+	clear_log pub
+	k=$(tpkeep 15001 198.18.1.10 198.18.1.10); e=$(ev_listener pub 2)
+	clear_log pub
+	record tp-rr-02 $F "transparent keep-alive: a second request with another (admitted) Host (control: the same Host twice, both answered by pub)" \
+	    "200 -, then 400 host_changed" "$o" "200 -, then 200 -" "$k" "$e"
 fi
 if want_fact authority_separation; then
 	F=authority_separation
@@ -668,9 +795,11 @@ if want_fact authority_separation; then
 	# own address is refused whatever the policy and ranges say, so the
 	# workload cannot reach the guard's own services through capture.
 	o=$(tpcurl 15002 http://10.78.0.1:3129/v1/status)
-	k=$(tpcurl 15002 http://private.example.test/)
+	clear_log priv
+	k=$(tpcurl 15002 http://private.example.test/); e=$(ev_listener priv 1)
+	clear_log priv
 	record tp-as-01 $F "transparent: the workload dials the guard's own address for its API (guard B: unrestricted, private ranges allowed; control: a private neighbour)" \
-	    "deny non_public_address" "$o" allow "$k"
+	    "deny non_public_address" "$o" allow "$k" "$e"
 fi
 if want_fact default_deny; then
 	F=default_deny
@@ -696,6 +825,7 @@ if want_fact default_deny; then
 	tp_direct() {
 		clear_log attacker
 		echo "$(tpreq http://198.18.1.66/) attacker $(seen attacker)"
+		ev_keep tpdirect attacker 1
 		clear_log attacker
 	}
 	# A route back to the workload through the guard's namespace (its /24
@@ -709,16 +839,22 @@ if want_fact default_deny; then
 		o1="apply failed"; o2=$o1; o3=$o1; o4=$o1
 	fi
 	tp_nft remove
-	k1=$(tp_direct); k2=$(direct_udp "$TW"); k3=$(direct_icmp "$TW")
+	k1=$(tp_direct); e1=$(ev_get tpdirect); k2=$(direct_udp "$TW"); e2=$(ev_get udp)
+	k3=$(direct_icmp "$TW"); e3=$(ev_get icmp)
 	ip -n "$IN" route del 10.78.0.2/32 via 198.18.0.1
 	record tp-dd-01 $F "transparent layout: TCP to an address no policy admits goes to the guard, never around it (control: the rules removed)" \
-	    "deny not_allowlisted attacker untouched" "$o1" "allow attacker reached" "$k1"
-	record tp-dd-02 $F "transparent layout: UDP (DNS, QUIC) is not redirected and goes nowhere" blocked "$o2" answered "$k2"
-	record tp-dd-03 $F "transparent layout: ICMP echo goes nowhere" blocked "$o3" reached "$k3"
+	    "deny not_allowlisted attacker untouched" "$o1" "allow attacker reached" "$k1" "$e1"
+	record tp-dd-02 $F "transparent layout: UDP (DNS, QUIC) is not redirected and goes nowhere" blocked "$o2" \
+	    answered "$k2" "$e2"
+	record tp-dd-03 $F "transparent layout: ICMP echo goes nowhere" blocked "$o3" reached "$k3" "$e3"
+	# The control: a name the policy does not admit, through the same
+	# redirect: guard A's transparent listener must log its refusal.
+	m=$(log_mark "$T/A.log")
+	k=$(tp_nft apply && ip netns exec "$TW" curl -sS --max-time 5 -o /dev/null -w '%{http_code}' http://other.example.test/ 2>/dev/null; tp_nft remove)
 	record tp-dd-04 $F "transparent layout: an admitted name through the guard's own redirect (control: a name the policy does not admit)" \
-	    200 "$o4" 403 "$(tp_nft apply && ip netns exec "$TW" curl -sS --max-time 5 -o /dev/null -w '%{http_code}' http://other.example.test/ 2>/dev/null; tp_nft remove)"
+	    200 "$o4" 403 "$k" "$(ev_decision guardA "$T/A.log" "$m")"
 fi
 echo "(transparent cases: $(( ($(date +%s%N) - TP_T0) / 1000000 )) ms)"
 
 # ------------------------------------------------------------------ report
-write_report "$OUT" "$BIN" "$BIN_SHA256"
+write_report "$OUT" "$BIN" "$BIN_SHA256" lab
