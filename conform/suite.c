@@ -310,9 +310,9 @@ suite_parse(const char *buf, size_t len, char *err, size_t errlen)
 	for (i = 0; v != NULL && i < vlen && (ascii_is_vchar((unsigned char)v[i]) ||
 	    v[i] == ' '); i++)
 		;
-	if (v == NULL || vlen == 0 || vlen > 64 || i != vlen) {
-		errbuf_set(err, errlen, "suite %s: target must be a string of 1-64 "
-		    "bytes, printable ASCII", s->id);
+	if (v == NULL || vlen == 0 || vlen > SUITE_MAX_TARGET || i != vlen) {
+		errbuf_set(err, errlen, "suite %s: target must be a string of 1-%d "
+		    "bytes, printable ASCII", s->id, SUITE_MAX_TARGET);
 		goto bad;
 	}
 	cases = json_object_get(root, "cases");

@@ -20,6 +20,7 @@
 #define SUITE_MAX_BYTES		(256u * 1024)
 #define SUITE_MAX_CASES		512
 #define SUITE_MAX_EVIDENCE	200	/* bytes of an evidence's detail */
+#define SUITE_MAX_TARGET	256	/* bytes of a suite's target */
 
 struct suite;
 

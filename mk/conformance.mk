@@ -28,21 +28,26 @@ RANGE_FIRST_BIN = $(BUILD)/mutant-range_first/egress-guard
 # refuses a binary that changed since the matrix ran; verify exits
 # non-zero on anything not authentic).
 CONF = $(BUILD)/conformance
-# sign-receipt DIR [VERIFY ARGS]: DIR/report.json → DIR/receipt.json, signed
-# by the local attester, then its grade; rc=1 unless it is authentic.
+# sign-receipt DIR [VERIFY ARGS] [NAME]: DIR/NAME.json (default report)
+# → DIR/receipt-NAME.json (DIR/receipt.json for report), signed by the
+# local attester, then its grade; rc=1 unless it is authentic.
 define sign-receipt
 	mkdir -p $(CONF)/attesters && chmod 0700 $(CONF)/attesters; \
 	[ -f $(CONF)/attesters/local.pem ] || \
 	    $(BUILD)/egress-guardctl keygen --out $(CONF)/attesters/local.pem 2>/dev/null; \
-	$(BUILD)/egress-guardctl receipt sign $(1)/report.json \
-	    --key $(CONF)/attesters/local.pem >$(1)/receipt.json && \
-	printf 'grade: ' && $(BUILD)/egress-guardctl receipt verify $(1)/receipt.json \
-	    --attesters $(CONF)/attesters $(2) || rc=1; exit $$rc
+	in=$(1)/$(or $(3),report).json; out=$(1)/receipt$(if $(3),-$(patsubst report-%,%,$(3))).json; \
+	$(BUILD)/egress-guardctl receipt sign $$in \
+	    --key $(CONF)/attesters/local.pem >$$out && \
+	printf 'grade: ' && $(BUILD)/egress-guardctl receipt verify $$out \
+	    --attesters $(CONF)/attesters $(2) || rc=1
 endef
+# The lab run writes two reports: the lab suite's and the transparent
+# path's (its tp-* cases, graded by the transparent suite).
 conformance: all $(RANGE_FIRST_BIN)
 	$(Q)BUILD=$(BUILD) EG_CONF_RANGE_FIRST_BIN=$(abspath $(RANGE_FIRST_BIN)) \
 	    bash tests/conformance/matrix.sh $(CONF); rc=$$?; \
-	$(call sign-receipt,$(CONF))
+	$(call sign-receipt,$(CONF)); \
+	$(call sign-receipt,$(CONF),,report-transparent); exit $$rc
 
 # The matrix against the guard as Docker deploys it (layout (a),
 # tests/conformance/docker.sh), on docker_test.sh's own dockerd and image
@@ -53,7 +58,7 @@ CONF_DOCKER = $(BUILD)/conformance-docker
 conformance-docker: all
 	$(Q)mkdir -p $(CONF_DOCKER); EG_DOCKER_PARTS=matrix EG_DOCKER_CONF_OUT=$(abspath $(CONF_DOCKER)) \
 	    BUILD=$(BUILD) bash tests/integration/docker_test.sh; rc=$$?; \
-	$(call sign-receipt,$(CONF_DOCKER),--binary $(CONF_DOCKER)/image/egress-guard)
+	$(call sign-receipt,$(CONF_DOCKER),--binary $(CONF_DOCKER)/image/egress-guard); exit $$rc
 
 $(BUILD)/mutant-%/egress-guard: FORCE
 	$(Q)$(MAKE) -s BUILD=$(BUILD)/mutant-$* MUTANT_BASE=$(BUILD) CFLAGS='$(MUTANT_FLAGS_$*)' \

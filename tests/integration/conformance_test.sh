@@ -27,24 +27,17 @@ sys.exit(0 if ok else 1)' "$B/conformance/${s#*:}.json" "${s%%:*}" 2>/dev/null; 
 		echo "PASS conformance_report_v2_suite_${s%%:*}_facts_true_with_evidence"
 	else echo "FAIL conformance_report_v2_suite_${s%%:*}_facts_true_with_evidence"; rc=1; fi
 done
-# Until egress-guardctl reads report v2 (issue 29's C side), receipt sign
-# refuses these reports: the receipt checks below are then skipped, not
-# failed, and the make target's status is the matrix's alone.
-OLD_SIGN=0
-if grep -q 'receipt sign: .*report: \(unknown key "suite"\|schema must be "egress-guard.conformance-report.v1"\)' \
-    "$B/conformance/matrix.log"; then
-	OLD_SIGN=1
-	grep -q '^\(fail\|inconclusive\) ' "$B/conformance/matrix.log" || mrc=0
-	echo "SKIP conformance_receipt_grades_security_boundary: receipt sign predates report v2"
-	echo "SKIP control_receipt_untrusted_signer_is_advisory_filter_exit_5: receipt sign predates report v2"
-fi
 [ $mrc = 0 ] || rc=1
 # The receipt of this run grades the exact build; the same receipt under
 # an attester set that lacks its signer must not.
-grade=$(sed -n 's/^grade: //p' "$B/conformance/matrix.log")
-if [ $OLD_SIGN = 1 ]; then :
-elif [ "$grade" = security_boundary ]; then echo "PASS conformance_receipt_grades_security_boundary"
-else echo "FAIL conformance_receipt_grades_security_boundary: got '$grade'"; rc=1; fi
+# Both receipts, the lab's and the transparent path's, each graded by its
+# own suite.
+grades=$(sed -n 's/^grade: //p' "$B/conformance/matrix.log" | tr '\n' ' ')
+if [ "$grades" = "security_boundary security_boundary " ]; then echo "PASS conformance_receipt_grades_security_boundary"
+else echo "FAIL conformance_receipt_grades_security_boundary: got '$grades'"; rc=1; fi
+show=$("$B/egress-guardctl" receipt show "$B/conformance/receipt-transparent.json" 2>&1)
+case "$show" in *"suite:    transparent version"*"5 of 5 facts proved"*) echo "PASS conformance_transparent_receipt_names_its_suite";;
+*) echo "FAIL conformance_transparent_receipt_names_its_suite: $(echo "$show" | head -n 8 | tr '\n' ' ')"; rc=1;; esac
 # The report names the bytes the matrix ran, which receipt sign holds the
 # binary to.
 if python3 -c 'import hashlib, json, sys

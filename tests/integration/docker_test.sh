@@ -783,15 +783,10 @@ sys.exit(0 if r["schema"] == "egress-guard.conformance-report.v2" and r["suite"]
          and all(c["control_evidence"] for c in r["cases"]) else 1)' "$CONF/report.json" 2>/dev/null
 check docker_report_v2_suite_docker_with_evidence $? "$(head -c 300 "$CONF/report.json" 2>/dev/null | tr '\n' ' ')"
 "$CTL" receipt sign "$CONF/report.json" --key "$T/attesters/t.pem" >"$CONF/receipt.json" 2>"$T/sign.err"
-# Until egress-guardctl reads report v2 (issue 29's C side), sign refuses
-# it: the receipt's checks are skipped then, not failed.
-if grep -q 'report: \(unknown key "suite"\|schema must be "egress-guard.conformance-report.v1"\)' "$T/sign.err"; then
-	echo "SKIP docker_receipt_signs_and_verifies: receipt sign predates report v2"
-	echo "SKIP docker_receipt_names_engine_layout_a_and_image_digest: receipt sign predates report v2"
-else
 grade=$("$CTL" receipt verify "$CONF/receipt.json" --attesters "$T/attesters" \
     --binary "$CONF/image/egress-guard" 2>"$T/verify.err")
-check docker_receipt_signs_and_verifies "$?" "grade=$grade $(cat "$T/sign.err" "$T/verify.err" | tr '\n' ' ')"
+vrc=$?; [ "$grade" = security_boundary ] || vrc=1
+check docker_receipt_signs_and_verifies_security_boundary "$vrc" "grade=$grade $(cat "$T/sign.err" "$T/verify.err" | tr '\n' ' ')"
 echo "# receipt grade: $grade"
 # What the signed bytes say of the deployment: this engine, (a), this image.
 out=$(python3 - "$CONF/receipt.json" "$DIGEST" "$(dk version -f '{{.Server.Version}}')" <<'PY'
@@ -799,13 +794,13 @@ import base64, json, sys
 r = json.loads(base64.b64decode(json.load(open(sys.argv[1]))["receipt"]))
 d = r.get("deployment", {})
 ok = (d.get("layout") == "a" and d.get("image_id") == sys.argv[2]
-      and d.get("engine") == "docker " + sys.argv[3] and d.get("target") == "docker")
+      and d.get("engine") == "docker " + sys.argv[3] and d.get("target") == "docker"
+      and r["suite"]["id"] == "docker")
 print("ok" if ok else "wrong", json.dumps(d, sort_keys=True))
 PY
 )
 case "$out" in ok*) r=0;; *) r=1;; esac
-check docker_receipt_names_engine_layout_a_and_image_digest $r "$out"
-fi
+check docker_receipt_names_engine_layout_a_and_image_digest_suite_docker $r "$out"
 fi
 
 # ---------------------------------------------------------------- teardown

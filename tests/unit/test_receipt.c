@@ -334,6 +334,10 @@ suites_setup(void **state)
 
 /* ---- helpers ---- */
 
+/* 257 printable bytes: one past a suite target's bound. */
+#define T64 "1234567890123456789012345678901234567890123456789012345678901234"
+#define T257 T64 T64 T64 T64 "x"
+
 static void
 check_err(const char *err)
 {
@@ -2813,10 +2817,9 @@ test_suite_parse_refusals(void **state)
 		  "egress-guard.conformance-suite.v2",
 		  "suite: schema must be \"egress-guard.conformance-suite.v1\"" },
 		{ "\"target\": \"test_receipt.c\"", "\"target\": \"\"",
-		  "suite unit: target must be a string of 1-64 bytes" },
-		{ "\"target\": \"test_receipt.c\"", "\"target\": \"1234567890"
-		  "1234567890123456789012345678901234567890123456789012345\"",
-		  "target must be a string of 1-64 bytes" },
+		  "suite unit: target must be a string of 1-256 bytes" },
+		{ "\"target\": \"test_receipt.c\"", "\"target\": \"" T257 "\"",
+		  "target must be a string of 1-256 bytes" },
 		{ "{\"id\": \"edm-01\"", "{\"id\": \"edm 01\"",
 		  "cases[0]: id must be 1-64 of [A-Za-z0-9._-]" },
 		{ "{\"id\": \"edm-01\"", "[], {\"id\": \"edm-01\"",
@@ -2903,7 +2906,7 @@ test_suite_parse_refuses_empty_other_and_too_large(void **state)
 	}
 }
 
-/* Spec: target is "free text 1-64 printable". */
+/* A target is free text, 1-256 printable ASCII bytes. */
 static void
 test_suite_parse_refuses_unprintable_target(void **state)
 {
