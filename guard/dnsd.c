@@ -24,6 +24,8 @@
 #include "guard/conn.h"
 #include "guard/decide.h"
 #include "guard/dnsd.h"
+#include "guard/dnslog.h"
+#include "util/fdres.h"
 #include "guard/log.h"
 #include "guard/logevery.h"
 #include "guard/metrics.h"
@@ -94,6 +96,7 @@ struct dnsd {
 	TAILQ_HEAD(, dnsd_tcp)	 conns;
 	size_t			 nconns;
 	uint64_t		 next_id;
+	struct dnslog		*lines;		/* per-client bound on the lines */
 };
 
 static void tcp_read_cb(struct bufferevent *bev, void *arg);
@@ -110,6 +113,8 @@ log_answer(struct dnsd_q *x, enum reason r, int rcode, const char *detail)
 
 	metrics_decision(x->d->env.metrics, "dns", r);
 	metrics_dns_answer(x->d->env.metrics, rcode);
+	if (!dnslog_admit(x->d->lines, (const struct sockaddr *)&x->peer))
+		return;		/* counted in the client's aggregate line */
 	log_rec_begin(&rec, x->d->env.log, "decision");
 	log_rec_int(&rec, "id", (long long)x->id);
 	log_rec_str(&rec, "client", x->client);
@@ -176,6 +181,15 @@ answer(struct dnsd_q *x, enum reason r, int rcode, const unsigned char *rdata,
 
 /* ---- the steps ---- */
 
+/* The policy that decides x, for its line. */
+static void
+stamp(struct dnsd_q *x, const struct policy *p)
+{
+	x->epoch = p != NULL ? policy_epoch(p) : -1;
+	snprintf(x->digest, sizeof(x->digest), "%s", p != NULL ?
+	    policy_digest(p) : "");
+}
+
 static void tcp_query_done(struct dnsd_tcp *tc);
 
 static void
@@ -195,8 +209,11 @@ resolved(void *arg, enum resolver_status st, const struct resolver_addr *a,
 	TAILQ_REMOVE(&d->lookups, x, link);
 	d->ninflight--;
 	metrics_dns(d->env.metrics, (double)conn_usec_since(&x->t0) / 1e6);
-	/* A policy installed during the lookup that no longer admits the
-	 * name wins, as for the proxy's requests (reason revoked). */
+	/* A policy installed during the lookup decides again: the line
+	 * names it (a line below its `policy` line never names an older
+	 * one), and if it no longer admits the name, it wins, as for the
+	 * proxy's requests (reason revoked). */
+	stamp(x, p);
 	if (!policy_admits_name(p, x->dest.host)) {
 		answer(x, p == NULL ? REASON_NO_POLICY : REASON_REVOKED,
 		    p == NULL ? DNSMSG_REFUSED : DNSMSG_NXDOMAIN, NULL, 0, 0,
@@ -247,11 +264,7 @@ decide(struct dnsd *d, struct dnsd_q *x)
 	struct dnsd_q *h;
 	char why[128];
 
-	x->epoch = -1;
-	if (p != NULL) {
-		x->epoch = policy_epoch(p);
-		snprintf(x->digest, sizeof(x->digest), "%s", policy_digest(p));
-	}
+	stamp(x, p);
 	/* The name through the one destination grammar: what the policy
 	 * holds is normalised by it, and a name outside it (or an IP
 	 * literal, which is not a name) names nothing the policy admits. */
@@ -523,6 +536,8 @@ tcp_event_cb(struct bufferevent *bev, short what, void *arg)
 	tcp_close(tc);
 }
 
+static void tcp_accept_error_cb(struct evconnlistener *l, void *arg);
+
 static void
 tcp_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
@@ -531,6 +546,14 @@ tcp_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	struct dnsd_tcp *tc = NULL;
 
 	(void)l;
+	if (fdres_reserved(fd)) {
+		/* From the reserve (util/fdres.h): out of descriptors for the
+		 * workload, paused as for EMFILE. */
+		evutil_closesocket(fd);
+		EVUTIL_SET_SOCKET_ERROR(EMFILE);
+		tcp_accept_error_cb(l, d);
+		return;
+	}
 	if (d->nconns >= DNSD_MAX_TCP || (size_t)salen > sizeof(tc->peer) ||
 	    (tc = calloc(1, sizeof(*tc))) == NULL)
 		goto refuse;
@@ -637,7 +660,8 @@ dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
 	d->env = *env;
 	TAILQ_INIT(&d->lookups);
 	TAILQ_INIT(&d->conns);
-	if ((d->resume = evtimer_new(env->base, tcp_resume_cb, d)) == NULL) {
+	if ((d->resume = evtimer_new(env->base, tcp_resume_cb, d)) == NULL ||
+	    (d->lines = dnslog_new(env->log, env->metrics)) == NULL) {
 		errbuf_set(err, errlen, "--dns-listen: out of memory");
 		goto fail;
 	}
@@ -701,5 +725,6 @@ dnsd_free(struct dnsd *d)
 	if (d->resume != NULL)
 		event_free(d->resume);
 	log_every_free(&d->paused);
+	dnslog_free(d->lines);
 	free(d);
 }

@@ -23,6 +23,7 @@
 #include "guard/logevery.h"
 #include "guard/proxy.h"
 #include "guard/worker.h"
+#include "util/fdres.h"
 #include "util/errbuf.h"
 #include "util/num.h"
 #include "resolver/classify.h"
@@ -250,7 +251,10 @@ accept_one(struct worker *w, evutil_socket_t lfd, int transparent)
 
 	h.sl = sizeof(h.ss);
 	h.transparent = transparent;
-	h.fd = accept4(lfd, (struct sockaddr *)&h.ss, &h.sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	/* A descriptor from the reserve (util/fdres.h) is given back and
+	 * read as EMFILE: the workload is at the limit. */
+	h.fd = fdres_workload(accept4(lfd, (struct sockaddr *)&h.ss, &h.sl,
+	    SOCK_NONBLOCK | SOCK_CLOEXEC));
 	if (h.fd != -1) {
 		if (w->box == NULL || !hand_over(w, &h))
 			serve(w, &h);
