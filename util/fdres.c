@@ -24,7 +24,9 @@ fdres_init(void)
 		lim = INT_MAX;
 	else
 		lim = (long)rl.rlim_cur;
-	first = lim > 2 * FDRES_RESERVE ? lim - FDRES_RESERVE : lim / 2;
+	/* A small limit (a test's `ulimit -n 64`) keeps three quarters
+	 * for the workload: the guard's own baseline takes a few dozen. */
+	first = lim >= 4 * FDRES_RESERVE ? lim - FDRES_RESERVE : lim - lim / 4;
 	atomic_store_explicit(&fdres_first, first, memory_order_relaxed);
 	return first;
 }

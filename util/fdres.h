@@ -14,8 +14,8 @@
 #define FDRES_RESERVE	72
 
 /* Sets the reserve from the soft descriptor limit in force (after the
- * guard raised it); called once, before any worker starts. A limit too
- * small for the reserve leaves the workload half of it. Returns the
+ * guard raised it); called once, before any worker starts. Under
+ * 4 x FDRES_RESERVE the reserve is a quarter of the limit. Returns the
  * first reserved descriptor number. */
 long fdres_init(void);
 
