@@ -19,7 +19,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 
 #include "guard/conn.h"
 #include "guard/decide.h"
@@ -87,7 +86,7 @@ struct dnsd {
 	struct dnsd_env		 env;
 	struct dnsd_udp		 udp[DNSD_MAX_LISTEN];
 	size_t			 nudp;
-	struct evconnlistener	*tcp[DNSD_MAX_LISTEN];
+	struct event		*tcp[DNSD_MAX_LISTEN];	/* listening, EV_PERSIST */
 	size_t			 ntcp;
 	struct event		*resume;	/* accept again after a pause */
 	struct log_every	 paused;	/* "accept paused" lines */
@@ -536,24 +535,12 @@ tcp_event_cb(struct bufferevent *bev, short what, void *arg)
 	tcp_close(tc);
 }
 
-static void tcp_accept_error_cb(struct evconnlistener *l, void *arg);
-
 static void
-tcp_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-    int salen, void *arg)
+tcp_accepted(struct dnsd *d, evutil_socket_t fd, struct sockaddr *sa,
+    socklen_t salen)
 {
-	struct dnsd *d = arg;
 	struct dnsd_tcp *tc = NULL;
 
-	(void)l;
-	if (fdres_reserved(fd)) {
-		/* From the reserve (util/fdres.h): out of descriptors for the
-		 * workload, paused as for EMFILE. */
-		evutil_closesocket(fd);
-		EVUTIL_SET_SOCKET_ERROR(EMFILE);
-		tcp_accept_error_cb(l, d);
-		return;
-	}
 	if (d->nconns >= DNSD_MAX_TCP || (size_t)salen > sizeof(tc->peer) ||
 	    (tc = calloc(1, sizeof(*tc))) == NULL)
 		goto refuse;
@@ -591,8 +578,7 @@ tcp_set_accepting(struct dnsd *d, int on)
 	size_t i;
 
 	for (i = 0; i < d->ntcp; i++)
-		(void)(on ? evconnlistener_enable(d->tcp[i]) :
-		    evconnlistener_disable(d->tcp[i]));
+		(void)(on ? event_add(d->tcp[i], NULL) : event_del(d->tcp[i]));
 }
 
 static void
@@ -603,27 +589,48 @@ tcp_resume_cb(evutil_socket_t fd, short what, void *arg)
 	tcp_set_accepting(arg, 1);
 }
 
-/* accept() failed for a reason other than an empty backlog. Out of
- * descriptors, the level-triggered listener would be ready again at once
- * and spin (libevent's default keeps it enabled and writes a raw line
- * each time): pause it, as the proxy's and control's listeners do;
+/* Out of descriptors (none left below the reserve, or accept failed for
+ * want of them): the level-triggered listener would be ready again at
+ * once and spin. Paused, as the proxy's and control's listeners are;
  * connections wait in the kernel backlog meanwhile. */
 static void
-tcp_accept_error_cb(struct evconnlistener *l, void *arg)
+tcp_starved(struct dnsd *d)
 {
-	struct dnsd *d = arg;
 	struct timeval tv = { 0, DNSD_PAUSE_USEC };
-	int e = EVUTIL_SOCKET_ERROR();
 
-	(void)l;
-	if (!conn_accept_starved(e))
-		return;
 	if (evtimer_pending(d->resume, NULL))
 		return;
 	tcp_set_accepting(d, 0);
 	(void)evtimer_add(d->resume, &tv);
 	log_every(d->env.log, &d->paused,
 	    "dns: accept paused: out of file descriptors");
+}
+
+/* One accept per readiness. The workload's connections never take a
+ * descriptor of the control socket's reserve (util/fdres.h): with none
+ * free below it, the connection is left in the backlog, not accepted and
+ * dropped. */
+static void
+tcp_listen_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct dnsd *d = arg;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int fd;
+
+	(void)what;
+	if (!fdres_room(lfd)) {
+		tcp_starved(d);
+		return;
+	}
+	fd = fdres_workload(accept4(lfd, (struct sockaddr *)&ss, &sl,
+	    SOCK_NONBLOCK | SOCK_CLOEXEC));
+	if (fd == -1) {
+		if (conn_accept_starved(errno))
+			tcp_starved(d);
+		return;
+	}
+	tcp_accepted(d, fd, (struct sockaddr *)&ss, sl);
 }
 
 /* ---- setup ---- */
@@ -642,7 +649,7 @@ bind_one(const struct dest *a, int type, char *err, size_t errlen)
 }
 
 struct dnsd *
-dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
+dnsd_new(const struct dnsd_env *env, const struct dest *at, size_t n,
     char *err, size_t errlen)
 {
 	struct dnsd *d;
@@ -668,7 +675,7 @@ dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
 	for (i = 0; i < n; i++) {
 		struct dnsd_udp *u = &d->udp[d->nudp];
 
-		if ((fd = bind_one(&listen[i], SOCK_DGRAM, err, errlen)) == -1)
+		if ((fd = bind_one(&at[i], SOCK_DGRAM, err, errlen)) == -1)
 			goto fail;
 		u->d = d;
 		u->fd = fd;
@@ -681,17 +688,20 @@ dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
 			goto fail;
 		}
 		d->nudp++;
-		if ((fd = bind_one(&listen[i], SOCK_STREAM, err, errlen)) == -1)
+		if ((fd = bind_one(&at[i], SOCK_STREAM, err, errlen)) == -1)
 			goto fail;
-		d->tcp[d->ntcp] = evconnlistener_new(env->base, tcp_accept_cb, d,
-		    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 64, fd);
-		if (d->tcp[d->ntcp] == NULL) {
-			close(fd);
+		if (listen(fd, DNSD_BACKLOG) == -1 ||
+		    (d->tcp[d->ntcp] = event_new(env->base, fd, EV_READ |
+		    EV_PERSIST, tcp_listen_cb, d)) == NULL ||
+		    event_add(d->tcp[d->ntcp], NULL) == -1) {
 			errbuf_set(err, errlen, "--dns-listen: cannot listen: %s",
 			    strerror(errno));
+			if (d->tcp[d->ntcp] != NULL)
+				event_free(d->tcp[d->ntcp]);
+			d->tcp[d->ntcp] = NULL;
+			close(fd);
 			goto fail;
 		}
-		evconnlistener_set_error_cb(d->tcp[d->ntcp], tcp_accept_error_cb);
 		d->ntcp++;
 	}
 	return d;
@@ -720,8 +730,12 @@ dnsd_free(struct dnsd *d)
 		event_free(d->udp[i].ev);
 		close(d->udp[i].fd);
 	}
-	for (i = 0; i < d->ntcp; i++)
-		evconnlistener_free(d->tcp[i]);
+	for (i = 0; i < d->ntcp; i++) {
+		int lfd = event_get_fd(d->tcp[i]);
+
+		event_free(d->tcp[i]);
+		close(lfd);
+	}
 	if (d->resume != NULL)
 		event_free(d->resume);
 	log_every_free(&d->paused);

@@ -2,6 +2,7 @@
 #include <sys/resource.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -36,6 +37,24 @@ fdres_reserved(int fd)
 {
 	return fd >= 0 && (long)fd >= atomic_load_explicit(&fdres_first,
 	    memory_order_relaxed);
+}
+
+int
+fdres_near(int fd)
+{
+	return (long)fd + FDRES_NEAR >= atomic_load_explicit(&fdres_first,
+	    memory_order_relaxed);
+}
+
+int
+fdres_room(int fd)
+{
+	int d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	int room = d != -1 && !fdres_reserved(d);
+
+	if (d != -1)
+		(void)close(d);
+	return room;
 }
 
 int

@@ -26,4 +26,16 @@ int fdres_workload(int fd);
 /* 1 when fd lies in the reserve (the caller closes it). */
 int fdres_reserved(int fd);
 
+/* 1 when the lowest free descriptor lies below the reserve, found by
+ * duplicating fd (any open descriptor) and closing the copy: a listener
+ * asks before it accepts, so that at the limit the connection waits in
+ * the backlog instead of being accepted into the reserve and dropped. */
+int fdres_room(int fd);
+
+/* 1 when fd lies within FDRES_NEAR of the reserve: a listener whose last
+ * accept returned such a number asks fdres_room before the next one (far
+ * from the limit the two extra calls are not worth making). */
+#define FDRES_NEAR	256
+int fdres_near(int fd);
+
 #endif
