@@ -41,6 +41,35 @@ admit_n(struct dnslog *dl, unsigned client, unsigned n)
 	return ok;
 }
 
+/* A log in a file of its own, zeroed metrics, the bound over them. */
+struct fx {
+	char		 path[32];
+	struct metrics	 m;
+	struct log	*lg;
+	struct dnslog	*dl;
+};
+
+static void
+fx_open(struct fx *f)
+{
+	char err[128];
+	int fd;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->path, sizeof(f->path), "/tmp/eg-dnslog-XXXXXX");
+	assert_true((fd = mkstemp(f->path)) != -1);
+	close(fd);
+	assert_non_null(f->lg = log_open(f->path, LOG_JSON, err, sizeof(err)));
+	assert_non_null(f->dl = dnslog_new(f->lg, &f->m));
+}
+
+static void
+fx_close(struct fx *f)
+{
+	dnslog_free(f->dl);
+	log_close(f->lg);
+}
+
 /* The sum of the "lines" of every dns_log_suppressed line for client. */
 static long
 suppressed_in(const char *path, const char *client)
@@ -68,30 +97,21 @@ suppressed_in(const char *path, const char *client)
 static void
 test_hostile_query_flood_lines_bounded_counts_exact(void **state)
 {
-	char path[] = "/tmp/eg-dnslog-XXXXXX", err[128];
-	int fd = mkstemp(path);
-	struct metrics m;
-	struct log *lg;
-	struct dnslog *dl;
+	struct fx f;
 	unsigned a, b;
 
 	(void)state;
-	assert_true(fd != -1);
-	close(fd);
-	memset(&m, 0, sizeof(m));
-	assert_non_null(lg = log_open(path, LOG_JSON, err, sizeof(err)));
-	assert_non_null(dl = dnslog_new(lg, &m));
-	a = admit_n(dl, 1, 1000);
-	b = admit_n(dl, 2, 50);
+	fx_open(&f);
+	a = admit_n(f.dl, 1, 1000);
+	b = admit_n(f.dl, 2, 50);
 	/* The burst, plus what 20 a second refills while the loop runs. */
 	assert_true(a >= DNSLOG_BURST && a <= DNSLOG_BURST + 5);
 	assert_int_equal(b, 50);
-	assert_int_equal(m.dns_log_suppressed, 1000 - a);
-	dnslog_free(dl);	/* the counts not yet in a line */
-	log_close(lg);
-	assert_int_equal(suppressed_in(path, "10.77.0.1"), 1000 - a);
-	assert_int_equal(suppressed_in(path, "10.77.0.2"), 0);
-	unlink(path);
+	assert_int_equal(f.m.dns_log_suppressed, 1000 - a);
+	fx_close(&f);	/* the counts not yet in a line */
+	assert_int_equal(suppressed_in(f.path, "10.77.0.1"), 1000 - a);
+	assert_int_equal(suppressed_in(f.path, "10.77.0.2"), 0);
+	unlink(f.path);
 }
 
 /* hostile: addresses beyond the table share one bucket ("other"), so many
@@ -99,28 +119,19 @@ test_hostile_query_flood_lines_bounded_counts_exact(void **state)
 static void
 test_hostile_many_addresses_share_one_bucket(void **state)
 {
-	char path[] = "/tmp/eg-dnslog-XXXXXX", err[128];
-	int fd = mkstemp(path);
-	struct metrics m;
-	struct log *lg;
-	struct dnslog *dl;
+	struct fx f;
 	unsigned i, extra = 0;
 
 	(void)state;
-	assert_true(fd != -1);
-	close(fd);
-	memset(&m, 0, sizeof(m));
-	assert_non_null(lg = log_open(path, LOG_JSON, err, sizeof(err)));
-	assert_non_null(dl = dnslog_new(lg, &m));
+	fx_open(&f);
 	for (i = 0; i < DNSLOG_CLIENTS; i++)
-		assert_int_equal(admit_n(dl, 100 + i, 1), 1);
+		assert_int_equal(admit_n(f.dl, 100 + i, 1), 1);
 	for (i = 0; i < 50; i++)	/* 50 new addresses, 10 queries each */
-		extra += admit_n(dl, 1000 + i, 10);
+		extra += admit_n(f.dl, 1000 + i, 10);
 	assert_true(extra >= DNSLOG_BURST && extra <= DNSLOG_BURST + 5);
-	dnslog_free(dl);
-	log_close(lg);
-	assert_int_equal(suppressed_in(path, "other"), 500 - extra);
-	unlink(path);
+	fx_close(&f);
+	assert_int_equal(suppressed_in(f.path, "other"), 500 - extra);
+	unlink(f.path);
 }
 
 int
