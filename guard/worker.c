@@ -276,6 +276,7 @@ accept_one(struct worker *w, evutil_socket_t lfd, int transparent)
 	 * backlog (or go to another worker). */
 	if (!conn_accept_starved(e))
 		return;
+	w->near = 1;	/* ask fdres_room again before the next accept */
 	if (evtimer_pending(w->accept_resume, NULL))
 		return;
 	set_accepting(w, 0);
