@@ -14,8 +14,12 @@
 #   5. The control socket and /v1/health answer while the workload holds
 #      the guard at its descriptor limit; the DNS listener's lines are
 #      bounded per client, the metrics exact.
-# Every hostile case went red on the build before issue 30 (run with
-# EG_BUILD=<that build> to see it).
+# Negative control: EG_BUILD=<the build before issue 30> (9406157) fails
+# every hostile case but hostile_cl0_desync_node_* (Node frames a GET's
+# body and does not desync: that case is the cross-check of the Python
+# one) and fails hostile_cl0_body_on_get_refused_400_with_reason. The
+# control_* cases show the upstreams live and the limit reached. About
+# 55 s.
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$BIN" ] || { echo "FAIL build: $BIN missing"; exit 1; }
