@@ -15,11 +15,10 @@
 #      the guard at its descriptor limit; the DNS listener's lines are
 #      bounded per client, the metrics exact.
 # Negative control: EG_BUILD=<the build before issue 30> (9406157) fails
-# every hostile case but hostile_cl0_desync_node_* (Node frames a GET's
-# body and does not desync: that case is the cross-check of the Python
-# one) and fails hostile_cl0_body_on_get_refused_400_with_reason. The
-# control_* cases show the upstreams live and the limit reached. About
-# 55 s.
+# every hostile case except hostile_cl0_desync_node_* (Node frames a
+# GET's body and does not desync: that case is the cross-check of the
+# Python one). The control_* cases show the upstreams live and the
+# descriptor limit reached. About 55 s.
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$BIN" ] || { echo "FAIL build: $BIN missing"; exit 1; }
