@@ -10,6 +10,7 @@
 #include <event2/event.h>
 
 #include "guard/dial.h"
+#include "util/fdres.h"
 
 struct dial {
 	struct event_base *base;
@@ -98,7 +99,8 @@ dial_attempt(struct dial *d)
 
 		if (sockaddr_of(&d->addrs[i], d->port, &ss, &sl) == -1)
 			continue;
-		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		fd = fdres_workload(socket(ss.ss_family, SOCK_STREAM |
+		    SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 		if (fd == -1) {
 			d->local = local_failure(errno);
 			continue;

@@ -19,11 +19,12 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 
 #include "guard/conn.h"
 #include "guard/decide.h"
 #include "guard/dnsd.h"
+#include "guard/dnslog.h"
+#include "util/fdres.h"
 #include "guard/log.h"
 #include "guard/logevery.h"
 #include "guard/metrics.h"
@@ -85,7 +86,7 @@ struct dnsd {
 	struct dnsd_env		 env;
 	struct dnsd_udp		 udp[DNSD_MAX_LISTEN];
 	size_t			 nudp;
-	struct evconnlistener	*tcp[DNSD_MAX_LISTEN];
+	struct event		*tcp[DNSD_MAX_LISTEN];	/* listening, EV_PERSIST */
 	size_t			 ntcp;
 	struct event		*resume;	/* accept again after a pause */
 	struct log_every	 paused;	/* "accept paused" lines */
@@ -94,6 +95,7 @@ struct dnsd {
 	TAILQ_HEAD(, dnsd_tcp)	 conns;
 	size_t			 nconns;
 	uint64_t		 next_id;
+	struct dnslog		*lines;		/* per-client bound on the lines */
 };
 
 static void tcp_read_cb(struct bufferevent *bev, void *arg);
@@ -110,6 +112,8 @@ log_answer(struct dnsd_q *x, enum reason r, int rcode, const char *detail)
 
 	metrics_decision(x->d->env.metrics, "dns", r);
 	metrics_dns_answer(x->d->env.metrics, rcode);
+	if (!dnslog_admit(x->d->lines, (const struct sockaddr *)&x->peer))
+		return;		/* counted in the client's aggregate line */
 	log_rec_begin(&rec, x->d->env.log, "decision");
 	log_rec_int(&rec, "id", (long long)x->id);
 	log_rec_str(&rec, "client", x->client);
@@ -176,6 +180,15 @@ answer(struct dnsd_q *x, enum reason r, int rcode, const unsigned char *rdata,
 
 /* ---- the steps ---- */
 
+/* The policy that decides x, for its line. */
+static void
+stamp(struct dnsd_q *x, const struct policy *p)
+{
+	x->epoch = p != NULL ? policy_epoch(p) : -1;
+	snprintf(x->digest, sizeof(x->digest), "%s", p != NULL ?
+	    policy_digest(p) : "");
+}
+
 static void tcp_query_done(struct dnsd_tcp *tc);
 
 static void
@@ -195,8 +208,11 @@ resolved(void *arg, enum resolver_status st, const struct resolver_addr *a,
 	TAILQ_REMOVE(&d->lookups, x, link);
 	d->ninflight--;
 	metrics_dns(d->env.metrics, (double)conn_usec_since(&x->t0) / 1e6);
-	/* A policy installed during the lookup that no longer admits the
-	 * name wins, as for the proxy's requests (reason revoked). */
+	/* A policy installed during the lookup decides again: the line
+	 * names it (a line below its `policy` line never names an older
+	 * one), and if it no longer admits the name, it wins, as for the
+	 * proxy's requests (reason revoked). */
+	stamp(x, p);
 	if (!policy_admits_name(p, x->dest.host)) {
 		answer(x, p == NULL ? REASON_NO_POLICY : REASON_REVOKED,
 		    p == NULL ? DNSMSG_REFUSED : DNSMSG_NXDOMAIN, NULL, 0, 0,
@@ -247,11 +263,7 @@ decide(struct dnsd *d, struct dnsd_q *x)
 	struct dnsd_q *h;
 	char why[128];
 
-	x->epoch = -1;
-	if (p != NULL) {
-		x->epoch = policy_epoch(p);
-		snprintf(x->digest, sizeof(x->digest), "%s", policy_digest(p));
-	}
+	stamp(x, p);
 	/* The name through the one destination grammar: what the policy
 	 * holds is normalised by it, and a name outside it (or an IP
 	 * literal, which is not a name) names nothing the policy admits. */
@@ -524,13 +536,11 @@ tcp_event_cb(struct bufferevent *bev, short what, void *arg)
 }
 
 static void
-tcp_accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-    int salen, void *arg)
+tcp_accepted(struct dnsd *d, evutil_socket_t fd, struct sockaddr *sa,
+    socklen_t salen)
 {
-	struct dnsd *d = arg;
 	struct dnsd_tcp *tc = NULL;
 
-	(void)l;
 	if (d->nconns >= DNSD_MAX_TCP || (size_t)salen > sizeof(tc->peer) ||
 	    (tc = calloc(1, sizeof(*tc))) == NULL)
 		goto refuse;
@@ -568,8 +578,7 @@ tcp_set_accepting(struct dnsd *d, int on)
 	size_t i;
 
 	for (i = 0; i < d->ntcp; i++)
-		(void)(on ? evconnlistener_enable(d->tcp[i]) :
-		    evconnlistener_disable(d->tcp[i]));
+		(void)(on ? event_add(d->tcp[i], NULL) : event_del(d->tcp[i]));
 }
 
 static void
@@ -580,27 +589,48 @@ tcp_resume_cb(evutil_socket_t fd, short what, void *arg)
 	tcp_set_accepting(arg, 1);
 }
 
-/* accept() failed for a reason other than an empty backlog. Out of
- * descriptors, the level-triggered listener would be ready again at once
- * and spin (libevent's default keeps it enabled and writes a raw line
- * each time): pause it, as the proxy's and control's listeners do;
+/* Out of descriptors (none left below the reserve, or accept failed for
+ * want of them): the level-triggered listener would be ready again at
+ * once and spin. Paused, as the proxy's and control's listeners are;
  * connections wait in the kernel backlog meanwhile. */
 static void
-tcp_accept_error_cb(struct evconnlistener *l, void *arg)
+tcp_starved(struct dnsd *d)
 {
-	struct dnsd *d = arg;
 	struct timeval tv = { 0, DNSD_PAUSE_USEC };
-	int e = EVUTIL_SOCKET_ERROR();
 
-	(void)l;
-	if (!conn_accept_starved(e))
-		return;
 	if (evtimer_pending(d->resume, NULL))
 		return;
 	tcp_set_accepting(d, 0);
 	(void)evtimer_add(d->resume, &tv);
 	log_every(d->env.log, &d->paused,
 	    "dns: accept paused: out of file descriptors");
+}
+
+/* One accept per readiness. The workload's connections never take a
+ * descriptor of the control socket's reserve (util/fdres.h): with none
+ * free below it, the connection is left in the backlog, not accepted and
+ * dropped. */
+static void
+tcp_listen_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct dnsd *d = arg;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int fd;
+
+	(void)what;
+	if (!fdres_room(lfd)) {
+		tcp_starved(d);
+		return;
+	}
+	fd = fdres_workload(accept4(lfd, (struct sockaddr *)&ss, &sl,
+	    SOCK_NONBLOCK | SOCK_CLOEXEC));
+	if (fd == -1) {
+		if (conn_accept_starved(errno))
+			tcp_starved(d);
+		return;
+	}
+	tcp_accepted(d, fd, (struct sockaddr *)&ss, sl);
 }
 
 /* ---- setup ---- */
@@ -619,7 +649,7 @@ bind_one(const struct dest *a, int type, char *err, size_t errlen)
 }
 
 struct dnsd *
-dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
+dnsd_new(const struct dnsd_env *env, const struct dest *at, size_t n,
     char *err, size_t errlen)
 {
 	struct dnsd *d;
@@ -637,14 +667,15 @@ dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
 	d->env = *env;
 	TAILQ_INIT(&d->lookups);
 	TAILQ_INIT(&d->conns);
-	if ((d->resume = evtimer_new(env->base, tcp_resume_cb, d)) == NULL) {
+	if ((d->resume = evtimer_new(env->base, tcp_resume_cb, d)) == NULL ||
+	    (d->lines = dnslog_new(env->log, env->metrics)) == NULL) {
 		errbuf_set(err, errlen, "--dns-listen: out of memory");
 		goto fail;
 	}
 	for (i = 0; i < n; i++) {
 		struct dnsd_udp *u = &d->udp[d->nudp];
 
-		if ((fd = bind_one(&listen[i], SOCK_DGRAM, err, errlen)) == -1)
+		if ((fd = bind_one(&at[i], SOCK_DGRAM, err, errlen)) == -1)
 			goto fail;
 		u->d = d;
 		u->fd = fd;
@@ -657,17 +688,20 @@ dnsd_new(const struct dnsd_env *env, const struct dest *listen, size_t n,
 			goto fail;
 		}
 		d->nudp++;
-		if ((fd = bind_one(&listen[i], SOCK_STREAM, err, errlen)) == -1)
+		if ((fd = bind_one(&at[i], SOCK_STREAM, err, errlen)) == -1)
 			goto fail;
-		d->tcp[d->ntcp] = evconnlistener_new(env->base, tcp_accept_cb, d,
-		    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 64, fd);
-		if (d->tcp[d->ntcp] == NULL) {
-			close(fd);
+		if (listen(fd, DNSD_BACKLOG) == -1 ||
+		    (d->tcp[d->ntcp] = event_new(env->base, fd, EV_READ |
+		    EV_PERSIST, tcp_listen_cb, d)) == NULL ||
+		    event_add(d->tcp[d->ntcp], NULL) == -1) {
 			errbuf_set(err, errlen, "--dns-listen: cannot listen: %s",
 			    strerror(errno));
+			if (d->tcp[d->ntcp] != NULL)
+				event_free(d->tcp[d->ntcp]);
+			d->tcp[d->ntcp] = NULL;
+			close(fd);
 			goto fail;
 		}
-		evconnlistener_set_error_cb(d->tcp[d->ntcp], tcp_accept_error_cb);
 		d->ntcp++;
 	}
 	return d;
@@ -696,10 +730,15 @@ dnsd_free(struct dnsd *d)
 		event_free(d->udp[i].ev);
 		close(d->udp[i].fd);
 	}
-	for (i = 0; i < d->ntcp; i++)
-		evconnlistener_free(d->tcp[i]);
+	for (i = 0; i < d->ntcp; i++) {
+		int lfd = event_get_fd(d->tcp[i]);
+
+		event_free(d->tcp[i]);
+		close(lfd);
+	}
 	if (d->resume != NULL)
 		event_free(d->resume);
 	log_every_free(&d->paused);
+	dnslog_free(d->lines);
 	free(d);
 }

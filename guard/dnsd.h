@@ -25,6 +25,7 @@ struct dest;
 #define DNSD_TCP_OUT_MAX	(64 * 1024)	/* unread answers: closed */
 #define DNSD_UDP_BATCH		64	/* datagrams read per wake-up */
 #define DNSD_PAUSE_USEC		100000	/* out of descriptors: accept again after */
+#define DNSD_BACKLOG		64	/* TCP listen backlog */
 #define DNSD_TTL_S		30	/* TTL of every answer record */
 
 struct dnsd_env {

@@ -383,6 +383,11 @@ http_take_resp_head(struct proxy_conn *c, struct evbuffer *in, struct evbuffer *
 	    (c->ex->client10 && http_response_check_http10(r, c->ex->resp_kind, why,
 	    sizeof(why)) == -1))
 		goto out;
+	/* An upstream that refuses a request often answers before reading
+	 * its body, and may not read it at all: the body would then be parsed
+	 * as the next request on the connection. Not pooled. */
+	if (r->status >= 400 && (c->ex->reqf.chunked || c->ex->reqf.length > 0))
+		c->ex->resp_close = 1;
 	/* An HTTP/1.0 client gets no 1xx (RFC 9110 15.2). */
 	if (r->status >= 200 || !c->ex->client10) {
 		/* The rewrite adds at most ": " per field and one

@@ -22,6 +22,7 @@
 #include "guard/conn.h"
 #include "guard/dnsd.h"
 #include "guard/guard.h"
+#include "util/fdres.h"
 #include "guard/ifaddr.h"
 #include "guard/log.h"
 #include "guard/logevery.h"
@@ -601,6 +602,7 @@ guard_run_main(int argc, char **argv)
 		exe_sha256[0] = '\0';
 	}
 	nofile_raise(&g, nofile, sizeof(nofile));
+	(void)fdres_init();	/* the control socket's reserve, at that limit */
 	if (wsync_init(&g) == -1) {
 		fprintf(stderr, "egress-guard: cannot set up the workers' lock\n");
 		goto out;

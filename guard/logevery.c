@@ -8,8 +8,8 @@
 #include "guard/log.h"
 #include "guard/logevery.h"
 
-static long long
-mono_ms(void)
+long long
+log_every_now_ms(void)
 {
 	struct timespec now;
 
@@ -37,14 +37,14 @@ every_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (e->count > 0)
-		every_line(e, mono_ms());
+		every_line(e, log_every_now_ms());
 }
 
 void
 log_every_fn(struct log *lg, struct log_every *e, int every_s,
     log_every_line *line, void *arg)
 {
-	long long now = mono_ms(), due;
+	long long now = log_every_now_ms(), due;
 	struct timeval tv;
 
 	e->lg = lg;
@@ -71,7 +71,7 @@ void
 log_every_free(struct log_every *e)
 {
 	if (e->count > 0 && e->line != NULL)
-		every_line(e, mono_ms());
+		every_line(e, log_every_now_ms());
 	if (e->timer != NULL)
 		event_free(e->timer);
 	e->timer = NULL;
@@ -135,7 +135,7 @@ libevent_cb(int severity, const char *msg)
 		goto out;
 	}
 	libev.count++;
-	now = mono_ms();
+	now = log_every_now_ms();
 	if (libev.last != 0 && now < libev.last + (long long)LOG_EVERY_S * 1000)
 		goto out;
 	libevent_line("warning", msg, libev.count);

@@ -33,6 +33,8 @@ void log_every(struct log *lg, struct log_every *e, const char *msg);
  * interval. */
 void log_every_fn(struct log *lg, struct log_every *e, int every_s,
     log_every_line *line, void *arg);
+/* The monotonic clock in ms, as these lines count it. */
+long long log_every_now_ms(void);
 /* Writes the line for times not yet in one, and frees the timer. */
 void log_every_free(struct log_every *e);
 

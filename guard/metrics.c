@@ -88,6 +88,7 @@ metrics_sum(const struct metrics *m, struct metrics *sum)
 			sum->dns_answers[i] += get(&m->dns_answers[i]);
 		sum->dns_dropped += get(&m->dns_dropped);
 		sum->handoffs += get(&m->handoffs);
+		sum->dns_log_suppressed += get(&m->dns_log_suppressed);
 		__atomic_load(&m->dns_sum, &d, __ATOMIC_RELAXED);
 		sum->dns_sum += d;
 	}
@@ -100,6 +101,12 @@ metrics_dns_answer(struct metrics *m, int rcode)
 		bump(&m->dns_answers[rcode], 1);
 	else
 		bump(&m->dns_dropped, 1);
+}
+
+void
+metrics_dns_log_suppressed(struct metrics *m)
+{
+	bump(&m->dns_log_suppressed, 1);
 }
 
 void
@@ -167,6 +174,11 @@ metrics_render(const struct metrics *all, struct evbuffer *out, uint64_t active,
 	    "# HELP egress_guard_dns_dropped_total Messages to the DNS listener left unanswered (short, a response, oversized).\n"
 	    "# TYPE egress_guard_dns_dropped_total counter\n"
 	    "egress_guard_dns_dropped_total %llu\n", (unsigned long long)m->dns_dropped);
+	evbuffer_add_printf(out,
+	    "# HELP egress_guard_dns_log_lines_suppressed_total DNS listener decision lines not written (per-client bound); their answers are counted above.\n"
+	    "# TYPE egress_guard_dns_log_lines_suppressed_total counter\n"
+	    "egress_guard_dns_log_lines_suppressed_total %llu\n",
+	    (unsigned long long)m->dns_log_suppressed);
 	evbuffer_add_printf(out,
 	    "# HELP egress_guard_handoffs_total Connections a worker accepted and handed to a less loaded worker.\n"
 	    "# TYPE egress_guard_handoffs_total counter\n"

@@ -32,6 +32,7 @@ struct metrics {
 	uint64_t	dns_answers[METRICS_DNS_RCODES];
 	uint64_t	dns_dropped;
 	uint64_t	handoffs;	/* connections this worker handed on */
+	uint64_t	dns_log_suppressed;	/* DNS listener lines held back */
 };
 
 void metrics_decision(struct metrics *m, const char *proto, enum reason r);
@@ -40,6 +41,8 @@ void metrics_dns(struct metrics *m, double seconds);
 void metrics_bytes(struct metrics *m, uint64_t up, uint64_t down);
 /* One answer of the DNS listener with rcode; -1: a message dropped. */
 void metrics_dns_answer(struct metrics *m, int rcode);
+/* A DNS listener decision line not written (guard/dnslog.c). */
+void metrics_dns_log_suppressed(struct metrics *m);
 /* A connection accepted here, handed to another worker. */
 void metrics_handoff(struct metrics *m);
 

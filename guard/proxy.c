@@ -675,19 +675,25 @@ proxy_revoke(struct proxy *px, const struct policy *p)
 		return 0;
 	for (c = TAILQ_FIRST(&px->conns); c != NULL; c = next) {
 		next = TAILQ_NEXT(c, link);
-		if (c->state == ST_HEAD && c->ex != NULL && c->ex->ubev != NULL &&
+		/* A pooled upstream the policy no longer admits is closed now,
+		 * whatever the connection's next request is doing (reading
+		 * its head, resolving): in ST_HTTP it is the exchange's own. */
+		if (c->state != ST_HTTP && c->ex != NULL && c->ex->ubev != NULL &&
 		    !reason_is_allow(decide_policy(p, &c->ex->udest))) {
-			bufferevent_free(c->ex->ubev);	/* pooled, now out of policy */
+			bufferevent_free(c->ex->ubev);
 			c->ex->ubev = NULL;
-			continue;
 		}
 		if (c->state != ST_RESOLVE && c->state != ST_DIAL &&
 		    c->state != ST_RELAY && c->state != ST_HTTP)
 			continue;
 		if (reason_is_allow(decide_policy(p, &c->dest))) {
 			/* Still admitted, now under p: a request whose allow
-			 * line is still to come is logged with p's epoch. */
-			if (c->state == ST_RESOLVE || c->state == ST_DIAL) {
+			 * line is still to come (resolving, dialling, or on a
+			 * pooled upstream that has not answered yet) is logged
+			 * with p's epoch, so no line below p's `policy` line
+			 * names an older one. */
+			if (c->state == ST_RESOLVE || c->state == ST_DIAL ||
+			    (c->state == ST_HTTP && !c->ex->decided)) {
 				c->epoch = policy_epoch(p);
 				snprintf(c->digest, sizeof(c->digest), "%s",
 				    policy_digest(p));

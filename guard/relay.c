@@ -28,6 +28,7 @@
 #include <event2/event.h>
 
 #include "guard/relay.h"
+#include "util/fdres.h"
 
 /* Splice pays a pipe and more system calls per chunk: worth it for bulk
  * only. A half moves to splice once this many bytes have crossed it; a
@@ -330,7 +331,15 @@ splice_start(struct half *h)
 {
 	int sz;
 
-	if (pipe2(h->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
+	int ok = pipe2(h->pipe, O_NONBLOCK | O_CLOEXEC) == 0;
+
+	/* A pipe end from the reserve (util/fdres.h) is given back. */
+	if (ok && (fdres_reserved(h->pipe[0]) || fdres_reserved(h->pipe[1]))) {
+		(void)close(h->pipe[0]);
+		(void)close(h->pipe[1]);
+		ok = 0;
+	}
+	if (!ok) {
 		h->pipe[0] = h->pipe[1] = -1;
 		h->nosplice = 1;
 		return -1;

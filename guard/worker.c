@@ -23,6 +23,7 @@
 #include "guard/logevery.h"
 #include "guard/proxy.h"
 #include "guard/worker.h"
+#include "util/fdres.h"
 #include "util/errbuf.h"
 #include "util/num.h"
 #include "resolver/classify.h"
@@ -51,6 +52,7 @@ struct worker {
 	size_t			 nlisteners;
 	struct event		*accept_resume;
 	struct log_every	 paused;	/* "accept paused" lines */
+	int			 near;		/* the last accept neared the reserve */
 	struct handoff_box	*box;		/* connections other workers hand here */
 	int			 cmd_fd;	/* eventfd: the main thread posted */
 	struct event		*cmd_ev;
@@ -250,8 +252,20 @@ accept_one(struct worker *w, evutil_socket_t lfd, int transparent)
 
 	h.sl = sizeof(h.ss);
 	h.transparent = transparent;
-	h.fd = accept4(lfd, (struct sockaddr *)&h.ss, &h.sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	/* The workload never takes a descriptor of the control socket's
+	 * reserve (util/fdres.h): near it, the connection is left in the
+	 * backlog while none is free below it; one accepted into it anyway
+	 * (another worker took the last one meanwhile) is given back. Both
+	 * read as EMFILE. */
+	if (w->near && !fdres_room(lfd)) {
+		h.fd = -1;
+		errno = EMFILE;
+	} else {
+		h.fd = fdres_workload(accept4(lfd, (struct sockaddr *)&h.ss,
+		    &h.sl, SOCK_NONBLOCK | SOCK_CLOEXEC));
+	}
 	if (h.fd != -1) {
+		w->near = fdres_near(h.fd);
 		if (w->box == NULL || !hand_over(w, &h))
 			serve(w, &h);
 		return;
@@ -262,6 +276,7 @@ accept_one(struct worker *w, evutil_socket_t lfd, int transparent)
 	 * backlog (or go to another worker). */
 	if (!conn_accept_starved(e))
 		return;
+	w->near = 1;	/* ask fdres_room again before the next accept */
 	if (evtimer_pending(w->accept_resume, NULL))
 		return;
 	set_accepting(w, 0);

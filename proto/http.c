@@ -370,6 +370,58 @@ tok_is_protected(const char *t, size_t n, void *arg)
 	    name_eq(t, n, "transfer-encoding");
 }
 
+/* Methods whose body common servers may leave unread (RFC 9110 9.3: no
+ * defined semantics for content on GET, HEAD, DELETE; OPTIONS rarely
+ * reads it; TRACE must not carry any). Python's http.server, among
+ * others, then parses the body as the connection's next request: a
+ * request the guard never decided (CL.0 desync). Compared without case:
+ * some servers fold the method before dispatching. */
+int
+http_body_ignorable(const char *method)
+{
+	static const char *const m[] = {
+		"GET", "HEAD", "DELETE", "OPTIONS", "TRACE", NULL
+	};
+	size_t i;
+
+	for (i = 0; m[i] != NULL; i++)
+		if (strcasecmp(method, m[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Request fields that upstream frameworks and reverse proxies read as
+ * the request's host, URL, scheme, port, prefix or client: the workload
+ * is the first hop and vouches for no hop before it, so none of them
+ * reaches the upstream as it wrote it. Every X-Forwarded-* (Rails,
+ * Django, Express "trust proxy", Spring ForwardedHeaderFilter, Symfony,
+ * Laravel, Werkzeug ProxyFix, Traefik, nginx realip) by its prefix;
+ * X-Original-URL / X-Rewrite-URL (IIS URL Rewrite, Symfony, Zend);
+ * X-Original-Host, X-Host, X-HTTP-Host-Override (PHP frameworks);
+ * X-Real-IP and the client-address family (nginx realip, Akamai,
+ * Cloudflare, Rack). */
+int
+http_routing_field(const char *name, size_t len)
+{
+	static const char *const fixed[] = {
+		"Forwarded", "X-Original-URL", "X-Original-URI", "X-Rewrite-URL",
+		"X-Original-Host", "X-Host", "X-HTTP-Host-Override",
+		"X-Override-URL", "X-Envoy-Original-Path",
+		"X-Envoy-Original-Host", "X-Url-Scheme", "Front-End-Https",
+		"X-Real-IP", "X-Client-IP", "Client-IP", "True-Client-IP",
+		"X-Cluster-Client-IP", "X-ProxyUser-Ip", "X-Original-Forwarded-For",
+		"CF-Connecting-IP", "Fastly-Client-IP", NULL
+	};
+	size_t i;
+
+	if (len >= 12 && strncasecmp(name, "X-Forwarded-", 12) == 0)
+		return 1;
+	for (i = 0; fixed[i] != NULL; i++)
+		if (name_eq(name, len, fixed[i]))
+			return 1;
+	return 0;
+}
+
 int
 http_request_framing(const struct http_req *req, const struct dest *d,
     struct http_framing *f, char *err, size_t errlen)
@@ -408,6 +460,10 @@ http_request_framing(const struct http_req *req, const struct dest *d,
 			return fail(NULL, 0, err, errlen,
 			    "Host disagrees with the request target");
 	}
+	if ((f->chunked || f->length > 0) && http_body_ignorable(req->method))
+		return fail(NULL, 0, err, errlen,
+		    "a body on this method is refused: an upstream may ignore it "
+		    "and read it as another request");
 	f->close = req->minor == 0;
 	for (i = 0; i < req->nheaders; i++) {
 		const struct http_header *h = &req->headers[i];
@@ -486,13 +542,17 @@ out_header(struct outbuf *o, const struct http_header *all, size_t n,
 	out_str(o, "\r\n");
 }
 
+/* A request's fields, less the hop-by-hop and the routing ones. */
 static void
 out_headers(struct outbuf *o, const struct http_header *h, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (http_routing_field(h[i].name, h[i].name_len))
+			continue;
 		out_header(o, h, n, &h[i]);
+	}
 }
 
 long

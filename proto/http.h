@@ -88,16 +88,28 @@ struct http_framing {
 	int		 close;		/* the client will not keep the connection */
 };
 
+/* 1 for a method whose body common servers may leave unread (GET, HEAD,
+ * DELETE, OPTIONS, TRACE, in any case): http_request_framing refuses a
+ * body on it. */
+int http_body_ignorable(const char *method);
+
+/* 1 for a request field upstream frameworks route by (Forwarded, every
+ * X-Forwarded-*, X-Original-URL, X-Rewrite-URL, X-Real-IP, ...):
+ * http_forward_head drops it. */
+int http_routing_field(const char *name, size_t len);
+
 /* The request checks for absolute-form forwarding: Content-Length with
  * Transfer-Encoding, repeated or malformed Content-Length, a coding other
  * than a final chunked, Host disagreeing with the target, Connection
- * naming a framing header: all refused (-1, answer 400). */
+ * naming a framing header, a body on a method http_body_ignorable names:
+ * all refused (-1, answer 400). */
 int http_request_framing(const struct http_req *req, const struct dest *d,
     struct http_framing *f, char *err, size_t errlen);
 
 /* Writes the origin-form head for the upstream: request line with path,
  * Host set to the admitted authority, hop-by-hop headers (and those named
- * in Connection) and Proxy-* removed, Via added. Returns the length, or -1
+ * in Connection), Proxy-* and routing fields (http_routing_field)
+ * removed, Via added. Returns the length, or -1
  * if it does not fit. */
 long http_forward_head(const struct http_req *req, const struct dest *d,
     const char *path, size_t path_len, char *out, size_t outlen);

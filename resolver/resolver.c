@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "resolver/resolver.h"
+#include "util/fdres.h"
 #include "util/errbuf.h"
 #include "util/file.h"
 
@@ -108,6 +109,17 @@ resolver_reschedule(struct resolver *r)
 		return;
 	tvp = ares_timeout(r->channel, &maxtv, &tv);
 	evtimer_add(r->timer, tvp);
+}
+
+/* Every lookup is a workload's (a proxy request or a DNS listener query):
+ * a socket from the descriptor reserve (util/fdres.h) is refused, and
+ * c-ares closes it and fails the query as a refused connection. */
+static int
+sock_create_cb(ares_socket_t fd, int type, void *data)
+{
+	(void)type;
+	(void)data;
+	return fdres_reserved((int)fd) ? -1 : 0;
 }
 
 /* c-ares tells us which sockets it wants watched. */
@@ -254,6 +266,7 @@ channel_open(struct resolver *r, const char *servers, int try_ms, char *err,
 		r->channel = NULL;
 		return errbuf_fail(err, errlen, "c-ares: %s", ares_strerror(rc));
 	}
+	ares_set_socket_callback(r->channel, sock_create_cb, NULL);
 	if (servers != NULL &&
 	    (rc = ares_set_servers_ports_csv(r->channel, servers)) != ARES_SUCCESS)
 		return errbuf_fail(err, errlen, "bad --dns list: %s",

@@ -40,7 +40,9 @@ need=$((6 * ${mc:-4096} + 80 * 64 + 160))
 [ "${nofile:-0}" -ge "$need" ]
 check unit_limitnofile_covers_descriptor_budget $? "LimitNOFILE=${nofile:-none}, need $need"
 
-# ---- out of descriptors: ulimit -n 64, the proxy's clients hold them all
+# ---- out of descriptors: ulimit -n 64, the proxy's clients hold all the
+# workload may have: 48, the top 16 are the control socket's reserve
+# (util/fdres.h, a quarter of a limit under 288).
 start_bg "$GD" "$T/E.out" bash -c 'ulimit -n 64 && exec "$0" "$@"' \
     "$BIN" run --listen 10.77.0.1:3150 --log-file "$T/E.log" --control "$T/E.sock" \
     --no-state --dns-listen 10.77.0.1:5350 $COMMON
@@ -49,7 +51,7 @@ for _ in $(seq 100); do grep -q '"event":"policy"' "$T/E.log" 2>/dev/null && bre
 inwl python3 "$TI/faults_client.py" hold --proxy 10.77.0.1:3150 --n 100 \
     --send "CONNECT a" --hold 6 >"$T/hold.json" 2>&1 &
 HPID=$!; PIDS="$PIDS $HPID"
-for _ in $(seq 100); do [ "$(fds "$E")" -ge 62 ] && break; sleep 0.1; done
+for _ in $(seq 50); do [ "$(fds "$E")" -ge 47 ] && break; sleep 0.1; done
 fdfull=$(fds "$E")
 # One DNS client connects now (into the backlog: no descriptor to accept
 # it with) and asks once the holders have gone.
@@ -58,8 +60,8 @@ PPID_=$!; PIDS="$PIDS $PPID_"
 sleep 0.5
 t0=$(ticks "$E"); sleep 2; t1=$(ticks "$E")
 wait "$HPID" "$PPID_"
-echo "# out of fds: $fdfull descriptors (limit 64); cpu $((t1 - t0)) ticks in 2 s; pending client $(cat "$T/pending.json")"
-[ "$fdfull" -ge 60 ] && [ $((t1 - t0)) -lt 20 ]
+echo "# out of fds: $fdfull descriptors (limit 64, 48 below the reserve); cpu $((t1 - t0)) ticks in 2 s; pending client $(cat "$T/pending.json")"
+[ "$fdfull" -ge 47 ] && [ $((t1 - t0)) -lt 20 ]
 check dns_accept_out_of_fds_pauses_without_spinning $? "fds=$fdfull ticks=$((t1 - t0))"
 nraw=$(cat "$T/E.out" "$T/E.log" | grep -c '\[warn\]\|\[err\]\|\[msg\]')
 json_lines_valid "$T/E.log"; jv=$?

@@ -281,19 +281,21 @@ fi
 # =====================================================================
 # out of descriptors
 if want fds; then
-# F: ulimit -n 64, default --max-conns: accept has to pause.
+# F: ulimit -n 64, default --max-conns: accept has to pause. The workload
+# gets 48 of the 64: the top 16 are the control socket's reserve
+# (util/fdres.h, a quarter of a limit under 288).
 start_guard_nofile F 3142 64 --policy "$T/policy.json" $COMMON || exit 1
 F=$PID_F
 fd0=$(fds "$F")
 inwl $FC hold --proxy 10.77.0.1:3142 --n 150 --send "CONNECT a" --hold 4 \
     >"$T/hold1.json" 2>&1 &
 HPID=$!; PIDS="$PIDS $HPID"
-# Until the holders have taken every descriptor (python's start-up alone
-# can take a second on a loaded machine): at most 10 s.
-for _ in $(seq 100); do [ "$(fds "$F")" -ge 60 ] && break; sleep 0.1; done
+# Until the holders have taken every descriptor they may (python's
+# start-up alone can take a second on a loaded machine): at most 3 s.
+for _ in $(seq 30); do [ "$(fds "$F")" -ge 47 ] && break; sleep 0.1; done
 fdfull=$(fds "$F")
-# The operator asks for the status meanwhile: the control socket is out of
-# descriptors too, and pauses its accept as the listeners do.
+# The operator asks for the status meanwhile: the control socket answers
+# from its reserve.
 "$CTL" status --control "$T/F.sock" >"$T/Fstatus.out" 2>&1 &
 SPID=$!; PIDS="$PIDS $SPID"
 t0=$(ticks "$F"); sleep 2; t1=$(ticks "$F")
@@ -304,7 +306,7 @@ wait $HPID
 echo "# fd exhaustion: fds $fd0 idle, $fdfull full (limit 64); cpu $((t1 - t0)) ticks in 2 s; curl during: $*"
 echo "# fd exhaustion: holders $(cat "$T/hold1.json")"
 grep -q "accept paused" "$T/F.log"; paused=$?
-[ $paused -eq 0 ] && [ "$fdfull" -ge 60 ] && [ $((t1 - t0)) -lt 20 ]
+[ $paused -eq 0 ] && [ "$fdfull" -ge 47 ] && [ $((t1 - t0)) -lt 20 ]
 check fd_exhaustion_pauses_accept_without_spinning $? "fds=$fdfull ticks=$((t1 - t0)) paused=$paused"
 [ "$1" = 200 ]
 check fd_exhaustion_client_waiting_in_backlog_served_after_recovery $? "$*"
@@ -318,12 +320,12 @@ check fd_exhaustion_accept_paused_logged_once_per_worker_not_per_pause $? \
     "$npaused lines, workers ${EG_WORKERS:-$(nproc)}: $(grep -m3 "accept paused" "$T/F.log")"
 wait "$SPID"; src=$?
 [ "$src" -eq 0 ] && grep -q '"epoch"' "$T/Fstatus.out"
-check fd_exhaustion_control_client_waiting_in_backlog_served_after_recovery $? \
+check fd_exhaustion_control_answers_from_its_reserve $? \
     "exit $src: $(head -c 300 "$T/Fstatus.out")"
-# Its pauses (about 20 in the hold) are one line, not one per pause.
+# It never ran out: no pause, no line.
 nctl=$(grep -c '"msg":"control: accept paused' "$T/F.log")
-[ "$nctl" -eq 1 ]
-check fd_exhaustion_control_accept_paused_logged_once_not_per_pause $? "$nctl lines"
+[ "$nctl" -eq 0 ]
+check fd_exhaustion_control_never_paused $? "$nctl lines"
 why=$(quiet_or_why F); q=$?
 fd1=$(fds_back "$F" "$fd0")
 [ "$q" = 0 ] && [ "$fd1" -eq "$fd0" ]

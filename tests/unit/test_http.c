@@ -325,6 +325,27 @@ test_refuses_connection_naming_framing_header(void **state)
 	assert_int_equal(f.close, 1);
 }
 
+/* The head h as forwarded upstream, in out (NUL-terminated, so outlen
+ * holds one byte more than the head); the length or -1. */
+static long
+forward(const char *h, char *out, size_t outlen)
+{
+	struct dest d;
+	const char *path;
+	size_t plen;
+	int https, status;
+	char err[128];
+	long n;
+
+	assert_int_equal(http_parse_head(h, strlen(h), &req, &status, err, sizeof(err)), 0);
+	assert_int_equal(http_parse_absolute(req.target, req.target_len, &d, &path, &plen,
+	    &https, err, sizeof(err)), 0);
+	n = http_forward_head(&req, &d, path, plen, out, outlen - 1);
+	if (n >= 0)
+		out[n] = '\0';
+	return n;
+}
+
 static void
 test_forward_head_strips_hop_by_hop_and_sets_host(void **state)
 {
@@ -332,23 +353,71 @@ test_forward_head_strips_hop_by_hop_and_sets_host(void **state)
 	    "Proxy-Authorization: secret\r\nProxy-Connection: keep-alive\r\n"
 	    "Connection: X-Hop, keep-alive\r\nX-Hop: 1\r\nKeep-Alive: 5\r\nTE: trailers\r\n"
 	    "Upgrade: websocket\r\nX-Keep: 2\r\nContent-Length: 0\r\n\r\n";
-	struct dest d;
-	const char *path;
-	size_t plen;
-	int https, status;
-	char err[128], out[1024];
-	long n;
+	char out[1024];
 
 	(void)state;
-	assert_int_equal(http_parse_head(h, strlen(h), &req, &status, err, sizeof(err)), 0);
-	assert_int_equal(http_parse_absolute(req.target, req.target_len, &d, &path, &plen,
-	    &https, err, sizeof(err)), 0);
-	n = http_forward_head(&req, &d, path, plen, out, sizeof(out));
-	assert_true(n > 0);
-	out[n] = '\0';
+	assert_true(forward(h, out, sizeof(out)) > 0);
 	assert_string_equal(out, "GET /x?y HTTP/1.1\r\nHost: a.b:8080\r\nX-Keep: 2\r\n"
 	    "Content-Length: 0\r\nVia: 1.1 egress-guard\r\n\r\n");
-	assert_int_equal(http_forward_head(&req, &d, path, plen, out, 20), -1);
+	assert_int_equal(forward(h, out, 20), -1);
+}
+
+/* hostile (issue 30): a body on a method whose body common servers leave
+ * unread is parsed by them as the connection's next request (CL.0): such
+ * bodies are refused, in any case of the method, Content-Length or
+ * chunked; Content-Length 0 and bodies on POST/PUT/PATCH pass (control). */
+static void
+test_hostile_body_on_get_head_delete_options_trace_refused(void **state)
+{
+	static const char *const m[] = { "GET", "HEAD", "DELETE", "OPTIONS",
+	    "TRACE", "get", "Delete", NULL };
+	static const char *const ok[] = { "POST", "PUT", "PATCH", "PROPFIND", NULL };
+	char h[256];
+	struct http_framing f;
+	size_t i;
+
+	(void)state;
+	for (i = 0; m[i] != NULL; i++) {
+		snprintf(h, sizeof(h), "%s http://a.b/ HTTP/1.1\r\n"
+		    "Content-Length: 5\r\n\r\n", m[i]);
+		assert_int_equal(framing(h, &f), -1);
+		snprintf(h, sizeof(h), "%s http://a.b/ HTTP/1.1\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n", m[i]);
+		assert_int_equal(framing(h, &f), -1);
+		snprintf(h, sizeof(h), "%s http://a.b/ HTTP/1.1\r\n"
+		    "Content-Length: 0\r\n\r\n", m[i]);
+		assert_int_equal(framing(h, &f), 0);
+	}
+	for (i = 0; ok[i] != NULL; i++) {
+		snprintf(h, sizeof(h), "%s http://a.b/ HTTP/1.1\r\n"
+		    "Content-Length: 5\r\n\r\n", ok[i]);
+		assert_int_equal(framing(h, &f), 0);
+		assert_int_equal(f.length, 5);
+	}
+}
+
+/* hostile (issue 30): fields upstream frameworks route by never reach
+ * the upstream as the workload wrote them; other X- fields stay. */
+static void
+test_hostile_routing_fields_stripped(void **state)
+{
+	const char *h = "GET http://a.b/x HTTP/1.1\r\nHost: a.b\r\n"
+	    "Forwarded: host=secret.example\r\nX-Forwarded-Host: secret\r\n"
+	    "x-forwarded-for: 10.0.0.1\r\nX-Forwarded-Proto: https\r\n"
+	    "X-Forwarded-Prefix: /admin\r\nX-Forwarded-Server: s\r\n"
+	    "X-Original-URL: /admin\r\nX-Rewrite-URL: /admin\r\n"
+	    "X-Original-Host: secret\r\nX-Host: secret\r\n"
+	    "X-HTTP-Host-Override: secret\r\nX-Real-IP: 127.0.0.1\r\n"
+	    "True-Client-IP: 127.0.0.1\r\nX-Forwarded: 1\r\nX-Keep: 2\r\n\r\n";
+	char out[2048];
+
+	(void)state;
+	assert_true(forward(h, out, sizeof(out)) > 0);
+	assert_string_equal(out, "GET /x HTTP/1.1\r\nHost: a.b\r\nX-Forwarded: 1\r\n"
+	    "X-Keep: 2\r\nVia: 1.1 egress-guard\r\n\r\n");
+	assert_true(http_routing_field("X-FORWARDED-PORT", 16));
+	assert_false(http_routing_field("X-Forwarded", 11));
+	assert_false(http_routing_field("Forwarded-For", 13));
 }
 
 /* hostile: a field the request's Connection names, with a name of 128
@@ -599,6 +668,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parses_connect_with_headers),
+		cmocka_unit_test(test_hostile_body_on_get_head_delete_options_trace_refused),
+		cmocka_unit_test(test_hostile_routing_fields_stripped),
 		cmocka_unit_test(test_head_end_waits_for_blank_line),
 		cmocka_unit_test(test_head_end_stops_at_first_blank_line),
 		cmocka_unit_test(test_refuses_bare_lf_line_ending),
