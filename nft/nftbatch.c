@@ -108,7 +108,7 @@ bw_table(struct bw *w, uint16_t type, uint16_t flags, const char *what)
 	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
 	if (type == NFT_MSG_NEWTABLE)
 		nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, 0);
-	if (nftnl_table_set_str(t, NFTNL_TABLE_NAME, NFTRULES_TABLE) < 0) {
+	if (nftnl_table_set_str(t, NFTNL_TABLE_NAME, NFTCFG_TABLE) < 0) {
 		nftnl_table_free(t);
 		return errbuf_fail(w->err, w->errlen, "out of memory");
 	}
@@ -120,7 +120,7 @@ bw_table(struct bw *w, uint16_t type, uint16_t flags, const char *what)
 }
 
 int
-nftrules_build_apply(const struct nftrules_config *cfg, uint32_t seq,
+nftrules_build_apply(const struct nftcfg *cfg, uint32_t seq,
     void *buf, size_t size, struct nftrules_batch *b, char *err,
     size_t errlen)
 {
@@ -143,11 +143,11 @@ nftrules_build_apply(const struct nftrules_config *cfg, uint32_t seq,
 		return -1;
 	if (bw_begin(&w, buf, size, seq, b) == -1 ||
 	    bw_table(&w, NFT_MSG_NEWTABLE, NLM_F_CREATE,
-	    "table inet " NFTRULES_TABLE " (add)") == -1 ||
+	    "table inet " NFTCFG_TABLE " (add)") == -1 ||
 	    bw_table(&w, NFT_MSG_DELTABLE, 0,
-	    "table inet " NFTRULES_TABLE " (delete old)") == -1 ||
+	    "table inet " NFTCFG_TABLE " (delete old)") == -1 ||
 	    bw_table(&w, NFT_MSG_NEWTABLE, NLM_F_CREATE,
-	    "table inet " NFTRULES_TABLE " (add new)") == -1)
+	    "table inet " NFTCFG_TABLE " (add new)") == -1)
 		goto out;
 	if ((ci = nftnl_chain_list_iter_create(chains)) == NULL) {
 		errbuf_fail(err, errlen, "out of memory");
@@ -214,7 +214,7 @@ nftrules_build_remove(uint32_t seq, void *buf, size_t size,
 		return errbuf_fail(err, errlen, "no batch record");
 	if (bw_begin(&w, buf, size, seq, b) == -1 ||
 	    bw_table(&w, NFT_MSG_DELTABLE, 0,
-	    "table inet " NFTRULES_TABLE " (delete)") == -1 ||
+	    "table inet " NFTCFG_TABLE " (delete)") == -1 ||
 	    bw_end(&w) == -1) {
 		b->len = 0;
 		return -1;

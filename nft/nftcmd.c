@@ -75,7 +75,7 @@ static const char usage_text[] =
 struct opts {
 	const char		*verb;
 	const char		*netns;
-	struct nftrules_config	 cfg;
+	struct nftcfg	 cfg;
 	int			 guards;	/* --guard seen */
 	int			 uid;		/* --exempt-uid seen */
 	const char		*cg_path;	/* --exempt-cgroup */
@@ -165,7 +165,7 @@ exempt_cgroup(struct opts *o)
 		snprintf(o->cg, sizeof(o->cg), "%s", o->cg_path);
 	}
 	if (nftcg_resolve_path(o->cg, &id, &level, err, sizeof(err)) == -1 ||
-	    nftrules_set_exempt_cgroup(&o->cfg, id, level, err,
+	    nftcfg_set_exempt_cgroup(&o->cfg, id, level, err,
 	    sizeof(err)) == -1)
 		goto unavailable;
 	o->cfg.has_exempt_uid = 0;
@@ -215,7 +215,7 @@ parse(int argc, char **argv, struct opts *o)
 		} else if (ruleset &&
 		    (v = optval(argc, argv, &i, "--guard", &bad)) != NULL) {
 			o->guards++;
-			if (nftrules_add_guard(&o->cfg, v, err, sizeof(err)) == -1) {
+			if (nftcfg_add_guard(&o->cfg, v, err, sizeof(err)) == -1) {
 				say(stderr, o->verb, "--guard %s: %s",
 				    shown(v, sh, sizeof(sh)), err);
 				return -1;
@@ -226,7 +226,7 @@ parse(int argc, char **argv, struct opts *o)
 				say(stderr, o->verb, "--exempt-uid given twice");
 				return -1;
 			}
-			if (nftrules_set_exempt_uid(&o->cfg, v, err,
+			if (nftcfg_set_exempt_uid(&o->cfg, v, err,
 			    sizeof(err)) == -1) {
 				say(stderr, o->verb, "--exempt-uid %s: %s",
 				    shown(v, sh, sizeof(sh)), err);
@@ -328,7 +328,7 @@ read_table(const struct opts *o, struct nftsock *s, struct nftnl_table **t,
 	char err[ERR_MAX];
 	int kerr;
 
-	if (nftsock_read_table(s, NFTRULES_TABLE, t, c, &kerr, err,
+	if (nftsock_read_table(s, NFTCFG_TABLE, t, c, &kerr, err,
 	    sizeof(err)) == -1) {
 		say(stderr, o->verb, "cannot read the ruleset in %s: %s%s",
 		    o->netns, err, kernel_hint(kerr));
@@ -379,7 +379,7 @@ describe(const struct opts *o, char *buf, size_t len)
 	for (i = 0; i < o->cfg.nguards && off + 64 < len; i++) {
 		if (off > 0)
 			buf[off++] = ' ';
-		n = nftrules_format_guard(&o->cfg.guards[i], buf + off,
+		n = nftcfg_format_addr(&o->cfg.guards[i], buf + off,
 		    len - off);
 		if (n < 0)
 			break;
@@ -455,7 +455,7 @@ warn_other_chains(const struct opts *o, struct nftsock *s)
 		f = nftnl_chain_get_u32(c, NFTNL_CHAIN_FAMILY);
 		t = nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE);
 		if (t == NULL || !nftnl_chain_is_set(c, NFTNL_CHAIN_HOOKNUM) ||
-		    (f == NFPROTO_INET && strcmp(t, NFTRULES_TABLE) == 0))
+		    (f == NFPROTO_INET && strcmp(t, NFTCFG_TABLE) == 0))
 			continue;
 		nftfmt_safe(t, tab, sizeof(tab));
 		nftfmt_chain(c, text, sizeof(text));
@@ -521,7 +521,7 @@ cmd_apply(struct opts *o)
 	}
 	describe(o, what, sizeof(what));
 	say(stdout, o->verb, "table inet %s in place in %s: guard %s",
-	    NFTRULES_TABLE, o->netns, what);
+	    NFTCFG_TABLE, o->netns, what);
 	warn_other_chains(o, s);
 	warn_forwarding(o);
 	rc = EXIT_OK;
@@ -556,7 +556,7 @@ cmd_verify(struct opts *o)
 	}
 	describe(o, what, sizeof(what));
 	say(stdout, o->verb, "ok: table inet %s in %s is exactly what apply "
-	    "installs: guard %s", NFTRULES_TABLE, o->netns, what);
+	    "installs: guard %s", NFTCFG_TABLE, o->netns, what);
 	return EXIT_OK;
 }
 
@@ -607,12 +607,12 @@ cmd_show(struct opts *o)
 	nftsock_close(s);
 	if (t == NULL) {
 		printf("table inet %s: absent in %s (no default-deny in "
-		    "place)\n", NFTRULES_TABLE, o->netns);
+		    "place)\n", NFTCFG_TABLE, o->netns);
 		nftnl_chain_list_free(cl);
 		return EXIT_OK;
 	}
 	flags = nftnl_table_get_u32(t, NFTNL_TABLE_FLAGS);
-	printf("table inet %s {", NFTRULES_TABLE);
+	printf("table inet %s {", NFTCFG_TABLE);
 	if (flags != 0)
 		printf("  # flags 0x%x%s", flags, (flags & 1) ?
 		    " (dormant: enforces nothing)" : "");
@@ -652,11 +652,11 @@ cmd_remove(struct opts *o)
 	if (nftsock_send_batch(s, buf, b->len, b->seq_first, b->seq_last, &e,
 	    err, sizeof(err)) == 0) {
 		say(stdout, o->verb, "table inet %s deleted from %s",
-		    NFTRULES_TABLE, o->netns);
+		    NFTCFG_TABLE, o->netns);
 		rc = EXIT_OK;
 	} else if (e.kernel && e.errnum == ENOENT) {
 		say(stdout, o->verb, "table inet %s is not present in %s; "
-		    "nothing to remove", NFTRULES_TABLE, o->netns);
+		    "nothing to remove", NFTCFG_TABLE, o->netns);
 		rc = EXIT_OK;
 	} else if (e.kernel) {
 		say(stderr, o->verb, "the kernel refused %s: %s (errno %d)%s",
@@ -694,7 +694,7 @@ nftcmd_main(int argc, char **argv)
 		fprintf(stderr, "egress-guard nft: out of memory\n");
 		return EXIT_ERROR;
 	}
-	nftrules_config_init(&o->cfg);
+	nftcfg_init(&o->cfg);
 	o->verb = argv[1];
 	p = parse(argc, argv, o);
 	if (p == 1) {

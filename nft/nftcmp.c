@@ -274,7 +274,7 @@ find_chain(const struct nftnl_chain_list *l, const char *name)
 }
 
 int
-nftcmp_compare(const struct nftrules_config *cfg,
+nftcmp_compare(const struct nftcfg *cfg,
     const struct nftnl_table *table, const struct nftnl_chain_list *chains,
     char *diff, size_t difflen, char *err, size_t errlen)
 {
@@ -292,14 +292,14 @@ nftcmp_compare(const struct nftrules_config *cfg,
 	if ((want = nftrules_expected(cfg, err, errlen)) == NULL)
 		return -1;
 	if (table == NULL) {
-		dw_line(&d, "table inet " NFTRULES_TABLE ": missing");
+		dw_line(&d, "table inet " NFTCFG_TABLE ": missing");
 		rc = 1;
 		goto out;
 	}
 	flags = nftnl_table_is_set(table, NFTNL_TABLE_FLAGS) ?
 	    nftnl_table_get_u32(table, NFTNL_TABLE_FLAGS) : 0;
 	if (flags != 0)
-		dw_line(&d, "table inet " NFTRULES_TABLE ": flags 0x%x%s, "
+		dw_line(&d, "table inet " NFTCFG_TABLE ": flags 0x%x%s, "
 		    "expected none", flags, (flags & NFT_TABLE_F_DORMANT) ?
 		    " (dormant: its chains see no packets)" : "");
 	if ((it = nftnl_chain_list_iter_create(want)) == NULL)
@@ -332,7 +332,7 @@ nftcmp_compare(const struct nftrules_config *cfg,
 	use = nftnl_table_is_set(table, NFTNL_TABLE_USE) ?
 	    nftnl_table_get_u32(table, NFTNL_TABLE_USE) : nhave;
 	if (use > nhave)
-		dw_line(&d, "table inet " NFTRULES_TABLE ": %u objects beside its "
+		dw_line(&d, "table inet " NFTCFG_TABLE ": %u objects beside its "
 		    "%u chains (sets, maps, stateful objects or flowtables), "
 		    "expected none", use - nhave, nhave);
 	rc = d.n > 0 ? 1 : 0;

@@ -7,14 +7,14 @@
 
 struct nftnl_chain_list;
 struct nftnl_table;
-struct nftrules_config;
+struct nftcfg;
 
 /* Compares a dumped table (NULL: absent) and its chains (each holding its
  * rules, in kernel order) with what apply installs for cfg. Expressions are
  * compared attribute by attribute; handles and counter values are ignored.
  * Returns 0 when identical, 1 when they differ (one line per difference in
  * diff, "output: unexpected rule #5 (...)"), -1 on failure. */
-int nftcmp_compare(const struct nftrules_config *cfg,
+int nftcmp_compare(const struct nftcfg *cfg,
     const struct nftnl_table *table, const struct nftnl_chain_list *chains,
     char *diff, size_t difflen, char *err, size_t errlen);
 

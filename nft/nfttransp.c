@@ -14,7 +14,7 @@
 #include <libnftnl/expr.h>
 #include <libnftnl/rule.h>
 
-#include "nft/nftrules.h"
+#include "nft/nftcfg.h"
 #include "nft/nfttransp.h"
 #include "nft/nftx.h"
 #include "util/ascii.h"
@@ -30,22 +30,22 @@ static const unsigned char lo4[4] = { 127, 0, 0, 1 };
 static const unsigned char lo6[16] = { [15] = 1 };
 
 static int
-shared(const struct nftrules_config *cfg)
+shared(const struct nftcfg *cfg)
 {
 	return cfg->in_ifname[0] == '\0' &&
 	    (cfg->ntransparent > 0 || cfg->ndns > 0);
 }
 
 static int
-via(const struct nftrules_config *cfg)
+via(const struct nftcfg *cfg)
 {
 	return cfg->nvia > 0 || cfg->via_ifname[0] != '\0';
 }
 
 /* Appends g to a list of at most one per family, IPv4 first. */
 static int
-add_per_family(struct nftrules_guard *list, size_t *n,
-    const struct nftrules_guard *g, const char *opt, char *err,
+add_per_family(struct nftcfg_addr *list, size_t *n,
+    const struct nftcfg_addr *g, const char *opt, char *err,
     size_t errlen)
 {
 	if (*n > 0 && list[0].family == g->family)
@@ -62,15 +62,15 @@ add_per_family(struct nftrules_guard *list, size_t *n,
 }
 
 int
-nfttransp_add_listener(struct nftrules_config *cfg, int dns,
+nfttransp_add_listener(struct nftcfg *cfg, int dns,
     const char *text, char *err, size_t errlen)
 {
 	const char *opt = dns ? "--dns-listen" : "--transparent";
-	struct nftrules_guard g;
+	struct nftcfg_addr g;
 
 	if (cfg == NULL)
 		return errbuf_fail(err, errlen, "no configuration");
-	if (nftrules_parse_addr(text, dns ? "DNS listener" :
+	if (nftcfg_parse_addr(text, dns ? "DNS listener" :
 	    "transparent listener", &g, err, errlen) == -1)
 		return -1;
 	return dns ? add_per_family(cfg->dns, &cfg->ndns, &g, opt, err,
@@ -86,9 +86,9 @@ check_ifname(const char *s, const char *opt, char *err, size_t errlen)
 {
 	size_t i, n = strlen(s);
 
-	if (n == 0 || n >= NFTRULES_IFNAME_MAX)
+	if (n == 0 || n >= NFTCFG_IFNAME_MAX)
 		return errbuf_fail(err, errlen, "%s: an interface name is 1-%d "
-		    "characters", opt, NFTRULES_IFNAME_MAX - 1);
+		    "characters", opt, NFTCFG_IFNAME_MAX - 1);
 	if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
 		return errbuf_fail(err, errlen, "%s: not an interface name", opt);
 	for (i = 0; i < n; i++)
@@ -115,7 +115,7 @@ check_not_lo(const char *s, const char *opt, char *err, size_t errlen)
 /* Anywhere in 127.0.0.0/8, or ::1 (is_loopback below: the one address a
  * shared layout's redirect reaches). */
 static int
-in_loopback(const struct nftrules_guard *g)
+in_loopback(const struct nftcfg_addr *g)
 {
 	static const unsigned char v6[16] = { [15] = 1 };
 
@@ -124,10 +124,10 @@ in_loopback(const struct nftrules_guard *g)
 }
 
 int
-nfttransp_set_via(struct nftrules_config *cfg, const char *text,
+nfttransp_set_via(struct nftcfg *cfg, const char *text,
     char *err, size_t errlen)
 {
-	struct nftrules_guard g;
+	struct nftcfg_addr g;
 	char buf[64];
 	const char *bad;
 	size_t n;
@@ -149,7 +149,7 @@ nfttransp_set_via(struct nftrules_config *cfg, const char *text,
 			return errbuf_fail(err, errlen, "--transparent-via: bad "
 			    "next hop (an IPv4 or IPv6 literal, or an interface "
 			    "name)");
-		if ((bad = nftrules_unusable(&g)) != NULL)
+		if ((bad = nftcfg_unusable(&g)) != NULL)
 			return errbuf_fail(err, errlen, "--transparent-via: %s",
 			    bad);
 		if (in_loopback(&g))
@@ -173,7 +173,7 @@ nfttransp_set_via(struct nftrules_config *cfg, const char *text,
 }
 
 int
-nfttransp_set_in(struct nftrules_config *cfg, const char *ifname,
+nfttransp_set_in(struct nftcfg *cfg, const char *ifname,
     char *err, size_t errlen)
 {
 	if (cfg == NULL || ifname == NULL)
@@ -188,14 +188,14 @@ nfttransp_set_in(struct nftrules_config *cfg, const char *ifname,
 }
 
 static int
-is_loopback(const struct nftrules_guard *g)
+is_loopback(const struct nftcfg_addr *g)
 {
 	return g->family == AF_INET ? memcmp(g->addr, lo4, 4) == 0 :
 	    memcmp(g->addr, lo6, 16) == 0;
 }
 
 static int
-any_loopback(const struct nftrules_guard *l, size_t n)
+any_loopback(const struct nftcfg_addr *l, size_t n)
 {
 	size_t i;
 
@@ -207,7 +207,7 @@ any_loopback(const struct nftrules_guard *l, size_t n)
 }
 
 static int
-check_guard_side(const struct nftrules_config *cfg, char *err,
+check_guard_side(const struct nftcfg *cfg, char *err,
     size_t errlen)
 {
 	if (cfg->ntransparent == 0)
@@ -232,7 +232,7 @@ check_guard_side(const struct nftrules_config *cfg, char *err,
 }
 
 static int
-check_listeners(const struct nftrules_guard *l, size_t n, const char *opt,
+check_listeners(const struct nftcfg_addr *l, size_t n, const char *opt,
     char *err, size_t errlen)
 {
 	size_t i;
@@ -247,7 +247,7 @@ check_listeners(const struct nftrules_guard *l, size_t n, const char *opt,
 }
 
 int
-nfttransp_check(const struct nftrules_config *cfg, char *err, size_t errlen)
+nfttransp_check(const struct nftcfg *cfg, char *err, size_t errlen)
 {
 	if (cfg == NULL)
 		return errbuf_fail(err, errlen, "no configuration");
@@ -306,7 +306,7 @@ match_l4(struct nftx_rule *b, int family, uint8_t l4)
  * uplink), although the redirect has rerouted it to loopback. */
 static int
 rule_redirected(struct nftnl_chain *c, const char *chain,
-    const char *iifname, const struct nftrules_guard *g, uint8_t l4)
+    const char *iifname, const struct nftcfg_addr *g, uint8_t l4)
 {
 	struct nftx_rule b;
 
@@ -320,7 +320,7 @@ rule_redirected(struct nftnl_chain *c, const char *chain,
 
 static int
 rules_redirected(struct nftnl_chain *c, const char *chain,
-    const char *iifname, const struct nftrules_config *cfg)
+    const char *iifname, const struct nftcfg *cfg)
 {
 	size_t i;
 
@@ -339,7 +339,7 @@ rules_redirected(struct nftnl_chain *c, const char *chain,
 
 int
 nfttransp_rules_redirected(struct nftnl_chain *c,
-    const struct nftrules_config *cfg)
+    const struct nftcfg *cfg)
 {
 	if (!shared(cfg))
 		return 0;
@@ -349,8 +349,8 @@ nfttransp_rules_redirected(struct nftnl_chain *c,
 /* TCP, or UDP to port 53, leaving via the guard: the route's next hop is
  * the guard's address, or the packet leaves on the guard's link. */
 static int
-rule_via(struct nftnl_chain *c, const struct nftrules_config *cfg,
-    const struct nftrules_guard *hop, int dns)
+rule_via(struct nftnl_chain *c, const struct nftcfg *cfg,
+    const struct nftcfg_addr *hop, int dns)
 {
 	struct nftx_rule b;
 
@@ -371,7 +371,7 @@ rule_via(struct nftnl_chain *c, const struct nftrules_config *cfg,
 }
 
 int
-nfttransp_rules_via(struct nftnl_chain *c, const struct nftrules_config *cfg)
+nfttransp_rules_via(struct nftnl_chain *c, const struct nftcfg *cfg)
 {
 	size_t i, n = cfg->via_ifname[0] != '\0' ? 1 : cfg->nvia;
 	int dns;
@@ -388,7 +388,7 @@ nfttransp_rules_via(struct nftnl_chain *c, const struct nftrules_config *cfg)
  * listener's address) of l4 to g, port 53 only when dns. */
 static int
 rule_nat(struct nftnl_chain *c, const char *chain, const char *iifname,
-    const struct nftrules_guard *g, uint8_t l4, int dns)
+    const struct nftcfg_addr *g, uint8_t l4, int dns)
 {
 	struct nftx_rule b;
 
@@ -407,7 +407,7 @@ rule_nat(struct nftnl_chain *c, const char *chain, const char *iifname,
 
 static int
 rules_nat_dns(struct nftnl_chain *c, const char *chain, const char *iifname,
-    const struct nftrules_config *cfg)
+    const struct nftcfg *cfg)
 {
 	size_t i;
 
@@ -421,7 +421,7 @@ rules_nat_dns(struct nftnl_chain *c, const char *chain, const char *iifname,
 
 static int
 rules_nat_tcp(struct nftnl_chain *c, const char *chain, const char *iifname,
-    const struct nftrules_config *cfg)
+    const struct nftcfg *cfg)
 {
 	size_t i;
 
@@ -440,12 +440,12 @@ rules_nat_tcp(struct nftnl_chain *c, const char *chain, const char *iifname,
 
 static int
 rules_guards(struct nftnl_chain *c, const char *chain, const char *iifname,
-    const struct nftrules_config *cfg)
+    const struct nftcfg *cfg)
 {
 	size_t i;
 
 	for (i = 0; i < cfg->nguards; i++)
-		if (nftrules_rule_guard(c, chain, iifname,
+		if (nftx_rule_guard(c, chain, iifname,
 		    &cfg->guards[i]) == -1)
 			return -1;
 	return 0;
@@ -458,7 +458,7 @@ rules_guards(struct nftnl_chain *c, const char *chain, const char *iifname,
  * listener. */
 int
 nfttransp_chain_nat_output(struct nftnl_chain_list *list,
-    const struct nftrules_config *cfg)
+    const struct nftcfg *cfg)
 {
 	struct nftnl_chain *c;
 
@@ -468,9 +468,9 @@ nfttransp_chain_nat_output(struct nftnl_chain_list *list,
 	    NFTTRANSP_NAT_PRIO, NF_ACCEPT)) == NULL)
 		return -1;
 	nftnl_chain_list_add_tail(c, list);
-	if (nftrules_rule_exempt(c, NAT_OUTPUT, cfg) == -1 ||
+	if (nftx_rule_exempt(c, NAT_OUTPUT, cfg) == -1 ||
 	    rules_nat_dns(c, NAT_OUTPUT, NULL, cfg) == -1 ||
-	    nftrules_rule_lo(c, NAT_OUTPUT, NFT_META_OIF) == -1 ||
+	    nftx_rule_lo(c, NAT_OUTPUT, NFT_META_OIF) == -1 ||
 	    rules_guards(c, NAT_OUTPUT, NULL, cfg) == -1 ||
 	    rules_nat_tcp(c, NAT_OUTPUT, NULL, cfg) == -1)
 		return -1;
@@ -484,7 +484,7 @@ nfttransp_chain_nat_output(struct nftnl_chain_list *list,
  * was not redirected goes nowhere even with forwarding on. */
 int
 nfttransp_chains_guard(struct nftnl_chain_list *list,
-    const struct nftrules_config *cfg)
+    const struct nftcfg *cfg)
 {
 	const char *in = cfg->in_ifname;
 	struct nftnl_chain *nat, *input, *fwd;
@@ -508,17 +508,17 @@ nfttransp_chains_guard(struct nftnl_chain_list *list,
 	if (rules_guards(nat, NAT_PREROUTING, in, cfg) == -1 ||
 	    rules_nat_dns(nat, NAT_PREROUTING, in, cfg) == -1 ||
 	    rules_nat_tcp(nat, NAT_PREROUTING, in, cfg) == -1 ||
-	    nftrules_rule_established(input, "input", in) == -1 ||
+	    nftx_rule_established(input, "input", in) == -1 ||
 	    rules_redirected(input, "input", in, cfg) == -1 ||
 	    rules_guards(input, "input", in, cfg) == -1 ||
-	    nftrules_rule_nd(input, "input", in, NULL, NULL, 0) == -1 ||
-	    nftrules_rules_reject(input, "input", in) == -1)
+	    nftx_rule_nd(input, "input", in, NULL, NULL, 0) == -1 ||
+	    nftx_rules_reject(input, "input", in) == -1)
 		return -1;
 	return 0;
 }
 
 static void
-describe_list(const char *what, const struct nftrules_guard *l, size_t n,
+describe_list(const char *what, const struct nftcfg_addr *l, size_t n,
     char *buf, size_t len, size_t *off)
 {
 	size_t i;
@@ -528,14 +528,14 @@ describe_list(const char *what, const struct nftrules_guard *l, size_t n,
 		k = snprintf(buf + *off, len - *off, "%s", i == 0 ? what : " ");
 		if (k > 0)
 			*off += (size_t)k;
-		if ((k = nftrules_format_guard(&l[i], buf + *off,
+		if ((k = nftcfg_format_addr(&l[i], buf + *off,
 		    len - *off)) > 0)
 			*off += (size_t)k;
 	}
 }
 
 void
-nfttransp_describe(const struct nftrules_config *cfg, char *buf, size_t len)
+nfttransp_describe(const struct nftcfg *cfg, char *buf, size_t len)
 {
 	char a[64];
 	size_t off = 0, i;

@@ -17,7 +17,7 @@
 
 struct nftnl_chain;
 struct nftnl_chain_list;
-struct nftrules_config;
+struct nftcfg;
 
 /* Ahead of Docker's DNAT (nat output at -100): the first nat rule that
  * rewrites a connection is the only one the kernel applies. */
@@ -27,21 +27,21 @@ struct nftrules_config;
 /* "IPv4:PORT" or "[IPv6]:PORT", at most one per family: the transparent
  * listener (dns 0, --transparent) or the DNS listener (dns 1,
  * --dns-listen). */
-int nfttransp_add_listener(struct nftrules_config *cfg, int dns,
+int nfttransp_add_listener(struct nftcfg *cfg, int dns,
     const char *text, char *err, size_t errlen);
 
 /* --transparent-via: the guard as next hop, an IP literal (one per
  * family) or the interface towards it (one, not with addresses). */
-int nfttransp_set_via(struct nftrules_config *cfg, const char *text,
+int nfttransp_set_via(struct nftcfg *cfg, const char *text,
     char *err, size_t errlen);
 
 /* --transparent-in: the interface the workload's packets arrive on, in
  * the guard's namespace. */
-int nfttransp_set_in(struct nftrules_config *cfg, const char *ifname,
+int nfttransp_set_in(struct nftcfg *cfg, const char *ifname,
     char *err, size_t errlen);
 
 /* The options taken together: which layout, and what it needs. */
-int nfttransp_check(const struct nftrules_config *cfg, char *err,
+int nfttransp_check(const struct nftcfg *cfg, char *err,
     size_t errlen);
 
 /* Workload side: the filter output rules that accept our own redirected
@@ -49,20 +49,20 @@ int nfttransp_check(const struct nftrules_config *cfg, char *err,
  * layout); and the nat output chain (shared layout). Nothing when the
  * mode is off. -1 on allocation failure. */
 int nfttransp_rules_redirected(struct nftnl_chain *c,
-    const struct nftrules_config *cfg);
+    const struct nftcfg *cfg);
 int nfttransp_rules_via(struct nftnl_chain *c,
-    const struct nftrules_config *cfg);
+    const struct nftcfg *cfg);
 int nfttransp_chain_nat_output(struct nftnl_chain_list *list,
-    const struct nftrules_config *cfg);
+    const struct nftcfg *cfg);
 
 /* Guard side: every chain of the table, added to list. -1 on allocation
  * failure. */
 int nfttransp_chains_guard(struct nftnl_chain_list *list,
-    const struct nftrules_config *cfg);
+    const struct nftcfg *cfg);
 
 /* "; transparent 127.0.0.1:3129; dns 127.0.0.1:5353; via 10.0.0.1", what
  * apply and verify print; empty when the mode is off. */
-void nfttransp_describe(const struct nftrules_config *cfg, char *buf,
+void nfttransp_describe(const struct nftcfg *cfg, char *buf,
     size_t len);
 
 #endif

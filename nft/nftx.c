@@ -16,7 +16,7 @@
 #include <libnftnl/expr.h>
 #include <libnftnl/rule.h>
 
-#include "nft/nftrules.h"
+#include "nft/nftcfg.h"
 #include "nft/nftx.h"
 
 struct attr {
@@ -232,7 +232,7 @@ nftx_start(struct nftx_rule *b, const char *chain)
 		return;
 	}
 	nftnl_rule_set_u32(b->r, NFTNL_RULE_FAMILY, NFPROTO_INET);
-	if (nftnl_rule_set_str(b->r, NFTNL_RULE_TABLE, NFTRULES_TABLE) < 0 ||
+	if (nftnl_rule_set_str(b->r, NFTNL_RULE_TABLE, NFTCFG_TABLE) < 0 ||
 	    nftnl_rule_set_str(b->r, NFTNL_RULE_CHAIN, chain) < 0)
 		b->bad = 1;
 }
@@ -381,11 +381,137 @@ nftx_chain(const char *name, const char *type, uint32_t hook, int32_t prio,
 	nftnl_chain_set_u32(c, NFTNL_CHAIN_HOOKNUM, hook);
 	nftnl_chain_set_s32(c, NFTNL_CHAIN_PRIO, prio);
 	nftnl_chain_set_u32(c, NFTNL_CHAIN_POLICY, policy);
-	if (nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, NFTRULES_TABLE) < 0 ||
+	if (nftnl_chain_set_str(c, NFTNL_CHAIN_TABLE, NFTCFG_TABLE) < 0 ||
 	    nftnl_chain_set_str(c, NFTNL_CHAIN_NAME, name) < 0 ||
 	    nftnl_chain_set_str(c, NFTNL_CHAIN_TYPE, type) < 0) {
 		nftnl_chain_free(c);
 		return NULL;
 	}
 	return c;
+}
+
+/* ---- whole rules both tables use ------------------------------------- */
+
+/* Neighbour discovery: neighbour solicitation and advertisement only
+ * (RFC 4861 135-136), what address resolution and DAD need. Router
+ * solicitations and advertisements (133-134) and redirects (137) are
+ * refused: a workload's RA would give the guard's own kernel routes and
+ * SLAAC addresses of its choosing (an on-link route for a public prefix
+ * the guard then dials over the workload's link), and a redirect would
+ * move the guard's next hop. */
+#define ND_TYPE_FIRST		135
+#define ND_TYPE_LAST		136
+#define ND_HOP_LIMIT		255
+#define CT_ESTABLISHED_RELATED \
+	(NF_CT_STATE_BIT(IP_CT_ESTABLISHED) | NF_CT_STATE_BIT(IP_CT_RELATED))
+
+int
+nftx_rule_nd(struct nftnl_chain *c, const char *chain,
+    const char *iifname, const unsigned char *dest,
+    const unsigned char *mask, uint32_t len)
+{
+	uint8_t hop = ND_HOP_LIMIT, lo = ND_TYPE_FIRST, hi = ND_TYPE_LAST;
+	struct nftx_rule b;
+
+	nftx_start(&b, chain);
+	if (iifname != NULL)
+		nftx_ifname(&b, NFT_META_IIFNAME, iifname);
+	nftx_meta_u8(&b, NFT_META_NFPROTO, NFPROTO_IPV6);
+	if (dest != NULL) {
+		nftx_add(&b, nftx_payload(NFT_PAYLOAD_NETWORK_HEADER, 24,
+		    mask != NULL ? 16 : len));
+		if (mask != NULL)
+			nftx_add(&b, nftx_bitwise(mask, 16));
+		nftx_add(&b, nftx_cmp(NFT_CMP_EQ, dest, mask != NULL ? 16 : len));
+	}
+	nftx_add(&b, nftx_payload(NFT_PAYLOAD_NETWORK_HEADER, 7, 1));
+	nftx_add(&b, nftx_cmp(NFT_CMP_EQ, &hop, sizeof(hop)));
+	nftx_meta_u8(&b, NFT_META_L4PROTO, IPPROTO_ICMPV6);
+	nftx_add(&b, nftx_payload(NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1));
+	nftx_add(&b, nftx_cmp(NFT_CMP_GTE, &lo, sizeof(lo)));
+	nftx_add(&b, nftx_cmp(NFT_CMP_LTE, &hi, sizeof(hi)));
+	nftx_add(&b, nftx_verdict(NF_ACCEPT));
+	return nftx_finish(&b, c);
+}
+
+int
+nftx_rule_guard(struct nftnl_chain *c, const char *chain,
+    const char *iifname, const struct nftcfg_addr *g)
+{
+	struct nftx_rule b;
+
+	nftx_start(&b, chain);
+	if (iifname != NULL)
+		nftx_ifname(&b, NFT_META_IIFNAME, iifname);
+	nftx_dest(&b, g->family, g->addr, IPPROTO_TCP, g->port);
+	nftx_count_verdict(&b, NF_ACCEPT);
+	return nftx_finish(&b, c);
+}
+
+int
+nftx_rule_lo(struct nftnl_chain *c, const char *chain, uint32_t key)
+{
+	struct nftx_rule b;
+
+	nftx_start(&b, chain);
+	nftx_meta_u32(&b, key, NFTX_LOOPBACK_IFINDEX);
+	nftx_add(&b, nftx_verdict(NF_ACCEPT));
+	return nftx_finish(&b, c);
+}
+
+int
+nftx_rule_exempt(struct nftnl_chain *c, const char *chain,
+    const struct nftcfg *cfg)
+{
+	struct nftx_rule b;
+
+	if (!cfg->has_exempt_cgroup && !cfg->has_exempt_uid)
+		return 0;
+	nftx_start(&b, chain);
+	if (cfg->has_exempt_cgroup) {
+		nftx_add(&b, nftx_socket_cgroup(cfg->exempt_cgroup_level));
+		nftx_add(&b, nftx_cmp(NFT_CMP_EQ, &cfg->exempt_cgroup_id,
+		    sizeof(cfg->exempt_cgroup_id)));
+	} else {
+		nftx_meta_u32(&b, NFT_META_SKUID, cfg->exempt_uid);
+	}
+	nftx_count_verdict(&b, NF_ACCEPT);
+	return nftx_finish(&b, c);
+}
+
+int
+nftx_rules_reject(struct nftnl_chain *c, const char *chain,
+    const char *iifname)
+{
+	struct nftx_rule b;
+	int tcp;
+
+	for (tcp = 1; tcp >= 0; tcp--) {
+		nftx_start(&b, chain);
+		if (iifname != NULL)
+			nftx_ifname(&b, NFT_META_IIFNAME, iifname);
+		if (tcp)
+			nftx_meta_u8(&b, NFT_META_L4PROTO, IPPROTO_TCP);
+		nftx_count_reject(&b, tcp);
+		if (nftx_finish(&b, c) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+nftx_rule_established(struct nftnl_chain *c, const char *chain,
+    const char *iifname)
+{
+	uint32_t zero = 0;
+	struct nftx_rule b;
+
+	nftx_start(&b, chain);
+	if (iifname != NULL)
+		nftx_ifname(&b, NFT_META_IIFNAME, iifname);
+	nftx_add(&b, nftx_ct(NFT_CT_STATE));
+	nftx_add(&b, nftx_mask(CT_ESTABLISHED_RELATED));
+	nftx_add(&b, nftx_cmp(NFT_CMP_NEQ, &zero, sizeof(zero)));
+	nftx_add(&b, nftx_verdict(NF_ACCEPT));
+	return nftx_finish(&b, c);
 }

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nft/nftcfg.h"
+
 struct nftnl_chain;
 struct nftnl_expr;
 struct nftnl_rule;
@@ -74,5 +76,23 @@ void nftx_count_reject(struct nftx_rule *b, int tcp);
 /* A base chain of table inet egress_guard. */
 struct nftnl_chain *nftx_chain(const char *name, const char *type,
     uint32_t hook, int32_t prio, uint32_t policy);
+
+/* Whole rules the default-deny table and transparent mode share. */
+/* Each appends one kind of rule to chain c (named chain); iifname, when
+ * not NULL, limits it to packets arriving on that interface. -1 on
+ * allocation failure. */
+int nftx_rule_nd(struct nftnl_chain *c, const char *chain,
+    const char *iifname, const unsigned char *dest,
+    const unsigned char *mask, uint32_t len);
+int nftx_rule_guard(struct nftnl_chain *c, const char *chain,
+    const char *iifname, const struct nftcfg_addr *g);
+int nftx_rule_lo(struct nftnl_chain *c, const char *chain, uint32_t key);
+int nftx_rule_exempt(struct nftnl_chain *c, const char *chain,
+    const struct nftcfg *cfg);
+int nftx_rule_established(struct nftnl_chain *c, const char *chain,
+    const char *iifname);
+int nftx_rules_reject(struct nftnl_chain *c, const char *chain,
+    const char *iifname);
+
 
 #endif

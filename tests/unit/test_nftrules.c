@@ -54,7 +54,7 @@
 
 /* Everything a test needs: the batch and its parsed-back objects. */
 struct fx {
-	struct nftrules_config	 cfg;
+	struct nftcfg	 cfg;
 	struct nftrules_batch	 b;
 	char			*buf;
 	struct nftnl_table	*table;		/* the last NEWTABLE */
@@ -74,7 +74,7 @@ fx_new(void)
 	assert_non_null(f);
 	f->buf = calloc(1, NFTRULES_BATCH_MAX);
 	assert_non_null(f->buf);
-	nftrules_config_init(&f->cfg);
+	nftcfg_init(&f->cfg);
 	return f;
 }
 
@@ -92,7 +92,7 @@ fx_free(struct fx *f)
 static void
 add_guard(struct fx *f, const char *g)
 {
-	if (nftrules_add_guard(&f->cfg, g, f->err, sizeof(f->err)) != 0)
+	if (nftcfg_add_guard(&f->cfg, g, f->err, sizeof(f->err)) != 0)
 		fail_msg("refused %s: %s", g, f->err);
 }
 
@@ -257,13 +257,13 @@ expect_verdict(const struct nftnl_expr *e, int verdict)
 static void
 expect_refused(const char *guard, const char *why)
 {
-	struct nftrules_config cfg;
+	struct nftcfg cfg;
 	char err[256];
 	size_t i;
 
-	nftrules_config_init(&cfg);
+	nftcfg_init(&cfg);
 	memset(err, 0, sizeof(err));
-	if (nftrules_add_guard(&cfg, guard, err, sizeof(err)) != -1)
+	if (nftcfg_add_guard(&cfg, guard, err, sizeof(err)) != -1)
 		fail_msg("accepted guard \"%s\"", guard);
 	assert_int_equal(cfg.nguards, 0);
 	for (i = 0; err[i] != '\0'; i++)
@@ -464,7 +464,7 @@ test_forged_source_dropped_before_exemption(void **state)
 
 	(void)state;
 	add_guard(f, "127.0.0.1:3128");
-	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	assert_int_equal(nftcfg_set_exempt_uid(&f->cfg, "65534", f->err,
 	    sizeof(f->err)), 0);
 	build(f);
 	for (i = 0; i < 2; i++) {
@@ -551,7 +551,7 @@ test_source_routed_packets_dropped_before_any_accept(void **state)
 
 	(void)state;
 	add_guard(f, "127.0.0.1:3128");
-	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	assert_int_equal(nftcfg_set_exempt_uid(&f->cfg, "65534", f->err,
 	    sizeof(f->err)), 0);
 	build(f);
 	for (i = 0; i < 2; i++) {
@@ -638,9 +638,9 @@ test_exempt_cgroup_rule_matches_socket_cgroupv2(void **state)
 
 	(void)state;
 	add_guard(f, "127.0.0.1:3128");
-	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	assert_int_equal(nftcfg_set_exempt_uid(&f->cfg, "65534", f->err,
 	    sizeof(f->err)), 0);
-	assert_int_equal(nftrules_set_exempt_cgroup(&f->cfg, id, 2, f->err,
+	assert_int_equal(nftcfg_set_exempt_cgroup(&f->cfg, id, 2, f->err,
 	    sizeof(f->err)), 0);
 	build(f);
 	assert_int_equal(exprs(rule(f, "output", OUT_EXEMPT), e), 4);
@@ -669,18 +669,18 @@ test_exempt_cgroup_rule_matches_socket_cgroupv2(void **state)
 static void
 test_refuses_root_cgroup_exemption(void **state)
 {
-	struct nftrules_config cfg;
+	struct nftcfg cfg;
 	char err[256];
 
 	(void)state;
-	nftrules_config_init(&cfg);
-	assert_int_equal(nftrules_set_exempt_cgroup(&cfg, 1, 0, err,
+	nftcfg_init(&cfg);
+	assert_int_equal(nftcfg_set_exempt_cgroup(&cfg, 1, 0, err,
 	    sizeof(err)), -1);
 	assert_non_null(strstr(err, "root cgroup"));
-	assert_int_equal(nftrules_set_exempt_cgroup(&cfg, 0, 1, err,
+	assert_int_equal(nftcfg_set_exempt_cgroup(&cfg, 0, 1, err,
 	    sizeof(err)), -1);
-	assert_int_equal(nftrules_set_exempt_cgroup(&cfg, 7,
-	    NFTRULES_CGROUP_LEVEL_MAX + 1, err, sizeof(err)), -1);
+	assert_int_equal(nftcfg_set_exempt_cgroup(&cfg, 7,
+	    NFTCFG_CGROUP_LEVEL_MAX + 1, err, sizeof(err)), -1);
 	assert_int_equal(cfg.has_exempt_cgroup, 0);
 }
 
@@ -781,7 +781,7 @@ test_exempt_uid_rule_matches_skuid(void **state)
 
 	(void)state;
 	add_guard(f, "127.0.0.1:3128");
-	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	assert_int_equal(nftcfg_set_exempt_uid(&f->cfg, "65534", f->err,
 	    sizeof(f->err)), 0);
 	build(f);
 	/* After the forged-source drops, before the loopback refusals. */
@@ -874,14 +874,14 @@ test_largest_batch_fits_the_documented_buffer(void **state)
 	int i;
 
 	(void)state;
-	for (i = 0; i < NFTRULES_MAX_GUARDS / 2; i++) {
+	for (i = 0; i < NFTCFG_MAX_GUARDS / 2; i++) {
 		snprintf(g, sizeof(g), "10.0.0.%d:3128", i + 1);
 		add_guard(f, g);
 		snprintf(g, sizeof(g), "[fd00:ffff:ffff:ffff:ffff:ffff:ffff:%x]:65535",
 		    i + 1);
 		add_guard(f, g);
 	}
-	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "4294967294", f->err,
+	assert_int_equal(nftcfg_set_exempt_uid(&f->cfg, "4294967294", f->err,
 	    sizeof(f->err)), 0);
 	build(f);
 	assert_true(f->b.len <= NFTRULES_BATCH_MAX);
@@ -894,7 +894,7 @@ test_largest_batch_fits_the_documented_buffer(void **state)
 static void
 test_refuses_batch_buffer_too_small(void **state)
 {
-	struct nftrules_config cfg;
+	struct nftcfg cfg;
 	struct nftrules_batch *b = malloc(sizeof(*b));
 	size_t size = NFTRULES_MSG_MAX + 100, i;
 	char *buf = malloc(size + 4096), err[256];
@@ -902,8 +902,8 @@ test_refuses_batch_buffer_too_small(void **state)
 	(void)state;
 	assert_non_null(b);
 	assert_non_null(buf);
-	nftrules_config_init(&cfg);
-	assert_int_equal(nftrules_add_guard(&cfg, "10.0.0.1:80", err,
+	nftcfg_init(&cfg);
+	assert_int_equal(nftcfg_add_guard(&cfg, "10.0.0.1:80", err,
 	    sizeof(err)), 0);
 	memset(buf, 0xa5, size + 4096);
 	/* Room for the first messages, not for the whole batch: every
@@ -924,12 +924,12 @@ test_refuses_batch_buffer_too_small(void **state)
 static void
 test_refuses_config_without_guard(void **state)
 {
-	struct nftrules_config cfg;
+	struct nftcfg cfg;
 	struct nftrules_batch *b = malloc(sizeof(*b));
 	char *buf = malloc(NFTRULES_BATCH_MAX), err[256];
 
 	(void)state;
-	nftrules_config_init(&cfg);
+	nftcfg_init(&cfg);
 	assert_int_equal(nftrules_build_apply(&cfg, SEQ, buf,
 	    NFTRULES_BATCH_MAX, b, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "guard"));
@@ -1029,56 +1029,56 @@ test_refuses_ipv6_guard_without_brackets_or_with_zone(void **state)
 static void
 test_accepts_ipv6_guard(void **state)
 {
-	struct nftrules_config cfg;
+	struct nftcfg cfg;
 	char err[256], out[64];
 	uint8_t addr[16];
 
 	(void)state;
-	nftrules_config_init(&cfg);
-	assert_int_equal(nftrules_add_guard(&cfg, "[2001:DB8::1]:443", err,
+	nftcfg_init(&cfg);
+	assert_int_equal(nftcfg_add_guard(&cfg, "[2001:DB8::1]:443", err,
 	    sizeof(err)), 0);
 	assert_int_equal(cfg.guards[0].family, AF_INET6);
 	assert_int_equal(inet_pton(AF_INET6, "2001:db8::1", addr), 1);
 	assert_memory_equal(cfg.guards[0].addr, addr, 16);
 	assert_int_equal(cfg.guards[0].port, 443);
-	assert_true(nftrules_format_guard(&cfg.guards[0], out, sizeof(out)) > 0);
+	assert_true(nftcfg_format_addr(&cfg.guards[0], out, sizeof(out)) > 0);
 	assert_string_equal(out, "[2001:db8::1]:443");
 }
 
 static void
 test_refuses_too_many_guards(void **state)
 {
-	struct nftrules_config cfg;
+	struct nftcfg cfg;
 	char err[256], g[32];
 	int i;
 
 	(void)state;
-	nftrules_config_init(&cfg);
-	for (i = 0; i < NFTRULES_MAX_GUARDS; i++) {
+	nftcfg_init(&cfg);
+	for (i = 0; i < NFTCFG_MAX_GUARDS; i++) {
 		snprintf(g, sizeof(g), "10.0.%d.%d:3128", i / 250, i % 250 + 1);
-		assert_int_equal(nftrules_add_guard(&cfg, g, err, sizeof(err)), 0);
+		assert_int_equal(nftcfg_add_guard(&cfg, g, err, sizeof(err)), 0);
 	}
-	assert_int_equal(nftrules_add_guard(&cfg, "10.9.9.9:3128", err,
+	assert_int_equal(nftcfg_add_guard(&cfg, "10.9.9.9:3128", err,
 	    sizeof(err)), -1);
 	assert_non_null(strstr(err, "too many"));
-	assert_int_equal(cfg.nguards, NFTRULES_MAX_GUARDS);
+	assert_int_equal(cfg.nguards, NFTCFG_MAX_GUARDS);
 }
 
 static void
 test_refuses_duplicate_guard(void **state)
 {
-	struct nftrules_config cfg;
+	struct nftcfg cfg;
 	char err[256];
 
 	(void)state;
-	nftrules_config_init(&cfg);
-	assert_int_equal(nftrules_add_guard(&cfg, "10.0.0.1:80", err,
+	nftcfg_init(&cfg);
+	assert_int_equal(nftcfg_add_guard(&cfg, "10.0.0.1:80", err,
 	    sizeof(err)), 0);
-	assert_int_equal(nftrules_add_guard(&cfg, "10.0.0.1:80", err,
+	assert_int_equal(nftcfg_add_guard(&cfg, "10.0.0.1:80", err,
 	    sizeof(err)), -1);
 	assert_non_null(strstr(err, "twice"));
 	/* Same address, another port: a second guard. */
-	assert_int_equal(nftrules_add_guard(&cfg, "10.0.0.1:81", err,
+	assert_int_equal(nftcfg_add_guard(&cfg, "10.0.0.1:81", err,
 	    sizeof(err)), 0);
 	assert_int_equal(cfg.nguards, 2);
 }
@@ -1088,29 +1088,29 @@ test_refuses_bad_exempt_uid(void **state)
 {
 	static const char *const bad[] = { "", "-1", "+5", "01", "abc", "65534 ",
 		"4294967295", "99999999999999999999", "0x10" };
-	struct nftrules_config cfg;
+	struct nftcfg cfg;
 	char err[256];
 	size_t i;
 
 	(void)state;
-	nftrules_config_init(&cfg);
+	nftcfg_init(&cfg);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		if (nftrules_set_exempt_uid(&cfg, bad[i], err, sizeof(err)) != -1)
+		if (nftcfg_set_exempt_uid(&cfg, bad[i], err, sizeof(err)) != -1)
 			fail_msg("accepted uid \"%s\"", bad[i]);
 		assert_false(cfg.has_exempt_uid);
 	}
-	assert_int_equal(nftrules_set_exempt_uid(&cfg, NULL, err, sizeof(err)), -1);
+	assert_int_equal(nftcfg_set_exempt_uid(&cfg, NULL, err, sizeof(err)), -1);
 }
 
 static void
 test_refuses_exempt_uid_zero(void **state)
 {
-	struct nftrules_config cfg;
+	struct nftcfg cfg;
 	char err[256];
 
 	(void)state;
-	nftrules_config_init(&cfg);
-	assert_int_equal(nftrules_set_exempt_uid(&cfg, "0", err, sizeof(err)), -1);
+	nftcfg_init(&cfg);
+	assert_int_equal(nftcfg_set_exempt_uid(&cfg, "0", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "root"));
 	assert_false(cfg.has_exempt_uid);
 }
@@ -1161,7 +1161,7 @@ built(void)
 
 	add_guard(f, "10.200.0.1:3128");
 	add_guard(f, "[fd00:200::1]:3128");
-	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	assert_int_equal(nftcfg_set_exempt_uid(&f->cfg, "65534", f->err,
 	    sizeof(f->err)), 0);
 	build(f);
 	return f;
@@ -1269,15 +1269,15 @@ static void
 test_compare_names_a_changed_guard_address(void **state)
 {
 	struct fx *f = built();
-	struct nftrules_config other;
+	struct nftcfg other;
 
 	(void)state;
-	nftrules_config_init(&other);
-	assert_int_equal(nftrules_add_guard(&other, "10.200.0.9:3128", f->err,
+	nftcfg_init(&other);
+	assert_int_equal(nftcfg_add_guard(&other, "10.200.0.9:3128", f->err,
 	    sizeof(f->err)), 0);
-	assert_int_equal(nftrules_add_guard(&other, "[fd00:200::1]:3128",
+	assert_int_equal(nftcfg_add_guard(&other, "[fd00:200::1]:3128",
 	    f->err, sizeof(f->err)), 0);
-	assert_int_equal(nftrules_set_exempt_uid(&other, "65534", f->err,
+	assert_int_equal(nftcfg_set_exempt_uid(&other, "65534", f->err,
 	    sizeof(f->err)), 0);
 	assert_int_equal(nftcmp_compare(&other, f->table, f->chains, f->diff,
 	    sizeof(f->diff), f->err, sizeof(f->err)), 1);
@@ -1421,7 +1421,7 @@ shared_built(void)
 	struct fx *f = fx_new();
 
 	add_guard(f, "127.0.0.1:3128");
-	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	assert_int_equal(nftcfg_set_exempt_uid(&f->cfg, "65534", f->err,
 	    sizeof(f->err)), 0);
 	transp(f, 0, "127.0.0.1:3129");
 	transp(f, 0, "[::1]:3130");
@@ -1588,7 +1588,7 @@ test_transparent_shared_filter_accepts_only_redirected_flows(void **state)
 }
 
 static void
-expect_transp_refused(struct nftrules_config *cfg, const char *why)
+expect_transp_refused(struct nftcfg *cfg, const char *why)
 {
 	char err[256];
 
@@ -1623,7 +1623,7 @@ test_refuses_transparent_shared_listener_off_loopback(void **state)
 
 	(void)state;
 	add_guard(f, "127.0.0.1:3128");
-	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	assert_int_equal(nftcfg_set_exempt_uid(&f->cfg, "65534", f->err,
 	    sizeof(f->err)), 0);
 	transp(f, 0, "10.0.0.1:3129");
 	expect_transp_refused(&f->cfg, "127.0.0.1 or [::1]");
@@ -1743,7 +1743,7 @@ test_refuses_guard_side_misconfigurations(void **state)
 	    sizeof(f->err)), 0);
 	transp(f, 0, "10.0.0.1:3129");
 	assert_int_equal(nfttransp_check(&f->cfg, f->err, sizeof(f->err)), 0);
-	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "65534", f->err,
+	assert_int_equal(nftcfg_set_exempt_uid(&f->cfg, "65534", f->err,
 	    sizeof(f->err)), 0);
 	expect_transp_refused(&f->cfg, "takes no exemption");
 	f->cfg.has_exempt_uid = 0;
@@ -1760,24 +1760,24 @@ test_refuses_bad_interface_names(void **state)
 {
 	static const char *const bad[] = { "", "eth*", "a/b", "a b", "a:b",
 		".", "..", "sixteen-chars-xx", "\x1b[0m" };
-	struct nftrules_config cfg;
+	struct nftcfg cfg;
 	char err[256];
 	size_t i;
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		nftrules_config_init(&cfg);
+		nftcfg_init(&cfg);
 		if (nfttransp_set_in(&cfg, bad[i], err, sizeof(err)) != -1)
 			fail_msg("--transparent-in accepted \"%s\"", bad[i]);
 		if (nfttransp_set_via(&cfg, bad[i], err, sizeof(err)) != -1)
 			fail_msg("--transparent-via accepted \"%s\"", bad[i]);
 	}
-	nftrules_config_init(&cfg);
+	nftcfg_init(&cfg);
 	assert_int_equal(nfttransp_set_via(&cfg, "fifteen-chars-x", err,
 	    sizeof(err)), 0);
 	assert_int_equal(nfttransp_set_via(&cfg, "10.0.0.1", err,
 	    sizeof(err)), -1);
-	nftrules_config_init(&cfg);
+	nftcfg_init(&cfg);
 	assert_int_equal(nfttransp_set_via(&cfg, "10.0.0.999", err,
 	    sizeof(err)), -1);
 	assert_int_equal(nfttransp_set_via(&cfg, "224.0.0.1", err,
@@ -1789,7 +1789,7 @@ test_refuses_bad_interface_names(void **state)
 	/* lo and loopback next hops: accepted once, and a workload's
 	 * traffic never crosses them (the guard side's input chain would
 	 * refuse its own loopback). */
-	nftrules_config_init(&cfg);
+	nftcfg_init(&cfg);
 	assert_int_equal(nfttransp_set_in(&cfg, "lo", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "lo is no link"));
 	assert_int_equal(nfttransp_set_via(&cfg, "lo", err, sizeof(err)), -1);
@@ -1849,14 +1849,14 @@ test_largest_transparent_batch_fits(void **state)
 	int i;
 
 	(void)state;
-	for (i = 0; i < NFTRULES_MAX_GUARDS / 2; i++) {
+	for (i = 0; i < NFTCFG_MAX_GUARDS / 2; i++) {
 		snprintf(g, sizeof(g), "127.0.0.%d:3128", i + 1);
 		add_guard(f, g);
 		snprintf(g, sizeof(g), "[fd00:ffff:ffff:ffff:ffff:ffff:ffff:%x]:65535",
 		    i + 1);
 		add_guard(f, g);
 	}
-	assert_int_equal(nftrules_set_exempt_uid(&f->cfg, "4294967294", f->err,
+	assert_int_equal(nftcfg_set_exempt_uid(&f->cfg, "4294967294", f->err,
 	    sizeof(f->err)), 0);
 	transp(f, 0, "127.0.0.1:3129");
 	transp(f, 0, "[::1]:3129");
