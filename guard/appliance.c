@@ -48,6 +48,8 @@ struct argv {
 };
 
 /* One line on stderr, prefixed. */
+static void say(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
 static void
 say(const char *fmt, va_list ap)
 {
