@@ -508,24 +508,14 @@ admit_profile(const char *path, const char *catpath, char *err, size_t errlen)
 {
 	struct catalog *cat = NULL;
 	struct policy *p;
-	char why[512], *buf;
-	size_t len;
+	char why[512];
 
-	if (catpath == NULL)
-		return policy_compile_profile_file(path, 0, err, errlen);
-	if ((cat = catalog_load_file(catpath, why, sizeof(why))) == NULL) {
+	if (catpath != NULL &&
+	    (cat = catalog_load_file(catpath, why, sizeof(why))) == NULL) {
 		errbuf_set(err, errlen, "catalog %s", why);
 		return NULL;
 	}
-	if ((buf = file_read(path, POLICY_MAX_BYTES, 0, &len, err,
-	    errlen)) == NULL) {
-		catalog_free(cat);
-		return NULL;
-	}
-	if ((p = policy_compile_profile_cat(buf, len, 0, cat, why,
-	    sizeof(why))) == NULL)
-		errbuf_set(err, errlen, "%s: %s", path, why);
-	free(buf);
+	p = policy_compile_profile_file_cat(path, 0, cat, err, errlen);
 	catalog_free(cat);
 	return p;
 }

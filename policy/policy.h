@@ -54,6 +54,9 @@ struct policy *policy_load_file(const char *path, char *err, size_t errlen);
  * policy_load_file, every error message starts with the path. */
 struct policy *policy_compile_profile_file(const char *path, long long epoch,
     char *err, size_t errlen);
+/* The same with a catalog for the abbreviations (NULL: none). */
+struct policy *policy_compile_profile_file_cat(const char *path,
+    long long epoch, const struct catalog *cat, char *err, size_t errlen);
 
 /* For the plane's tools, which write canonical bytes and never match: the
  * canonical bytes of a compiled policy file (what `sign` signs) or of a

@@ -528,6 +528,13 @@ policy_compile_profile_file(const char *path, long long epoch, char *err,
 	return compile_file(path, epoch, NULL, POLICY_BUILD_ALL, err, errlen);
 }
 
+struct policy *
+policy_compile_profile_file_cat(const char *path, long long epoch,
+    const struct catalog *cat, char *err, size_t errlen)
+{
+	return compile_file(path, epoch, cat, POLICY_BUILD_ALL, err, errlen);
+}
+
 char *
 policy_profile_canonical(const char *path, long long epoch, size_t *len,
     char *err, size_t errlen)
