@@ -39,6 +39,10 @@
  *                 each), the next as soon as one is answered; answers/s
  *                 and latency. An answer whose rcode is not --expect's
  *                 (noerror by default) counts as an error ("refused").
+ *                 --names N: the names d0.TARGET … dN-1.TARGET in turn,
+ *                 so that no two queries in flight ask the same (a
+ *                 forwarder such as dnsmasq sends identical questions in
+ *                 flight upstream once, cache or not).
  *   idle          opens --conns tunnels (at most --concurrency opening at
  *                 once), holds them, waits --warmup seconds, and reads VmRSS
  *                 (and Threads) of --pid (with --pid-tree, of its
@@ -159,8 +163,9 @@ struct lg {
 	int			 mode_get;
 	int			 mode_tls;
 	int			 dns_rcode;	/* dns: the rcode expected */
-	unsigned char		 dns_q[300];	/* dns: the query */
-	size_t			 dns_qlen;
+	unsigned char		 (*dns_q)[300];	/* dns: the queries, one per name */
+	size_t			 *dns_qlen;
+	unsigned		 dns_names;	/* how many (--names, else 1) */
 	uint16_t		 dns_seq;
 	int			 direct;
 	struct sockaddr_in	 proxy;
@@ -253,7 +258,8 @@ usage(void)
 	    "         [--max-error-pct P]\n"
 	    "  rate:       [--mode connect|get|tls] [--concurrency C] [--duration S]\n"
 	    "  throughput: [--mode tls] [--streams N] [--bytes N] [--duration S]\n"
-	    "  dns:        --target NAME [--expect noerror|nxdomain] [--concurrency C] [--duration S]\n"
+	    "  dns:        --target NAME [--names N] [--expect noerror|nxdomain] [--concurrency C]\n"
+	    "              [--duration S]\n"
 	    "  idle:       --conns N [--concurrency C] [--pid PID]... [--pid-tree] [--hold S]\n"
 	    "  echo:       [--interval-ms MS] [--duration S] [--series FILE]\n"
 	    "  rate, throughput, echo: [--cpu-pid PID]... (CPU time in the window)\n");
@@ -505,7 +511,8 @@ static void
 dns_send(struct slot *s)
 {
 	struct lg *lg = s->lg;
-	unsigned char q[sizeof(lg->dns_q)];
+	unsigned char q[sizeof(lg->dns_q[0])];
+	size_t qlen;
 
 	if (s->fd == -1) {
 		s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -518,12 +525,13 @@ dns_send(struct slot *s)
 		slot_wait(s, EV_READ | EV_PERSIST);
 	}
 	s->dns_id = ++lg->dns_seq;
-	memcpy(q, lg->dns_q, lg->dns_qlen);
+	qlen = lg->dns_qlen[lg->attempts % lg->dns_names];
+	memcpy(q, lg->dns_q[lg->attempts % lg->dns_names], qlen);
 	q[0] = (unsigned char)(s->dns_id >> 8);
 	q[1] = (unsigned char)s->dns_id;
 	s->t_start = now_ns();
 	lg->attempts++;
-	if (send(s->fd, q, lg->dns_qlen, 0) != (ssize_t)lg->dns_qlen)
+	if (send(s->fd, q, qlen, 0) != (ssize_t)qlen)
 		slot_fail(s, E_RESET);
 }
 
@@ -1614,6 +1622,7 @@ main(int argc, char **argv)
 		{ "interval-ms",	required_argument, NULL, 'i' },
 		{ "series",		required_argument, NULL, 'S' },
 		{ "expect",		required_argument, NULL, 'X' },
+		{ "names",		required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct lg lg;
@@ -1718,6 +1727,11 @@ main(int argc, char **argv)
 				usage();
 			break;
 		case 'S': lg.series_path = optarg; break;
+		case 'N':
+			if (bench_parse_num(optarg, 1, 256, &v) == -1)
+				usage();
+			lg.dns_names = (unsigned)v;
+			break;
 		case 'X':
 			if (strcmp(optarg, "nxdomain") == 0)
 				lg.dns_rcode = 3;
@@ -1734,12 +1748,27 @@ main(int argc, char **argv)
 		usage();
 	snprintf(lg.target, sizeof(lg.target), "%s", target);
 	if (lg.test == T_DNS) {
-		if (bench_parse_loopback(proxy, &lg.proxy) == -1 ||
-		    (lg.dns_qlen = dns_query(target, lg.dns_q, sizeof(lg.dns_q))) == 0 ||
-		    lg.mode_get || lg.mode_tls) {
+		unsigned k, n = lg.dns_names ? lg.dns_names : 1;
+		char name[300];
+
+		lg.dns_q = calloc(n, sizeof(*lg.dns_q));
+		lg.dns_qlen = calloc(n, sizeof(*lg.dns_qlen));
+		if (lg.dns_q == NULL || lg.dns_qlen == NULL)
+			return 1;
+		for (k = 0; k < n; k++) {
+			if (lg.dns_names)
+				snprintf(name, sizeof(name), "d%u.%s", k, target);
+			else
+				snprintf(name, sizeof(name), "%s", target);
+			if ((lg.dns_qlen[k] = dns_query(name, lg.dns_q[k], sizeof(lg.dns_q[k]))) == 0)
+				break;
+		}
+		if (k < n || bench_parse_loopback(proxy, &lg.proxy) == -1 || lg.mode_get ||
+		    lg.mode_tls) {
 			fprintf(stderr, "loadgen: dns needs --proxy 127.x.y.z:PORT and a name\n");
 			return 2;
 		}
+		lg.dns_names = n;
 	} else if (strcmp(proxy, "none") == 0) {
 		lg.direct = 1;
 		if (bench_parse_loopback(conn != NULL ? conn : target, &lg.connect_to) == -1) {
@@ -1753,7 +1782,7 @@ main(int argc, char **argv)
 	}
 	if (((lg.test == T_ECHO || lg.test == T_IDLE) && (lg.mode_get || lg.mode_tls)) ||
 	    (lg.test != T_ECHO && lg.series_path != NULL) || (lg.mode_tls && lg.mode_get) ||
-	    (lg.dns_rcode != 0 && lg.test != T_DNS))
+	    ((lg.dns_rcode != 0 || lg.dns_names != 0) && lg.test != T_DNS))
 		usage();
 
 	lg.req_connect = xasprintf(&lg.req_connect_len,
@@ -1858,5 +1887,7 @@ main(int argc, char **argv)
 	free(lg.series.v);
 	free(lg.req_connect);
 	free(lg.req_inner);
+	free(lg.dns_q);
+	free(lg.dns_qlen);
 	return rc;
 }
