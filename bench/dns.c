@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_NAMES	16
+#define MAX_NAMES	80
 #define NAME_MAX_LEN	253
 
 struct entry {

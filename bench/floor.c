@@ -26,10 +26,19 @@
  *	pay per tunnel on this kernel, so its CPU per tunnel and its
  *	tunnels/s bound what a proxy can reach here.
  *
+ *   floor [--rate] --transparent-to 127.0.0.1:PORT --listen ...
+ *	either mode as the transparent section's yardstick: no CONNECT head
+ *	and no 200; on accept, the original destination is read from the
+ *	kernel (SO_ORIGINAL_DST, the connection must have been redirected:
+ *	what a transparent relay must do), then the fixed address PORT is
+ *	dialled (the original one would be redirected again) and the bytes
+ *	relayed unread: a transparent relay with no peek, no name, no check.
+ *
  * Loopback only (bench_parse_loopback) for both its listener and the
  * addresses it connects to. Never run it anywhere else: it is an open
  * relay to 127.0.0.0/8. */
 #include <arpa/inet.h>
+#include <linux/netfilter_ipv4.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
@@ -50,6 +59,22 @@
 
 #define HEAD_MAX	4096
 #define PIPE_SIZE	(1 << 20)	/* as the guard's relay (RELAY_PIPE_SIZE) */
+
+/* --transparent-to: the address dialled for every redirected client */
+static struct sockaddr_in tp_up;
+static int transparent;
+
+/* The kernel's original destination of a redirected connection: 0, or -1
+ * when it has none (not redirected). Read, not used: its cost is the
+ * least a transparent proxy pays. */
+static int
+original_dst(int fd)
+{
+	struct sockaddr_in od;
+	socklen_t ol = sizeof(od);
+
+	return getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &od, &ol);
+}
 
 struct half {
 	int	from, to;
@@ -171,7 +196,14 @@ client_thread(void *arg)
 	int one = 1;
 
 	(void)setsockopt(t->client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (read_head(t->client, head, sizeof(head)) == -1 ||
+	if (transparent) {
+		if (original_dst(t->client) == -1 ||
+		    (t->up = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+			goto out;
+		(void)setsockopt(t->up, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (connect(t->up, (struct sockaddr *)&tp_up, sizeof(tp_up)) == -1)
+			goto out;
+	} else if (read_head(t->client, head, sizeof(head)) == -1 ||
 	    (t->up = dial(head)) == -1 ||
 	    write(t->client, ok, sizeof(ok) - 1) != (ssize_t)(sizeof(ok) - 1))
 		goto out;
@@ -470,7 +502,8 @@ rconn_event(struct worker *w, struct rend *e, uint32_t ev)
 		}
 		if (!(ev & EPOLLOUT))
 			break;
-		if (send(c->cl.fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(ok) - 1)) {
+		if (!transparent &&
+		    send(c->cl.fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof(ok) - 1)) {
 			r = -1;
 			break;
 		}
@@ -507,6 +540,23 @@ rate_accept(struct worker *w)
 	c->cl.fd = fd;
 	c->up.fd = -1;
 	c->cl.can_read = c->cl.can_write = 1;
+	if (transparent) {	/* no head: dial at once, relay from the start */
+		int one = 1;
+
+		if (original_dst(fd) == -1 ||
+		    (c->up.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) == -1) {
+			rconn_kill(w, c);
+			return;
+		}
+		(void)setsockopt(c->up.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if ((connect(c->up.fd, (struct sockaddr *)&tp_up, sizeof(tp_up)) == -1 &&
+		    errno != EINPROGRESS) || ep_set(w->ep, &c->up, EPOLL_CTL_ADD, 1) == -1 ||
+		    ep_set(w->ep, &c->cl, EPOLL_CTL_ADD, 0) == -1)
+			rconn_kill(w, c);
+		else
+			c->st = R_CONNECTING;
+		return;
+	}
 	/* The head has usually come with the handshake: read it before
 	 * registering (a registration would report it as an event too). */
 	if (rconn_head(w, c) == -1 || ep_set(w->ep, &c->cl, EPOLL_CTL_ADD, 0) == -1)
@@ -592,12 +642,18 @@ main(int argc, char **argv)
 			i++;
 		else if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc)
 			listen_at = argv[++i];
+		else if (strcmp(argv[i], "--transparent-to") == 0 && i + 1 < argc &&
+		    bench_parse_loopback(argv[i + 1], &tp_up) == 0) {
+			transparent = 1;
+			i++;
+		}
 		else
 			bad = 1;
 	}
 	if (bad || listen_at == NULL || bench_parse_loopback(listen_at, &sin) == -1 ||
 	    (nw != 0 && !rate)) {
-		fprintf(stderr, "usage: floor [--rate [--workers N]] --listen 127.x.y.z:PORT\n");
+		fprintf(stderr, "usage: floor [--rate [--workers N]] [--transparent-to 127.x.y.z:PORT]\n"
+		    "             --listen 127.x.y.z:PORT\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);

@@ -5,6 +5,7 @@
  *   loadgen throughput [--streams N] [--bytes N] --duration S
  *   loadgen idle       --conns N [--pid PID]... [--pid-tree] [--hold S]
  *   loadgen echo       [--interval-ms MS] --duration S [--series FILE]
+ *   loadgen dns        --proxy DNS-IP:PORT --target NAME [--expect noerror|nxdomain]
  *
  * common: --proxy IP:PORT|none  --target HOST:PORT  [--connect IP:PORT]
  *         [--timeout S] [--warmup S] [--label NAME] [--max-error-pct P]
@@ -26,6 +27,22 @@
  *                 Connection: close; one connection per iteration.
  *   throughput    CONNECT, "GET /bytes/N", read the body; again while the
  *                 duration lasts; --streams at once. MiB/s of body bytes.
+ *   --mode tls    (rate, throughput) a TLS ClientHello record naming the
+ *                 target's host (SNI) in place of the GET: what a TLS
+ *                 client sends first, through the tunnel or, with --proxy
+ *                 none, to --connect (the transparent section: a redirect
+ *                 takes it to the guard). No real TLS follows: bench/target
+ *                 answers the hello like a GET (body size in the hello's
+ *                 session id), the guard relays both directions unread.
+ *   dns           a UDP query for the A record of --target (a name) to the
+ *                 DNS server --proxy, --concurrency at once (a socket
+ *                 each), the next as soon as one is answered; answers/s
+ *                 and latency. An answer whose rcode is not --expect's
+ *                 (noerror by default) counts as an error ("refused").
+ *                 --names N: the names d0.TARGET … dN-1.TARGET in turn,
+ *                 so that no two queries in flight ask the same (a
+ *                 forwarder such as dnsmasq sends identical questions in
+ *                 flight upstream once, cache or not).
  *   idle          opens --conns tunnels (at most --concurrency opening at
  *                 once), holds them, waits --warmup seconds, and reads VmRSS
  *                 (and Threads) of --pid (with --pid-tree, of its
@@ -83,7 +100,7 @@
 #define MAX_SAMPLES	(20u * 1000 * 1000)
 #define ECHO_MSG	16
 
-enum test { T_RATE, T_THROUGHPUT, T_IDLE, T_ECHO };
+enum test { T_RATE, T_THROUGHPUT, T_IDLE, T_ECHO, T_DNS };
 enum sstate {
 	S_FREE,		/* no connection */
 	S_CONNECTING,	/* waiting for connect() */
@@ -92,6 +109,7 @@ enum sstate {
 	S_REPLY,	/* reading the reply head and body */
 	S_HELD,		/* idle: tunnel open, held */
 	S_ECHO,		/* echo: exchanging messages */
+	S_DNS,		/* dns: query sent, waiting for its answer */
 	S_RETRY		/* waiting to start again after an immediate failure */
 };
 enum err {
@@ -115,6 +133,7 @@ struct slot {
 	int		 head_done;
 	int		 chunked;
 	int		 to_eof;
+	uint16_t	 dns_id;	/* dns: the query's id */
 	uint64_t	 body_left;
 	char		 buf[SLOT_BUF];
 };
@@ -142,6 +161,12 @@ struct lg {
 	struct event_base	*base;
 	enum test		 test;
 	int			 mode_get;
+	int			 mode_tls;
+	int			 dns_rcode;	/* dns: the rcode expected */
+	unsigned char		 (*dns_q)[300];	/* dns: the queries, one per name */
+	size_t			 *dns_qlen;
+	unsigned		 dns_names;	/* how many (--names, else 1) */
+	uint16_t		 dns_seq;
 	int			 direct;
 	struct sockaddr_in	 proxy;
 	struct sockaddr_in	 connect_to;	/* target address for direct */
@@ -228,11 +253,13 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-	    "usage: loadgen rate|throughput|idle|echo --proxy IP:PORT|none --target HOST:PORT\n"
+	    "usage: loadgen rate|throughput|idle|echo|dns --proxy IP:PORT|none --target HOST:PORT\n"
 	    "         [--connect IP:PORT] [--label NAME] [--timeout S] [--warmup S]\n"
 	    "         [--max-error-pct P]\n"
-	    "  rate:       [--mode connect|get] [--concurrency C] [--duration S]\n"
-	    "  throughput: [--streams N] [--bytes N] [--duration S]\n"
+	    "  rate:       [--mode connect|get|tls] [--concurrency C] [--duration S]\n"
+	    "  throughput: [--mode tls] [--streams N] [--bytes N] [--duration S]\n"
+	    "  dns:        --target NAME [--names N] [--expect noerror|nxdomain] [--concurrency C]\n"
+	    "              [--duration S]\n"
 	    "  idle:       --conns N [--concurrency C] [--pid PID]... [--pid-tree] [--hold S]\n"
 	    "  echo:       [--interval-ms MS] [--duration S] [--series FILE]\n"
 	    "  rate, throughput, echo: [--cpu-pid PID]... (CPU time in the window)\n");
@@ -477,6 +504,69 @@ slot_send(struct slot *s, const char *buf, size_t len)
 	slot_wait(s, EV_READ | EV_PERSIST);
 }
 
+/* dns: the next query on the slot's socket (opened on first use, kept
+ * until a failure closes it: a late answer to a timed-out query then
+ * cannot be taken for the next one's). */
+static void
+dns_send(struct slot *s)
+{
+	struct lg *lg = s->lg;
+	unsigned char q[sizeof(lg->dns_q[0])];
+	size_t qlen;
+
+	if (s->fd == -1) {
+		s->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (s->fd == -1 || connect(s->fd, (const struct sockaddr *)&lg->proxy,
+		    sizeof(lg->proxy)) == -1) {
+			slot_fail(s, E_CONNECT);
+			return;
+		}
+		s->st = S_DNS;
+		slot_wait(s, EV_READ | EV_PERSIST);
+	}
+	s->dns_id = ++lg->dns_seq;
+	qlen = lg->dns_qlen[lg->attempts % lg->dns_names];
+	memcpy(q, lg->dns_q[lg->attempts % lg->dns_names], qlen);
+	q[0] = (unsigned char)(s->dns_id >> 8);
+	q[1] = (unsigned char)s->dns_id;
+	s->t_start = now_ns();
+	lg->attempts++;
+	if (send(s->fd, q, qlen, 0) != (ssize_t)qlen)
+		slot_fail(s, E_RESET);
+}
+
+/* dns: an answer; one not for the query in flight is ignored. */
+static void
+on_dns(struct slot *s)
+{
+	struct lg *lg = s->lg;
+	unsigned char a[1500];
+	ssize_t n;
+	uint64_t t;
+
+	n = recv(s->fd, a, sizeof(a), 0);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		slot_fail(s, E_RESET);	/* ECONNREFUSED: nothing listens */
+		return;
+	}
+	if (n < 12 || (a[0] << 8 | a[1]) != s->dns_id || !(a[2] & 0x80))
+		return;
+	if ((a[3] & 0x0f) != lg->dns_rcode) {
+		slot_fail(s, E_REFUSED);
+		return;
+	}
+	t = now_ns();
+	lg->completed++;
+	if (in_window(lg, t)) {
+		lg->ok++;
+		samples_add(&lg->lat, t - s->t_start);
+	}
+	if (!lg->stopping)
+		dns_send(s);
+}
+
 static void
 slot_start(struct slot *s)
 {
@@ -485,6 +575,10 @@ slot_start(struct slot *s)
 	struct timeval tv = { 0, 10000 };
 	int one = 1;
 
+	if (lg->test == T_DNS) {
+		dns_send(s);
+		return;
+	}
 	s->t_start = now_ns();
 	s->len = 0;
 	lg->attempts++;
@@ -859,6 +953,9 @@ slot_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	case S_ECHO:
 		on_echo(s);
+		return;
+	case S_DNS:
+		on_dns(s);
 		return;
 	default:
 		return;
@@ -1236,6 +1333,14 @@ verdict(const struct lg *lg)
 	return 0;
 }
 
+static const char *
+mode_name(const struct lg *lg)
+{
+	if (lg->test == T_DNS)
+		return lg->dns_rcode == 3 ? "nxdomain" : "noerror";
+	return lg->mode_get ? "get" : lg->mode_tls ? "tls" : "connect";
+}
+
 static int
 run_rate(struct lg *lg)
 {
@@ -1248,15 +1353,15 @@ run_rate(struct lg *lg)
 	event_base_dispatch(lg->base);
 	qsort(lg->lat.v, lg->lat.n, sizeof(uint32_t), cmp_u32);
 	rate = (double)lg->ok / window;
-	print_common(lg, "rate");
+	print_common(lg, lg->test == T_DNS ? "dns" : "rate");
 	printf(",\"mode\":\"%s\",\"concurrency\":%d,\"duration_s\":%.3f,\"rate\":%.1f,"
 	    "\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f}\n",
-	    lg->mode_get ? "get" : "connect",
+	    mode_name(lg),
 	    lg->concurrency, window, rate, pct_ms(&lg->lat, 50), pct_ms(&lg->lat, 90),
 	    pct_ms(&lg->lat, 99), pct_ms(&lg->lat, 100));
-	printf("# rate %s %s: %.0f/s, p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, "
+	printf("# %s %s %s: %.0f/s, p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, "
 	    "%llu ok, %llu errors (c=%d, %.1f s)\n",
-	    lg->mode_get ? "get" : "connect", lg->label, rate, pct_ms(&lg->lat, 50),
+	    lg->test == T_DNS ? "dns" : "rate", mode_name(lg), lg->label, rate, pct_ms(&lg->lat, 50),
 	    pct_ms(&lg->lat, 90), pct_ms(&lg->lat, 99), (unsigned long long)lg->ok,
 	    (unsigned long long)lg->errors, lg->concurrency, window);
 	return verdict(lg);
@@ -1426,6 +1531,73 @@ xasprintf(size_t *len, const char *fmt, ...)
 	return p;
 }
 
+/* A TLS 1.3-shaped ClientHello record naming HOST (SNI) and carrying
+ * BODY (the reply size bench/target reads from the session id) into
+ * out[cap]; its length, or 0 when the name does not fit. */
+static size_t
+client_hello(const char *host, uint64_t body, unsigned char *out, size_t cap)
+{
+	size_t hl = strlen(host), n = 0, ext, hs, i;
+
+	if (hl == 0 || hl > 253)
+		return 0;
+	ext = 4 + 2 + 3 + hl + 4 + 3;	/* server_name; supported_versions */
+	hs = 2 + 32 + 1 + 32 + 2 + 2 + 2 + 2 + ext;
+	if (5 + 4 + hs > cap)
+		return 0;
+#define PUT(b)	(out[n++] = (unsigned char)(b))
+	PUT(0x16); PUT(3); PUT(1); PUT((4 + hs) >> 8); PUT(4 + hs);
+	PUT(1); PUT(0); PUT(hs >> 8); PUT(hs);
+	PUT(3); PUT(3);				/* legacy_version */
+	for (i = 0; i < 32; i++)		/* random */
+		PUT(0x5a ^ i);
+	PUT(32);				/* legacy_session_id */
+	for (i = 0; i < 8; i++)
+		PUT(body >> (56 - 8 * i));
+	for (i = 8; i < 32; i++)
+		PUT(0);
+	PUT(0); PUT(2); PUT(0x13); PUT(0x01);	/* TLS_AES_128_GCM_SHA256 */
+	PUT(1); PUT(0);				/* compression: null */
+	PUT(ext >> 8); PUT(ext);
+	PUT(0); PUT(0); PUT((hl + 5) >> 8); PUT(hl + 5);	/* server_name */
+	PUT((hl + 3) >> 8); PUT(hl + 3); PUT(0); PUT(hl >> 8); PUT(hl);
+	memcpy(out + n, host, hl);
+	n += hl;
+	PUT(0); PUT(0x2b); PUT(0); PUT(3); PUT(2); PUT(3); PUT(4);	/* TLS 1.3 */
+#undef PUT
+	return n;
+}
+
+/* A query for the A record of NAME, id 0 (set per query), RD; its
+ * length, or 0 when NAME is no host name. */
+static size_t
+dns_query(const char *name, unsigned char *q, size_t cap)
+{
+	static const unsigned char hdr[12] = { 0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0 };
+	size_t n = sizeof(hdr), nl = strlen(name);
+	const char *p = name, *dot;
+
+	if (nl == 0 || nl > 253 || n + nl + 2 + 4 > cap)
+		return 0;
+	memcpy(q, hdr, sizeof(hdr));
+	while (*p != '\0') {
+		size_t ll;
+
+		dot = strchr(p, '.');
+		ll = dot != NULL ? (size_t)(dot - p) : strlen(p);
+		if (ll == 0 || ll > 63)
+			return 0;
+		q[n++] = (unsigned char)ll;
+		memcpy(q + n, p, ll);
+		n += ll;
+		p += ll + (dot != NULL);
+	}
+	q[n++] = 0;
+	q[n++] = 0; q[n++] = 1;		/* A */
+	q[n++] = 0; q[n++] = 1;		/* IN */
+	return n;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1449,6 +1621,8 @@ main(int argc, char **argv)
 		{ "hold",		required_argument, NULL, 'H' },
 		{ "interval-ms",	required_argument, NULL, 'i' },
 		{ "series",		required_argument, NULL, 'S' },
+		{ "expect",		required_argument, NULL, 'X' },
+		{ "names",		required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct lg lg;
@@ -1470,6 +1644,8 @@ main(int argc, char **argv)
 		lg.test = T_IDLE;
 	else if (strcmp(cmd, "echo") == 0)
 		lg.test = T_ECHO;
+	else if (strcmp(cmd, "dns") == 0)
+		lg.test = T_DNS;
 	else
 		usage();
 	lg.label = "-";
@@ -1492,6 +1668,8 @@ main(int argc, char **argv)
 		case 'm':
 			if (strcmp(optarg, "get") == 0)
 				lg.mode_get = 1;
+			else if (strcmp(optarg, "tls") == 0)
+				lg.mode_tls = 1;
 			else if (strcmp(optarg, "connect") != 0)
 				usage();
 			break;
@@ -1549,15 +1727,49 @@ main(int argc, char **argv)
 				usage();
 			break;
 		case 'S': lg.series_path = optarg; break;
+		case 'N':
+			if (bench_parse_num(optarg, 1, 256, &v) == -1)
+				usage();
+			lg.dns_names = (unsigned)v;
+			break;
+		case 'X':
+			if (strcmp(optarg, "nxdomain") == 0)
+				lg.dns_rcode = 3;
+			else if (strcmp(optarg, "noerror") != 0)
+				usage();
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc || proxy == NULL || target == NULL ||
-	    strlen(target) >= sizeof(lg.target) || strchr(target, ':') == NULL)
+	    strlen(target) >= sizeof(lg.target) ||
+	    (strchr(target, ':') == NULL) != (lg.test == T_DNS))
 		usage();
 	snprintf(lg.target, sizeof(lg.target), "%s", target);
-	if (strcmp(proxy, "none") == 0) {
+	if (lg.test == T_DNS) {
+		unsigned k, n = lg.dns_names ? lg.dns_names : 1;
+		char name[300];
+
+		lg.dns_q = calloc(n, sizeof(*lg.dns_q));
+		lg.dns_qlen = calloc(n, sizeof(*lg.dns_qlen));
+		if (lg.dns_q == NULL || lg.dns_qlen == NULL)
+			return 1;
+		for (k = 0; k < n; k++) {
+			if (lg.dns_names)
+				snprintf(name, sizeof(name), "d%u.%s", k, target);
+			else
+				snprintf(name, sizeof(name), "%s", target);
+			if ((lg.dns_qlen[k] = dns_query(name, lg.dns_q[k], sizeof(lg.dns_q[k]))) == 0)
+				break;
+		}
+		if (k < n || bench_parse_loopback(proxy, &lg.proxy) == -1 || lg.mode_get ||
+		    lg.mode_tls) {
+			fprintf(stderr, "loadgen: dns needs --proxy 127.x.y.z:PORT and a name\n");
+			return 2;
+		}
+		lg.dns_names = n;
+	} else if (strcmp(proxy, "none") == 0) {
 		lg.direct = 1;
 		if (bench_parse_loopback(conn != NULL ? conn : target, &lg.connect_to) == -1) {
 			fprintf(stderr, "loadgen: with --proxy none, --target (or --connect) "
@@ -1568,13 +1780,27 @@ main(int argc, char **argv)
 		fprintf(stderr, "loadgen: --proxy must be 127.x.y.z:PORT or none\n");
 		return 2;
 	}
-	if ((lg.test == T_ECHO && lg.mode_get) ||
-	    (lg.test != T_ECHO && lg.series_path != NULL))
+	if (((lg.test == T_ECHO || lg.test == T_IDLE) && (lg.mode_get || lg.mode_tls)) ||
+	    (lg.test != T_ECHO && lg.series_path != NULL) || (lg.mode_tls && lg.mode_get) ||
+	    ((lg.dns_rcode != 0 || lg.dns_names != 0) && lg.test != T_DNS))
 		usage();
 
 	lg.req_connect = xasprintf(&lg.req_connect_len,
 	    "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target);
-	if (lg.test == T_THROUGHPUT) {
+	if (lg.mode_tls) {
+		char host[256];
+		const char *colon = strrchr(target, ':');
+		uint64_t body = lg.test == T_THROUGHPUT ? lg.bytes_per_req : 0;
+
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - target), target);
+		if ((lg.req_inner = malloc(512)) == NULL)
+			return 1;
+		if ((lg.req_inner_len = client_hello(host, body, (unsigned char *)lg.req_inner,
+		    512)) == 0)
+			usage();
+	} else if (lg.test == T_DNS) {
+		lg.req_inner = NULL;
+	} else if (lg.test == T_THROUGHPUT) {
 		char path_b[64];
 
 		snprintf(path_b, sizeof(path_b), "/bytes/%llu", (unsigned long long)lg.bytes_per_req);
@@ -1609,6 +1835,7 @@ main(int argc, char **argv)
 	case T_THROUGHPUT: lg.nslots = lg.streams; break;
 	case T_IDLE: lg.nslots = (int)lg.conns; break;
 	case T_ECHO: lg.nslots = 1; break;
+	case T_DNS: lg.nslots = lg.concurrency; break;
 	}
 	if ((lg.slots = calloc((size_t)lg.nslots, sizeof(*lg.slots))) == NULL) {
 		perror("loadgen");
@@ -1641,7 +1868,7 @@ main(int argc, char **argv)
 	}
 
 	switch (lg.test) {
-	case T_RATE: rc = run_rate(&lg); break;
+	case T_RATE: case T_DNS: rc = run_rate(&lg); break;
 	case T_THROUGHPUT: rc = run_throughput(&lg); break;
 	case T_IDLE: rc = run_idle(&lg); break;
 	default: rc = run_echo(&lg); break;
@@ -1660,5 +1887,7 @@ main(int argc, char **argv)
 	free(lg.series.v);
 	free(lg.req_connect);
 	free(lg.req_inner);
+	free(lg.dns_q);
+	free(lg.dns_qlen);
 	return rc;
 }

@@ -10,6 +10,9 @@
  *   GET /echo      answers a head without length, then echoes every byte it
  *                  receives until the peer closes;
  *   anything else  answers "ok" (Content-Length: 2), then closes.
+ * A first byte 0x16 is a TLS ClientHello record instead (loadgen --mode
+ * tls): answered "ok", or with N bytes when its session id says so
+ * (tls_reply).
  * No keep-alive: one request, one reply, close. A connection that sends no
  * complete head within --idle-timeout (600 s), or stays silent that long in
  * echo mode, is closed. An idle connection costs one 4 KiB struct and one
@@ -208,6 +211,47 @@ choose_reply(struct conn *c)
 	c->hdr_len = sizeof(REPLY_OK) - 1;
 }
 
+/* The transparent section's TLS load (loadgen --mode tls): the client's
+ * first bytes are one ClientHello record, no real TLS follows. It is
+ * answered as a request: its legacy_session_id (32 bytes at offset 44:
+ * record 5, handshake 4, version 2, random 32, length 1) carries the body
+ * size N, big-endian in its first 8 bytes; N = 0: the "ok" reply, else
+ * N bytes as /bytes/N. The guard relays both directions unread, so any
+ * bytes do as the reply. Returns 1 with the reply chosen, 0 while the
+ * record is incomplete, -1 when it does not have that shape. */
+static int
+tls_reply(struct conn *c)
+{
+	const unsigned char *b = (const unsigned char *)c->buf;
+	unsigned long long n = 0;
+	size_t rec, i;
+
+	if (c->len < 5)
+		return 0;
+	rec = (size_t)b[3] << 8 | b[4];
+	if (rec + 5 > HEAD_MAX - 1 || rec < 40 + 32)
+		return -1;
+	if (c->len < rec + 5)
+		return 0;
+	if (b[43] != 32)
+		return -1;
+	for (i = 0; i < 8; i++)
+		n = n << 8 | b[44 + i];
+	if (n > BYTES_MAX)
+		return -1;
+	if (n == 0) {
+		c->hdr = REPLY_OK;
+		c->hdr_len = sizeof(REPLY_OK) - 1;
+		return 1;
+	}
+	c->hdr_len = (size_t)snprintf(c->hdr_buf, sizeof(c->hdr_buf),
+	    "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n"
+	    "Content-Length: %llu\r\nConnection: close\r\n\r\n", n);
+	c->hdr = c->hdr_buf;
+	c->body_left = n;
+	return 1;
+}
+
 static void
 on_head(struct conn *c)
 {
@@ -223,7 +267,19 @@ on_head(struct conn *c)
 		return;
 	c->len += (size_t)n;
 	c->buf[c->len] = '\0';
-	if ((end = strstr(c->buf, "\r\n\r\n")) == NULL) {
+	if ((unsigned char)c->buf[0] == 0x16) {	/* a ClientHello (loadgen --mode tls) */
+		int got = tls_reply(c);
+
+		if (got == 0)
+			return;
+		c->t->replies++;
+		c->len = 0;
+		c->st = C_REPLY;
+		if (got == -1) {
+			c->hdr = REPLY_400;
+			c->hdr_len = sizeof(REPLY_400) - 1;
+		}
+	} else if ((end = strstr(c->buf, "\r\n\r\n")) == NULL) {
 		if (c->len < HEAD_MAX - 1)
 			return;
 		c->hdr = REPLY_431;

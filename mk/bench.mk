@@ -4,8 +4,9 @@
 # rate), built with the project's compiler and flags into $(BUILD)/bench/.
 #
 #   make bench         the full benchmark against Squid and tinyproxy
-#                      (bench/run, 5 repetitions, about 25 minutes on 2
-#                      CPUs; installs squid and tinyproxy as root when
+#                      (and dnsmasq for the DNS listener) (bench/run, 5
+#                      repetitions, about 45 minutes on 2 CPUs; installs
+#                      squid, tinyproxy and dnsmasq-base as root when
 #                      missing) and its table on stdout
 #   make bench-quick   the few-second smoke run (guard, direct, floor)
 #   make bench-syscalls  system calls and loop passes per tunnel at c=1

@@ -1,5 +1,6 @@
 # The benchmark still runs: bench/run --quick (a few seconds, loopback only,
-# guard, direct and the CONNECT floor, bench/floor --rate). A smoke test
+# guard, direct and the CONNECT floor, bench/floor --rate; the transparent
+# sections in a namespace of the run's own, the DNS listener's). A smoke test
 # only: no figure is asserted, whatever the machine's load; `make bench` is
 # the real benchmark.
 set -u
@@ -14,15 +15,21 @@ done
 cd "$TOP" || exit 1
 BUILD=$BUILD timeout -k 5 300 bash bench/run --quick --out "$OUT"
 rc=$?
-# Every test ran and was recorded (the floor's CONNECT runs too), and the
-# table came out with the per-repetition targets.
+# Every test ran and was recorded (the floor's CONNECT runs too, the
+# redirected connections through the guard's transparent listener, the
+# DNS listener's answers), and the table came out with the CPU per
+# operation first and the judged targets.
 n=$(grep -c '"rc":0' "$OUT/results.jsonl" 2>/dev/null)
 fl=$(grep -c '"section":"rate-connect[^"]*","rep":1,"contender":"floor","rc":0' "$OUT/results.jsonl" 2>/dev/null)
-if [ "$rc" -eq 0 ] && [ "${n:-0}" -ge 18 ] && [ "${fl:-0}" -eq 2 ] &&
+tp=$(grep -c '"section":"tp-\(tls\|http\)-1","rep":1,"contender":"transparent","rc":0' "$OUT/results.jsonl" 2>/dev/null)
+dn=$(grep -c '"section":"dns-[a-z]*","rep":1,"contender":"guard","rc":0' "$OUT/results.jsonl" 2>/dev/null)
+if [ "$rc" -eq 0 ] && [ "${n:-0}" -ge 18 ] && [ "${fl:-0}" -eq 2 ] && [ "${tp:-0}" -eq 2 ] &&
+    [ "${dn:-0}" -eq 2 ] &&
     grep -q 'CONNECT tunnels/s' "$OUT/table.md" 2>/dev/null &&
-    grep -q 'repetitions that met it' "$OUT/table.md" 2>/dev/null; then
+    grep -q 'proxy CPU µs per tunnel, median | per repetition' "$OUT/table.md" 2>/dev/null &&
+    grep -q 'verdict (repetitions within it)' "$OUT/table.md" 2>/dev/null; then
 	echo "PASS bench_quick_runs"
 else
-	echo "FAIL bench_quick_runs: bench/run --quick exited $rc, $n successful runs recorded, $fl of the floor's 2 (see $OUT/run.log)"
+	echo "FAIL bench_quick_runs: bench/run --quick exited $rc, $n successful runs recorded, $fl of the floor's 2, $tp of the 2 transparent, $dn of the 2 DNS listener runs (see $OUT/run.log)"
 	exit 1
 fi
