@@ -51,8 +51,7 @@ mkdir -p "$B/conformance/no-attesters"
 # `verify && deploy` stops.
 g2=$("$B/egress-guardctl" receipt verify "$B/conformance/receipt.json" \
     --attesters "$B/conformance/no-attesters" 2>/dev/null); rc2=$?
-if [ $OLD_SIGN = 1 ]; then :
-elif [ "$g2" = advisory_filter ] && [ "$rc2" = 5 ]; then
+if [ "$g2" = advisory_filter ] && [ "$rc2" = 5 ]; then
 	echo "PASS control_receipt_untrusted_signer_is_advisory_filter_exit_5"
 else
 	echo "FAIL control_receipt_untrusted_signer_is_advisory_filter_exit_5: got '$g2' exit $rc2"; rc=1

@@ -238,7 +238,7 @@ grep -q 'accept paused: out of file descriptors' "$T/R.log"
 check control_workload_reached_descriptor_limit $? "guard fds: $(fds "$PID_R")"
 h=$(timeout 5 curl -s -o /dev/null -w '%{http_code}' --max-time 3 \
     --unix-socket "$T/R.sock" http://localhost/v1/health)
-s=$(timeout 5 "$CTL" status --control "$T/R.sock" 2>&1 | head -c 200)
+s=$(timeout 5 "$CTL" status --control "$T/R.sock" 2>&1 | head -c 4000)
 [ "$h" = 200 ] && echo "$s" | grep -q '"active_connections"'
 check hostile_control_answers_at_descriptor_limit $? \
     "health: $h; status: $s; guard fds: $(fds "$PID_R")"
