@@ -119,7 +119,7 @@ check hostile_newer_catalog_host_denied_until_pushed $r "$out"
 out=$("$CTL" diff "$T/one.pol" "$T/one_t2.pol"); rc=$?
 case "$out" in *"catalog: t1 sha256:"*"-> t2 sha256:"*"+ npm2.example.test:80 package_managers:npm"*"widens: yes"*)
     [ $rc -eq 9 ]; r=$?;; *) r=1;; esac
-check diff_newer_catalog_widens_exit_7 $r "rc=$rc $out"
+check diff_newer_catalog_widens_exit_9 $r "rc=$rc $out"
 
 # ---- a bundle whose provenance was edited: refused by its signature
 python3 - "$T/one.b" "$T/lie.b" <<'PY'
@@ -165,7 +165,7 @@ out=$("$CTL" push "$T/three.b" --control "$T/G.sock" --no-widen 2>&1); rc=$?
 n1=$(grep -c '"method":"PUT"' "$T/G.log")
 case "$out" in *"refused (--no-widen)"*"+ pypi.example.test:80 package_managers:pypi"*)
     [ $rc -eq 9 ] && [ "$(active)" = "$before" ] && [ "$n0" = "$n1" ]; r=$?;; *) r=1;; esac
-check hostile_no_widen_refuses_widening_exit_7 $r "rc=$rc puts=$n0/$n1 $out"
+check hostile_no_widen_refuses_widening_exit_9 $r "rc=$rc puts=$n0/$n1 $out"
 out=$(curl_proxy 3128 http://pypi.example.test/?pypi)
 case "$out" in *code=403*) ! grep -q "^req GET /?pypi" "$T/pub.log"; r=$?;; *) r=1;; esac
 check no_widen_refused_host_still_denied $r "$out"
