@@ -6,7 +6,7 @@
 #include <jansson.h>
 
 #include "conform/canon.h"
-#include "conform/receipt.h"
+#include "conform/rparse.h"
 
 /*
  * Written here rather than by json_dumps so that the bytes do not depend
@@ -33,7 +33,7 @@ sb_put(struct sbuf *b, const char *s, size_t n)
 
 	if (b->bad)
 		return;
-	if (n > RECEIPT_MAX_BYTES - b->len) {
+	if (n > RPARSE_MAX_BYTES - b->len) {
 		b->bad = 1;
 		return;
 	}

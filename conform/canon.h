@@ -8,7 +8,7 @@
 #include <jansson.h>
 
 /* The canonical bytes of obj, malloc'd and NUL-terminated, or NULL (out
- * of memory, larger than RECEIPT_MAX_BYTES, or a number or null). */
+ * of memory, larger than RPARSE_MAX_BYTES, or a number or null). */
 char *canon_dump(json_t *obj, size_t *len);
 
 #endif

@@ -32,6 +32,8 @@ _Static_assert(RECEIPT_NFACTS == RPARSE_NFACTS &&
     RECEIPT_DEPLOY_KEYS == RPARSE_DEPLOY_KEYS &&
     RECEIPT_DEPLOY_VALUE == RPARSE_DEPLOY_VALUE, "conform bounds differ");
 
+_Static_assert(SUITE_MAX_ID == RECEIPT_SUITE_ID, "suite id bounds differ");
+
 struct receipt_report {
 	json_t			*root;
 	const struct suite	*suite;

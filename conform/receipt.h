@@ -20,6 +20,7 @@
 #define RECEIPT_NFACTS		5
 #define RECEIPT_DEPLOY_KEYS	16	/* "deployment": keys, value bytes */
 #define RECEIPT_DEPLOY_VALUE	256
+#define RECEIPT_SUITE_ID	32	/* bytes of a suite id (SUITE_MAX_ID) */
 /* Clocks differ: a ran_at up to this far ahead of the checker's is not
  * yet "in the future". */
 #define RECEIPT_SKEW_S		300
@@ -52,6 +53,9 @@ struct receipt_verdict {
 	enum receipt_grade	grade;
 	enum receipt_reason	reason;
 	char			key_id[BUNDLE_KEY_ID_LEN + 1];	/* "" if unknown */
+	/* The suite that graded the facts (a known one), "" if none: what
+	 * target the grade speaks for. */
+	char			suite_id[RECEIPT_SUITE_ID + 1];
 };
 
 struct receipt_report;	/* a parsed conformance report */

@@ -293,6 +293,7 @@ grade_facts(json_t *root, const struct rparse_tally *t,
 		    json_object_get(root, "suite"), "digest")));
 		return 0;
 	}
+	snprintf(v->suite_id, sizeof(v->suite_id), "%s", suite_id(su));
 	if (suite_grade(su, json_object_get(root, "cases"), &g) == -1) {
 		errbuf_set(err, errlen, "out of memory");
 		return -1;

@@ -477,9 +477,10 @@ admit_opts(int argc, char **argv, struct cli_opts *o, struct grade_args *a,
 		return cli_usage_error(o->cmd, o->usage, "--receipt needs "
 		    "--attesters", NULL);
 	if (receipt == NULL && (attesters != NULL || binary != NULL ||
-	    o->vals[5] != NULL || o->vals[6] != NULL || o->vals[7] != NULL))
+	    o->vals[5] != NULL || o->vals[6] != NULL || o->vals[7] != NULL ||
+	    o->vals[9] != NULL))
 		return cli_usage_error(o->cmd, o->usage, "--attesters, --binary, "
-		    "--max-age and --control go with --receipt", NULL);
+		    "--max-age, --control and --suite go with --receipt", NULL);
 	if (o->vals[7] != NULL && o->vals[6] == NULL)
 		return cli_usage_error(o->cmd, o->usage, "--guard-uid goes with "
 		    "--control", NULL);
@@ -499,6 +500,26 @@ admit_opts(int argc, char **argv, struct cli_opts *o, struct grade_args *a,
 		*have_grade = 1;
 	}
 	return 0;
+}
+
+/* Whether id is one of the comma-separated suite ids in list. */
+static int
+suite_listed(const char *list, const char *id)
+{
+	size_t n = strlen(id);
+	const char *p = list, *e;
+
+	if (n == 0)
+		return 0;
+	for (;;) {
+		e = strchr(p, ',');
+		if ((size_t)((e != NULL ? e : p + strlen(p)) - p) == n &&
+		    memcmp(p, id, n) == 0)
+			return 1;
+		if (e == NULL)
+			return 0;
+		p = e + 1;
+	}
 }
 
 /* The profile at path compiled at epoch 0, with the catalog at catpath
@@ -527,7 +548,8 @@ receiptcmd_cmd_admit(int argc, char **argv)
 {
 	static const char *const names[] = {
 		"--profile", "--grade", "--receipt", "--attesters", "--binary",
-		"--max-age", "--control", "--guard-uid", "--catalog", NULL
+		"--max-age", "--control", "--guard-uid", "--catalog", "--suite",
+		NULL
 	};
 	struct cli_opts o = { "admit", RECEIPTCMD_ADMIT_USAGE, names, { NULL },
 	    NULL, 0 };
@@ -588,6 +610,17 @@ receiptcmd_cmd_admit(int argc, char **argv)
 			goto out;
 		}
 		have = v.grade;
+		/* The target a grade speaks for is part of the requirement
+		 * when the Runner names it: a receipt earned on another
+		 * suite's cases does not count, whatever it grades. */
+		if (o.vals[9] != NULL && !suite_listed(o.vals[9], v.suite_id)) {
+			fprintf(stderr, "%s: admit: requirement not met: the receipt "
+			    "is graded by suite %s, not one of %s\n", CLI_PROG,
+			    v.suite_id[0] != '\0' ? v.suite_id : "(none known)",
+			    o.vals[9]);
+			rc = CLI_EXIT_NOT_MET;
+			goto out;
+		}
 		have_grade = 1;
 	}
 
@@ -611,8 +644,9 @@ receiptcmd_cmd_admit(int argc, char **argv)
 		rc = CLI_EXIT_NOT_MET;
 		goto out;
 	}
-	rc = printf("admitted: requirement %s met by grade %s\n",
-	    receipt_grade_name(need), receipt_grade_name(have)) < 0 ||
+	rc = printf("admitted: requirement %s met by grade %s%s%s\n",
+	    receipt_grade_name(need), receipt_grade_name(have),
+	    v.suite_id[0] != '\0' ? " on suite " : "", v.suite_id) < 0 ||
 	    cli_print_all("", 0) == -1 ? CLI_EXIT_FAIL : 0;
 out:
 	policy_free(p);

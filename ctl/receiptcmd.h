@@ -22,7 +22,8 @@ struct bundle_keyring;
 	"       docs/receipts.md)"
 #define RECEIPTCMD_ADMIT_USAGE \
 	"--profile PROFILE [--catalog FILE] [--grade GRADE | --receipt RECEIPT --attesters DIR\n" \
-	"           [--binary PATH] [--control SOCK [--guard-uid N]] [--max-age DAYS]]"
+	"           [--binary PATH] [--control SOCK [--guard-uid N]] [--max-age DAYS]\n" \
+	"           [--suite ID[,ID...]]]"
 
 /* Exit codes: CLI_EXIT_* in ctl/cli.h. */
 

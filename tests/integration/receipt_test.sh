@@ -317,6 +317,20 @@ check hostile_signed_ran_at_in_future_named $? "$(cat err)"
 forge f-same.json receipt.json ''
 grade_is control_forged_unchanged_receipt_security_boundary security_boundary 0 f-same.json --attesters att
 
+# ---------------------------------------------------------------- the target
+# The suite a grade was earned on is part of the decision when the Runner
+# names it: a receipt of the lab suite does not admit where the Docker
+# deployment's is required, and says which it is.
+expect admit_suite_lab_required_lab_receipt_exit_0 0 "$CTL" admit --profile sb.json --receipt receipt.json --attesters att --suite lab
+grep -q 'met by grade security_boundary on suite lab$' out
+check admit_names_the_suite_it_admitted_on $? "$(cat out)"
+expect hostile_admit_lab_receipt_where_docker_required_exit_3 3 "$CTL" admit --profile sb.json --receipt receipt.json --attesters att --suite docker
+grep -q 'graded by suite lab, not one of docker' err
+check hostile_admit_other_suite_says_which $? "$(cat err)"
+expect admit_suite_list_exit_0 0 "$CTL" admit --profile sb.json --receipt receipt.json --attesters att --suite docker,lab
+expect hostile_admit_unknown_suite_receipt_with_suite_exit_3 3 "$CTL" admit --profile al.json --receipt f-suite.json --attesters att --suite lab
+expect admit_suite_without_receipt_exit_2 2 "$CTL" admit --profile sb.json --grade security_boundary --suite lab
+
 # ---------------------------------------------------------------- freshness
 forge f-40d.json receipt.json 'rec["ran_at"] = (now - datetime.timedelta(days=40)).strftime("%Y-%m-%dT%H:%M:%SZ")'
 grade_is verify_40_days_old_stale_exit_7 advisory_filter 7 f-40d.json --attesters att
