@@ -130,21 +130,7 @@ receipt_report_free(struct receipt_report *r)
 long long
 receipt_time(const char *s, size_t len)
 {
-	struct tm tm;
-	time_t t;
-
-	if (s == NULL || !rparse_is_timestamp(s, len))
-		return -1;
-	memset(&tm, 0, sizeof(tm));
-	tm.tm_year = atoi(s) - 1900;	/* digits checked by rparse */
-	tm.tm_mon = atoi(s + 5) - 1;
-	tm.tm_mday = atoi(s + 8);
-	tm.tm_hour = atoi(s + 11);
-	tm.tm_min = atoi(s + 14);
-	tm.tm_sec = atoi(s + 17);
-	if ((t = timegm(&tm)) == (time_t)-1)
-		return -1;
-	return (long long)t;
+	return rparse_time(s, len);
 }
 
 struct receipt_report *

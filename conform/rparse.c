@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -91,6 +92,17 @@ rparse_is_version(const char *s, size_t len)
 	return is_word(s, len, RPARSE_MAX_VERSION, ".+_~-");
 }
 
+/* The value of n decimal digits at s (checked by the caller). */
+static int
+digits(const char *s, int n)
+{
+	int v = 0;
+
+	while (n-- > 0)
+		v = v * 10 + (*s++ - '0');
+	return v;
+}
+
 static int
 two_digits(const char *s, int lo, int hi)
 {
@@ -99,7 +111,7 @@ two_digits(const char *s, int lo, int hi)
 	if (!ascii_is_digit((unsigned char)s[0]) ||
 	    !ascii_is_digit((unsigned char)s[1]))
 		return 0;
-	v = (s[0] - '0') * 10 + (s[1] - '0');
+	v = digits(s, 2);
 	return v >= lo && v <= hi;
 }
 
@@ -134,10 +146,9 @@ rparse_is_timestamp(const char *s, size_t len)
 	    !two_digits(s + 14, 0, 59) || s[16] != ':' ||
 	    !two_digits(s + 17, 0, 60))
 		return 0;
-	y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 +
-	    (s[3] - '0');
-	m = (s[5] - '0') * 10 + (s[6] - '0');
-	if ((s[8] - '0') * 10 + (s[9] - '0') > month_days(y, m))
+	y = digits(s, 4);
+	m = digits(s + 5, 2);
+	if (digits(s + 8, 2) > month_days(y, m))
 		return 0;
 	i = 19;
 	if (s[i] == '.') {
@@ -147,6 +158,26 @@ rparse_is_timestamp(const char *s, size_t len)
 			return 0;
 	}
 	return i + 1 == len && s[i] == 'Z';
+}
+
+long long
+rparse_time(const char *s, size_t len)
+{
+	struct tm tm;
+	time_t t;
+
+	if (s == NULL || !rparse_is_timestamp(s, len))
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = digits(s, 4) - 1900;
+	tm.tm_mon = digits(s + 5, 2) - 1;
+	tm.tm_mday = digits(s + 8, 2);
+	tm.tm_hour = digits(s + 11, 2);
+	tm.tm_min = digits(s + 14, 2);
+	tm.tm_sec = digits(s + 17, 2);
+	if ((t = timegm(&tm)) == (time_t)-1)
+		return -1;
+	return (long long)t;
 }
 
 /* "<version>+sha256:<64 lowercase hex>"; *hash points at the hex. */

@@ -38,6 +38,9 @@ int rparse_is_lower_hex(const char *s, size_t len);
 int rparse_is_version(const char *s, size_t len);
 /* RFC 3339 in UTC: YYYY-MM-DDTHH:MM:SS, optional .1-9 digits, then Z. */
 int rparse_is_timestamp(const char *s, size_t len);
+/* Seconds since the epoch of a timestamp rparse_is_timestamp accepts
+ * (fractions dropped), or -1. */
+long long rparse_time(const char *s, size_t len);
 /* "<version>+sha256:<64 lowercase hex>"; *hash points at the hex. */
 int rparse_is_revision(const char *s, size_t len, const char **hash);
 

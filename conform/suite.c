@@ -145,6 +145,18 @@ suite_free(struct suite *s)
 	free(s);
 }
 
+int
+suite_id_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len && ((s[i] >= 'a' && s[i] <= 'z') ||
+	    ascii_is_digit((unsigned char)s[i]) || s[i] == '_' || s[i] == '-');
+	    i++)
+		;
+	return len > 0 && len <= SUITE_MAX_ID && i == len;
+}
+
 const char *
 suite_id(const struct suite *s)
 {
@@ -288,11 +300,7 @@ suite_parse(const char *buf, size_t len, char *err, size_t errlen)
 		goto bad;
 	}
 	v = jsonstrict_str(root, "id", &vlen);
-	for (i = 0; v != NULL && i < vlen && ((v[i] >= 'a' && v[i] <= 'z') ||
-	    ascii_is_digit((unsigned char)v[i]) || v[i] == '_' || v[i] == '-');
-	    i++)
-		;
-	if (v == NULL || vlen == 0 || vlen > SUITE_MAX_ID || i != vlen) {
+	if (v == NULL || !suite_id_ok(v, vlen)) {
 		errbuf_set(err, errlen, "suite: id must be 1-%d of [a-z0-9_-]",
 		    SUITE_MAX_ID);
 		goto bad;

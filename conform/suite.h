@@ -70,6 +70,9 @@ struct suite *suite_parse(const char *buf, size_t len, char *err,
     size_t errlen);
 void suite_free(struct suite *s);
 
+/* 1 when s[0..len) is a suite id: 1-SUITE_MAX_ID of [a-z0-9_-]. */
+int suite_id_ok(const char *s, size_t len);
+
 const char *suite_id(const struct suite *s);
 long long suite_version(const struct suite *s);
 /* SHA-256 of the suite's bytes, RPARSE_SHA256_HEX lowercase hex digits. */

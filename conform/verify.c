@@ -31,10 +31,7 @@ check_suite_ref(json_t *ref, char *err, size_t errlen)
 	/* The id is printed in messages and by receipt show: the suite
 	 * grammar, nothing a terminal would act on. */
 	v = jsonstrict_str(ref, "id", &len);
-	for (i = 0; v != NULL && i < len && ((v[i] >= 'a' && v[i] <= 'z') ||
-	    (v[i] >= '0' && v[i] <= '9') || v[i] == '_' || v[i] == '-'); i++)
-		;
-	if (v == NULL || len == 0 || len > SUITE_MAX_ID || i != len)
+	if (v == NULL || !suite_id_ok(v, len))
 		return errbuf_fail(err, errlen, "signed receipt: suite id must "
 		    "be 1-%d of [a-z0-9_-]", SUITE_MAX_ID);
 	v = jsonstrict_str(ref, "version", &len);
