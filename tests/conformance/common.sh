@@ -127,14 +127,14 @@ rawvia() {
 seen() { if [ -s "$T/$1.log" ]; then echo reached; else echo untouched; fi; }
 clear_log() { : >"$T/$1.log"; }
 
-# write_report OUT_DIR BINARY SHA256 SUITE [DEPLOYMENT_JSON]: OUT_DIR/report.json
-# from the recorded cases (schema v2, graded against conform/suites/SUITE.json),
-# and the summary table; exit status 0 only when every fact run is true.
-# The lab's run adds OUT_DIR/report-transparent.json (suite transparent:
-# its tp-* cases).
+# write_report OUT_DIR BINARY SHA256 SUITE [DEPLOYMENT_JSON] [NAME]:
+# OUT_DIR/NAME.json (default report.json) from the recorded cases (schema
+# v2, graded against conform/suites/SUITE.json), and the summary table;
+# exit status 0 only when every fact run is true. The lab's run adds
+# OUT_DIR/report-transparent.json (suite transparent: its tp-* cases).
 write_report() {
 	_rp=$(dirname "${BASH_SOURCE[0]}")/report.py
-	python3 "$_rp" "$RES" "$1/report.json" "$2" "$FACTS" "$3" --suite "$4" ${5:+--deployment "$5"}
+	python3 "$_rp" "$RES" "$1/${6:-report}.json" "$2" "$FACTS" "$3" --suite "$4" ${5:+--deployment "$5"}
 	_rc=$?
 	[ $_rc = 2 ] && return 2
 	if [ "$4" = lab ]; then
@@ -192,11 +192,11 @@ print("%s:080 %s%%3a80:80" % (ip, ip))' "$1"); do
 	done
 }
 
-ctpa() {	# ID NAME LISTENER PROBE
+ctpa() {	# ID NAME LISTENER PROBE; UNDER and CONTROL: other guards than 3128, 3129
 	clear_log "$3"
-	o="$(via 3128 "http://$2/" -p) $(seen "$3")"
+	o="$(via "${UNDER:-3128}" "http://$2/" -p) $(seen "$3")"
 	clear_log "$3"
-	k="$(via 3129 "http://$2/" -p) $(seen "$3")"; e=$(ev_listener "$3" 1)
+	k="$(via "${CONTROL:-3129}" "http://$2/" -p) $(seen "$3")"; e=$(ev_listener "$3" 1)
 	clear_log "$3"
 	record "$1" connect_time_public_address "$4" "deny non_public_address untouched" "$o" \
 	    "allow reached" "$k" "$e"
@@ -298,24 +298,38 @@ PY
 	    "200 403 untouched" "$o" "200 200 reached" "$k" "$e"
 }
 
-# as-06, as-07: bundles forged (an untrusted key, epoch 50), genuine (50),
-# strict (the current one, 10) and newer (60) from the plane. The target
-# defines glog (the guard under test's log, to stdout) and GSOCK (its
-# control socket's name): the control push must be logged as accepted.
+# as-06, as-07 [PROBE_PREFIX [ID_PREFIX]]: bundles forged (an untrusted
+# key, epoch 50), genuine (50), strict (the current one, 10) and newer (60)
+# from the plane. The target defines glog (the guard under test's log, to
+# stdout) and GSOCK (its control socket's name): the control push must be
+# logged as accepted. ID_PREFIX names the cases of one of several policies
+# (the tenants target: ta-as-06).
 cases_as_push() {
 	F=authority_separation
 	o="$(push_bundle forged) epoch=$(policy_epoch)"
 	m=$(log_mark -)
 	k="$(push_bundle genuine) epoch=$(policy_epoch)"
 	e=$(ev_control "$GSOCK" - "$m" '"PUT".*"accepted"')
-	record as-06 $F "${1:-}push a bundle signed by an untrusted key" '"error":"unknown_key" epoch=10' \
+	record "${2:-}as-06" $F "${1:-}push a bundle signed by an untrusted key" '"error":"unknown_key" epoch=10' \
 	    "$o" '"epoch":50 epoch=50' "$k" "$e"
 	o="$(push_bundle strict) epoch=$(policy_epoch)"
 	m=$(log_mark -)
 	k="$(push_bundle newer) epoch=$(policy_epoch)"
 	e=$(ev_control "$GSOCK" - "$m" '"PUT".*"accepted"')
-	record as-07 $F "${1:-}replay an older, validly signed bundle (stale epoch)" \
+	record "${2:-}as-07" $F "${1:-}replay an older, validly signed bundle (stale epoch)" \
 	    '"error":"stale_epoch" epoch=50' "$o" '"epoch":60 epoch=60' "$k" "$e"
+}
+# bundle NAME EPOCH MODE HOST:PORT... → $T/NAME.bundle, compiled and signed
+# by the plane (KEY, default $T/keys/plane.pem); with TENANT set, the
+# policy names that tenant (compile --tenant).
+bundle() {
+	n=$1 e=$2 m=$3; shift 3
+	if [ "$m" = allowlist ]; then
+		h=$(printf ',"%s"' "$@")
+		echo "{\"network_policy\":\"$m\",\"allowed_hosts\":[${h#,}]}"
+	else echo "{\"network_policy\":\"$m\"}"; fi >"$T/$n.profile"
+	"$CTL" compile "$T/$n.profile" --epoch "$e" ${TENANT:+--tenant "$TENANT"} >"$T/$n.policy" &&
+	    "$CTL" sign "$T/$n.policy" --key "${KEY:-$T/keys/plane.pem}" >"$T/$n.bundle"
 }
 # push_words: the "error" or "epoch" of a push answer on stdin
 push_words() { grep -o '"error":"[a-z_]*"\|"epoch":[0-9]*' | head -n1; }

@@ -33,10 +33,13 @@ mkdir -p "$OUT"
 . "$(dirname "$0")/common.sh"
 # EG_CONF_TARGET=docker: the same facts against the guard deployed by
 # Docker (tests/conformance/docker.sh; docker_test.sh runs it).
-if [ "${EG_CONF_TARGET:-lab}" = docker ]; then
-	. "$(dirname "$0")/docker.sh"
-	exit $?
-fi
+# EG_CONF_TARGET=tenants: one guard serving three sandboxes
+# (tests/conformance/tenants.sh).
+case ${EG_CONF_TARGET:-lab} in
+docker|tenants)
+	. "$(dirname "$0")/$EG_CONF_TARGET.sh"
+	exit $? ;;
+esac
 
 # ---------------------------------------------------------------- topology
 [ -x "$BIN" ] && [ -x "$CTL" ] || { echo "conformance: build the binaries first"; exit 2; }
@@ -140,14 +143,6 @@ dead $CONTROL_PIDS
 "$CTL" keygen --out "$T/keys/plane.pem" >/dev/null 2>&1
 "$CTL" keygen --out "$T/keys/rogue.pem" >/dev/null 2>&1
 cp "$T/keys/plane.pub.pem" "$T/trust.pub.pem"
-bundle() {	# bundle NAME EPOCH MODE HOST:PORT... → $T/NAME.bundle
-	n=$1 e=$2 m=$3; shift 3
-	python3 -c 'import json,sys; m=sys.argv[1]; h=sys.argv[2:]
-print(json.dumps({"network_policy":m,"allowed_hosts":h} if m=="allowlist" else {"network_policy":m}))' \
-	    "$m" "$@" >"$T/$n.profile"
-	"$CTL" compile "$T/$n.profile" --epoch "$e" >"$T/$n.policy" &&
-	    "$CTL" sign "$T/$n.policy" --key "${KEY:-$T/keys/plane.pem}" >"$T/$n.bundle"
-}
 STRICT="api.example.test:80 api.example.test:443 private.example.test:80 mixed.example.test:80
 mapped.example.test:80 nat64.example.test:80 metadata.example.test:80 cgnat.example.test:80
 rebind.example.test:80 reconnect.example.test:80 198.18.1.10:80 10.99.0.5:80
