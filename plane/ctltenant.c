@@ -66,10 +66,20 @@ reply_with(struct ctlconn *k, const char *method, void (*fill)(void *, struct ev
 	evbuffer_free(b);
 }
 
+/* GET …/policy: what GET /v1/policy shows, for that tenant. */
 static void
-fill_policy(void *arg, struct evbuffer *b)
+reply_policy(struct ctlconn *k, const struct policy *p)
 {
-	ctljson_policy(b, arg, 1);
+	struct evbuffer *b;
+
+	if ((b = evbuffer_new()) == NULL) {
+		ctlconn_fail(k);
+		return;
+	}
+	ctljson_policy(b, p, 1);
+	ctlconn_log(k->c, k->uid, "GET", k->path, 200, NULL);
+	ctlconn_reply(k, 200, "application/json", b);
+	evbuffer_free(b);
 }
 
 static void
@@ -160,7 +170,7 @@ ctltenant_route(struct ctlconn *k, const struct http_req *req, size_t end)
 		tn->hold(t, 1);
 		ctlput_head(k, req, end);
 	} else if (restlen == 6 && memcmp(rest, "policy", 6) == 0 && get) {
-		reply_with(k, "GET", fill_policy, (void *)tn->policy(t));
+		reply_policy(k, tn->policy(t));
 	} else if (restlen == 6 && memcmp(rest, "status", 6) == 0 && get) {
 		reply_with(k, "GET", tn->status, t);
 	} else if (restlen == 0 || (restlen == 6 && (memcmp(rest, "policy", 6) == 0 ||
