@@ -636,6 +636,12 @@ ctl_metrics(void *arg, struct evbuffer *b)
 		    (unsigned long long)proxy_live(ts->v[i]->proxy));
 }
 
+static size_t
+ctl_count(void *arg)
+{
+	return ((struct tenants *)arg)->n;
+}
+
 /* ---- the daemon's calls ---- */
 
 static void
@@ -668,7 +674,7 @@ tenants_new(const struct tenants_env *env)
 		.arg = ts, .find = ctl_find, .plane = ctl_plane, .policy = ctl_policy,
 		.set_policy = ctl_set_policy, .hold = ctl_hold, .add = ctl_add,
 		.remove = ctl_remove, .list = ctl_list, .status = ctl_status,
-		.metrics = ctl_metrics,
+		.metrics = ctl_metrics, .count = ctl_count,
 	};
 	worker_on_pause(env->worker, pause_cb, ts);
 	return ts;
@@ -765,10 +771,4 @@ tenants_live(const struct tenants *ts)
 	for (i = 0; i < ts->n; i++)
 		n += proxy_live(ts->v[i]->proxy);
 	return n;
-}
-
-size_t
-tenants_count(const struct tenants *ts)
-{
-	return ts->n;
 }

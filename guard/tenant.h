@@ -68,6 +68,5 @@ void tenants_stop(struct tenants *ts);
 void tenants_close_all(struct tenants *ts);
 /* Live connections of every tenant. */
 uint64_t tenants_live(const struct tenants *ts);
-size_t tenants_count(const struct tenants *ts);
 
 #endif

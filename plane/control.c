@@ -128,7 +128,9 @@ route(struct ctlconn *k, size_t end)
 			c->env.cfg,
 			c->env.resolver, c->env.plane, c->env.nconns(c->env.arg),
 			c->env.started, c->env.policy(c->env.arg), wc,
-			c->env.worker_conns(c->env.arg, wc, CONFIG_MAX_WORKERS)
+			c->env.worker_conns(c->env.arg, wc, CONFIG_MAX_WORKERS),
+			c->env.tenants != NULL ? (long long)c->env.tenants->count(
+			    c->env.tenants->arg) : -1
 		};
 
 		ctlconn_log(c, k->uid, "GET", path, 200, NULL);

@@ -49,6 +49,7 @@ struct control_tenants {
 	/* GET /v1/tenants and GET /v1/tenants/ID/status, each one line. */
 	void	(*list)(void *arg, struct evbuffer *b);
 	void	(*status)(void *t, struct evbuffer *b);
+	size_t	(*count)(void *arg);		/* tenants served */
 	/* Appended to /metrics: the per-tenant series. */
 	void	(*metrics)(void *arg, struct evbuffer *b);
 };

@@ -45,14 +45,14 @@ api() {	# api METHOD PATH [BODYFILE]: prints the body, then "status=NNN"
 	fi
 }
 gstart() {
-	n0=$(grep -c '"event":"start"' "$T/G.log" 2>/dev/null)
+	n0=$(cat "$T/G.log" 2>/dev/null | grep -c '"event":"start"')
 	start_bg "$GD" "$T/G.out" "$BIN" run --tenants --control "$S" \
 	    --state-dir "$T/state" --trust-key "$T/keys/k.pub.pem" \
 	    --allow-range 198.18.0.0/15 --dns 198.18.0.53 --header-timeout 30 \
 	    --log-file "$T/G.log"
 	GPID=$LASTPID
 	for _ in $(seq 100); do
-		[ "$(grep -c '"event":"start"' "$T/G.log" 2>/dev/null)" -gt "${n0:-0}" ] &&
+		[ "$(cat "$T/G.log" 2>/dev/null | grep -c '"event":"start"')" -gt "$n0" ] &&
 		    curl -s --max-time 2 --unix-socket "$S" http://guard/v1/health >/dev/null &&
 		    return 0
 		kill -0 "$GPID" 2>/dev/null || break
@@ -96,7 +96,7 @@ last_line() { grep "\"event\":\"$1\"" "$T/G.log" | tail -n1; }
 gstart || { echo "FAIL guard did not start"; exit 1; }
 
 # ---- tenants are added over the control socket ----
-spec a "$LA" 10.77.0.1 10.77.0.2 ',"max_dns":2'
+spec a "$LA" 10.77.0.1 10.77.0.2 ',"max_dns":2,"transparent_port":3129'
 spec b "$LB" 10.78.0.1 10.78.0.2 ',"max_conns":4'
 o=$(api PUT /v1/tenants/a "$T/spec-a.json")
 case $o in *'"status":"added"'*status=201) rc=0;; *) rc=1;; esac
@@ -116,7 +116,7 @@ spec c "$LA" 10.79.0.1 10.79.0.2
 o=$(api PUT /v1/tenants/c "$T/spec-c.json")
 case $o in *link_in_use*status=409) rc=0;; *) rc=1;; esac
 check hostile_second_tenant_on_a_link_in_use_409 $rc "$o"
-spec a "$LA" 10.77.0.1 10.77.0.9
+spec a "$LA" 10.77.0.1 10.77.0.9 ',"max_dns":2,"transparent_port":3129'
 o=$(api PUT /v1/tenants/a "$T/spec-a.json")
 case $o in *tenant_exists*status=409) rc=0;; *) rc=1;; esac
 check hostile_changed_spec_under_an_id_409_tenant_exists $rc "$o"
@@ -347,6 +347,39 @@ rc=0
 case $st in *'"epoch_floor":1'*'"epoch":1'*) ;; *) rc=1;; esac
 case $o in *stale_epoch*status=409) ;; *) rc=1;; esac
 check hostile_readded_tenant_keeps_its_floor_no_rollback $rc "$st / $o"
+
+# ---- a's transparent listener: redirected connections are a's ----
+"$BIN" nft apply --netns "$GD" --transparent-in "$LA" --transparent 10.77.0.1:3129 \
+    --guard 10.77.0.1:3128 >/dev/null 2>"$T/nft.err"
+inwl ip route add 198.18.1.0/24 via 10.77.0.1
+n0=$(lines up "req GET /")
+oa=$(inwl curl -s --max-time 10 -o /dev/null -w 'code=%{http_code}' \
+    --resolve a.test:8080:198.18.1.10 http://a.test:8080/)
+la=$(last_line decision)
+n1=$(lines up "req GET /")
+ob=$(inwl curl -s --max-time 10 -o /dev/null -w 'code=%{http_code}' \
+    --resolve b.test:8080:198.18.1.10 http://b.test:8080/)
+lb=$(last_line decision)
+rc=0
+case "$oa|$la" in *code=200*'"tenant":"a"'*'"proto":"transparent"'*) ;; *) rc=1;; esac
+[ "$n1" -gt "$n0" ] || rc=1
+case "$lb" in *'"tenant":"a"'*'"host":"b.test"'*not_allowlisted*) ;; *) rc=1;; esac
+[ "$(lines up "req GET /")" -eq "$n1" ] || rc=1
+check tenant_transparent_listener_decides_by_its_tenant_policy $rc \
+    "$oa $la / $ob $lb $(cat "$T/nft.err")"
+"$BIN" nft remove --netns "$GD" >/dev/null 2>&1
+
+# ---- a guard serving no tenant runs no tenant's policy ----
+o=$(timeout 10 ip netns exec "$GD" "$BIN" run --listen 10.77.0.1:3200 \
+    --control "$T/S.sock" --no-state --policy "$T/a-1.json" 2>&1); rc=$?
+case $o in *"tenant a"*) [ "$rc" -eq 2 ] && rc=0 || rc=1;; *) rc=1;; esac
+check hostile_tenant_policy_refused_by_untenanted_guard_at_start $rc "rc=$rc $o"
+start_bg "$GD" "$T/S.out" "$BIN" run --listen 10.77.0.1:3200 --control "$T/S.sock" \
+    --no-state --trust-key "$T/keys/k.pub.pem" --log-file "$T/S.log"
+for _ in $(seq 50); do [ -S "$T/S.sock" ] && break; sleep 0.1; done
+o=$("$CTL" push "$T/a-1.bundle" --control "$T/S.sock" 2>&1); rc=$?
+case $o in *wrong_tenant*) [ "$rc" -eq 1 ] && rc=0 || rc=1;; *) rc=1;; esac
+check hostile_tenant_bundle_pushed_to_untenanted_guard_403 $rc "rc=$rc $o"
 
 json_lines_valid "$T/G.log" || fail log_lines_are_json
 finish
