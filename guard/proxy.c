@@ -745,7 +745,7 @@ proxy_lookups(const struct proxy *px)
 }
 
 void
-proxy_close_all(struct proxy *px)
+proxy_close_all(struct proxy *px, const char *reason)
 {
 	struct proxy_conn *c;
 
@@ -756,11 +756,11 @@ proxy_close_all(struct proxy *px)
 	 * rest (heads, lookups, dials, lingering answers) had no allow. */
 	while ((c = TAILQ_FIRST(&px->conns)) != NULL) {
 		if (c->state == ST_RELAY) {
-			tunnel_end(c, "shutdown");
+			tunnel_end(c, reason);
 			continue;
 		}
 		if (exchange_admitted(c))
-			exchange_log_close(c, "shutdown");
+			exchange_log_close(c, reason);
 		conn_free(c);
 	}
 }
@@ -782,6 +782,6 @@ proxy_free(struct proxy *px)
 {
 	if (px == NULL)
 		return;
-	proxy_close_all(px);
+	proxy_close_all(px, "shutdown");
 	free(px);
 }

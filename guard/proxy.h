@@ -74,7 +74,8 @@ void proxy_accept_transparent(struct proxy *px, int fd, const struct sockaddr *s
 void proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
     int salen, int transparent);
 
-/* Frees every connection (shutdown). */
-void proxy_close_all(struct proxy *px);
+/* Frees every connection; an admitted one gets its close line with
+ * reason (shutdown, tenant_removed). */
+void proxy_close_all(struct proxy *px, const char *reason);
 
 #endif

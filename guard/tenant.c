@@ -532,7 +532,7 @@ ctl_remove(void *arg, const char *id, size_t idlen, size_t *closed,
 	}
 	close_listeners(t);
 	*closed = (size_t)proxy_live(t->proxy);
-	proxy_close_all(t->proxy);
+	proxy_close_all(t->proxy, "tenant_removed");
 	unlist(ts, t);
 	log_tenant(t, "tenant_removed", (long long)*closed);
 	t->removed = 1;
@@ -759,7 +759,7 @@ tenants_close_all(struct tenants *ts)
 	size_t i;
 
 	for (i = 0; i < ts->n; i++)
-		proxy_close_all(ts->v[i]->proxy);
+		proxy_close_all(ts->v[i]->proxy, "shutdown");
 }
 
 uint64_t

@@ -597,7 +597,7 @@ worker_main(void *arg)
 	handoff_box_close(w->box);	/* nothing is taken here any more */
 	/* Whatever is still open goes with the loop (a stop "now", or the
 	 * grace period over): closed here, on the thread that owns it. */
-	proxy_close_all(w->proxy);
+	proxy_close_all(w->proxy, "shutdown");
 	log_detach(w->log);
 	pthread_mutex_lock(&g->wmu);
 	w->exited = 1;
