@@ -155,8 +155,15 @@ decided() {
 	done
 	echo "${d:-none}"
 }
-# logged MARK: whether G wrote any decision line since MARK.
-logged() { if glog | tail -n "+$(($1 + 1))" | grep -q '"event":"decision"'; then echo logged; else echo unlogged; fi; }
+# logged MARK: whether G wrote any decision line since MARK. "unlogged"
+# only after 0.5 s without one: a late line must not pass for none.
+logged() {
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		glog | tail -n "+$(($1 + 1))" | grep -q '"event":"decision"' && { echo logged; return; }
+		sleep 0.05
+	done
+	echo unlogged
+}
 # ev_tenant NAME MARK TENANT: G's decision lines for TENANT since MARK.
 ev_tenant() {
 	ev_json - "$2" decision "\"tenant\":\"$3\"" \
@@ -396,8 +403,8 @@ TSCHEMA=egress-guard.tenants.v1
 
 if [ "${EG_CONF_TENANT_MUTANTS:-0}" = 1 ]; then
 	rc=0
-	for m in tenant_by_source:exact_destination_match no_antispoof:default_deny; do
-		phase "$EG_BUILD/mutant-${m%%:*}/egress-guard" "${m#*:}" "report-tenants-${m%%:*}"
+	for mu in tenant_by_source:exact_destination_match no_antispoof:default_deny; do
+		phase "$EG_BUILD/mutant-${mu%%:*}/egress-guard" "${mu#*:}" "report-tenants-${mu%%:*}"
 		r=$?
 		[ $r = 2 ] && rc=2
 		[ $r = 1 ] && [ $rc = 0 ] && rc=1
