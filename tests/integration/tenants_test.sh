@@ -332,12 +332,21 @@ case "$oa|$ob|$os" in *code=200*code=200*code=403*) ;; *) rc=1;; esac
 check restart_restores_tenants_and_their_policies $rc "$oa $ob $os"
 
 # ---- removal: connections closed, listeners gone, floor kept ----
+rm -f "$T/go" "$T/tb.res"
+start_bg "$TB" "$T/tb2.out" python3 "$TI/tunnel_hold.py" 10.78.0.1 3128 \
+    shared.test:7 "$T/tb2.ready" "$T/go" "$T/tb.res"
+wait_file "$T/tb2.ready" 50
 o=$(api DELETE /v1/tenants/b)
+touch "$T/go"
+wait_file "$T/tb.res" 100
 ob=$(via "$TB" 10.78.0.1:3128 http://b.test:8080/)
+l=$(last_line close)
 rc=0
-case $o in *'"status":"removed"'*status=200) ;; *) rc=1;; esac
+case $o in *'"closed":1'*'"status":"removed"'*status=200) ;; *) rc=1;; esac
 case $ob in *code=000*) ;; *) rc=1;; esac
-check removed_tenant_listens_no_more $rc "$o / $ob"
+[ "$(cat "$T/tb.res")" = closed ] || rc=1
+case $l in *'"tenant":"b"'*'"reason":"tenant_removed"'*) ;; *) rc=1;; esac
+check removed_tenant_tunnels_closed_and_listens_no_more $rc "$o / $ob / $l"
 spec b "$LB" 10.78.0.1 10.78.0.2
 api PUT /v1/tenants/b "$T/spec-b.json" >/dev/null
 st=$(api GET /v1/tenants/b/status)
