@@ -599,8 +599,8 @@ ctlclient_parse_args(int argc, char **argv, struct cli_opts *o,
 }
 
 /* The body on stdout, newline-terminated. */
-int
-ctlclient_print_body(const struct ctlclient_response *r)
+static int
+print_body(const struct ctlclient_response *r)
 {
 	if (cli_print_all(r->body, r->body_len) == -1)
 		return -1;
@@ -757,7 +757,7 @@ ctlclient_cmd_push(int argc, char **argv)
 	}
 	/* The exit status says what the guard did; a lost output must not
 	 * read as a refusal (1) to a script when the policy took effect. */
-	if (ctlclient_print_body(&r) == -1) {
+	if (print_body(&r) == -1) {
 		if (r.status == 200)
 			fprintf(stderr, "%s: push: %s: %s answered 200: the push "
 			    "took effect, but its answer was not printed\n",
@@ -812,7 +812,7 @@ ctlclient_cmd_status(int argc, char **argv)
 		fprintf(stderr, "%s: status: %s\n", CLI_PROG, err);
 		goto out;
 	}
-	if (ctlclient_print_body(&r) == -1)
+	if (print_body(&r) == -1)
 		goto out;	/* 2, as the table says: 0 only for a 200 shown */
 	if (r.status == 200)
 		rc = 0;
@@ -839,7 +839,7 @@ ctlclient_call(const char *cmd, const char *control, long guard_uid,
 	}
 	/* The guard's answer, its {"error":…,"message":…} included: what a
 	 * script reads to tell why. */
-	if (ctlclient_print_body(&r) == -1) {
+	if (print_body(&r) == -1) {
 		if (r.status >= 200 && r.status < 300)
 			fprintf(stderr, "%s: %s: %s answered %d: it took effect, "
 			    "but its answer was not printed\n", CLI_PROG, cmd,

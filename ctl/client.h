@@ -80,9 +80,6 @@ struct cli_opts;
 int ctlclient_parse_args(int argc, char **argv, struct cli_opts *o,
     const char *what, long *guard_uid);
 
-/* r's body on stdout, newline-terminated; -1 when it cannot be written. */
-int ctlclient_print_body(const struct ctlclient_response *r);
-
 /* One call of a subcommand that shows the guard's answer (status
  * --tenant, tenant add|remove|list): method target with the len bytes of
  * body, the answer's body on stdout (the guard's JSON error included).
