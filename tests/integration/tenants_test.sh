@@ -160,6 +160,18 @@ check a_bundle_pushed_as_a_installs $rc "$o"
 o=$(api PUT /v1/tenants/b/policy "$T/b-1.bundle")
 case $o in *'"epoch":1'*status=200) rc=0;; *) rc=1;; esac
 check b_bundle_pushed_as_b_installs $rc "$o"
+# The same through egress-guardctl: compile --tenant, push --tenant,
+# status --tenant, tenant list.
+printf '{"network_policy":"allowlist","allowed_hosts":["b.test:8080","shared.test:7"]}' >"$T/prof-b.json"
+"$CTL" compile "$T/prof-b.json" --epoch 1 --tenant b >"$T/b-1c.json" &&
+    "$CTL" sign "$T/b-1c.json" --key "$T/keys/k.pem" >"$T/b-1c.bundle"
+o=$("$CTL" push "$T/b-1c.bundle" --tenant b --control "$S" 2>&1); rc=$?
+o2=$("$CTL" push "$T/a-1.bundle" --tenant b --control "$S" 2>&1); rc2=$?
+o3=$("$CTL" status --tenant b --control "$S" 2>&1)
+o4=$("$CTL" tenant list --control "$S" 2>&1)
+[ "$rc" -eq 0 ] && [ "$rc2" -eq 1 ] || rc=1
+case "$o2|$o3|$o4" in *wrong_tenant*'"tenant":"b"'*'"epoch":1'*'"id":"a"'*) ;; *) rc=1;; esac
+check ctl_compile_push_status_list_per_tenant $rc "$o / $o2 / $o3"
 o=$(api GET /v1/tenants/a/policy)
 case $o in *'"tenant":"a"'*status=200) rc=0;; *) rc=1;; esac
 check get_tenant_policy_shows_its_own $rc "$o"
