@@ -160,6 +160,18 @@ check a_bundle_pushed_as_a_installs $rc "$o"
 o=$(api PUT /v1/tenants/b/policy "$T/b-1.bundle")
 case $o in *'"epoch":1'*status=200) rc=0;; *) rc=1;; esac
 check b_bundle_pushed_as_b_installs $rc "$o"
+# The same through egress-guardctl: compile --tenant, push --tenant,
+# status --tenant, tenant list.
+printf '{"network_policy":"allowlist","allowed_hosts":["b.test:8080","shared.test:7"]}' >"$T/prof-b.json"
+"$CTL" compile "$T/prof-b.json" --epoch 1 --tenant b >"$T/b-1c.json" &&
+    "$CTL" sign "$T/b-1c.json" --key "$T/keys/k.pem" >"$T/b-1c.bundle"
+o=$("$CTL" push "$T/b-1c.bundle" --tenant b --control "$S" 2>&1); rc=$?
+o2=$("$CTL" push "$T/a-1.bundle" --tenant b --control "$S" 2>&1); rc2=$?
+o3=$("$CTL" status --tenant b --control "$S" 2>&1)
+o4=$("$CTL" tenant list --control "$S" 2>&1)
+[ "$rc" -eq 0 ] && [ "$rc2" -eq 1 ] || rc=1
+case "$o2|$o3|$o4" in *wrong_tenant*'"tenant":"b"'*'"epoch":1'*'"id":"a"'*) ;; *) rc=1;; esac
+check ctl_compile_push_status_list_per_tenant $rc "$o / $o2 / $o3"
 o=$(api GET /v1/tenants/a/policy)
 case $o in *'"tenant":"a"'*status=200) rc=0;; *) rc=1;; esac
 check get_tenant_policy_shows_its_own $rc "$o"
@@ -332,12 +344,21 @@ case "$oa|$ob|$os" in *code=200*code=200*code=403*) ;; *) rc=1;; esac
 check restart_restores_tenants_and_their_policies $rc "$oa $ob $os"
 
 # ---- removal: connections closed, listeners gone, floor kept ----
+rm -f "$T/go" "$T/tb.res"
+start_bg "$TB" "$T/tb2.out" python3 "$TI/tunnel_hold.py" 10.78.0.1 3128 \
+    shared.test:7 "$T/tb2.ready" "$T/go" "$T/tb.res"
+wait_file "$T/tb2.ready" 50
 o=$(api DELETE /v1/tenants/b)
+touch "$T/go"
+wait_file "$T/tb.res" 100
 ob=$(via "$TB" 10.78.0.1:3128 http://b.test:8080/)
+l=$(last_line close)
 rc=0
-case $o in *'"status":"removed"'*status=200) ;; *) rc=1;; esac
+case $o in *'"closed":1'*'"status":"removed"'*status=200) ;; *) rc=1;; esac
 case $ob in *code=000*) ;; *) rc=1;; esac
-check removed_tenant_listens_no_more $rc "$o / $ob"
+[ "$(cat "$T/tb.res")" = closed ] || rc=1
+case $l in *'"tenant":"b"'*'"reason":"tenant_removed"'*) ;; *) rc=1;; esac
+check removed_tenant_tunnels_closed_and_listens_no_more $rc "$o / $ob / $l"
 spec b "$LB" 10.78.0.1 10.78.0.2
 api PUT /v1/tenants/b "$T/spec-b.json" >/dev/null
 st=$(api GET /v1/tenants/b/status)
