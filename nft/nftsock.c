@@ -21,6 +21,7 @@
 #include <libnftnl/common.h>
 #include <libnftnl/gen.h>
 #include <libnftnl/rule.h>
+#include <libnftnl/set.h>
 #include <libnftnl/table.h>
 
 #include "nft/nftsock.h"
@@ -627,4 +628,134 @@ nftsock_read_base_chains(struct nftsock *s, size_t max,
 	}
 	return errbuf_fail(err, errlen, "the ruleset kept changing while it was "
 	    "read (%d attempts)", READ_ATTEMPTS);
+}
+
+/* ---- sets ------------------------------------------------------------ */
+
+static int
+set_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nftnl_set_list *l = data;
+	struct nftnl_set *st;
+
+	if ((st = nftnl_set_alloc()) == NULL)
+		return -1;
+	if (nftnl_set_nlmsg_parse(nlh, st) < 0) {
+		nftnl_set_free(st);
+		return -1;
+	}
+	nftnl_set_list_add_tail(st, l);
+	return 0;
+}
+
+static int
+elem_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return nftnl_set_elems_nlmsg_parse(nlh, data) < 0 ? -1 : 0;
+}
+
+/* One attempt: the sets of table inet name, then each one's elements.
+ * 0, -1, or 1 when a dump was interrupted (worth another attempt). */
+static int
+sets_once(struct nftsock *s, const char *name, struct nftnl_set_list *l,
+    int *kerrno, char *err, size_t errlen)
+{
+	struct req rq = { NFT_MSG_NEWSET, set_cb, l, 0, 0 };
+	struct nftnl_set_list_iter *it;
+	uint32_t qbuf[REQ_SIZE / 4];
+	struct nftnl_set *q, *st;
+	struct nlmsghdr *nlh;
+	int rc;
+
+	if ((q = nftnl_set_alloc()) == NULL ||
+	    nftnl_set_set_str(q, NFTNL_SET_TABLE, name) < 0) {
+		if (q != NULL)
+			nftnl_set_free(q);
+		return errbuf_fail(err, errlen, "out of memory");
+	}
+	memset(qbuf, 0, sizeof(qbuf));
+	nlh = nftnl_nlmsg_build_hdr((char *)qbuf, NFT_MSG_GETSET, NFPROTO_INET,
+	    NLM_F_DUMP, nftsock_seq(s, 1));
+	nftnl_set_nlmsg_build_payload(nlh, q);
+	nftnl_set_free(q);
+	rc = request(s, nlh, &rq, err, errlen);
+	*kerrno = rq.kerrno;
+	if (rc == -1)
+		return -1;
+	if (rq.interrupted)
+		return 1;
+	if ((it = nftnl_set_list_iter_create(l)) == NULL)
+		return errbuf_fail(err, errlen, "out of memory");
+	while (rc == 0 && (st = nftnl_set_list_iter_next(it)) != NULL) {
+		rq = (struct req){ NFT_MSG_NEWSETELEM, elem_cb, st, 0, 0 };
+		memset(qbuf, 0, sizeof(qbuf));
+		nlh = nftnl_nlmsg_build_hdr((char *)qbuf, NFT_MSG_GETSETELEM,
+		    NFPROTO_INET, NLM_F_DUMP, nftsock_seq(s, 1));
+		nftnl_set_elems_nlmsg_build_payload(nlh, st);
+		rc = request(s, nlh, &rq, err, errlen);
+		*kerrno = rq.kerrno;
+		if (rc == 0 && rq.interrupted)
+			rc = 1;
+	}
+	nftnl_set_list_iter_destroy(it);
+	return rc;
+}
+
+int
+nftsock_read_sets(struct nftsock *s, const char *name,
+    struct nftnl_set_list **sets, int *kerrno, char *err, size_t errlen)
+{
+	struct nftnl_set_list *l;
+	uint32_t g1, g2;
+	int attempt, rc;
+
+	*sets = NULL;
+	*kerrno = 0;
+	for (attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+		if (read_gen(s, &g1, kerrno, err, errlen) == -1)
+			return -1;
+		if ((l = nftnl_set_list_alloc()) == NULL)
+			return errbuf_fail(err, errlen, "out of memory");
+		rc = sets_once(s, name, l, kerrno, err, errlen);
+		if (rc == -1 && *kerrno == ENOENT) {
+			rc = 0;		/* no such table: no sets */
+			*kerrno = 0;
+		}
+		if (rc == -1 || read_gen(s, &g2, kerrno, err, errlen) == -1) {
+			nftnl_set_list_free(l);
+			return -1;
+		}
+		if (rc == 0 && g1 == g2) {
+			*sets = l;
+			return 0;
+		}
+		nftnl_set_list_free(l);
+	}
+	return errbuf_fail(err, errlen, "the ruleset kept changing while it was "
+	    "read (%d attempts)", READ_ATTEMPTS);
+}
+
+/* A batch larger than the socket's send buffer is refused whole
+ * (EMSGSIZE): raise it for this batch. SO_SNDBUFFORCE passes wmem_max
+ * with CAP_NET_ADMIN; SO_SNDBUF is the try without it. */
+int
+nftsock_fit_batch(struct nftsock *s, size_t len, char *err, size_t errlen)
+{
+	int fd = mnl_socket_get_fd(s->nl), cur = 0, want;
+	socklen_t sl = sizeof(cur);
+
+	if (len > (size_t)INT32_MAX / 2 - 4096)
+		return errbuf_fail(err, errlen, "batch of %zu bytes too large", len);
+	want = (int)len + 4096;
+	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &cur, &sl) == 0 && cur >= want)
+		return 0;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof(want)) == 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want)) == 0) {
+		sl = sizeof(cur);
+		if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &cur, &sl) == 0 &&
+		    cur >= want)
+			return 0;
+	}
+	return errbuf_fail(err, errlen, "cannot raise the netlink send buffer "
+	    "to %d bytes for a batch of %zu (needs CAP_NET_ADMIN)", want, len);
 }

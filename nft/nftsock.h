@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct nftnl_chain_list;
+struct nftnl_set_list;
 struct nftnl_table;
 struct nftsock;
 
@@ -53,6 +54,17 @@ int nftsock_read_table(struct nftsock *s, const char *name,
  * The caller frees *chains. Returns 0, or -1 (kerrno as above). */
 int nftsock_read_base_chains(struct nftsock *s, size_t max,
     struct nftnl_chain_list **chains, int *more, int *kerrno, char *err,
+    size_t errlen);
+
+/* The sets of table inet NAME, each holding its elements, as one snapshot
+ * (the generation read before and after). An absent table has no sets
+ * (an empty list). The caller frees *sets. 0, or -1 (kerrno as above). */
+int nftsock_read_sets(struct nftsock *s, const char *name,
+    struct nftnl_set_list **sets, int *kerrno, char *err, size_t errlen);
+
+/* Makes the socket's send buffer hold a batch of len bytes (one sendmsg
+ * carries the whole transaction). 0, or -1 with err. */
+int nftsock_fit_batch(struct nftsock *s, size_t len, char *err,
     size_t errlen);
 
 #endif
