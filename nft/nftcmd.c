@@ -827,7 +827,7 @@ cmd_tenants(struct opts *o)
 		return EXIT_ERROR;
 	if (nfttenant_build_apply(o->tv, o->tn, nftsock_seq(s,
 	    NFTTENANT_MAX_MSGS + 2), &b, err, sizeof(err)) == -1 ||
-	    nftsock_fit_batch(s, b.len, err, sizeof(err)) == -1) {
+	    nftsock_fit_batch(s, b.len, b.nmsgs, err, sizeof(err)) == -1) {
 		say(stderr, o->verb, "%s", err);
 		goto out;
 	}

@@ -323,19 +323,43 @@ hex:
 		o += (size_t)snprintf(buf + o, blen - o, "%02x", k[i]);
 }
 
+/* An element: its key and, in a map, its data. */
 struct key {
-	const unsigned char	*p;
-	uint32_t		 len;
+	const unsigned char	*p, *d;
+	uint32_t		 len, dlen;
 };
+
+static int
+bytes_cmp(const unsigned char *a, uint32_t la, const unsigned char *b,
+    uint32_t lb)
+{
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return la == 0 ? 0 : memcmp(a, b, la);
+}
 
 static int
 key_cmp(const void *a, const void *b)
 {
 	const struct key *x = a, *y = b;
+	int c = bytes_cmp(x->p, x->len, y->p, y->len);
 
-	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;
-	return memcmp(x->p, y->p, x->len);
+	return c != 0 ? c : bytes_cmp(x->d, x->dlen, y->d, y->dlen);
+}
+
+/* An element as nft writes it: the key, and " : data" in a map. */
+static void
+elem_full(uint32_t type, uint32_t dtype, const struct key *k, char *buf,
+    size_t blen)
+{
+	size_t o;
+
+	elem_text(type, k->p, k->len, buf, blen);
+	o = strlen(buf);
+	if (k->d != NULL && k->dlen > 0 && o + 4 < blen) {
+		memcpy(buf + o, " : ", 4);
+		elem_text(dtype, k->d, k->dlen, buf + o + 3, blen - o - 3);
+	}
 }
 
 /* The set's element keys, sorted. -1 on allocation failure. */
@@ -361,10 +385,16 @@ key_array(const struct nftnl_set *st, struct key **out, size_t *n)
 			}
 			a = na;
 		}
-		a[*n].len = 0;
+		a[*n].len = a[*n].dlen = 0;
 		a[*n].p = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &a[*n].len);
 		if (a[*n].p == NULL)
 			a[*n].len = 0;
+		a[*n].d = NULL;
+		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_DATA))
+			a[*n].d = nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA,
+			    &a[*n].dlen);
+		if (a[*n].d == NULL)
+			a[*n].dlen = 0;
 		(*n)++;
 	}
 	nftnl_set_elems_iter_destroy(it);
@@ -390,6 +420,7 @@ compare_set(struct dw *d, const struct nftnl_set *want,
 	struct key *w = NULL, *h = NULL;
 	size_t nw, nh, i = 0, j = 0;
 	uint32_t type = set_u32(want, NFTNL_SET_KEY_TYPE);
+	uint32_t dtype = set_u32(want, NFTNL_SET_DATA_TYPE);
 	char text[160];
 	int c, rc = -1;
 
@@ -399,6 +430,12 @@ compare_set(struct dw *d, const struct nftnl_set *want,
 		    "length %u", name, set_u32(have, NFTNL_SET_KEY_TYPE),
 		    set_u32(have, NFTNL_SET_KEY_LEN), type,
 		    set_u32(want, NFTNL_SET_KEY_LEN));
+	if (set_u32(have, NFTNL_SET_DATA_TYPE) != dtype ||
+	    set_u32(have, NFTNL_SET_DATA_LEN) != set_u32(want, NFTNL_SET_DATA_LEN))
+		dw_line(d, "set %s: data type 0x%x length %u, expected 0x%x "
+		    "length %u", name, set_u32(have, NFTNL_SET_DATA_TYPE),
+		    set_u32(have, NFTNL_SET_DATA_LEN), dtype,
+		    set_u32(want, NFTNL_SET_DATA_LEN));
 	if (set_u32(have, NFTNL_SET_FLAGS) != set_u32(want, NFTNL_SET_FLAGS))
 		dw_line(d, "set %s: flags 0x%x, expected 0x%x", name,
 		    set_u32(have, NFTNL_SET_FLAGS), set_u32(want, NFTNL_SET_FLAGS));
@@ -410,11 +447,11 @@ compare_set(struct dw *d, const struct nftnl_set *want,
 			i++;
 			j++;
 		} else if (c < 0) {
-			elem_text(type, w[i].p, w[i].len, text, sizeof(text));
+			elem_full(type, dtype, &w[i], text, sizeof(text));
 			dw_line(d, "set %s: missing element %s", name, text);
 			i++;
 		} else {
-			elem_text(type, h[j].p, h[j].len, text, sizeof(text));
+			elem_full(type, dtype, &h[j], text, sizeof(text));
 			dw_line(d, "set %s: unexpected element %s", name, text);
 			j++;
 		}

@@ -35,6 +35,9 @@
 /* Snapshot attempts while other writers keep changing the ruleset. */
 #define READ_ATTEMPTS	4
 #define REQ_SIZE	1024
+/* What one acknowledgement costs the receive buffer, rounded up (an
+ * skb's truesize: its data, struct sk_buff and skb_shared_info). */
+#define ACK_TRUESIZE	2048
 
 struct nftsock {
 	struct mnl_socket	*nl;
@@ -735,27 +738,46 @@ nftsock_read_sets(struct nftsock *s, const char *name,
 	    "read (%d attempts)", READ_ATTEMPTS);
 }
 
-/* A batch larger than the socket's send buffer is refused whole
- * (EMSGSIZE): raise it for this batch. SO_SNDBUFFORCE passes wmem_max
- * with CAP_NET_ADMIN; SO_SNDBUF is the try without it. */
-int
-nftsock_fit_batch(struct nftsock *s, size_t len, char *err, size_t errlen)
+/* Raises the socket's buffer opt (SO_SNDBUF, SO_RCVBUF) to want bytes:
+ * the FORCE option passes [wr]mem_max with CAP_NET_ADMIN, the plain one
+ * is the try without it. 0, or -1 when it stays smaller. */
+static int
+grow_buf(int fd, int opt, int force, int want)
 {
-	int fd = mnl_socket_get_fd(s->nl), cur = 0, want;
+	int cur = 0;
 	socklen_t sl = sizeof(cur);
 
-	if (len > (size_t)INT32_MAX / 2 - 4096)
-		return errbuf_fail(err, errlen, "batch of %zu bytes too large", len);
-	want = (int)len + 4096;
-	if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &cur, &sl) == 0 && cur >= want)
+	if (getsockopt(fd, SOL_SOCKET, opt, &cur, &sl) == 0 && cur >= want)
 		return 0;
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof(want)) == 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want)) == 0) {
-		sl = sizeof(cur);
-		if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &cur, &sl) == 0 &&
-		    cur >= want)
-			return 0;
-	}
-	return errbuf_fail(err, errlen, "cannot raise the netlink send buffer "
-	    "to %d bytes for a batch of %zu (needs CAP_NET_ADMIN)", want, len);
+	if (setsockopt(fd, SOL_SOCKET, force, &want, sizeof(want)) != 0 &&
+	    setsockopt(fd, SOL_SOCKET, opt, &want, sizeof(want)) != 0)
+		return -1;
+	sl = sizeof(cur);
+	return getsockopt(fd, SOL_SOCKET, opt, &cur, &sl) == 0 && cur >= want ?
+	    0 : -1;
+}
+
+/* A batch larger than the socket's send buffer is refused whole
+ * (EMSGSIZE), and the kernel queues one acknowledgement per message
+ * while it handles the send: each is a buffer of its own (about 1 KiB of
+ * the receive buffer's accounting), and past the receive buffer they are
+ * dropped (ENOBUFS, the outcome unknown). Raise both for this batch. */
+int
+nftsock_fit_batch(struct nftsock *s, size_t len, size_t nmsgs, char *err,
+    size_t errlen)
+{
+	int fd = mnl_socket_get_fd(s->nl);
+
+	if (len > (size_t)INT32_MAX / 4 || nmsgs > 65536)
+		return errbuf_fail(err, errlen, "batch of %zu bytes too large", len);
+	if (grow_buf(fd, SO_SNDBUF, SO_SNDBUFFORCE, (int)len + 4096) == -1)
+		return errbuf_fail(err, errlen, "cannot raise the netlink send "
+		    "buffer to %zu bytes for the batch (needs CAP_NET_ADMIN)",
+		    len + 4096);
+	if (grow_buf(fd, SO_RCVBUF, SO_RCVBUFFORCE,
+	    (int)(nmsgs * ACK_TRUESIZE) + 65536) == -1)
+		return errbuf_fail(err, errlen, "cannot raise the netlink receive "
+		    "buffer to %zu bytes for %zu acknowledgements (needs "
+		    "CAP_NET_ADMIN)", nmsgs * ACK_TRUESIZE + 65536, nmsgs);
+	return 0;
 }

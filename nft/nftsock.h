@@ -63,8 +63,10 @@ int nftsock_read_sets(struct nftsock *s, const char *name,
     struct nftnl_set_list **sets, int *kerrno, char *err, size_t errlen);
 
 /* Makes the socket's send buffer hold a batch of len bytes (one sendmsg
- * carries the whole transaction). 0, or -1 with err. */
-int nftsock_fit_batch(struct nftsock *s, size_t len, char *err,
-    size_t errlen);
+ * carries the whole transaction) and its receive buffer the nmsgs
+ * acknowledgements the kernel queues before any is read. 0, or -1 with
+ * err. */
+int nftsock_fit_batch(struct nftsock *s, size_t len, size_t nmsgs,
+    char *err, size_t errlen);
 
 #endif

@@ -48,29 +48,51 @@
 /* nft's enum byteorder: BYTEORDER_HOST_ENDIAN. */
 #define NFTTENANT_BYTEORDER_HOST	1
 #define PRIO_RAW	(-300)
+#define PRIO_DSTNAT_EARLY	(-110)	/* dstnat - 10, as --transparent-in */
 /* One message's room: a chunk of the largest elements (~52 bytes each
  * with their attribute headers) and the set's names fit well inside. */
 #define MSG_ROOM	(NFTTENANT_CHUNK * 64 + 1024)
 
-enum { S_LINKS, S_LINKS6, S_PEERS4, S_PEERS6, S_LISTEN4, S_LISTEN6 };
+enum { S_LINKS, S_LINKS6, S_PEERS4, S_PEERS6, S_LISTEN4, S_LISTEN6,
+	S_OWN4, S_OWN6, S_TPROXY4, S_TPROXY6 };
 
+/* A set, or a map when data_len is not 0. */
 static const struct setdef {
 	const char	*name;
 	const char	*type;		/* as nft writes it */
 	uint32_t	 key_type;
 	uint32_t	 key_len;
+	uint32_t	 data_type;
+	uint32_t	 data_len;
 } setdefs[NFTTENANT_NSETS] = {
-	{ "links", "ifname", T_IFNAME, IFN },
-	{ "links6", "ifname", T_IFNAME, IFN },
-	{ "peers4", "ifname . ipv4_addr", CAT2(T_IFNAME, T_IPADDR), IFN + 4 },
-	{ "peers6", "ifname . ipv6_addr", CAT2(T_IFNAME, T_IP6ADDR), IFN + 16 },
+	{ "links", "ifname", T_IFNAME, IFN, 0, 0 },
+	{ "links6", "ifname", T_IFNAME, IFN, 0, 0 },
+	{ "peers4", "ifname . ipv4_addr", CAT2(T_IFNAME, T_IPADDR), IFN + 4,
+	  0, 0 },
+	{ "peers6", "ifname . ipv6_addr", CAT2(T_IFNAME, T_IP6ADDR), IFN + 16,
+	  0, 0 },
 	{ "listen4", "ifname . ipv4_addr . inet_proto . inet_service",
-	  CAT4(T_IFNAME, T_IPADDR, T_INET_PROTO, T_INET_SERVICE), IFN + 12 },
+	  CAT4(T_IFNAME, T_IPADDR, T_INET_PROTO, T_INET_SERVICE), IFN + 12,
+	  0, 0 },
 	{ "listen6", "ifname . ipv6_addr . inet_proto . inet_service",
-	  CAT4(T_IFNAME, T_IP6ADDR, T_INET_PROTO, T_INET_SERVICE), IFN + 24 },
+	  CAT4(T_IFNAME, T_IP6ADDR, T_INET_PROTO, T_INET_SERVICE), IFN + 24,
+	  0, 0 },
+	/* Transparent tenants only: their own address (not redirected), and
+	 * where the rest of their TCP goes. */
+	{ "own4", "ifname . ipv4_addr", CAT2(T_IFNAME, T_IPADDR), IFN + 4,
+	  0, 0 },
+	{ "own6", "ifname . ipv6_addr", CAT2(T_IFNAME, T_IP6ADDR), IFN + 16,
+	  0, 0 },
+	{ "tproxy4", "ifname : ipv4_addr . inet_service", T_IFNAME, IFN,
+	  CAT2(T_IPADDR, T_INET_SERVICE), 8 },
+	{ "tproxy6", "ifname : ipv6_addr . inet_service", T_IFNAME, IFN,
+	  CAT2(T_IP6ADDR, T_INET_SERVICE), 20 },
 };
 
-/* The keys of every set, one after another, key_len bytes each. */
+#define REC_LEN(s)	(setdefs[s].key_len + setdefs[s].data_len)
+
+/* The elements of every set, one after another, REC_LEN bytes each: the
+ * key, then a map's data. */
 struct keys {
 	unsigned char	*k[NFTTENANT_NSETS];
 	size_t		 n[NFTTENANT_NSETS];
@@ -100,9 +122,9 @@ listeners(const struct tspec *t, uint8_t proto[4], uint16_t port[4])
 static unsigned char *
 key_put(struct keys *k, int set)
 {
-	unsigned char *p = k->k[set] + k->n[set]++ * setdefs[set].key_len;
+	unsigned char *p = k->k[set] + k->n[set]++ * REC_LEN(set);
 
-	memset(p, 0, setdefs[set].key_len);
+	memset(p, 0, REC_LEN(set));
 	return p;
 }
 
@@ -131,7 +153,7 @@ keys_build(const struct tspec *v, size_t n, struct keys *k, char *err,
 		return errbuf_fail(err, errlen, "more than %d tenants", TSPEC_MAX);
 	for (s = 0; s < NFTTENANT_NSETS; s++) {
 		m = (s == S_LISTEN4 || s == S_LISTEN6) ? 4 * n : n;
-		if ((k->k[s] = calloc(m > 0 ? m : 1, setdefs[s].key_len)) == NULL) {
+		if ((k->k[s] = calloc(m > 0 ? m : 1, REC_LEN(s))) == NULL) {
 			keys_free(k);
 			return errbuf_fail(err, errlen, "out of memory");
 		}
@@ -154,6 +176,16 @@ keys_build(const struct tspec *v, size_t n, struct keys *k, char *err,
 			be = htons(port[j]);
 			memcpy(p + IFN + alen + 4, &be, sizeof(be));
 		}
+		if (v[i].transparent_port == 0)
+			continue;
+		p = key_put(k, v6 ? S_OWN6 : S_OWN4);
+		memcpy(p, v[i].link, strlen(v[i].link));
+		memcpy(p + IFN, v[i].addr, alen);
+		p = key_put(k, v6 ? S_TPROXY6 : S_TPROXY4);
+		memcpy(p, v[i].link, strlen(v[i].link));
+		memcpy(p + IFN, v[i].addr, alen);
+		be = htons(v[i].transparent_port);
+		memcpy(p + IFN + alen, &be, sizeof(be));
 	}
 	return 0;
 }
@@ -191,7 +223,12 @@ set_new(int s)
 	nftnl_set_set_u32(set, NFTNL_SET_FAMILY, NFPROTO_INET);
 	nftnl_set_set_u32(set, NFTNL_SET_KEY_TYPE, setdefs[s].key_type);
 	nftnl_set_set_u32(set, NFTNL_SET_KEY_LEN, setdefs[s].key_len);
-	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, 0);
+	nftnl_set_set_u32(set, NFTNL_SET_FLAGS, setdefs[s].data_len ?
+	    NFT_SET_MAP : 0);
+	if (setdefs[s].data_len) {
+		nftnl_set_set_u32(set, NFTNL_SET_DATA_TYPE, setdefs[s].data_type);
+		nftnl_set_set_u32(set, NFTNL_SET_DATA_LEN, setdefs[s].data_len);
+	}
 	/* The kernel wants an id for a set made in a batch (rules may name
 	 * it by id); ours name it by name. */
 	nftnl_set_set_u32(set, NFTNL_SET_ID, (uint32_t)s + 1);
@@ -209,14 +246,18 @@ static int
 set_add_keys(struct nftnl_set *set, const struct keys *k, int s,
     size_t from, size_t to)
 {
+	const unsigned char *rec;
 	struct nftnl_set_elem *e;
 	size_t i;
 
 	for (i = from; i < to; i++) {
+		rec = k->k[s] + i * REC_LEN(s);
 		if ((e = nftnl_set_elem_alloc()) == NULL)
 			return -1;
-		if (nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY,
-		    k->k[s] + i * setdefs[s].key_len, setdefs[s].key_len) < 0) {
+		if (nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, rec,
+		    setdefs[s].key_len) < 0 || (setdefs[s].data_len &&
+		    nftnl_set_elem_set(e, NFTNL_SET_ELEM_DATA,
+		    rec + setdefs[s].key_len, setdefs[s].data_len) < 0)) {
 			nftnl_set_elem_free(e);
 			return -1;
 		}
@@ -264,9 +305,9 @@ concat_lookup(struct nftx_rule *b, const struct field *f, size_t n,
 	nftx_add(b, nftx_lookup(set, NFT_REG_1));
 }
 
-/* A rule: [nfproto F] fields @set [counter] verdict. */
+/* A rule: [nfproto F] [l4proto P] fields @set [counter] verdict. */
 static int
-rule_lookup(struct nftnl_chain *c, const char *chain, int nfproto,
+rule_lookup(struct nftnl_chain *c, const char *chain, int nfproto, int l4,
     const struct field *f, size_t n, const char *set, int counter,
     uint32_t verdict)
 {
@@ -275,6 +316,8 @@ rule_lookup(struct nftnl_chain *c, const char *chain, int nfproto,
 	nftx_start(&b, chain);
 	if (nfproto != 0)
 		nftx_meta_u8(&b, NFT_META_NFPROTO, (uint8_t)nfproto);
+	if (l4 != 0)
+		nftx_meta_u8(&b, NFT_META_L4PROTO, (uint8_t)l4);
 	concat_lookup(&b, f, n, set);
 	if (counter)
 		nftx_add(&b, nftx_counter());
@@ -309,16 +352,16 @@ chain_prerouting(struct nftnl_chain *c)
 	const struct field p4[] = { F_IIF, F_SADDR4 }, p6[] = { F_IIF, F_SADDR6 };
 	const struct field link[] = { F_IIF };
 
-	if (rule_lookup(c, ch, NFPROTO_IPV4, p4, 2, setdefs[S_PEERS4].name, 0,
+	if (rule_lookup(c, ch, NFPROTO_IPV4, 0, p4, 2, setdefs[S_PEERS4].name, 0,
 	    NF_ACCEPT) == -1 ||
-	    rule_lookup(c, ch, NFPROTO_IPV6, p6, 2, setdefs[S_PEERS6].name, 0,
+	    rule_lookup(c, ch, NFPROTO_IPV6, 0, p6, 2, setdefs[S_PEERS6].name, 0,
 	    NF_ACCEPT) == -1 ||
 	    rule_nd(c, ch, 1) == -1)
 		return -1;
 #ifndef EG_MUTANT_NO_ANTISPOOF
 	/* The anti-spoofing rule: whatever came in on a tenant link and was
 	 * not accepted above (that link's peer, or ND from link-local). */
-	if (rule_lookup(c, ch, 0, link, 1, setdefs[S_LINKS].name, 1,
+	if (rule_lookup(c, ch, 0, 0, link, 1, setdefs[S_LINKS].name, 1,
 	    NF_DROP) == -1)
 		return -1;
 #else
@@ -336,11 +379,11 @@ chain_input(struct nftnl_chain *c)
 	const struct field link[] = { F_IIF };
 
 	if (rule_nd(c, ch, 0) == -1 ||
-	    rule_lookup(c, ch, NFPROTO_IPV4, l4, 4, setdefs[S_LISTEN4].name, 1,
+	    rule_lookup(c, ch, NFPROTO_IPV4, 0, l4, 4, setdefs[S_LISTEN4].name, 1,
 	    NF_ACCEPT) == -1 ||
-	    rule_lookup(c, ch, NFPROTO_IPV6, l6, 4, setdefs[S_LISTEN6].name, 1,
+	    rule_lookup(c, ch, NFPROTO_IPV6, 0, l6, 4, setdefs[S_LISTEN6].name, 1,
 	    NF_ACCEPT) == -1 ||
-	    rule_lookup(c, ch, 0, link, 1, setdefs[S_LINKS].name, 1,
+	    rule_lookup(c, ch, 0, 0, link, 1, setdefs[S_LINKS].name, 1,
 	    NF_DROP) == -1)
 		return -1;
 	return 0;
@@ -351,10 +394,48 @@ chain_forward(struct nftnl_chain *c)
 {
 	const struct field in[] = { F_IIF }, out[] = { F_OIF };
 
-	if (rule_lookup(c, "forward", 0, in, 1, setdefs[S_LINKS].name, 1,
+	if (rule_lookup(c, "forward", 0, 0, in, 1, setdefs[S_LINKS].name, 1,
 	    NF_DROP) == -1 ||
-	    rule_lookup(c, "forward", 0, out, 1, setdefs[S_LINKS].name, 1,
+	    rule_lookup(c, "forward", 0, 0, out, 1, setdefs[S_LINKS].name, 1,
 	    NF_DROP) == -1)
+		return -1;
+	return 0;
+}
+
+/* Transparent tenants (transparent_port set): TCP arriving on their link
+ * for any address but their own goes to their transparent listener, as
+ * `apply --transparent-in` does for one link: DNAT to the listener's own
+ * address (not redirect, which picks the link's first address), so the
+ * input chain sees it as the tenant's own address and port. */
+static int
+rule_dnat_map(struct nftnl_chain *c, const char *chain, int nfproto, int s)
+{
+	uint32_t alen = setdefs[s].data_len - 4;
+	struct nftx_rule b;
+
+	nftx_start(&b, chain);
+	nftx_meta_u8(&b, NFT_META_NFPROTO, (uint8_t)nfproto);
+	nftx_meta_u8(&b, NFT_META_L4PROTO, IPPROTO_TCP);
+	nftx_add(&b, nftx_counter());
+	nftx_add(&b, nftx_meta(NFT_META_IIFNAME));
+	nftx_add(&b, nftx_lookup_map(setdefs[s].name, NFT_REG_1, NFT_REG_1));
+	nftx_add(&b, nftx_dnat_regs(nfproto == NFPROTO_IPV4 ? AF_INET : AF_INET6,
+	    NFT_REG_1, nftx_concat_reg(alen)));
+	return nftx_finish(&b, c);
+}
+
+static int
+chain_nat(struct nftnl_chain *c)
+{
+	const char *ch = "nat_prerouting";
+	const struct field o4[] = { F_IIF, F_DADDR4 }, o6[] = { F_IIF, F_DADDR6 };
+
+	if (rule_lookup(c, ch, NFPROTO_IPV4, IPPROTO_TCP, o4, 2,
+	    setdefs[S_OWN4].name, 0, NF_ACCEPT) == -1 ||
+	    rule_lookup(c, ch, NFPROTO_IPV6, IPPROTO_TCP, o6, 2,
+	    setdefs[S_OWN6].name, 0, NF_ACCEPT) == -1 ||
+	    rule_dnat_map(c, ch, NFPROTO_IPV4, S_TPROXY4) == -1 ||
+	    rule_dnat_map(c, ch, NFPROTO_IPV6, S_TPROXY6) == -1)
 		return -1;
 	return 0;
 }
@@ -377,27 +458,38 @@ retable(struct nftnl_chain *c)
 	return rc;
 }
 
+/* The nat chain only when a tenant is transparent: a nat chain turns
+ * connection tracking on for every packet of the namespace, and a full
+ * conntrack table would refuse every tenant's new connections. */
 static const struct chaindef {
 	const char	*name;
+	const char	*type;
 	uint32_t	 hook;
 	int32_t		 prio;
+	int		 transparent;
 	int		(*rules)(struct nftnl_chain *);
 } chaindefs[] = {
-	{ "prerouting", NF_INET_PRE_ROUTING, PRIO_RAW, chain_prerouting },
-	{ "input", NF_INET_LOCAL_IN, 0, chain_input },
-	{ "forward", NF_INET_FORWARD, 0, chain_forward },
+	{ "prerouting", "filter", NF_INET_PRE_ROUTING, PRIO_RAW, 0,
+	  chain_prerouting },
+	{ "nat_prerouting", "nat", NF_INET_PRE_ROUTING, PRIO_DSTNAT_EARLY, 1,
+	  chain_nat },
+	{ "input", "filter", NF_INET_LOCAL_IN, 0, 0, chain_input },
+	{ "forward", "filter", NF_INET_FORWARD, 0, 0, chain_forward },
 };
 #define NCHAINS	(sizeof(chaindefs) / sizeof(chaindefs[0]))
 
 static struct nftnl_chain_list *
-chains_build(char *err, size_t errlen)
+chains_build(const struct keys *k, char *err, size_t errlen)
 {
 	struct nftnl_chain_list *l = nftnl_chain_list_alloc();
+	int transparent = k->n[S_TPROXY4] + k->n[S_TPROXY6] > 0;
 	struct nftnl_chain *c;
 	size_t i;
 
 	for (i = 0; l != NULL && i < NCHAINS; i++) {
-		c = nftx_chain(chaindefs[i].name, "filter", chaindefs[i].hook,
+		if (chaindefs[i].transparent && !transparent)
+			continue;
+		c = nftx_chain(chaindefs[i].name, chaindefs[i].type, chaindefs[i].hook,
 		    chaindefs[i].prio, NF_ACCEPT);
 		if (c == NULL)
 			break;
@@ -436,8 +528,9 @@ nfttenant_expected(const struct tspec *v, size_t n,
 		if (set_add_keys(set, &k, s, 0, k.n[s]) == -1)
 			goto nomem;
 	}
+	*chains = chains_build(&k, err, errlen);
 	keys_free(&k);
-	if ((*chains = chains_build(err, errlen)) == NULL)
+	if (*chains == NULL)
 		goto bad;
 	return 0;
 nomem:
@@ -660,7 +753,7 @@ nfttenant_build_apply(const struct tspec *v, size_t n, uint32_t seq,
 	memset(b, 0, sizeof(*b));
 	if (keys_build(v, n, &k, err, errlen) == -1)
 		return -1;
-	if ((chains = chains_build(err, errlen)) == NULL)
+	if ((chains = chains_build(&k, err, errlen)) == NULL)
 		goto out;
 	if (tw_begin(&w, b, seq) == -1 ||
 	    tw_table(&w, NFT_MSG_NEWTABLE, NLM_F_CREATE, "add") == -1 ||
@@ -752,23 +845,28 @@ sb_add(struct sb *b, const char *fmt, ...)
 
 /* One element of set s as nft writes it. */
 static void
-text_elem(struct sb *b, int s, const unsigned char *key)
+text_elem(struct sb *b, int s, const unsigned char *rec)
 {
 	char a[INET6_ADDRSTRLEN];
-	int v6 = s == S_PEERS6 || s == S_LISTEN6;
+	int v6 = s == S_PEERS6 || s == S_LISTEN6 || s == S_OWN6 ||
+	    s == S_TPROXY6;
 	size_t alen = v6 ? 16 : 4;
+	const unsigned char *p = rec + IFN;
 	uint16_t port;
 
-	sb_add(b, "\"%.*s\"", IFN, (const char *)key);
+	sb_add(b, "\"%.*s\"", IFN, (const char *)rec);
 	if (s == S_LINKS || s == S_LINKS6)
 		return;
-	inet_ntop(v6 ? AF_INET6 : AF_INET, key + IFN, a, sizeof(a));
-	sb_add(b, " . %s", a);
-	if (s == S_PEERS4 || s == S_PEERS6)
+	inet_ntop(v6 ? AF_INET6 : AF_INET, p, a, sizeof(a));
+	sb_add(b, " %s %s", setdefs[s].data_len ? ":" : ".", a);
+	if (s == S_PEERS4 || s == S_PEERS6 || s == S_OWN4 || s == S_OWN6)
 		return;
-	memcpy(&port, key + IFN + alen + 4, sizeof(port));
-	sb_add(b, " . %s . %u", key[IFN + alen] == IPPROTO_TCP ? "tcp" : "udp",
-	    (unsigned int)ntohs(port));
+	if (s == S_LISTEN4 || s == S_LISTEN6) {
+		sb_add(b, " . %s", p[alen] == IPPROTO_TCP ? "tcp" : "udp");
+		p += 4;
+	}
+	memcpy(&port, p + alen, sizeof(port));
+	sb_add(b, " . %u", (unsigned int)ntohs(port));
 }
 
 char *
@@ -783,11 +881,11 @@ nfttenant_text(const struct tspec *v, size_t n)
 		return NULL;
 	sb_add(&b, "table inet %s {\n", NFTTENANT_TABLE);
 	for (s = 0; s < NFTTENANT_NSETS; s++) {
-		sb_add(&b, "\tset %s {\n\t\ttype %s\n", setdefs[s].name,
-		    setdefs[s].type);
+		sb_add(&b, "\t%s %s {\n\t\ttype %s\n", setdefs[s].data_len ?
+		    "map" : "set", setdefs[s].name, setdefs[s].type);
 		for (i = 0; i < k.n[s]; i++) {
 			sb_add(&b, i == 0 ? "\t\telements = { " : ",\n\t\t\t     ");
-			text_elem(&b, s, k.k[s] + i * setdefs[s].key_len);
+			text_elem(&b, s, k.k[s] + i * REC_LEN(s));
 		}
 		sb_add(&b, "%s\t}\n\n", k.n[s] > 0 ? " }\n" : "");
 	}
@@ -800,8 +898,21 @@ nfttenant_text(const struct tspec *v, size_t n)
 #ifndef EG_MUTANT_NO_ANTISPOOF
 	    "\t\tiifname @links counter drop\n"
 #endif
-	    "\t}\n\n"
-	    "\tchain input {\n"
+	    "\t}\n\n");
+	if (k.n[S_TPROXY4] + k.n[S_TPROXY6] > 0)
+		sb_add(&b, "\tchain nat_prerouting {\n"
+		    "\t\ttype nat hook prerouting priority dstnat - 10; "
+		    "policy accept;\n"
+		    "\t\tmeta nfproto ipv4 meta l4proto tcp iifname . ip daddr "
+		    "@own4 accept\n"
+		    "\t\tmeta nfproto ipv6 meta l4proto tcp iifname . ip6 daddr "
+		    "@own6 accept\n"
+		    "\t\tmeta nfproto ipv4 meta l4proto tcp counter dnat ip to "
+		    "iifname map @tproxy4\n"
+		    "\t\tmeta nfproto ipv6 meta l4proto tcp counter dnat ip6 to "
+		    "iifname map @tproxy6\n"
+		    "\t}\n\n");
+	sb_add(&b, "\tchain input {\n"
 	    "\t\ttype filter hook input priority filter; policy accept;\n"
 	    "\t\tiifname @links6 ip6 hoplimit 255 icmpv6 type 135-136 accept\n"
 	    "\t\tiifname . ip daddr . meta l4proto . th dport @listen4 "

@@ -2,7 +2,8 @@
  * table inet egress_guard_tenants in the GUARD's namespace, built from a
  * tenant list (policy/tspec.h). On a tenant's link only its peer may be a
  * source (prerouting, priority raw), only its own address and listener
- * ports are reached (input), nothing is forwarded. Sets with
+ * ports are reached (input), nothing is forwarded; a transparent
+ * tenant's other TCP is DNATed to its transparent listener. Sets with
  * concatenated keys (iifname . ip saddr, ...) carry the tenants, so the
  * rules are the same few for 1 or 4096 tenants. Pure: -1 with a message
  * in err; the caller sends the batch (nft/nftsock.h). */
@@ -13,9 +14,10 @@
 #include <stdint.h>
 
 #define NFTTENANT_TABLE		"egress_guard_tenants"
-/* The sets of the table: their number and a message bound. Elements go
- * NFTTENANT_CHUNK to a message; 4096 tenants make about 250 messages. */
-#define NFTTENANT_NSETS		6
+/* The sets and maps of the table: their number and a message bound.
+ * Elements go NFTTENANT_CHUNK to a message; 4096 tenants, all of them
+ * transparent, make about 300 messages. */
+#define NFTTENANT_NSETS		10
 #define NFTTENANT_CHUNK		128
 #define NFTTENANT_MAX_MSGS	1024
 #define NFTTENANT_WHAT_MAX	112

@@ -88,9 +88,16 @@ nftx_concat_reg(uint32_t off)
 struct nftnl_expr *
 nftx_lookup(const char *set, uint32_t sreg)
 {
+	return nftx_lookup_map(set, sreg, 0);
+}
+
+/* A map lookup (dreg not 0): the element's data into dreg on. */
+struct nftnl_expr *
+nftx_lookup_map(const char *set, uint32_t sreg, uint32_t dreg)
+{
 	const struct attr a[] = { { NFTNL_EXPR_LOOKUP_SREG, sreg },
-		{ NFTNL_EXPR_LOOKUP_FLAGS, 0 } };
-	struct nftnl_expr *e = x_new("lookup", a, NATTR(a));
+		{ NFTNL_EXPR_LOOKUP_FLAGS, 0 }, { NFTNL_EXPR_LOOKUP_DREG, dreg } };
+	struct nftnl_expr *e = x_new("lookup", a, dreg != 0 ? 3 : 2);
 
 	if (e != NULL && nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set) < 0) {
 		nftnl_expr_free(e);
@@ -373,24 +380,31 @@ nftx_redirect(struct nftx_rule *b, uint16_t port)
 	nftx_add(b, x_new("redir", a, NATTR(a)));
 }
 
+struct nftnl_expr *
+nftx_dnat_regs(int family, uint32_t raddr, uint32_t rproto)
+{
+	const struct attr a[] = { { NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT },
+		{ NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 :
+		    NFPROTO_IPV6 },
+		{ NFTNL_EXPR_NAT_REG_ADDR_MIN, raddr },
+		{ NFTNL_EXPR_NAT_REG_ADDR_MAX, raddr },
+		{ NFTNL_EXPR_NAT_REG_PROTO_MIN, rproto },
+		{ NFTNL_EXPR_NAT_REG_PROTO_MAX, rproto },
+		{ NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_MAP_IPS |
+		    NF_NAT_RANGE_PROTO_SPECIFIED } };
+
+	return x_new("nat", a, NATTR(a));
+}
+
 void
 nftx_dnat(struct nftx_rule *b, int family, const unsigned char *addr,
     uint16_t port)
 {
 	uint16_t p = htons(port);
-	const struct attr a[] = { { NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT },
-		{ NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 :
-		    NFPROTO_IPV6 },
-		{ NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1 },
-		{ NFTNL_EXPR_NAT_REG_ADDR_MAX, NFT_REG_1 },
-		{ NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2 },
-		{ NFTNL_EXPR_NAT_REG_PROTO_MAX, NFT_REG_2 },
-		{ NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_MAP_IPS |
-		    NF_NAT_RANGE_PROTO_SPECIFIED } };
 
 	nftx_add(b, x_imm(NFT_REG_1, addr, family == AF_INET ? 4 : 16));
 	nftx_add(b, x_imm(NFT_REG_2, &p, sizeof(p)));
-	nftx_add(b, x_new("nat", a, NATTR(a)));
+	nftx_add(b, nftx_dnat_regs(family, NFT_REG_1, NFT_REG_2));
 }
 
 void

@@ -39,6 +39,11 @@ struct nftnl_expr *nftx_payload_reg(uint32_t base, uint32_t offset,
 /* The register of a concatenation's field at byte offset off. */
 uint32_t nftx_concat_reg(uint32_t off);
 struct nftnl_expr *nftx_lookup(const char *set, uint32_t sreg);
+struct nftnl_expr *nftx_lookup_map(const char *set, uint32_t sreg,
+    uint32_t dreg);
+/* dnat ip|ip6 to the address in raddr, the port in rproto. */
+struct nftnl_expr *nftx_dnat_regs(int family, uint32_t raddr,
+    uint32_t rproto);
 struct nftnl_expr *nftx_cmp(uint32_t op, const void *data, uint32_t len);
 struct nftnl_expr *nftx_payload(uint32_t base, uint32_t offset, uint32_t len);
 struct nftnl_expr *nftx_ct(uint32_t key);

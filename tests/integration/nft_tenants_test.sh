@@ -6,15 +6,19 @@
 #
 #   tenant A  egtn-a-$$  wa 10.81.1.2 ---- eg-a 10.81.1.1  guard egtn-gd-$$
 #   tenant B  egtn-b-$$  wb 10.81.2.2 ---- eg-b 10.81.2.1  (forwarding on)
+#   far   egtn-far-$$    wf 10.81.3.2 ---- eg-far 10.81.3.1 (no tenant)
 #
 # Live listeners in the guard namespace: LA on 10.81.1.1:3128 bound to
 # eg-a (SO_BINDTODEVICE, as a tenant-mode guard binds), LB on
 # 10.81.2.1:3128 NOT bound to a device, LX on 10.81.1.1:9999 (a port of
-# the guard that is no tenant's); LF in B on 10.81.3.2:8080 (reached only
-# by forwarding). Tenant C (egtn-c-$$, IPv6: wc fd81:3::2 ---- eg-c
-# fd81:3::1, listener LC bound to eg-c) shows neighbour discovery
-# passing both chains and an IPv6 spoof dropped. rp_filter is off in the guard: the table, not the
-# kernel's reverse-path check, is what is tested. Every hostile case is
+# the guard that is no tenant's), LD on 10.81.1.1:5353 NOT bound (A's DNS
+# port, the target of B's cross-tenant attempt); LF in far on 10.81.3.2:8080 (reached
+# from B only by forwarding); LT on 10.81.1.1:3129 bound to eg-a, A's
+# transparent listener, logs the original destination (SO_ORIGINAL_DST).
+# Tenant C (egtn-c-$$, IPv6: wc fd81:3::2 ---- eg-c fd81:3::1, listener
+# LC bound to eg-c) shows neighbour discovery passing the input chain and
+# an IPv6 spoof dropped. rp_filter is off in the guard: the table, not
+# the kernel's reverse-path check, is what is tested. Every hostile case is
 # first shown to reach its live listener (its log says so) before the
 # table, then dropped after it (the drop counter moves, the log does not);
 # the anti-spoofing case once more with the rule deleted (and with the
@@ -33,6 +37,7 @@ GD=egtn-gd-$$
 NA=egtn-a-$$
 NB=egtn-b-$$
 NC=egtn-c-$$
+NF=egtn-far-$$
 TABLE=egress_guard_tenants
 T=$(mktemp -d /tmp/egtn.XXXXXX)
 PIDS=""
@@ -41,7 +46,7 @@ fails=0
 cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
-	for ns in $GD $NA $NB $NC; do ip netns del "$ns" 2>/dev/null; done
+	for ns in $GD $NA $NB $NC $NF; do ip netns del "$ns" 2>/dev/null; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -64,7 +69,7 @@ fi
 # A TCP listener that logs "conn PEER" per accepted connection and answers
 # one HTTP request; DEV "-" means no SO_BINDTODEVICE.
 cat >"$T/lsn.py" <<'EOF'
-import socket, sys
+import socket, struct, sys
 addr, port, dev, logf, ready = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 s = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET, socket.SOCK_STREAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -76,7 +81,14 @@ log = open(logf, "a")
 open(ready, "w").write("up\n")
 while True:
     c, peer = s.accept()
-    log.write("conn %s:%d\n" % peer[:2])
+    orig = ""
+    if s.family == socket.AF_INET:
+        try:  # SO_ORIGINAL_DST: where the client meant to go, before DNAT
+            raw = c.getsockopt(socket.SOL_IP, 80, 16)
+            orig = " orig %s:%d" % (socket.inet_ntoa(raw[4:8]), struct.unpack("!H", raw[2:4])[0])
+        except OSError:
+            pass
+    log.write("conn %s:%d%s\n" % (peer[0], peer[1], orig))
     log.flush()
     c.settimeout(2)
     try:
@@ -127,10 +139,11 @@ eg() { # egress-guard nft ...: sets RC, OUT, ERR
 }
 
 # ---- topology -----------------------------------------------------------
-for ns in $GD $NA $NB $NC; do ip netns add "$ns" || exit 1; done
+for ns in $GD $NA $NB $NC $NF; do ip netns add "$ns" || exit 1; done
 ip -n "$GD" link add eg-a type veth peer name wa netns "$NA" &&
 ip -n "$GD" link add eg-b type veth peer name wb netns "$NB" &&
-ip -n "$GD" link add eg-c type veth peer name wc netns "$NC" || exit 1
+ip -n "$GD" link add eg-c type veth peer name wc netns "$NC" &&
+ip -n "$GD" link add eg-far type veth peer name wf netns "$NF" || exit 1
 nsx "$GD" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
     net.ipv4.conf.default.rp_filter=0 net.ipv4.conf.eg-a.rp_filter=0 \
     net.ipv4.conf.eg-b.rp_filter=0 net.ipv4.ip_forward=1
@@ -138,11 +151,13 @@ ip -n "$GD" addr add 10.81.1.1/24 dev eg-a
 ip -n "$GD" addr add 10.81.2.1/24 dev eg-b
 ip -n "$NA" addr add 10.81.1.2/24 dev wa
 ip -n "$NB" addr add 10.81.2.2/24 dev wb
+ip -n "$GD" addr add 10.81.3.1/24 dev eg-far
+ip -n "$NF" addr add 10.81.3.2/24 dev wf
 ip -n "$GD" addr add fd81:3::1/64 dev eg-c nodad
 ip -n "$NC" addr add fd81:3::2/64 dev wc nodad
 ip -n "$NC" addr add fd81:3::9/64 dev wc nodad
-for l in "$GD eg-a" "$GD eg-b" "$GD eg-c" "$GD lo" "$NA wa" "$NA lo" \
-    "$NB wb" "$NB lo" "$NC wc" "$NC lo"; do
+for l in "$GD eg-a" "$GD eg-b" "$GD eg-c" "$GD eg-far" "$GD lo" "$NA wa" \
+    "$NA lo" "$NB wb" "$NB lo" "$NC wc" "$NC lo" "$NF wf" "$NF lo"; do
 	set -- $l
 	ip -n "$1" link set "$2" up
 done
@@ -150,24 +165,26 @@ done
 # the guard.
 ip -n "$NA" addr add 10.81.2.2/32 dev wa
 ip -n "$NA" route add 10.81.2.1/32 dev wa
-ip -n "$NA" route add 10.81.3.0/24 via 10.81.1.1
-ip -n "$NB" addr add 10.81.3.2/32 dev lo
-ip -n "$NB" route add 10.81.1.0/24 via 10.81.2.1
-ip -n "$GD" route add 10.81.3.0/24 via 10.81.2.2
+ip -n "$NA" route add 198.18.5.0/24 via 10.81.1.1	# A is transparent
+ip -n "$NB" route add 10.81.3.0/24 via 10.81.2.1	# B reaches far via the guard
+ip -n "$NB" route add 10.81.1.1/32 dev wb	# and A's address on its own link
+ip -n "$NF" route add 10.81.2.0/24 via 10.81.3.1
 
 start_listener "$GD" 10.81.1.1 3128 eg-a LA
 start_listener "$GD" 10.81.2.1 3128 - LB
 start_listener "$GD" 10.81.1.1 9999 - LX
-start_listener "$NB" 10.81.3.2 8080 - LF
+start_listener "$NF" 10.81.3.2 8080 - LF
 start_listener "$GD" fd81:3::1 3128 eg-c LC
-for l in LA LB LX LF LC; do
+start_listener "$GD" 10.81.1.1 3129 eg-a LT
+start_listener "$GD" 10.81.1.1 5353 - LD
+for l in LA LB LX LF LC LT LD; do
 	wait_lines "$T/$l.ready" 1 || { fail setup "listener $l did not start"; exit 1; }
 done
 
 cat >"$T/tenants.json" <<'EOF'
 {"schema":"egress-guard.tenants.v1","tenants":[
  {"id":"b","link":"eg-b","address":"10.81.2.1","peer":"10.81.2.2","port":3128},
- {"id":"a","link":"eg-a","address":"10.81.1.1","peer":"10.81.1.2","port":3128,"dns_port":5353},
+ {"id":"a","link":"eg-a","address":"10.81.1.1","peer":"10.81.1.2","port":3128,"dns_port":5353,"transparent_port":3129},
  {"id":"c","link":"eg-c","address":"fd81:3::1","peer":"fd81:3::2","port":3128}
 ]}
 EOF
@@ -179,16 +196,22 @@ try spoof "$NA" 10.81.2.2 http://10.81.1.1:3128/
 grep -q "^conn 10.81.2.2:" "$T/LA.log"
 check control_spoofed_source_reaches_live_listener $? \
     "A's connection from B's peer address never reached LA"
-try cross "$NA" 10.81.1.2 http://10.81.2.1:3128/
-grep -q "^conn 10.81.1.2:" "$T/LB.log"
+try cross "$NB" 10.81.2.2 http://10.81.1.1:5353/
+grep -q "^conn 10.81.2.2:" "$T/LD.log"
 check control_cross_tenant_reaches_live_listener $? \
-    "A never reached B's (unbound) listener address"
+    "B never reached A's (unbound) DNS listener"
+try cross_a "$NA" 10.81.1.2 http://10.81.2.1:3128/
+grep -q "^conn 10.81.1.2:" "$T/LB.log"
+check control_a_reaches_b_listener $? "A never reached B's listener address"
 try other "$NA" 10.81.1.2 http://10.81.1.1:9999/
 grep -q "^conn 10.81.1.2:" "$T/LX.log"
 check control_other_guard_port_reached $?
-try fwd "$NA" 10.81.1.2 http://10.81.3.2:8080/
-grep -q "^conn 10.81.1.2:" "$T/LF.log"
+try fwd "$NB" 10.81.2.2 http://10.81.3.2:8080/
+grep -q "^conn 10.81.2.2:" "$T/LF.log"
 check control_forwarded_through_guard $?
+try tproxy0 "$NA" 10.81.1.2 http://198.18.5.5:80/
+[ $? -ne 0 ] && [ "$(lines "$T/LT.log")" -eq 0 ]
+check control_no_redirect_before_table $?
 try spoof6 "$NC" fd81:3::9 'http://[fd81:3::1]:3128/'
 grep -q "^conn fd81:3::9:" "$T/LC.log"
 check control_ipv6_spoofed_source_reaches_live_listener $?
@@ -217,16 +240,23 @@ doc = json.load(open(sys.argv[1]))["nftables"]
 sets = {o["set"]["name"]: o["set"] for o in doc if "set" in o}
 chains = {o["chain"]["name"]: o["chain"] for o in doc if "chain" in o}
 rules = [o["rule"] for o in doc if "rule" in o]
+sets.update({o["map"]["name"]: o["map"] for o in doc if "map" in o})
 def elems(name):
     out = []
     for e in sets[name].get("elem", []):
-        out.append(tuple(e["concat"]) if isinstance(e, dict) else e)
+        if isinstance(e, list):  # a map: [key, {"concat": data}]
+            out.append((e[0], tuple(e[1]["concat"])))
+        else:
+            out.append(tuple(e["concat"]) if isinstance(e, dict) else e)
     return sorted(out, key=str)
 want = {
     "links": sorted(["eg-a", "eg-b", "eg-c"]),
     "peers4": sorted([("eg-a", "10.81.1.2"), ("eg-b", "10.81.2.2")], key=str),
     "listen4": sorted([("eg-a", "10.81.1.1", "tcp", 3128), ("eg-a", "10.81.1.1", "tcp", 5353),
-                       ("eg-a", "10.81.1.1", "udp", 5353), ("eg-b", "10.81.2.1", "tcp", 3128)], key=str),
+                       ("eg-a", "10.81.1.1", "udp", 5353), ("eg-a", "10.81.1.1", "tcp", 3129),
+                       ("eg-b", "10.81.2.1", "tcp", 3128)], key=str),
+    "own4": [("eg-a", "10.81.1.1")], "own6": [],
+    "tproxy4": [("eg-a", ("10.81.1.1", 3129))], "tproxy6": [],
     "links6": ["eg-c"], "peers6": [("eg-c", "fd81:3::2")],
     "listen6": [("eg-c", "fd81:3::1", "tcp", 3128)],
 }
@@ -243,7 +273,10 @@ for name, hook in (("input", "input"), ("forward", "forward")):
     if (c.get("hook"), c.get("prio"), c.get("policy")) != (hook, 0, "accept"):
         bad.append("%s chain %r" % (name, c))
 n = {c: sum(1 for r in rules if r["chain"] == c) for c in chains}
-if n != {"prerouting": 4, "input": 4, "forward": 2}:
+nat = chains.get("nat_prerouting", {})
+if (nat.get("type"), nat.get("hook"), nat.get("prio")) != ("nat", "prerouting", -110):
+    bad.append("nat_prerouting chain %r" % nat)
+if n != {"prerouting": 4, "nat_prerouting": 4, "input": 4, "forward": 2}:
     bad.append("rules per chain %r" % n)
 for r in rules:
     if any("drop" in e for e in r["expr"]) and not any("counter" in e for e in r["expr"]):
@@ -270,15 +303,30 @@ dropped() {
 		fail "$1" "curl rc $rc, $2 drops $c0 -> $c1, $3 log: $(tail -n 2 "$T/$3.log")"
 	fi
 }
+n=$(lines "$T/LA.log")
 try own2 "$NA" 10.81.1.2 http://10.81.1.1:3128/
-check own_listener_still_reached $? "A's own listener refused after the table"
+[ $? -eq 0 ] && [ "$(lines "$T/LA.log")" -gt "$n" ]
+check own_listener_still_reached $? "A's own listener not reached after the table"
+# A is transparent: its TCP to any other address goes to its transparent
+# listener, which reads the original destination.
+try tproxy "$NA" 10.81.1.2 http://198.18.5.5:80/
+[ $? -eq 0 ] && grep -q "^conn 10.81.1.2:[0-9]* orig 198.18.5.5:80$" "$T/LT.log"
+check transparent_tcp_redirected_to_own_listener $? "LT log: $(cat "$T/LT.log")"
 dropped hostile_spoofed_source_dropped prerouting LA "$NA" 10.81.2.2 \
     http://10.81.1.1:3128/
-dropped hostile_cross_tenant_listener_dropped input LB "$NA" 10.81.1.2 \
-    http://10.81.2.1:3128/
+dropped hostile_cross_tenant_listener_dropped input LD "$NB" 10.81.2.2 \
+    http://10.81.1.1:5353/
+# A (transparent) asking for B's listener address lands on its own
+# transparent listener, never on B's.
+cp "$T/LB.log" "$T/LB.before"
+try cross_a2 "$NA" 10.81.1.2 http://10.81.2.1:3128/
+cmp -s "$T/LB.log" "$T/LB.before" &&
+    grep -q "^conn 10.81.1.2:[0-9]* orig 10.81.2.1:3128$" "$T/LT.log"
+check hostile_transparent_tenant_redirected_not_to_other_tenant $? \
+    "LB: $(tail -n 1 "$T/LB.log") LT: $(tail -n 1 "$T/LT.log")"
 dropped hostile_other_guard_port_dropped input LX "$NA" 10.81.1.2 \
     http://10.81.1.1:9999/
-dropped hostile_forward_dropped forward LF "$NA" 10.81.1.2 \
+dropped hostile_forward_dropped forward LF "$NB" 10.81.2.2 \
     http://10.81.3.2:8080/
 try ownb "$NB" 10.81.2.2 http://10.81.2.1:3128/
 check other_tenant_own_listener_reached $?

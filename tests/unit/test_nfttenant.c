@@ -55,8 +55,8 @@ load(const char *doc, size_t *n)
 	return v;
 }
 
-/* Moves the elements of tmp (a parsed NEWSETELEM) into the set of its
- * name in l. */
+/* Copies the elements of tmp (a parsed NEWSETELEM), keys and map data,
+ * into the set of its name in l. */
 static void
 add_elems(struct nftnl_set_list *l, struct nftnl_set *tmp)
 {
@@ -73,6 +73,10 @@ add_elems(struct nftnl_set_list *l, struct nftnl_set *tmp)
 		k = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &len);
 		c = nftnl_set_elem_alloc();
 		nftnl_set_elem_set(c, NFTNL_SET_ELEM_KEY, k, len);
+		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_DATA)) {
+			k = nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA, &len);
+			nftnl_set_elem_set(c, NFTNL_SET_ELEM_DATA, k, len);
+		}
 		nftnl_set_elem_add(st, c);
 	}
 	nftnl_set_elems_iter_destroy(it);
@@ -218,28 +222,33 @@ test_batch_shape_and_read_back_equal(void **state)
 	v = load(LIST, &n);
 	build(v, n, &b);
 	parse_back(&b, &bk);
-	/* begin; add, delete, add table; per set NEWSET + one NEWSETELEM
-	 * (links6 has one element, every set at least one here); 3 chains;
-	 * 4 + 4 + 2 rules; end. */
-	assert_int_equal(bk.types[0], NFNL_MSG_BATCH_BEGIN);
-	assert_int_equal(bk.types[1], NFT_MSG_NEWTABLE);
-	assert_int_equal(bk.types[2], NFT_MSG_DELTABLE);
-	assert_int_equal(bk.types[3], NFT_MSG_NEWTABLE);
+	/* begin; add, delete, add table; per set NEWSET, then one
+	 * NEWSETELEM when it has elements (own6 and tproxy6 have none: no
+	 * transparent IPv6 tenant); 4 chains (nat_prerouting: a is
+	 * transparent); 4 + 4 + 4 + 2 rules; end. */
+	static const uint16_t want[] = { NFNL_MSG_BATCH_BEGIN,
+	    NFT_MSG_NEWTABLE, NFT_MSG_DELTABLE, NFT_MSG_NEWTABLE };
+	static const int elems[NFTTENANT_NSETS] = { 1, 1, 1, 1, 1, 1, 1, 0, 1, 0 };
+	size_t at = 4;
+
+	for (i = 0; i < 4; i++)
+		assert_int_equal(bk.types[i], want[i]);
 	for (i = 0; i < NFTTENANT_NSETS; i++) {
-		assert_int_equal(bk.types[4 + 2 * i], NFT_MSG_NEWSET);
-		assert_int_equal(bk.types[5 + 2 * i], NFT_MSG_NEWSETELEM);
+		assert_int_equal(bk.types[at++], NFT_MSG_NEWSET);
+		if (elems[i])
+			assert_int_equal(bk.types[at++], NFT_MSG_NEWSETELEM);
 	}
-	for (i = 0; i < 3; i++)
-		assert_int_equal(bk.types[16 + i], NFT_MSG_NEWCHAIN);
-	for (i = 0; i < 10; i++)
-		assert_int_equal(bk.types[19 + i], NFT_MSG_NEWRULE);
-	assert_int_equal(bk.types[29], NFNL_MSG_BATCH_END);
-	assert_int_equal(bk.n, 30);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(bk.types[at++], NFT_MSG_NEWCHAIN);
+	for (i = 0; i < 14; i++)
+		assert_int_equal(bk.types[at++], NFT_MSG_NEWRULE);
+	assert_int_equal(bk.types[at++], NFNL_MSG_BATCH_END);
+	assert_int_equal(bk.n, at);
 	assert_string_equal(nfttenant_batch_what(&b, SEQ), "the batch as a whole");
 	assert_string_equal(nfttenant_batch_what(&b, SEQ + 4), "set links");
 	assert_string_equal(nfttenant_batch_what(&b, SEQ + 13),
 	    "set listen4 elements 1-5");
-	assert_non_null(strstr(nfttenant_batch_what(&b, SEQ + 22),
+	assert_non_null(strstr(nfttenant_batch_what(&b, SEQ + 29),
 	    "prerouting rule #4"));
 	assert_int_equal(compare(v, n, &bk, diff, sizeof(diff)), 0);
 	back_free(&bk);
@@ -370,6 +379,94 @@ test_concat_registers(void **state)
 	free(v);
 }
 
+/* Transparent tenants: the map's element (link : address . port), and
+ * the DNAT that takes the port from the register after the address
+ * (32-bit register 9 after an IPv4 address, 2 after an IPv6 one). No
+ * transparent tenant: no nat chain at all. */
+static void
+test_transparent_map_and_nat(void **state)
+{
+	static const char *six = "{\"schema\":\"egress-guard.tenants.v1\","
+	    "\"tenants\":[{\"id\":\"c\",\"link\":\"eg-c\",\"address\":"
+	    "\"fd81:3::1\",\"peer\":\"fd81:3::2\",\"port\":8080,"
+	    "\"transparent_port\":8081}]}";
+	static const char *none = "{\"schema\":\"egress-guard.tenants.v1\","
+	    "\"tenants\":[{\"id\":\"b\",\"link\":\"eg-b\",\"address\":"
+	    "\"10.81.2.1\",\"peer\":\"10.81.2.2\",\"port\":3128}]}";
+	struct nfttenant_batch b;
+	struct back bk;
+	struct nftnl_chain *c;
+	struct nftnl_rule_iter *ri;
+	struct nftnl_rule *r;
+	struct nftnl_expr_iter *ei;
+	struct nftnl_expr *e;
+	struct nftnl_set *st;
+	struct nftnl_set_elem *el;
+	struct nftnl_set_elems_iter *it;
+	unsigned char k[16], d[20];
+	const void *got;
+	struct tspec *v;
+	uint32_t len;
+	size_t n;
+	int nat = 0;
+
+	(void)state;
+	v = load(six, &n);
+	build(v, n, &b);
+	parse_back(&b, &bk);
+	st = nftnl_set_list_lookup_byname(bk.sets, "tproxy6");
+	assert_int_equal(nftnl_set_get_u32(st, NFTNL_SET_FLAGS), NFT_SET_MAP);
+	assert_int_equal(nftnl_set_get_u32(st, NFTNL_SET_DATA_LEN), 20);
+	it = nftnl_set_elems_iter_create(st);
+	el = nftnl_set_elems_iter_next(it);
+	assert_non_null(el);
+	memset(k, 0, sizeof(k));
+	memcpy(k, "eg-c", 4);
+	got = nftnl_set_elem_get(el, NFTNL_SET_ELEM_KEY, &len);
+	assert_int_equal(len, 16);
+	assert_memory_equal(got, k, 16);
+	memset(d, 0, sizeof(d));
+	inet_pton(AF_INET6, "fd81:3::1", d);
+	d[16] = 8081 >> 8;
+	d[17] = 8081 & 0xff;
+	got = nftnl_set_elem_get(el, NFTNL_SET_ELEM_DATA, &len);
+	assert_int_equal(len, 20);
+	assert_memory_equal(got, d, 20);
+	assert_null(nftnl_set_elems_iter_next(it));
+	nftnl_set_elems_iter_destroy(it);
+	c = nftnl_chain_list_lookup_byname(bk.chains, "nat_prerouting");
+	assert_non_null(c);
+	assert_string_equal(nftnl_chain_get_str(c, NFTNL_CHAIN_TYPE), "nat");
+	assert_int_equal(nftnl_chain_get_s32(c, NFTNL_CHAIN_PRIO), -110);
+	ri = nftnl_rule_iter_create(c);
+	while ((r = nftnl_rule_iter_next(ri)) != NULL) {
+		ei = nftnl_expr_iter_create(r);
+		while ((e = nftnl_expr_iter_next(ei)) != NULL) {
+			if (strcmp(nftnl_expr_get_str(e, NFTNL_EXPR_NAME), "nat"))
+				continue;
+			nat++;
+			assert_int_equal(nftnl_expr_get_u32(e,
+			    NFTNL_EXPR_NAT_REG_ADDR_MIN), NFT_REG_1);
+			assert_int_equal(nftnl_expr_get_u32(e,
+			    NFTNL_EXPR_NAT_REG_PROTO_MIN), nftnl_expr_get_u32(e,
+			    NFTNL_EXPR_NAT_FAMILY) == NFPROTO_IPV4 ? 9 : NFT_REG_2);
+		}
+		nftnl_expr_iter_destroy(ei);
+	}
+	nftnl_rule_iter_destroy(ri);
+	assert_int_equal(nat, 2);
+	back_free(&bk);
+	nfttenant_batch_free(&b);
+	free(v);
+	v = load(none, &n);
+	build(v, n, &b);
+	parse_back(&b, &bk);
+	assert_null(nftnl_chain_list_lookup_byname(bk.chains, "nat_prerouting"));
+	back_free(&bk);
+	nfttenant_batch_free(&b);
+	free(v);
+}
+
 /* Each kind of tampering with a table read back is named by verify. */
 static void
 test_verify_names_tampering(void **state)
@@ -481,6 +578,7 @@ main(void)
 		cmocka_unit_test(test_batch_shape_and_read_back_equal),
 		cmocka_unit_test(test_key_layouts),
 		cmocka_unit_test(test_concat_registers),
+		cmocka_unit_test(test_transparent_map_and_nat),
 		cmocka_unit_test(test_verify_names_tampering),
 		cmocka_unit_test(test_largest_list_fits),
 		cmocka_unit_test(test_dry_run_text),
