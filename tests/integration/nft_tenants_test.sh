@@ -366,6 +366,47 @@ else
 	    "make $(dirname "${MUTANT#$top/}")/egress-guard first"
 fi
 
+# ---- refusals and scale ----------------------------------------------------
+eg tenants --tenants "$T/none.json" --netns "$GD"
+[ $RC -eq 2 ] && echo "$ERR" | grep -q "$T/none.json"
+check refuses_missing_list_naming_it $? "rc $RC: $ERR"
+eg tenants --tenants "$T/tenants.json" --netns "egtn-nosuch-$$"
+check refuses_unknown_namespace $([ $RC -eq 2 ]; echo $?) "rc $RC: $ERR"
+if command -v setpriv >/dev/null 2>&1; then
+	# In the guard's namespace itself (no setns), without any capability;
+	# the list readable by the unprivileged uid.
+	eg tenants-remove --netns "$GD"
+	chmod 0755 "$T"
+	chmod 0644 "$T/tenants.json"
+	nsx "$GD" setpriv --reuid 65534 --regid 65534 --clear-groups \
+	    --inh-caps=-all --bounding-set=-all "$BIN" nft tenants \
+	    --tenants "$T/tenants.json" --netns /proc/self/ns/net \
+	    >"$T/out" 2>"$T/err"
+	RC=$?
+	[ $RC -eq 2 ] && grep -q "CAP_NET_ADMIN" "$T/err" &&
+	    ! nsx "$GD" nft list table inet $TABLE >/dev/null 2>&1
+	check refuses_without_cap_net_admin $? "rc $RC: $(cat "$T/err")"
+fi
+# The most tenants a list holds, every one with a DNS and a transparent
+# port: one transaction of about 300 messages and 1.5 MB, through buffers
+# raised for it, and read back equal.
+"$PY" - "$T/big.json" <<'EOF2'
+import json, sys
+t = []
+for i in range(4096):
+    v6 = i % 2
+    a = ("fd82:%x::1" % i, "fd82:%x::2" % i) if v6 else \
+        ("10.%d.%d.1" % (100 + i // 256, i % 256), "10.%d.%d.2" % (100 + i // 256, i % 256))
+    t.append({"id": "t%04d" % i, "link": "x%04d" % i, "address": a[0], "peer": a[1],
+              "port": 3128, "dns_port": 53, "transparent_port": 3129})
+json.dump({"schema": "egress-guard.tenants.v1", "tenants": t}, open(sys.argv[1], "w"))
+EOF2
+eg tenants --tenants "$T/big.json" --netns "$GD"
+r1=$RC
+eg tenants-verify --tenants "$T/big.json" --netns "$GD"
+[ $r1 -eq 0 ] && [ $RC -eq 0 ] && echo "$OUT" | grep -q "4096 tenants"
+check largest_list_applies_and_verifies $? "apply $r1, verify $RC: $ERR"
+
 # ---- re-apply, dry run, remove ------------------------------------------------
 eg tenants --tenants "$T/tenants.json" --netns "$GD"
 check reapply_restores $RC "$ERR"
