@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <linux/netfilter.h>
@@ -22,6 +23,7 @@
 #include "nft/nftcmp.h"
 #include "nft/nftfmt.h"
 #include "nft/nftrules.h"
+#include "nft/nftx.h"
 #include "util/errbuf.h"
 
 
@@ -289,28 +291,31 @@ elem_text(uint32_t type, const unsigned char *k, uint32_t len, char *buf,
 
 	buf[0] = '\0';
 	while (type != 0 && nf < 4) {
-		f[nf++] = type & 0x3f;
-		type >>= 6;
+		f[nf++] = type & ((1u << NFTX_T_BITS) - 1);
+		type >>= NFTX_T_BITS;
 	}
 	for (i = 0; i < nf; i++) {
 		uint32_t t = f[nf - 1 - i];
 
-		fl = t == 41 ? 16 : t == 8 ? 16 : t == 7 || t == 12 || t == 13 ? 4 : 0;
+		fl = t == NFTX_T_IFNAME || t == NFTX_T_IP6ADDR ? 16 :
+		    t == NFTX_T_IPADDR || t == NFTX_T_INET_PROTO ||
+		    t == NFTX_T_INET_SERVICE ? 4 : 0;
 		if (fl == 0 || off + fl > len)
 			goto hex;
-		if (t == 41)
+		if (t == NFTX_T_IFNAME)
 			nftfmt_safe(strndupa((const char *)k + off, 16), a, sizeof(a));
-		else if (t == 7 || t == 8)
-			inet_ntop(t == 7 ? AF_INET : AF_INET6, k + off, a, sizeof(a));
-		else if (t == 12)
-			snprintf(a, sizeof(a), "%s", k[off] == 6 ? "tcp" :
-			    k[off] == 17 ? "udp" : "?");
+		else if (t == NFTX_T_IPADDR || t == NFTX_T_IP6ADDR)
+			inet_ntop(t == NFTX_T_IPADDR ? AF_INET : AF_INET6, k + off,
+			    a, sizeof(a));
+		else if (t == NFTX_T_INET_PROTO)
+			snprintf(a, sizeof(a), "%s", k[off] == IPPROTO_TCP ? "tcp" :
+			    k[off] == IPPROTO_UDP ? "udp" : "?");
 		else
 			snprintf(a, sizeof(a), "%u", (unsigned int)(k[off] << 8 |
 			    k[off + 1]));
 		o += (size_t)snprintf(buf + o, o < blen ? blen - o : 0, "%s%s%s",
-		    i > 0 ? " . " : "", t == 41 ? "\"" : "", a);
-		if (t == 41 && o + 1 < blen)
+		    i > 0 ? " . " : "", t == NFTX_T_IFNAME ? "\"" : "", a);
+		if (t == NFTX_T_IFNAME && o + 1 < blen)
 			buf[o++] = '"', buf[o] = '\0';
 		off += fl;
 		if (o >= blen)

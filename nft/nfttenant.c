@@ -33,14 +33,12 @@
 #include "util/errbuf.h"
 #include "util/mutant.h"
 
-/* nft's datatype numbers (nftables src/datatype.h); a concatenation's
- * type is its fields' types, 6 bits each, the first field highest. */
-#define T_IPADDR	7
-#define T_IP6ADDR	8
-#define T_INET_PROTO	12
-#define T_INET_SERVICE	13
-#define T_IFNAME	41
-#define T_BITS		6
+#define T_IPADDR	NFTX_T_IPADDR
+#define T_IP6ADDR	NFTX_T_IP6ADDR
+#define T_INET_PROTO	NFTX_T_INET_PROTO
+#define T_INET_SERVICE	NFTX_T_INET_SERVICE
+#define T_IFNAME	NFTX_T_IFNAME
+#define T_BITS		NFTX_T_BITS
 #define CAT2(a, b)		(((uint32_t)(a) << T_BITS) | (b))
 #define CAT4(a, b, c, d)	((CAT2(CAT2(a, b), c) << T_BITS) | (d))
 

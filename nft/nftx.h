@@ -22,6 +22,16 @@ struct nftnl_rule;
 #define NFTX_LOOPBACK_IFINDEX	1u
 #define NFTX_IFNAME_LEN		16	/* IFNAMSIZ: what iifname compares */
 
+/* nft's datatype numbers (nftables src/datatype.h), for set key and data
+ * types; a concatenation's type is its fields' types, NFTX_T_BITS each,
+ * the first field highest. */
+#define NFTX_T_IPADDR		7
+#define NFTX_T_IP6ADDR		8
+#define NFTX_T_INET_PROTO	12
+#define NFTX_T_INET_SERVICE	13
+#define NFTX_T_IFNAME		41
+#define NFTX_T_BITS		6
+
 struct nftx_rule {
 	struct nftnl_rule	*r;
 	int			 bad;
