@@ -54,7 +54,9 @@ tspec_id_ok(const char *s, size_t len)
 
 /* The kernel refuses "." and ".." as names (dev_valid_name); the grammar
  * leaves out '/', ':' and whitespace, which it refuses too, and '%'
- * templates ("eth%d"), which it would expand. */
+ * templates ("eth%d"), which it would expand. "lo" is no tenant's link:
+ * the guard-side table would judge the guard's own loopback traffic as a
+ * tenant's (nft --transparent-in refuses it likewise). */
 int
 tspec_link_ok(const char *s, size_t len)
 {
@@ -62,7 +64,8 @@ tspec_link_ok(const char *s, size_t len)
 
 	if (s == NULL || len < 1 || len > TSPEC_LINK_MAX)
 		return 0;
-	if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
+	if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.') ||
+	    (len == 2 && s[0] == 'l' && s[1] == 'o'))
 		return 0;
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -191,7 +194,8 @@ spec_from_json(json_t *obj, struct tspec *t, char *err, size_t errlen)
 	    "1-32 bytes of a-z, 0-9, '-', not starting with '-'", t->id,
 	    err, errlen) == -1 ||
 	    parse_name(obj, "link", tspec_link_ok,
-	    "an interface name: 1-15 bytes of A-Z, a-z, 0-9, '_', '.', '-'",
+	    "an interface name: 1-15 bytes of A-Z, a-z, 0-9, '_', '.', '-', "
+	    "not \"lo\"",
 	    t->link, err, errlen) == -1)
 		return -1;
 	if (json_object_get(obj, "address") == NULL)
