@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "policy/policyint.h"
+#include "policy/policy.h"
 #include "policy/tspec.h"
 #include "util/ascii.h"
 #include "util/errbuf.h"
@@ -28,28 +29,12 @@ static const char *const spec_keys[] = {
 	"port", "transparent_port", NULL
 };
 
-/* The id grammar. policy/ gains its own check of the same grammar for a
- * policy's "tenant" key; the two are to become one. */
-static int
-id_grammar_ok(const char *s, size_t len)
-{
-	size_t i;
-
-	if (s == NULL || len < 1 || len > TSPEC_ID_MAX || s[0] == '-')
-		return 0;
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (!((c >= 'a' && c <= 'z') || ascii_is_digit(c) || c == '-'))
-			return 0;
-	}
-	return 1;
-}
-
+/* One grammar for a tenant's id, the policy's (policy/policy.h): the
+ * id a bundle is signed for must be one a spec can name. */
 int
 tspec_id_ok(const char *s, size_t len)
 {
-	return id_grammar_ok(s, len);
+	return policy_tenant_id_ok(s, len);
 }
 
 /* The kernel refuses "." and ".." as names (dev_valid_name); the grammar
