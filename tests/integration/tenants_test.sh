@@ -369,9 +369,11 @@ case $st in *'"epoch_floor":1'*'"epoch":1'*) ;; *) rc=1;; esac
 case $o in *stale_epoch*status=409) ;; *) rc=1;; esac
 check hostile_readded_tenant_keeps_its_floor_no_rollback $rc "$st / $o"
 
-# ---- a's transparent listener: redirected connections are a's ----
-"$BIN" nft apply --netns "$GD" --transparent-in "$LA" --transparent 10.77.0.1:3129 \
-    --guard 10.77.0.1:3128 >/dev/null 2>"$T/nft.err"
+# ---- a's transparent listener, behind the guard-side tenants table ----
+# The table is built from the guard's own list (GET /v1/tenants); it
+# redirects a's other TCP to a's transparent listener.
+curl -sS --max-time 5 --unix-socket "$S" http://guard/v1/tenants >"$T/tenants.json"
+"$BIN" nft tenants --tenants "$T/tenants.json" --netns "$GD" >/dev/null 2>"$T/nft.err"
 inwl ip route add 198.18.1.0/24 via 10.77.0.1
 n0=$(lines up "req GET /")
 oa=$(inwl curl -s --max-time 10 -o /dev/null -w 'code=%{http_code}' \
@@ -388,7 +390,7 @@ case "$lb" in *'"tenant":"a"'*'"host":"b.test"'*not_allowlisted*) ;; *) rc=1;; e
 [ "$(lines up "req GET /")" -eq "$n1" ] || rc=1
 check tenant_transparent_listener_decides_by_its_tenant_policy $rc \
     "$oa $la / $ob $lb $(cat "$T/nft.err")"
-"$BIN" nft remove --netns "$GD" >/dev/null 2>&1
+"$BIN" nft tenants-remove --netns "$GD" >/dev/null 2>&1
 
 # ---- a guard serving no tenant runs no tenant's policy ----
 o=$(timeout 10 ip netns exec "$GD" "$BIN" run --listen 10.77.0.1:3200 \
