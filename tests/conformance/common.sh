@@ -70,19 +70,46 @@ log_of() { if [ "$1" = - ]; then glog; else cat "$1" 2>/dev/null; fi; }
 log_mark() { log_of "$1" | wc -l; }
 # ev_json SRC MARK EVENT PATTERN FORMAT: the EVENT lines of log SRC after
 # MARK that match PATTERN (up to 0.5 s for the first), FORMAT'ed from the
-# count N and the last line's keys.
+# count N (S: "s" unless 1) and the last line's keys, {KEY} each (a string
+# value's text, a number as written); nothing when a key is absent. awk,
+# not a python start per case: seconds on a busy machine.
 ev_json() {
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		log_of "$1" | tail -n "+$(($2 + 1))" | grep "\"event\":\"$3\"" | grep -e "$4" >"$T/ev.json"
 		[ -s "$T/ev.json" ] && break
 		sleep 0.05
 	done
-	python3 -c 'import json, sys
-ls = [json.loads(l[l.index("{"):]) for l in open(sys.argv[1]) if "{" in l]
-if ls:
-    d = dict(ls[-1], N=len(ls), S="" if len(ls) == 1 else "s")
-    print(sys.argv[2].format(**{k: v for k, v in d.items() if isinstance(k, str)}).rstrip())' \
-	    "$T/ev.json" "$5" 2>/dev/null
+	awk -v fmt="$5" 'END {
+		if (NR == 0)
+			exit
+		s = fmt; out = ""
+		while (match(s, /[{][A-Za-z_]+[}]/)) {
+			k = substr(s, RSTART + 1, RLENGTH - 2)
+			out = out substr(s, 1, RSTART - 1)
+			s = substr(s, RSTART + RLENGTH)
+			if (k == "N")
+				v = NR
+			else if (k == "S")
+				v = NR == 1 ? "" : "s"
+			else {
+				i = index($0, "\"" k "\":")
+				if (i == 0)
+					exit
+				r = substr($0, i + length(k) + 3)
+				if (substr(r, 1, 1) == "\"") {
+					r = substr(r, 2)
+					v = substr(r, 1, index(r, "\"") - 1)
+				} else {
+					match(r, /^[^,}]*/)
+					v = substr(r, 1, RLENGTH)
+				}
+			}
+			out = out v
+		}
+		out = out s
+		sub(/[ \t]+$/, "", out)
+		print out
+	}' "$T/ev.json" 2>/dev/null
 }
 # ev_control NAME SRC MARK [PATTERN]: the guard's control API (socket NAME)
 # logged a request: "socket NAME: N connections, METHOD PATH STATUS".

@@ -64,6 +64,7 @@ for t in $TEN; do
 	    ip -n "$ns" route add default via "10.81.$n.1" ||
 	    { echo "conformance: tenant $t's link failed"; exit 2; }
 	ingd sysctl -qw "net.ipv4.conf.$(tlink "$t").rp_filter=0"
+	ip netns exec "$ns" sysctl -qw net.ipv4.ping_group_range="1 0"
 done
 for a in 198.18.2.1 198.18.2.2 198.18.2.3; do ip -n "$IN" addr add "$a/32" dev lo; done
 # Counted where a tenant's packets arrive on the guard's side, before any
@@ -202,22 +203,11 @@ spoof() {
 		done
 	fi
 }
-# rawping WHO: an ICMP echo request through a raw socket (root in its
-# namespace) to pub's address → "sent" | "blocked" (the send refused).
-rawping() {
-	inat "$1" python3 -c '
-import socket, struct
-m = struct.pack("!BBHHH", 8, 0, 0, 0x4567, 1) + b"egconf"
-c = sum(struct.unpack("!7H", m))
-c = (c >> 16) + (c & 0xffff)
-m = m[:2] + struct.pack("!H", ~(c + (c >> 16)) & 0xffff) + m[4:]
-s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
-try:
-    s.sendto(m, ("198.18.1.10", 0))
-    print("sent")
-except OSError:
-    print("blocked")'
-}
+# rawping WHO: an ICMP echo request to pub's address from WHO's
+# namespace as root, through a raw socket (ping_group_range is "1 0"
+# there: ping's datagram socket is refused and it falls back to
+# SOCK_RAW); what became of it is counted on the guard's side (rawcount).
+rawping() { inat "$1" ping -n -q -c1 -W 0.1 198.18.1.10 >/dev/null 2>&1; :; }
 moved() { if [ "$1" = "$2" ]; then echo untouched; else echo reached; fi; }
 
 # ------------------------------------------------------------------ cases
@@ -255,12 +245,12 @@ cases_tenant() {
 		cases_as_push "tenant $t: " "t$t-"
 	fi
 	if want_fact default_deny; then
-		c0=$(rawcount "$t"); o=$(rawping "$t"); c1=$(rawcount "$t")
+		c0=$(rawcount "$t"); rawping "$t"; c1=$(rawcount "$t")
 		wl_table "$t" remove
-		k=$(rawping "$t"); c2=$(rawcount "$t")
+		rawping "$t"; c2=$(rawcount "$t")
 		wl_table "$t" apply || echo "conformance: tenant $t's table not re-applied"
-		record "t$t-dd-01" default_deny "tenant $t, root: a raw ICMP socket sends an echo request to a public address (control: its workload table removed; counted on the guard's side of its link)" \
-		    "blocked untouched" "$o $(moved "$c0" "$c1")" "sent reached" "$k $(moved "$c1" "$c2")" \
+		record "t$t-dd-01" default_deny "tenant $t, root: a raw ICMP socket (ping) sends an echo request to a public address (control: its workload table removed; counted on the guard's side of its link)" \
+		    untouched "$(moved "$c0" "$c1")" reached "$(moved "$c1" "$c2")" \
 		    "$(ev_counter "gd-raw-$t" "$c1" "$c2")"
 	fi
 }
