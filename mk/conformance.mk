@@ -13,19 +13,24 @@ MUTANT_FLAGS_trust_dialled = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_TRUST_DIALLED
 MUTANT_FLAGS_socks_no_classify = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_SOCKS_NO_CLASSIFY
 # nft apply --transparent-in forwards instead of redirecting (nfttransp.c).
 MUTANT_FLAGS_nft_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NFT_FORWARD
-# nft tenants without the anti-spoofing drop (nfttenant.c). Not in the
-# matrix: BUILD=$(BUILD)/mutant-no_antispoof tests/integration/nft_tenants_test.sh
-# must fail hostile_spoofed_source_dropped (the script builds it itself).
+# nft tenants without the anti-spoofing drop (nfttenant.c): the tenants
+# target's (below); also BUILD=$(BUILD)/mutant-no_antispoof
+# tests/integration/nft_tenants_test.sh must fail
+# hostile_spoofed_source_dropped (the script builds it itself).
 MUTANT_FLAGS_no_antispoof = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_ANTISPOOF
 # Not in the matrix: BUILD=$(BUILD)/mutant-dns_forward tests/integration/dns_listen_test.sh
 # must fail denied_name_never_queried_upstream (guard/dnsd.c).
 MUTANT_FLAGS_dns_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_DNS_FORWARD
+# Issue 33's tenants target (tests/conformance/tenants.sh), with
+# no_antispoof above: the guard's tenant taken from the connection's
+# source address, its listeners not bound to their links (guard/).
+MUTANT_FLAGS_tenant_by_source = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_TENANT_BY_SOURCE
 # The range-first mutant is also the matrix's control guard for the
 # connect_time_public_address cases under --allow-range ::/0.
 RANGE_FIRST_BIN = $(BUILD)/mutant-range_first/egress-guard
 
 .PHONY: conformance conformance-mutants conformance-mutants-harness conformance-mutants-more conformance-mutants-nft conformance-docker \
-    conformance-mutants-docker
+    conformance-mutants-docker conformance-tenants conformance-mutants-tenants
 # The matrix, then a receipt for this exact build, signed by a local
 # attester key made for the purpose, and the grade it earns. The target
 # fails when the matrix does, and when no authentic receipt results (sign
@@ -46,12 +51,16 @@ define sign-receipt
 	    --attesters $(CONF)/attesters $(2) || rc=1
 endef
 # The lab run writes two reports: the lab suite's and the transparent
-# path's (its tp-* cases, graded by the transparent suite).
+# path's (its tp-* cases, graded by the transparent suite); the tenants
+# target a third (report-tenants.json, suite tenants: one guard serving
+# three sandboxes).
 conformance: all $(RANGE_FIRST_BIN)
 	$(Q)BUILD=$(BUILD) EG_CONF_RANGE_FIRST_BIN=$(abspath $(RANGE_FIRST_BIN)) \
 	    bash tests/conformance/matrix.sh $(CONF); rc=$$?; \
+	BUILD=$(BUILD) EG_CONF_TARGET=tenants bash tests/conformance/matrix.sh $(CONF) || rc=1; \
 	$(call sign-receipt,$(CONF)); \
-	$(call sign-receipt,$(CONF),,report-transparent); exit $$rc
+	$(call sign-receipt,$(CONF),,report-transparent); \
+	$(call sign-receipt,$(CONF),,report-tenants); exit $$rc
 
 # The matrix against the guard as Docker deploys it (layout (a),
 # tests/conformance/docker.sh), on docker_test.sh's own dockerd and image
@@ -69,10 +78,22 @@ $(BUILD)/mutant-%/egress-guard: FORCE
 	    $(BUILD)/mutant-$*/egress-guard $(BUILD)/mutant-$*/egress-guardctl
 
 
+# mutant-check REPORT FACT CASES MUTANT NAME: REPORT has FACT false;
+# with CASES (an id prefix, e.g. tp- for the transparent path), one of
+# those cases is among the failed ones; its version says -MUTANT exactly
+# when MUTANT is 1. (One shell command, for a recipe line.)
+define mutant-check
+	if python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); p=sys.argv[3]; \
+	    sys.exit(0 if r["facts"][sys.argv[2]] is False and \
+	    ("-MUTANT" in r["version"]) == (sys.argv[4] == "1") and \
+	    (not p or any(c["id"].startswith(p) and c["verdict"] == "fail" for c in r["cases"])) else 1)' \
+	    $(1) $(2) '$(3)' $(4); then \
+		echo "PASS mutant $(5): $(2) turned false$(if $(3), ($(3)* cases too))"; \
+	else echo "FAIL mutant $(5): no report, fact not false, or version wrong about -MUTANT"; exit 1; fi
+endef
 # mutant-run MUTANT_BUILD FACT [ENV] NAME [CASES]: the matrix over FACT
-# must fail it; with CASES (an id prefix, e.g. tp- for the transparent
-# path), one of those cases must be among the failed ones. The report's
-# version must say -MUTANT exactly when MUTANT_BUILD is not $(BUILD).
+# must fail it (mutant-check). The report's version must say -MUTANT
+# exactly when MUTANT_BUILD is not $(BUILD).
 define mutant-run
 	$(Q)out=$(BUILD)/conformance/mutant-$(2); mkdir -p $$out; \
 	if BUILD=$(1) EG_CONF_FACTS=$(2) EG_CONF_RANGE_FIRST_BIN=$(abspath $(RANGE_FIRST_BIN)) \
@@ -80,13 +101,20 @@ define mutant-run
 	    >$$out/matrix.log 2>&1; then \
 		echo "FAIL mutant $(4): the matrix stayed green"; exit 1; \
 	fi; \
-	if python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); p=sys.argv[3]; \
-	    sys.exit(0 if r["facts"][sys.argv[2]] is False and \
-	    ("-MUTANT" in r["version"]) == (sys.argv[4] == "1") and \
-	    (not p or any(c["id"].startswith(p) and c["verdict"] == "fail" for c in r["cases"])) else 1)' \
-	    $$out/report.json $(2) '$(5)' $(if $(filter $(BUILD),$(1)),0,1); then \
-		echo "PASS mutant $(4): $(2) turned false$(if $(5), ($(5)* cases too))"; \
-	else echo "FAIL mutant $(4): no report, fact not false, or version wrong about -MUTANT"; exit 1; fi
+	$(call mutant-check,$$out/report.json,$(2),$(5),$(if $(filter $(BUILD),$(1)),0,1),$(4))
+endef
+
+# The tenants target's two mutants in ONE topology run (tenants.sh with
+# EG_CONF_TENANT_MUTANTS=1 swaps the guard under test within it):
+# tenant_by_source must turn exact_destination_match false (its cross-
+# tenant identity cases, xt-edm-*), no_antispoof default_deny (the
+# spoofed connection, xt-dd-01).
+define tenants-mutants-run
+	$(Q)out=$(BUILD)/conformance/mutant-tenants; mkdir -p $$out; rm -f $$out/report*.json; \
+	BUILD=$(BUILD) EG_CONF_TARGET=tenants EG_CONF_TENANT_MUTANTS=1 \
+	    bash tests/conformance/matrix.sh $$out >$$out/matrix.log 2>&1; \
+	$(call mutant-check,$$out/report-tenants-tenant_by_source.json,exact_destination_match,xt-edm-0,1,tenant_by_source); \
+	$(call mutant-check,$$out/report-tenants-no_antispoof.json,default_deny,xt-dd-01,1,no_antispoof)
 endef
 
 # The harness's own mutant (one matrix run over every fact, about as long
@@ -112,16 +140,26 @@ define harness-mutant-run
 	else echo "FAIL harness mutant dead_controls: $$(grep -m3 '^dead_controls' $$out/check.log | tr '\n' ' ')"; exit 1; fi
 endef
 
+# The tenants target alone (its report and receipt in $(CONF)), and its
+# two mutants alone.
+conformance-tenants: all
+	$(Q)BUILD=$(BUILD) EG_CONF_TARGET=tenants bash tests/conformance/matrix.sh $(CONF); rc=$$?; \
+	$(call sign-receipt,$(CONF),,report-tenants); exit $$rc
+conformance-mutants-tenants: all $(BUILD)/mutant-tenant_by_source/egress-guard $(BUILD)/mutant-no_antispoof/egress-guard
+	$(call tenants-mutants-run)
+
 # The harness mutant alone.
 conformance-mutants-harness: all $(RANGE_FIRST_BIN)
 	$(call harness-mutant-run)
 
 # conformance-mutants (make test runs it): one mutant per fact of the
 # transparent path and of the deploy, each made to fail its own cases,
-# and the harness's dead_controls.
+# the tenants target's two, and the harness's dead_controls.
 conformance-mutants: all $(BUILD)/mutant-no_classify/egress-guard $(BUILD)/mutant-no_recheck/egress-guard \
-    $(BUILD)/mutant-nft_forward/egress-guard $(BUILD)/mutant-trust_dialled/egress-guard $(RANGE_FIRST_BIN)
+    $(BUILD)/mutant-nft_forward/egress-guard $(BUILD)/mutant-trust_dialled/egress-guard $(RANGE_FIRST_BIN) \
+    $(BUILD)/mutant-tenant_by_source/egress-guard $(BUILD)/mutant-no_antispoof/egress-guard
 	$(call harness-mutant-run)
+	$(call tenants-mutants-run)
 	$(call mutant-run,$(BUILD)/mutant-no_classify,connect_time_public_address,,no_classify,tp-ctpa)
 	$(call mutant-run,$(BUILD)/mutant-no_recheck,redirect_recheck,,no_recheck,tp-rr)
 	$(call mutant-run,$(BUILD),default_deny,EG_CONF_SKIP_NFT=1,skip_nft)

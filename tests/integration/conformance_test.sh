@@ -13,10 +13,11 @@ make -s BUILD="$B" conformance >"$B/conformance/matrix.log" 2>&1 || mrc=1
 sed -n 's/^pass  *\([a-z0-9-]*\) .*/PASS conformance_\1/p; s/^\(fail\|inconclusive\) *\([a-z0-9-]*\) \(.*\)/FAIL conformance_\2 (\1): \3/p' \
     "$B/conformance/matrix.log"
 sed -n '/^suite /,/^report/p' "$B/conformance/matrix.log"
-# Both reports are schema v2, each graded by its suite with every fact
-# true, and every case carries its control's expected words and evidence
+# The three reports (the lab's, the transparent path's, the tenants
+# target's) are schema v2, each graded by its suite with every fact true,
+# and every case carries its control's expected words and evidence
 # (report.py grades as verify does; a case without evidence never passes).
-for s in lab:report transparent:report-transparent; do
+for s in lab:report transparent:report-transparent tenants:report-tenants; do
 	if python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 ok = (r["schema"] == "egress-guard.conformance-report.v2" and r["suite"] == sys.argv[2]
@@ -30,14 +31,26 @@ done
 [ $mrc = 0 ] || rc=1
 # The receipt of this run grades the exact build; the same receipt under
 # an attester set that lacks its signer must not.
-# Both receipts, the lab's and the transparent path's, each graded by its
-# own suite.
+# The three receipts, the lab's, the transparent path's and the tenants
+# target's, each graded by its own suite, which it names.
 grades=$(sed -n 's/^grade: //p' "$B/conformance/matrix.log" | tr '\n' ' ')
-if [ "$grades" = "security_boundary security_boundary " ]; then echo "PASS conformance_receipt_grades_security_boundary"
+if [ "$grades" = "security_boundary security_boundary security_boundary " ]; then echo "PASS conformance_receipt_grades_security_boundary"
 else echo "FAIL conformance_receipt_grades_security_boundary: got '$grades'"; rc=1; fi
-show=$("$B/egress-guardctl" receipt show "$B/conformance/receipt-transparent.json" 2>&1)
-case "$show" in *"suite:    transparent version"*"5 of 5 facts proved"*) echo "PASS conformance_transparent_receipt_names_its_suite";;
-*) echo "FAIL conformance_transparent_receipt_names_its_suite: $(echo "$show" | head -n 8 | tr '\n' ' ')"; rc=1;; esac
+for s in transparent tenants; do
+	show=$("$B/egress-guardctl" receipt show "$B/conformance/receipt-$s.json" 2>&1)
+	case "$show" in *"suite:    $s version"*"5 of 5 facts proved"*) echo "PASS conformance_${s}_receipt_names_its_suite";;
+	*) echo "FAIL conformance_${s}_receipt_names_its_suite: $(echo "$show" | head -n 8 | tr '\n' ' ')"; rc=1;; esac
+done
+# The tenants receipt admits where a grade earned on that deployment is
+# required, and only there (admit --suite).
+printf '{"network_policy":"allowlist","allowed_hosts":["a.example.test:80"],"required_egress_certification":"security_boundary"}' \
+    >"$B/conformance/tenants-profile.json"
+adm() { "$B/egress-guardctl" admit --profile "$B/conformance/tenants-profile.json" \
+    --receipt "$B/conformance/receipt-tenants.json" --attesters "$B/conformance/attesters" --suite "$1" 2>&1; }
+a1=$(adm tenants); r1=$?
+a2=$(adm lab); r2=$?
+if [ $r1 = 0 ] && [ $r2 = 3 ]; then echo "PASS conformance_tenants_receipt_admits_on_suite_tenants_only"
+else echo "FAIL conformance_tenants_receipt_admits_on_suite_tenants_only: $r1 '$a1', $r2 '$a2'"; rc=1; fi
 # The report names the bytes the matrix ran, which receipt sign holds the
 # binary to.
 if python3 -c 'import hashlib, json, sys
