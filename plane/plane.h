@@ -14,27 +14,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "plane/prule.h"
+
 struct config;
 struct policy;
 struct plane;
 struct plane_check;
-
-enum plane_verdict {
-	PLANE_OK = 0,		/* new policy: install it */
-	PLANE_SAME,		/* same epoch and digest as active: nothing to do */
-	PLANE_MALFORMED,	/* 400 */
-	PLANE_UNKNOWN_KEY,	/* 403 */
-	PLANE_BAD_SIGNATURE,	/* 403 */
-	PLANE_STALE_EPOCH,	/* 409: lower epoch */
-	PLANE_EPOCH_CONFLICT,	/* 409: same epoch, other digest */
-	PLANE_STORE_FAILED,	/* 500: could not persist; nothing changed */
-	PLANE_BUSY,		/* 503: another change is being checked */
-	PLANE_UNAVAILABLE,	/* 503: no memory or thread to check it */
-	PLANE_NO_POLICY_FILE,	/* SIGHUP only: the guard runs without --policy */
-	PLANE_WRONG_TENANT	/* 403: signed for another tenant, or none */
-};
-
-#define PLANE_TENANT_MAX	32	/* a tenant id's bytes (policy/tspec.h) */
 
 const char *plane_verdict_name(enum plane_verdict v);	/* "stale_epoch", … */
 int plane_verdict_status(enum plane_verdict v);		/* HTTP status */
@@ -139,11 +124,15 @@ int plane_tenant_start(struct plane *pl, struct policy **out, char *err,
     size_t errlen);
 /* The tenant a plane serves ("" for the guard's own). */
 const char *plane_tenant(const struct plane *pl);
-/* The tenant list (STATE/tenants.json): stored atomically as a bundle is
- * (0 or -1 with err), read back at start (NULL and err "" when there is
- * none; NULL with err on an unsafe or unreadable file). */
-int plane_tenants_store(struct plane *pl, const char *buf, size_t len, char *err,
-    size_t errlen);
+/* The tenant list (STATE/tenants.json), body (len bytes from malloc,
+ * taken in every case) stored atomically as a bundle is, on a check's
+ * thread (an fsync held the loop tens of milliseconds): the contract of
+ * plane_check_start, collected with plane_check_finish (PLANE_OK with
+ * *out NULL, or PLANE_STORE_FAILED with err). */
+enum plane_verdict plane_tenants_start(struct plane *pl, char *body, size_t len,
+    int notify_fd, struct plane_check **out, char *err, size_t errlen);
+/* The list, read back at start: NULL and err "" when there is none; NULL
+ * with err on an unsafe or unreadable file. */
 char *plane_tenants_load(struct plane *pl, size_t *len, char *err, size_t errlen);
 
 #endif
