@@ -105,7 +105,7 @@ cmd_compile(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 
-	canon = policy_profile_canonical_cat(o.operand, epoch, cat, &len, err,
+	canon = policy_profile_canonical_cat(o.operand, epoch, cat, NULL, &len, err,
 	    sizeof(err));
 	if (canon == NULL) {
 		/* err starts with the path. */

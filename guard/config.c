@@ -13,7 +13,7 @@ enum {
 	OPT_DNS, OPT_ALLOW, OPT_DENY, OPT_SNI, OPT_USER, OPT_LOG_FORMAT,
 	OPT_LOG_FILE, OPT_MAX_CONNS, OPT_HDR_TO, OPT_IDLE_TO, OPT_CONN_TO,
 	OPT_DNS_TO, OPT_GRACE, OPT_NO_STATE, OPT_TRANSPARENT, OPT_DNS_LISTEN,
-	OPT_WORKERS, OPT_HELP
+	OPT_WORKERS, OPT_TENANTS, OPT_HELP
 };
 
 static const struct option run_opts[] = {
@@ -39,6 +39,7 @@ static const struct option run_opts[] = {
 	{ "dns-timeout",	required_argument, NULL, OPT_DNS_TO },
 	{ "grace",		required_argument, NULL, OPT_GRACE },
 	{ "workers",		required_argument, NULL, OPT_WORKERS },
+	{ "tenants",		no_argument,       NULL, OPT_TENANTS },
 	{ "help",		no_argument,       NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 }
 };
@@ -62,10 +63,11 @@ config_usage(FILE *f, const char *prog)
 	    "       [--log-file FILE] [--max-conns N] [--workers N]\n"
 	    "       [--header-timeout S] [--idle-timeout S] [--connect-timeout S]\n"
 	    "       [--dns-timeout S] [--grace S]\n"
+	    "   or: %s run --tenants --control PATH --state-dir DIR --trust-key K ...\n"
 	    "   or: %s check " CHECK_ARGS "\n"
 	    "   or: %s nft apply|show|verify|remove --netns NAME|PATH|PID ...\n"
 	    "   or: %s appliance [run|init|hold|pause|fenced|health|COMMAND...]\n"
-	    "   or: %s version\n", prog, prog, prog, prog, prog);
+	    "   or: %s version\n", prog, prog, prog, prog, prog, prog);
 }
 
 /* `egress-guard run --help`: every flag, with its default. */
@@ -132,6 +134,9 @@ config_run_help(FILE *f)
 	    "  --connect-timeout S    upstream connect timeout (10)\n"
 	    "  --dns-timeout S        resolver timeout (5)\n"
 	    "  --grace S              SIGTERM: let live tunnels finish for S seconds (10)\n"
+	    "  --tenants              serve many sandboxes: each tenant's listeners,\n"
+	    "                         policy and bounds are added over --control\n"
+	    "                         (PUT /v1/tenants/ID); one worker loop\n"
 	    "  --help                 this text\n"
 	    "\n"
 	    "Signals: SIGTERM drains and exits 0, SIGHUP reloads --policy. Exit status:\n"
@@ -239,6 +244,39 @@ seconds(const char *arg, const char *flag, long long min, long long max,
 	if (num_parse(arg, min, max, out) == -1) {
 		errbuf_set(err, errlen, "%s: expected a whole number %lld-%lld", flag,
 		    min, max);
+		return -1;
+	}
+	return 0;
+}
+
+/* Tenant mode (docs/design.md "Tenants"): every listener is a tenant's,
+ * added over the control socket, so a flag that would open one, or load
+ * a policy for no tenant, is refused rather than ignored. */
+static int
+tenant_flags(int argc, char **argv, const struct config *c, char *err,
+    size_t errlen)
+{
+	static const char *const refused[] = {
+		"--listen", "--transparent", "--dns-listen", "--policy", "--no-state",
+		NULL
+	};
+	size_t n;
+	int i, k;
+
+	for (i = 1; i < argc; i++)
+		for (k = 0; refused[k] != NULL; k++) {
+			n = strlen(refused[k]);
+			if (strncmp(argv[i], refused[k], n) == 0 &&
+			    (argv[i][n] == '\0' || argv[i][n] == '=')) {
+				errbuf_set(err, errlen, "%s: not with --tenants (each tenant's "
+				    "listeners and policy come over the control socket)",
+				    refused[k]);
+				return -1;
+			}
+		}
+	if (c->workers > 1) {
+		errbuf_set(err, errlen, "--workers %lld: --tenants runs one event loop "
+		    "in this version", c->workers);
 		return -1;
 	}
 	return 0;
@@ -387,6 +425,7 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 			rc = seconds(optarg, "--workers", 1, CONFIG_MAX_WORKERS,
 			    &c->workers, err, errlen);
 			break;
+		case OPT_TENANTS:	c->tenants = 1; break;
 		case OPT_HELP:
 			errbuf_set(err, errlen, "help");
 			return -1;
@@ -404,6 +443,8 @@ config_parse_run(int argc, char **argv, struct config *c, char *err,
 		errbuf_set(err, errlen, "unexpected argument: %s", argv[optind]);
 		return -1;
 	}
+	if (c->tenants)
+		return tenant_flags(argc, argv, c, err, errlen);
 	if (c->nlisten == 0) {
 		const char def[] = "127.0.0.1:3128";
 		(void)dest_parse_authority(def, sizeof(def) - 1, &c->listen[0], why,

@@ -49,6 +49,7 @@ struct config {
 	long long	 dns_timeout;
 	long long	 grace;			/* SIGTERM drain, seconds */
 	long long	 workers;		/* event loops; 0: one per usable CPU */
+	int		 tenants;		/* --tenants: listeners are tenants' */
 };
 
 /* Parses argv (argv[0] is the subcommand name). Returns 0, or -1 with a

@@ -91,6 +91,12 @@ conn_accept_starved(int e)
 int
 conn_bind(const struct dest *d, int type)
 {
+	return conn_bind_dev(d, type, NULL);
+}
+
+int
+conn_bind_dev(const struct dest *d, int type, const char *device)
+{
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	int fd, one = 1, e;
@@ -116,6 +122,20 @@ conn_bind(const struct dest *d, int type)
 	/* A v6 socket serves exactly its address, never mapped v4. */
 	if (ss.ss_family == AF_INET6)
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+#ifdef EG_MUTANT_TENANT_BY_SOURCE
+	/* Test-only mutant (make conformance-mutants): no link binding. */
+	device = NULL;
+#endif
+	/* A tenant's listener takes only what arrived on its link: the
+	 * kernel matches no packet from another link to it, whatever its
+	 * destination address (docs/design.md "Tenants"). */
+	if (device != NULL && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, device,
+	    (socklen_t)strlen(device) + 1) == -1) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
 	if (bind(fd, (struct sockaddr *)&ss, sl) == -1) {
 		e = errno;
 		close(fd);
@@ -157,6 +177,8 @@ conn_log_decision(struct proxy_conn *c, enum reason r, const char *detail)
 	metrics_decision(c->env.metrics, conn_proto(c), r);
 	log_rec_begin(&rec, c->env.log, "decision");
 	log_rec_int(&rec, "id", (long long)c->id);
+	if (c->env.tenant != NULL)
+		log_rec_str(&rec, "tenant", c->env.tenant);
 	log_rec_str(&rec, "client", c->client);
 	log_rec_str(&rec, "proto", conn_proto(c));
 	if (c->tp != NULL)	/* what the client dialled: never trusted */
@@ -192,6 +214,8 @@ conn_log_close(struct proxy_conn *c, const char *reason, uint64_t up, uint64_t d
 	metrics_bytes(c->env.metrics, up, down);
 	log_rec_begin(&rec, c->env.log, "close");
 	log_rec_int(&rec, "id", (long long)c->id);
+	if (c->env.tenant != NULL)
+		log_rec_str(&rec, "tenant", c->env.tenant);
 	log_rec_str(&rec, "peer", c->peer);
 	log_rec_str(&rec, "reason", reason);
 	log_rec_int(&rec, "bytes_up", (long long)up);
@@ -247,6 +271,17 @@ linger_write_cb(struct bufferevent *bev, void *arg)
 	evtimer_add(c->timer, &tv);
 }
 
+/* Cancels c's lookup, if one is in flight, and uncounts it. */
+static void
+conn_lookup_cancel(struct proxy_conn *c)
+{
+	if (c->rq == NULL)
+		return;
+	resolver_cancel(c->rq);
+	c->rq = NULL;
+	(*c->env.lookups)--;
+}
+
 /* Flushes what is queued for the client, then closes. Stops everything
  * else the connection was doing. The linger starts once the last byte is
  * written: a client reading slowly gets every byte however long that
@@ -257,8 +292,7 @@ conn_finish(struct proxy_conn *c)
 {
 	struct timeval idle = { c->env.cfg->idle_timeout, 0 };
 
-	resolver_cancel(c->rq);
-	c->rq = NULL;
+	conn_lookup_cancel(c);
 	dial_cancel(c->dial);
 	c->dial = NULL;
 	conn_exchange_release(c->ex);
@@ -402,7 +436,7 @@ conn_free(struct proxy_conn *c)
 	if (c == NULL)
 		return;
 	env = c->env;
-	resolver_cancel(c->rq);
+	conn_lookup_cancel(c);
 	dial_cancel(c->dial);
 	conn_tunnel_release(&c->tun);
 	if (c->cbev != NULL)

@@ -61,6 +61,8 @@ struct conn_env {
 	struct metrics		*metrics;
 	const int		*stopping;	/* the guard is draining */
 	void			*owner;		/* the router's context */
+	const char		*tenant;	/* named in every line; NULL: none */
+	unsigned		*lookups;	/* the router's, while c->rq is set */
 	/* Unlinks c from the owner's list, just before it is freed. */
 	void	(*detach)(void *owner, struct proxy_conn *c);
 	/* After a connection was freed (a draining guard may exit). */
@@ -176,6 +178,9 @@ void conn_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len);
 /* A non-blocking, close-on-exec socket of type bound to d (an IP literal
  * and port; IPv6 only for v6). Returns the fd, or -1 with errno. */
 int conn_bind(const struct dest *d, int type);
+/* The same, the socket bound to the interface device first
+ * (SO_BINDTODEVICE; NULL: none): a tenant's listener. */
+int conn_bind_dev(const struct dest *d, int type, const char *device);
 /* 1 when an accept failed with errno e for want of this host's
  * descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM): accepting again
  * at once would spin, so the listener pauses. */

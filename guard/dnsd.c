@@ -116,6 +116,8 @@ log_answer(struct dnsd_q *x, enum reason r, int rcode, const char *detail)
 		return;		/* counted in the client's aggregate line */
 	log_rec_begin(&rec, x->d->env.log, "decision");
 	log_rec_int(&rec, "id", (long long)x->id);
+	if (x->d->env.tenant != NULL)
+		log_rec_str(&rec, "tenant", x->d->env.tenant);
 	log_rec_str(&rec, "client", x->client);
 	log_rec_str(&rec, "proto", "dns");
 	log_rec_str(&rec, "transport", x->tc != NULL ? "tcp" : "udp");
@@ -298,7 +300,8 @@ decide(struct dnsd *d, struct dnsd_q *x)
 	}
 	/* The resolver's own bound, shared with the proxy's lookups: beyond
 	 * it the lookup would fail anyway, so say overloaded, as for ours. */
-	if (d->ninflight >= DNSD_MAX_INFLIGHT ||
+	if (d->ninflight >= (d->env.max_inflight > 0 ? d->env.max_inflight :
+	    DNSD_MAX_INFLIGHT) ||
 	    resolver_live(d->env.resolver) >= RESOLVER_MAX_LIVE) {
 		answer(x, REASON_OVERLOADED, DNSMSG_REFUSED, NULL, 0, 0, NULL);
 		return;
@@ -636,9 +639,10 @@ tcp_listen_cb(evutil_socket_t lfd, short what, void *arg)
 /* ---- setup ---- */
 
 static int
-bind_one(const struct dest *a, int type, char *err, size_t errlen)
+bind_one(const struct dnsd *d, const struct dest *a, int type, char *err,
+    size_t errlen)
 {
-	int fd = conn_bind(a, type);
+	int fd = conn_bind_dev(a, type, d->env.device);
 
 	if (fd == -1)
 		errbuf_set(err, errlen, "--dns-listen %s%s%s:%u (%s): %s",
@@ -675,7 +679,7 @@ dnsd_new(const struct dnsd_env *env, const struct dest *at, size_t n,
 	for (i = 0; i < n; i++) {
 		struct dnsd_udp *u = &d->udp[d->nudp];
 
-		if ((fd = bind_one(&at[i], SOCK_DGRAM, err, errlen)) == -1)
+		if ((fd = bind_one(d, &at[i], SOCK_DGRAM, err, errlen)) == -1)
 			goto fail;
 		u->d = d;
 		u->fd = fd;
@@ -688,7 +692,7 @@ dnsd_new(const struct dnsd_env *env, const struct dest *at, size_t n,
 			goto fail;
 		}
 		d->nudp++;
-		if ((fd = bind_one(&at[i], SOCK_STREAM, err, errlen)) == -1)
+		if ((fd = bind_one(d, &at[i], SOCK_STREAM, err, errlen)) == -1)
 			goto fail;
 		if (listen(fd, DNSD_BACKLOG) == -1 ||
 		    (d->tcp[d->ntcp] = event_new(env->base, fd, EV_READ |
@@ -741,4 +745,10 @@ dnsd_free(struct dnsd *d)
 	log_every_free(&d->paused);
 	dnslog_free(d->lines);
 	free(d);
+}
+
+size_t
+dnsd_inflight(const struct dnsd *d)
+{
+	return d->ninflight;
 }

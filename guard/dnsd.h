@@ -37,6 +37,12 @@ struct dnsd_env {
 	void			*arg;
 	/* The policy in force now (NULL: none, every query REFUSED). */
 	const struct policy	*(*policy)(void *arg);
+	/* Tenant mode: the listeners bound to this interface (NULL: none),
+	 * the tenant every line names (NULL: none), and its bound on
+	 * lookups in flight (0: DNSD_MAX_INFLIGHT). */
+	const char		*device;
+	const char		*tenant;
+	unsigned		 max_inflight;
 };
 
 struct dnsd;
@@ -46,6 +52,8 @@ struct dnsd;
 struct dnsd *dnsd_new(const struct dnsd_env *env, const struct dest *listen,
     size_t n, char *err, size_t errlen);
 
+/* Lookups in flight. */
+size_t dnsd_inflight(const struct dnsd *d);
 /* Closes every socket and cancels every lookup. Safe on NULL. Must run
  * before the resolver and the base are freed. */
 void dnsd_free(struct dnsd *d);

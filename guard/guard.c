@@ -28,6 +28,7 @@
 #include "guard/logevery.h"
 #include "plane/plane.h"
 #include "guard/proxy.h"
+#include "guard/tenant.h"
 #include "guard/worker.h"
 #include "policy/policy.h"
 #include "resolver/classify.h"
@@ -43,17 +44,7 @@ guard_log_policy(struct guard *g, const char *event)
 	struct log_rec r;
 
 	log_rec_begin(&r, g->log, event);
-	if (g->policy == NULL) {
-		log_rec_null(&r, "policy_epoch");
-		log_rec_null(&r, "policy_digest");
-		log_rec_str(&r, "mode", "none");
-		log_rec_str(&r, "msg", "no policy loaded: every request is denied (no_policy)");
-	} else {
-		log_rec_int(&r, "policy_epoch", policy_epoch(g->policy));
-		log_rec_str(&r, "policy_digest", policy_digest(g->policy));
-		log_rec_str(&r, "mode", policy_mode_name(policy_mode(g->policy)));
-		log_rec_int(&r, "entries", (long long)policy_entries(g->policy));
-	}
+	log_rec_policy_state(&r, g->policy);
 	log_emit(g->log, &r);
 }
 
@@ -220,6 +211,8 @@ maybe_exit(struct guard *g)
 		return;
 	if (g->nworkers > 0 && !worker_drained(g->workers[0]))
 		return;
+	if (g->tenants != NULL && tenants_live(g->tenants) > 0)
+		return;
 	pthread_mutex_lock(&g->wmu);
 	for (i = 1; i < g->nworkers; i++)
 		if (!worker_exited(g->workers[i]))
@@ -236,6 +229,15 @@ stop_workers(struct guard *g, int now)
 
 	for (i = 0; i < g->nworkers; i++)
 		worker_post_stop(g->workers[i], now);
+	if (g->tenants != NULL && now)
+		tenants_close_all(g->tenants);
+}
+
+/* A tenant's connection ended: a draining guard may be done. */
+static void
+tenant_closed(void *arg)
+{
+	maybe_exit(arg);
 }
 
 /* A worker's thread ended, or worker 0 drained. One that ends while the
@@ -376,6 +378,8 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	 * dropped unanswered (the client retries elsewhere or gives up). */
 	dnsd_free(g->dnsd);
 	g->dnsd = NULL;
+	if (g->tenants != NULL)
+		tenants_stop(g->tenants);
 	log_msg(g->log, "shutdown", "stopped accepting; draining live tunnels");
 	stop_workers(g, 0);
 	/* Armed even when nothing is live now: the other workers close
@@ -469,6 +473,10 @@ guard_free(struct guard *g)
 	dnsd_free(g->dnsd);
 	g->dnsd = NULL;
 	control_free(g->control);
+	/* After the control socket (a push it finishes installs into a
+	 * tenant), before worker 0 (whose resolver the tenants use). */
+	tenants_free(g->tenants);
+	g->tenants = NULL;
 	/* Threads first (each closes what it still holds), then worker 0. */
 	for (i = g->nworkers; i-- > 1;)
 		worker_join(g->workers[i]);
@@ -547,6 +555,34 @@ workers_new(struct guard *g, char *err, size_t errlen)
 	}
 	g->classify = worker_classify(g->workers[0]);
 	g->resolver = worker_resolver(g->workers[0]);
+	return 0;
+}
+
+/* Tenant mode: the registry on worker 0's loop, and the tenants' folder
+ * in the state folder, made while the guard may still be root. A policy
+ * the state folder kept from a run without --tenants serves nobody. */
+static int
+tenants_begin(struct guard *g, char *err, size_t errlen)
+{
+	if (g->policy != NULL) {
+		log_msg(g->log, "warning", "--tenants: the state folder's bundle.json "
+		    "is for no tenant and is not run");
+		policy_free(g->policy);
+		g->policy = NULL;
+	}
+	if (plane_tenants_prepare(g->plane, err, errlen) == -1)
+		return -1;
+	g->tenants = tenants_new(&(struct tenants_env){
+		.base = g->base, .cfg = g->cfg, .log = g->log,
+		.classify = g->classify, .resolver = g->resolver, .plane = g->plane,
+		.worker = g->workers[0], .metrics = worker_metrics(g->workers[0]),
+		.nconns = &g->nconns, .next_id = &g->next_id, .arg = g,
+		.closed = tenant_closed,
+	});
+	if (g->tenants == NULL) {
+		errbuf_set(err, errlen, "out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -634,6 +670,10 @@ guard_run_main(int argc, char **argv)
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
 	}
+	if (cfg.tenants && tenants_begin(&g, err, sizeof(err)) == -1) {
+		fprintf(stderr, "egress-guard: %s\n", err);
+		goto out;
+	}
 	/* The DNS listener runs on worker 0's loop (the main thread), with
 	 * its resolver and classifier. */
 	if (cfg.ndns_listen > 0 && (g.dnsd = dnsd_new(&(struct dnsd_env){
@@ -655,6 +695,7 @@ guard_run_main(int argc, char **argv)
 		.started = g.started, .arg = &g, .policy = ctl_policy,
 		.nconns = ctl_nconns, .worker_conns = ctl_worker_conns,
 		.set_policy = ctl_set_policy, .reloaded = ctl_reloaded,
+		.tenants = g.tenants != NULL ? tenants_control(g.tenants) : NULL,
 	};
 	if ((g.control = control_new(&ctl_env, cfg.control_path, cfg.user != NULL ?
 	    user.uid : geteuid(), err, sizeof(err))) == NULL) {
@@ -681,6 +722,12 @@ guard_run_main(int argc, char **argv)
 	/* Checked as the user the guard now is: a push it cannot store would
 	 * fail only later, in front of the plane. */
 	if (plane_state_writable(g.plane, err, sizeof(err)) == -1) {
+		fprintf(stderr, "egress-guard: %s\n", err);
+		goto out;
+	}
+	/* As the user the guard now is: each tenant's folder is then its
+	 * own, as those of tenants added later are. */
+	if (g.tenants != NULL && tenants_restore(g.tenants, err, sizeof(err)) == -1) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		goto out;
 	}

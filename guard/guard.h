@@ -47,6 +47,7 @@ struct guard {
 	struct event		*sig_term, *sig_int, *sig_hup, *sig_usr1;
 	struct event		*grace_timer;
 	struct dnsd		*dnsd;		/* --dns-listen, on worker 0's loop; NULL without */
+	struct tenants		*tenants;	/* --tenants (guard/tenant.h); NULL without */
 	int			 stopping;
 	int			 failed;	/* a worker loop stopped on its own */
 	/* The worker loops (guard/worker.h); worker 0 runs on base. */

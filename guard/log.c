@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "guard/log.h"
+#include "policy/policy.h"
 #include "util/errbuf.h"
 #include "util/jsonw.h"
 #include "util/num.h"
@@ -726,4 +727,21 @@ log_msg(struct log *lg, const char *event, const char *msg)
 	log_rec_begin(&r, lg, event);
 	log_rec_str(&r, "msg", msg);
 	log_emit(lg, &r);
+}
+
+void
+log_rec_policy_state(struct log_rec *r, const struct policy *p)
+{
+	if (p == NULL) {
+		log_rec_null(r, "policy_epoch");
+		log_rec_null(r, "policy_digest");
+		log_rec_str(r, "mode", "none");
+		log_rec_str(r, "msg", "no policy loaded: every request is denied "
+		    "(no_policy)");
+		return;
+	}
+	log_rec_int(r, "policy_epoch", policy_epoch(p));
+	log_rec_str(r, "policy_digest", policy_digest(p));
+	log_rec_str(r, "mode", policy_mode_name(policy_mode(p)));
+	log_rec_int(r, "entries", (long long)policy_entries(p));
 }

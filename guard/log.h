@@ -66,6 +66,10 @@ void log_rec_strv(struct log_rec *r, const char *key, const char *const *v, size
  * both null when epoch < 0 (no policy, or refused before the policy
  * step). */
 void log_rec_policy(struct log_rec *r, long long epoch, const char *digest);
+/* A policy line's fields: the epoch, digest, mode and entries of p, or
+ * mode "none" and why every request is denied when p is NULL. */
+struct policy;
+void log_rec_policy_state(struct log_rec *r, const struct policy *p);
 /* Ends the record and writes it as one line. */
 void log_emit(struct log *lg, struct log_rec *r);
 

@@ -41,6 +41,7 @@ struct proxy {
 	struct proxy_env	 env;
 	TAILQ_HEAD(, proxy_conn) conns;
 	uint64_t		 live;		/* in conns */
+	unsigned		 lookups;	/* its conns in ST_RESOLVE */
 };
 
 static void head_read_cb(struct bufferevent *bev, void *arg);
@@ -99,6 +100,8 @@ proxy_conn_env(struct proxy *px, struct conn_env *env)
 	env->header_timeout = header_timeout_cb;
 	env->dial_done = dial_done;
 	env->new_id = proxy_new_id;
+	env->tenant = px->env.tenant;
+	env->lookups = &px->lookups;
 }
 
 /* ---- the shared path: policy → resolve → classify → dial ---- */
@@ -189,6 +192,7 @@ resolved(void *arg, enum resolver_status st, const struct resolver_addr *a,
 	struct proxy_conn *c = arg;
 
 	c->rq = NULL;
+	c->px->lookups--;
 	metrics_dns(c->px->env.metrics, (double)conn_usec_since(&c->dns_start) / 1e6);
 	if (st == RESOLVER_TIMEOUT) {
 		conn_deny(c, REASON_DNS_TIMEOUT, detail);
@@ -246,11 +250,20 @@ route(struct proxy_conn *c)
 		classify_and_dial(c, &lit, 1);
 		return;
 	}
+	/* A tenant at its bound waits for none of its own lookups to end:
+	 * it is refused, and the resolver stays free for the others. */
+	if (c->px->env.max_lookups > 0 && c->px->lookups >= c->px->env.max_lookups) {
+		conn_deny(c, REASON_DNS_FAILURE, "this tenant's lookups in flight are "
+		    "at its max_dns");
+		return;
+	}
 	c->state = ST_RESOLVE;
 	clock_gettime(CLOCK_MONOTONIC, &c->dns_start);
 	c->rq = resolver_lookup(c->px->env.resolver, c->dest.host, resolved, c);
 	if (c->rq == NULL)
 		conn_deny(c, REASON_DNS_FAILURE, "out of memory");
+	else
+		c->px->lookups++;
 }
 
 /* ---- reading heads ---- */
@@ -577,6 +590,13 @@ accept_conn(struct proxy *px, int fd, const struct sockaddr *sa, int transparent
 		proxy_reject_overloaded(px, fd, sa, 0, transparent);
 		return;
 	}
+	/* A tenant at its own bound is refused before it can take the
+	 * others' share of --max-conns. */
+	if (px->env.max_live > 0 && px->live >= px->env.max_live) {
+		atomic_fetch_sub(px->env.nconns, 1);
+		proxy_reject_overloaded(px, fd, sa, 0, transparent);
+		return;
+	}
 	if ((c = conn_alloc(transparent)) == NULL) {
 		atomic_fetch_sub(px->env.nconns, 1);
 		close(fd);
@@ -718,8 +738,14 @@ proxy_live(const struct proxy *px)
 	return px != NULL ? px->live : 0;
 }
 
+unsigned
+proxy_lookups(const struct proxy *px)
+{
+	return px->lookups;
+}
+
 void
-proxy_close_all(struct proxy *px)
+proxy_close_all(struct proxy *px, const char *reason)
 {
 	struct proxy_conn *c;
 
@@ -730,11 +756,11 @@ proxy_close_all(struct proxy *px)
 	 * rest (heads, lookups, dials, lingering answers) had no allow. */
 	while ((c = TAILQ_FIRST(&px->conns)) != NULL) {
 		if (c->state == ST_RELAY) {
-			tunnel_end(c, "shutdown");
+			tunnel_end(c, reason);
 			continue;
 		}
 		if (exchange_admitted(c))
-			exchange_log_close(c, "shutdown");
+			exchange_log_close(c, reason);
 		conn_free(c);
 	}
 }
@@ -756,6 +782,6 @@ proxy_free(struct proxy *px)
 {
 	if (px == NULL)
 		return;
-	proxy_close_all(px);
+	proxy_close_all(px, "shutdown");
 	free(px);
 }

@@ -37,6 +37,13 @@ struct proxy_env {
 	const struct policy	*(*policy)(void *arg);
 	/* A connection ended (a draining daemon may exit). */
 	void			 (*closed)(void *arg);
+	/* Tenant mode (docs/design.md "Tenants"): the tenant every line of
+	 * this router names (NULL: none), and its own bounds, beside
+	 * --max-conns: connections (0: none) and lookups in flight (0:
+	 * none but the resolver's). */
+	const char		*tenant;
+	unsigned		 max_live;
+	unsigned		 max_lookups;
 };
 
 /* NULL on allocation failure. */
@@ -48,8 +55,9 @@ void proxy_free(struct proxy *px);
  * workers together) it is answered 503 overloaded and closed instead. */
 void proxy_accept(struct proxy *px, int fd, const struct sockaddr *sa, int salen);
 
-/* This router's live connections. */
+/* This router's live connections, and its lookups in flight. */
 uint64_t proxy_live(const struct proxy *px);
+unsigned proxy_lookups(const struct proxy *px);
 
 /* Closes the live connections that p no longer admits, with reason
  * "revoked"; returns how many. */
@@ -66,7 +74,8 @@ void proxy_accept_transparent(struct proxy *px, int fd, const struct sockaddr *s
 void proxy_reject_overloaded(struct proxy *px, int fd, const struct sockaddr *sa,
     int salen, int transparent);
 
-/* Frees every connection (shutdown). */
-void proxy_close_all(struct proxy *px);
+/* Frees every connection; an admitted one gets its close line with
+ * reason (shutdown, tenant_removed). */
+void proxy_close_all(struct proxy *px, const char *reason);
 
 #endif

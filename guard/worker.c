@@ -51,6 +51,9 @@ struct worker {
 	int			 lfds[2 * CONFIG_MAX_LISTEN];
 	size_t			 nlisteners;
 	struct event		*accept_resume;
+	/* Listeners of others (tenants) paused and resumed with these. */
+	void			(*pause_hook)(void *arg, int on);
+	void			*pause_arg;
 	struct log_every	 paused;	/* "accept paused" lines */
 	int			 near;		/* the last accept neared the reserve */
 	struct handoff_box	*box;		/* connections other workers hand here */
@@ -190,6 +193,15 @@ set_accepting(struct worker *w, int on)
 		else
 			event_del(w->listeners[i]);
 	}
+	if (w->pause_hook != NULL)
+		w->pause_hook(w->pause_arg, on);
+}
+
+void
+worker_on_pause(struct worker *w, void (*fn)(void *arg, int on), void *arg)
+{
+	w->pause_hook = fn;
+	w->pause_arg = arg;
 }
 
 static void
@@ -206,15 +218,21 @@ accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 /* Serves an accepted connection on worker arg: one it accepted, or one
  * another worker handed it (the box's take, guard/handoff.h). */
 static void
+serve_on(struct proxy *px, const struct handoff *h)
+{
+	if (h->transparent)
+		proxy_accept_transparent(px, h->fd, (const struct sockaddr *)&h->ss,
+		    (int)h->sl);
+	else
+		proxy_accept(px, h->fd, (const struct sockaddr *)&h->ss, (int)h->sl);
+}
+
+static void
 serve(void *arg, const struct handoff *h)
 {
 	struct worker *w = arg;
 
-	if (h->transparent)
-		proxy_accept_transparent(w->proxy, h->fd, (const struct sockaddr *)&h->ss,
-		    (int)h->sl);
-	else
-		proxy_accept(w->proxy, h->fd, (const struct sockaddr *)&h->ss, (int)h->sl);
+	serve_on(w->proxy, h);
 	if (w->box != NULL)
 		handoff_set_live(w->box, (unsigned)proxy_live(w->proxy));
 }
@@ -242,9 +260,12 @@ hand_over(struct worker *w, const struct handoff *h)
 
 /* One accept per readiness: the listener is level-triggered, so a
  * backlog that holds more makes it ready again on the next pass, and no
- * accept4 is spent learning that the backlog is empty (EAGAIN). */
-static void
-accept_one(struct worker *w, evutil_socket_t lfd, int transparent)
+ * accept4 is spent learning that the backlog is empty (EAGAIN). route,
+ * when set, names the router of the connection (a tenant's listener):
+ * then it is served here, never handed to another worker. */
+void
+worker_accept(struct worker *w, int lfd, int transparent,
+    struct proxy *(*route)(void *arg, const struct sockaddr *sa), void *arg)
 {
 	struct handoff h;
 	struct timeval tv = { 0, WORKER_PAUSE_USEC };
@@ -266,7 +287,9 @@ accept_one(struct worker *w, evutil_socket_t lfd, int transparent)
 	}
 	if (h.fd != -1) {
 		w->near = fdres_near(h.fd);
-		if (w->box == NULL || !hand_over(w, &h))
+		if (route != NULL)
+			serve_on(route(arg, (const struct sockaddr *)&h.ss), &h);
+		else if (w->box == NULL || !hand_over(w, &h))
 			serve(w, &h);
 		return;
 	}
@@ -290,7 +313,7 @@ static void
 listen_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	(void)what;
-	accept_one(arg, lfd, 0);
+	worker_accept(arg, lfd, 0, NULL, NULL);
 }
 
 /* A --transparent listener: redirected connections (guard/proxy.c). */
@@ -298,7 +321,7 @@ static void
 listen_transp_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	(void)what;
-	accept_one(arg, lfd, 1);
+	worker_accept(arg, lfd, 1, NULL, NULL);
 }
 
 static socklen_t
@@ -574,7 +597,7 @@ worker_main(void *arg)
 	handoff_box_close(w->box);	/* nothing is taken here any more */
 	/* Whatever is still open goes with the loop (a stop "now", or the
 	 * grace period over): closed here, on the thread that owns it. */
-	proxy_close_all(w->proxy);
+	proxy_close_all(w->proxy, "shutdown");
 	log_detach(w->log);
 	pthread_mutex_lock(&g->wmu);
 	w->exited = 1;

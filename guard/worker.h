@@ -72,6 +72,18 @@ int worker_drained(const struct worker *w);
  * from the main thread. */
 unsigned worker_conns(const struct worker *w);
 
+/* Accepts one connection from listener lfd as the worker's own do
+ * (descriptor reserve, a pause when out of descriptors), and serves it on
+ * the router route(arg, its peer address) names: a tenant's listener
+ * (guard/tenant.h). */
+struct proxy;
+struct sockaddr;
+void worker_accept(struct worker *w, int lfd, int transparent,
+    struct proxy *(*route)(void *arg, const struct sockaddr *sa), void *arg);
+/* fn(arg, on) is called whenever the worker pauses (0) or resumes (1) its
+ * listeners: others' listeners (tenants') pause with them. */
+void worker_on_pause(struct worker *w, void (*fn)(void *arg, int on), void *arg);
+
 /* The worker's resolver (for the control socket's status) and metrics. */
 struct resolver *worker_resolver(const struct worker *w);
 struct metrics *worker_metrics(struct worker *w);

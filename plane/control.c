@@ -23,6 +23,7 @@
 #include "plane/ctljson.h"
 #include "plane/ctlpush.h"
 #include "plane/ctlput.h"
+#include "plane/ctltenant.h"
 #include "plane/ctlsock.h"
 #include "proto/http.h"
 #include "policy/policy.h"
@@ -95,6 +96,8 @@ route(struct ctlconn *k, size_t end)
 		    "the target must be a path");
 		return;
 	}
+	if (ctltenant_route(k, &req, end))
+		return;
 	path = endpoint(&req);
 	if (path != NULL && strcmp(path, "/v1/policy") == 0 &&
 	    strcmp(req.method, "PUT") == 0) {
@@ -125,7 +128,9 @@ route(struct ctlconn *k, size_t end)
 			c->env.cfg,
 			c->env.resolver, c->env.plane, c->env.nconns(c->env.arg),
 			c->env.started, c->env.policy(c->env.arg), wc,
-			c->env.worker_conns(c->env.arg, wc, CONFIG_MAX_WORKERS)
+			c->env.worker_conns(c->env.arg, wc, CONFIG_MAX_WORKERS),
+			c->env.tenants != NULL ? (long long)c->env.tenants->count(
+			    c->env.tenants->arg) : -1
 		};
 
 		ctlconn_log(c, k->uid, "GET", path, 200, NULL);
@@ -139,6 +144,8 @@ route(struct ctlconn *k, size_t end)
 
 		metrics_render(c->env.metrics, b, c->env.nconns(c->env.arg),
 		    pol != NULL ? policy_epoch(pol) : -1, log_lines_lost(c->env.log));
+		if (c->env.tenants != NULL)
+			c->env.tenants->metrics(c->env.tenants->arg, b);
 		ctlconn_reply(k, 200, "text/plain; version=0.0.4; charset=utf-8", b);
 	}
 	evbuffer_free(b);
@@ -253,7 +260,7 @@ conn_timeout_cb(evutil_socket_t fd, short what, void *arg)
 		ctlconn_refuse(k, "-", "-", 408, "timeout",
 		    "request head not whole within 10 s");
 	else if (k->state == CTLCONN_BODY)
-		ctlconn_refuse(k, "PUT", "/v1/policy", 408, "timeout",
+		ctlconn_refuse(k, "PUT", k->path, 408, "timeout",
 		    "request body not whole within 10 s");
 	else
 		ctlconn_close(k);

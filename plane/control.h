@@ -22,6 +22,37 @@ struct plane;
 struct policy;
 struct resolver;
 struct control;
+struct evbuffer;
+
+/* Tenant mode (docs/design.md "Tenants"): what the control socket calls
+ * for /v1/tenants/…. A tenant is an opaque handle t. */
+struct control_tenants {
+	void	*arg;
+	/* The tenant id (len bytes, not NUL-terminated) names, or NULL. */
+	void	*(*find)(void *arg, const char *id, size_t len);
+	struct plane *(*plane)(void *t);
+	const struct policy *(*policy)(void *t);
+	/* Installs p (ownership moves) and logs its "policy" line; returns
+	 * how many were revoked. */
+	size_t	(*set_policy)(void *t, struct policy *p);
+	/* A push refers to t from its whole body to its answer (+1, then
+	 * -1): t is not freed meanwhile, even when removed. */
+	void	(*hold)(void *t, int delta);
+	/* PUT /v1/tenants/ID with the spec's len bytes: the HTTP status;
+	 * *error and msg when it is not 2xx, else msg is the result word
+	 * ("added", "unchanged"). */
+	int	(*add)(void *arg, const char *id, size_t idlen, const char *body,
+		    size_t len, const char **error, char *msg, size_t msglen);
+	/* DELETE /v1/tenants/ID: the status; *closed its connections. */
+	int	(*remove)(void *arg, const char *id, size_t idlen, size_t *closed,
+		    const char **error, char *msg, size_t msglen);
+	/* GET /v1/tenants and GET /v1/tenants/ID/status, each one line. */
+	void	(*list)(void *arg, struct evbuffer *b);
+	void	(*status)(void *t, struct evbuffer *b);
+	size_t	(*count)(void *arg);		/* tenants served */
+	/* Appended to /metrics: the per-tenant series. */
+	void	(*metrics)(void *arg, struct evbuffer *b);
+};
 
 /* What the control socket needs from the daemon, handed over at creation:
  * control reads these and calls back through them, and never reaches
@@ -53,6 +84,8 @@ struct control_env {
 	 * PLANE_OK; err says why otherwise. */
 	void			(*reloaded)(void *arg, enum plane_verdict v,
 				    const char *err);
+	/* NULL unless the guard runs --tenants. */
+	const struct control_tenants *tenants;
 };
 
 #define CONTROL_MAX_BODY BUNDLE_MAX_BYTES	/* a body is one bundle */

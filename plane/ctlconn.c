@@ -71,6 +71,9 @@ ctlconn_close(struct ctlconn *k)
 	if (k->out != NULL)
 		evbuffer_free(k->out);
 	free(k->body);
+	/* A tenant's push that never reached the queue lets its tenant go. */
+	if (k->tenant != NULL)
+		c->env.tenants->hold(k->tenant, -1);
 	close(k->fd);
 	free(k);
 }

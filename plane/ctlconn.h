@@ -43,6 +43,15 @@ struct ctlconn {
 	struct event	*timer;
 	struct evbuffer	*out;		/* what is still to be written */
 	char		*body;		/* a push's body, exactly len bytes */
+	size_t		 max;		/* its bound: a bundle, or a tenant spec */
+	/* What the body is for (the path, for the log lines) and, in tenant
+	 * mode, whose: a tenant's bundle (tenant set) or a tenant's spec
+	 * (spec set, tenant NULL). */
+	char		 path[64];
+	void		*tenant;
+	int		 spec;
+	char		 tid[40];
+	size_t		 tidlen;
 	size_t		 len;
 	size_t		 got;
 	size_t		 headlen;

@@ -187,6 +187,9 @@ ctljson_status(struct evbuffer *b, const struct ctljson_status *st)
 		evbuffer_add_printf(b, ",\"floor_note\":");
 		ctljson_str(b, plane_floor_note(pl));
 	}
+	/* Tenant mode: each tenant's policy is at /v1/tenants/ID/status. */
+	if (st->tenants >= 0)
+		evbuffer_add_printf(b, ",\"tenants\":%lld", st->tenants);
 	evbuffer_add_printf(b, ",\"policy\":");
 	ctljson_policy(b, st->policy, 0);
 	evbuffer_add_printf(b, "}\n");

@@ -27,6 +27,7 @@ struct ctljson_status {
 	const struct policy	*policy;	/* NULL: none active */
 	const unsigned		*worker_conns;	/* each worker's connections */
 	size_t			 nworkers;
+	long long		 tenants;	/* tenants served; -1: not --tenants */
 };
 
 /* s, quoted and escaped (util/jsonw.h). */

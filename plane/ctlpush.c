@@ -36,7 +36,8 @@ start_check(struct ctlpush *q, struct ctlpush_item *p)
 		v = plane_reload_start(q->plane, q->done_fd, &q->check, err,
 		    sizeof(err));
 	else
-		v = plane_check_start(q->plane, p->body, p->len, q->done_fd,
+		v = plane_check_start(p->plane != NULL ? p->plane : q->plane,
+		    p->body, p->len, q->done_fd,
 		    &q->check, err, sizeof(err));
 	p->body = NULL;
 	if (v != PLANE_OK) {
@@ -77,7 +78,8 @@ finish_check(struct ctlpush *q)
 	enum plane_verdict v;
 	char err[512];
 
-	v = plane_check_finish(q->plane, q->check, &pol, err, sizeof(err));
+	v = plane_check_finish(p.plane != NULL ? p.plane : q->plane, q->check,
+	    &pol, err, sizeof(err));
 	q->check = NULL;
 	memset(&q->current, 0, sizeof(q->current));
 	q->answer(q->arg, &p, v, pol, err);

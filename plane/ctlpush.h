@@ -29,6 +29,10 @@ struct ctlpush_item {
 	char		*body;		/* until the check takes it */
 	size_t		 len;
 	int		 reload;	/* SIGHUP: no caller, no body */
+	/* Tenant mode: the tenant pushed to (control_tenants.hold keeps it)
+	 * and its plane, which checks the bundle; NULL: the guard's. */
+	void		*tenant;
+	struct plane	*plane;
 };
 
 /* The end of a push: on PLANE_OK pol is the checked policy (the answer

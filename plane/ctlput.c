@@ -33,10 +33,17 @@ ctlput_answer(void *arg, const struct ctlpush_item *p, enum plane_verdict v,
 {
 	struct control *c = arg;
 	const struct control_env *env = &c->env;
+	const struct control_tenants *tn = env->tenants;
 	int status = plane_verdict_status(v);
+	const struct ctlconn *who = p->who;
+	const char *path = who != NULL ? who->path : p->tenant != NULL ?
+	    "/v1/tenants/-/policy" : "/v1/policy";
 	size_t revoked = 0;
 
-	if (v == PLANE_OK) {
+	if (v == PLANE_OK && p->tenant != NULL) {
+		plane_installed(p->plane, pol);
+		revoked = tn->set_policy(p->tenant, pol);
+	} else if (v == PLANE_OK) {
 		plane_installed(env->plane, pol);
 		revoked = env->set_policy(env->arg, pol);
 	}
@@ -45,13 +52,45 @@ ctlput_answer(void *arg, const struct ctlpush_item *p, enum plane_verdict v,
 		return;
 	}
 	if (v != PLANE_OK && v != PLANE_SAME) {
-		ctlconn_log(c, p->uid, "PUT", "/v1/policy", status, plane_verdict_name(v));
+		ctlconn_log(c, p->uid, "PUT", path, status, plane_verdict_name(v));
 		ctlconn_error(p->who, status, plane_verdict_name(v), err);
+	} else {
+		ctlconn_log(c, p->uid, "PUT", path, 200,
+		    v == PLANE_OK ? "accepted" : "unchanged");
+		reply_policy(p->who, p->tenant != NULL ? tn->policy(p->tenant) :
+		    env->policy(env->arg), revoked);
+	}
+	if (p->tenant != NULL)
+		tn->hold(p->tenant, -1);
+}
+
+/* PUT /v1/tenants/ID: a spec is small and checked on the loop. */
+static void
+put_spec(struct ctlconn *k)
+{
+	const struct control_tenants *tn = k->c->env.tenants;
+	const char *error = NULL;
+	struct evbuffer *b;
+	char msg[512];
+	int status;
+
+	status = tn->add(tn->arg, k->tid, k->tidlen, k->body, k->len, &error, msg,
+	    sizeof(msg));
+	free(k->body);
+	k->body = NULL;
+	if (status >= 300) {
+		ctlconn_refuse(k, "PUT", k->path, status, error, msg);
 		return;
 	}
-	ctlconn_log(c, p->uid, "PUT", "/v1/policy", 200,
-	    v == PLANE_OK ? "accepted" : "unchanged");
-	reply_policy(p->who, env->policy(env->arg), revoked);
+	ctlconn_log(k->c, k->uid, "PUT", k->path, status, msg);
+	if ((b = evbuffer_new()) == NULL) {
+		ctlconn_fail(k);
+		return;
+	}
+	evbuffer_add_printf(b, "{\"status\":\"%s\",\"tenant\":\"%.*s\"}\n", msg,
+	    (int)k->tidlen, k->tid);
+	ctlconn_reply(k, status, "application/json", b);
+	evbuffer_free(b);
 }
 
 /* A whole body has arrived: queued behind the check in flight, or
@@ -61,10 +100,18 @@ static void
 put_policy(struct ctlconn *k)
 {
 	struct control *c = k->c;
-	struct ctlpush_item p = { k, k->uid, k->body, k->len, 0 };
+	struct ctlpush_item p = { k, k->uid, k->body, k->len, 0, k->tenant, NULL };
 	char msg[128];
 
+	if (k->spec) {
+		put_spec(k);
+		return;
+	}
 	k->body = NULL;
+	/* The hold taken at the head moves to the push with the body. */
+	k->tenant = NULL;
+	if (p.tenant != NULL)
+		p.plane = c->env.tenants->plane(p.tenant);
 	/* Waiting its turn is not the caller's stall: no deadline until the
 	 * answer. Reading goes on only to see the caller hang up. */
 	k->state = CTLCONN_WAIT;
@@ -103,41 +150,45 @@ ctlput_head(struct ctlconn *k, const struct http_req *req, size_t end)
 	long long len;
 	char msg[128];
 
+	if (k->path[0] == '\0')
+		snprintf(k->path, sizeof(k->path), "/v1/policy");
+	if (k->max == 0)
+		k->max = CONTROL_MAX_BODY;
 	if (http_find_header(req->headers, req->nheaders, "Transfer-Encoding", &te) > 0) {
-		ctlconn_refuse(k, "PUT", "/v1/policy", 501, "not_implemented",
+		ctlconn_refuse(k, "PUT", k->path, 501, "not_implemented",
 		    "Transfer-Encoding is not supported: send Content-Length");
 		return;
 	}
 	ncl = http_find_header(req->headers, req->nheaders, "Content-Length", &cl);
 	if (ncl == 0) {
-		ctlconn_refuse(k, "PUT", "/v1/policy", 411, "length_required",
+		ctlconn_refuse(k, "PUT", k->path, 411, "length_required",
 		    "a push needs Content-Length");
 		return;
 	}
 	if (ncl > 1 || http_content_length(cl, &len) == -1) {
-		ctlconn_refuse(k, "PUT", "/v1/policy", 400, "malformed", "malformed Content-Length");
+		ctlconn_refuse(k, "PUT", k->path, 400, "malformed", "malformed Content-Length");
 		return;
 	}
 	nex = http_find_header(req->headers, req->nheaders, "Expect", &ex);
 	if (nex > 1 || (nex == 1 && (ex->value_len != 12 ||
 	    strncasecmp(ex->value, "100-continue", 12) != 0))) {
-		ctlconn_refuse(k, "PUT", "/v1/policy", 417, "expectation_failed",
+		ctlconn_refuse(k, "PUT", k->path, 417, "expectation_failed",
 		    "only Expect: 100-continue is supported");
 		return;
 	}
 	if (len == 0) {
-		ctlconn_refuse(k, "PUT", "/v1/policy", 400, "malformed", "empty or oversized body");
+		ctlconn_refuse(k, "PUT", k->path, 400, "malformed", "empty or oversized body");
 		return;
 	}
-	if ((unsigned long long)len > CONTROL_MAX_BODY) {
-		snprintf(msg, sizeof(msg), "a bundle is at most %u bytes",
-		    (unsigned)CONTROL_MAX_BODY);
-		ctlconn_refuse(k, "PUT", "/v1/policy", 413, "content_too_large", msg);
+	if ((unsigned long long)len > k->max) {
+		snprintf(msg, sizeof(msg), "a %s is at most %zu bytes",
+		    k->spec ? "tenant spec" : "bundle", k->max);
+		ctlconn_refuse(k, "PUT", k->path, 413, "content_too_large", msg);
 		return;
 	}
 	/* The loop fills it: small pages (util/bigbuf.h), a slice a pass. */
 	if ((k->body = bigbuf_malloc_small((size_t)len)) == NULL) {
-		ctlconn_refuse(k, "PUT", "/v1/policy", 503, "unavailable",
+		ctlconn_refuse(k, "PUT", k->path, 503, "unavailable",
 		    "cannot receive the bundle: out of memory");
 		return;
 	}
@@ -180,7 +231,7 @@ ctlput_read(struct ctlconn *k)
 		if (n == -1 && errno == EAGAIN)
 			return;
 		if (n == 0)	/* a FIN: it may still read its answer */
-			ctlconn_refuse(k, "PUT", "/v1/policy", 400, "incomplete",
+			ctlconn_refuse(k, "PUT", k->path, 400, "incomplete",
 			    "connection closed before the whole body");
 		else
 			ctlconn_close(k);

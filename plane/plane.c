@@ -23,6 +23,12 @@
 
 #define PLANE_STATE_FILE	"bundle.json"
 #define PLANE_STATE_TMP		".bundle.json.tmp"
+/* Tenant mode (docs/design.md "Tenants"): the tenant list, and a folder
+ * per tenant holding that tenant's bundle.json. */
+#define PLANE_TENANTS_FILE	"tenants.json"
+#define PLANE_TENANTS_TMP	".tenants.json.tmp"
+#define PLANE_TENANTS_DIR	"tenants"
+#define PLANE_TENANTS_MAX	(4u * 1024 * 1024)	/* the list's file */
 
 /* The active policy's epoch and digest: what the epoch rule compares
  * with. */
@@ -42,6 +48,11 @@ struct floor {
 
 struct plane {
 	struct bundle_keyring	*kr;
+	int			 own_kr;	/* a tenant's plane shares its parent's */
+	/* The tenant whose policies this plane accepts: a policy must name
+	 * it; "" (no tenant) refuses every policy that names one. */
+	char			 tenant[PLANE_TENANT_MAX + 1];
+	char			*dir_own;	/* a tenant's state_dir, allocated */
 	const char		*state_dir;	/* NULL: --no-state */
 	int			 state_default;	/* may be created */
 	int			 state_fd;	/* the folder, opened once; -1 */
@@ -59,6 +70,7 @@ struct plane {
  * the thread shares nothing mutable with the loop. */
 struct plane_check {
 	const struct bundle_keyring *kr;
+	const char	*tenant;	/* the plane's: it outlives the check */
 	const char	*state_dir;	/* for messages */
 	int		 state_fd;	/* -1: nothing to store */
 	const char	*origin;	/* the --policy path, read first (a
@@ -93,6 +105,7 @@ plane_verdict_name(enum plane_verdict v)
 	case PLANE_BUSY:		return "busy";
 	case PLANE_UNAVAILABLE:		return "unavailable";
 	case PLANE_NO_POLICY_FILE:	return "no_policy_file";
+	case PLANE_WRONG_TENANT:	return "wrong_tenant";
 	}
 	return "internal_error";
 }
@@ -105,7 +118,8 @@ plane_verdict_status(enum plane_verdict v)
 	case PLANE_SAME:		return 200;
 	case PLANE_MALFORMED:		return 400;
 	case PLANE_UNKNOWN_KEY:
-	case PLANE_BAD_SIGNATURE:	return 403;
+	case PLANE_BAD_SIGNATURE:
+	case PLANE_WRONG_TENANT:	return 403;
 	case PLANE_STALE_EPOCH:
 	case PLANE_EPOCH_CONFLICT:	return 409;
 	case PLANE_STORE_FAILED:	return 500;
@@ -129,6 +143,7 @@ plane_new(const struct config *cfg, uid_t owner, char *err, size_t errlen)
 		plane_free(pl);
 		return NULL;
 	}
+	pl->own_kr = 1;
 	pl->state_dir = cfg->state_dir;
 	pl->state_default = cfg->state_default;
 	pl->state_fd = -1;
@@ -166,9 +181,11 @@ plane_free(struct plane *pl)
 {
 	if (pl == NULL)
 		return;
-	bundle_keyring_free(pl->kr);
+	if (pl->own_kr)
+		bundle_keyring_free(pl->kr);
 	if (pl->state_fd != -1)
 		close(pl->state_fd);
+	free(pl->dir_own);
 	free(pl);
 }
 
@@ -227,6 +244,32 @@ epoch_rule(const struct floor *f, const struct policy *p, const char *signer,
 	return PLANE_OK;
 }
 
+/* The tenant a policy names must be the plane's: a bundle signed for
+ * tenant a is refused when pushed as b's, and by a guard serving no
+ * tenant. A policy that names none is refused by a tenant's plane. */
+static enum plane_verdict
+tenant_rule(const char *tenant, const struct policy *p, char *err,
+    size_t errlen)
+{
+	const char *named = policy_tenant(p);
+
+	if (tenant[0] == '\0' && named == NULL)
+		return PLANE_OK;
+	if (named != NULL && strcmp(named, tenant) == 0)
+		return PLANE_OK;
+	if (tenant[0] == '\0')
+		errbuf_set(err, errlen, "the policy is tenant %s's; this guard serves "
+		    "no tenant", named);
+	else if (named == NULL)
+		errbuf_set(err, errlen, "the policy names no tenant; tenant %s takes "
+		    "only a policy compiled for it (compile --tenant %s)", tenant,
+		    tenant);
+	else
+		errbuf_set(err, errlen, "the policy is tenant %s's, pushed to tenant %s",
+		    named, tenant);
+	return PLANE_WRONG_TENANT;
+}
+
 static enum plane_verdict
 verify(const struct bundle_keyring *kr, const char *buf, size_t len,
     struct policy **out, char *signer, char *err, size_t errlen)
@@ -250,8 +293,8 @@ verify(const struct bundle_keyring *kr, const char *buf, size_t len,
  * check's thread: errors by strerror_r, never the shared strerror
  * buffer. */
 static int
-store(int dfd, const char *state_dir, const char *buf, size_t len, char *err,
-    size_t errlen)
+store_as(int dfd, const char *state_dir, const char *name, const char *tmp,
+    const char *buf, size_t len, char *err, size_t errlen)
 {
 	char why[128];
 	int fd = -1, rc = -1;
@@ -259,7 +302,7 @@ store(int dfd, const char *state_dir, const char *buf, size_t len, char *err,
 
 	if (dfd == -1)
 		return 0;
-	fd = openat(dfd, PLANE_STATE_TMP, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
 	    O_NOFOLLOW, 0600);
 	if (fd == -1)
 		goto fail;
@@ -276,19 +319,27 @@ store(int dfd, const char *state_dir, const char *buf, size_t len, char *err,
 		goto fail;
 	}
 	fd = -1;
-	if (renameat(dfd, PLANE_STATE_TMP, dfd, PLANE_STATE_FILE) == -1 ||
+	if (renameat(dfd, tmp, dfd, name) == -1 ||
 	    fsync(dfd) == -1)
 		goto fail;
 	rc = 0;
 	goto out;
 fail:
-	errbuf_set(err, errlen, "%s: cannot store the bundle: %s", state_dir,
+	errbuf_set(err, errlen, "%s: cannot store %s: %s", state_dir, name,
 	    strerror_r(errno, why, sizeof(why)));
-	(void)unlinkat(dfd, PLANE_STATE_TMP, 0);
+	(void)unlinkat(dfd, tmp, 0);
 out:
 	if (fd != -1)
 		close(fd);
 	return rc;
+}
+
+static int
+store(int dfd, const char *state_dir, const char *buf, size_t len, char *err,
+    size_t errlen)
+{
+	return store_as(dfd, state_dir, PLANE_STATE_FILE, PLANE_STATE_TMP, buf, len,
+	    err, errlen);
 }
 
 /* The bytes into a policy: a bundle (always, when pushed) is verified, an
@@ -353,7 +404,8 @@ check_work(struct plane_check *c)
 		return;
 	}
 	bundle = c->origin == NULL || bundle_is_envelope(c->buf, c->len);
-	if (check_parse(c, bundle) == PLANE_OK)
+	if (check_parse(c, bundle) == PLANE_OK &&
+	    (c->v = tenant_rule(c->tenant, c->p, c->err, sizeof(c->err))) == PLANE_OK)
 		c->v = epoch_rule(&c->floor, c->p, c->signer, c->err,
 		    sizeof(c->err));
 	if (c->v == PLANE_OK && bundle &&
@@ -387,6 +439,7 @@ check_new(const struct plane *pl, const char *origin)
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return NULL;
 	c->kr = pl->kr;
+	c->tenant = pl->tenant;
 	c->state_dir = pl->state_dir;
 	c->state_fd = pl->state_fd;
 	c->origin = origin;
@@ -629,6 +682,14 @@ load_state(struct plane *pl, struct policy **state, char *err, size_t errlen)
 	if (buf == NULL)
 		return -1;
 	v = verify(pl->kr, buf, len, state, pl->pending_signer, why, sizeof(why));
+	if (v == PLANE_OK && tenant_rule(pl->tenant, *state, why,
+	    sizeof(why)) != PLANE_OK) {
+		/* Moved between tenants' folders, or tampered with: never run
+		 * as this tenant's, nor forgotten as its floor. */
+		policy_free(*state);
+		*state = NULL;
+		v = PLANE_WRONG_TENANT;
+	}
 	if (v == PLANE_OK) {
 		plane_installed(pl, *state);
 		rc = 0;
@@ -705,7 +766,10 @@ state_only_ours(const struct plane *pl, const char *name, char *err,
 	for (errno = 0; (de = readdir(d)) != NULL; errno = 0) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    strcmp(de->d_name, PLANE_STATE_FILE) == 0 ||
-		    strcmp(de->d_name, PLANE_STATE_TMP) == 0)
+		    strcmp(de->d_name, PLANE_STATE_TMP) == 0 ||
+		    strcmp(de->d_name, PLANE_TENANTS_FILE) == 0 ||
+		    strcmp(de->d_name, PLANE_TENANTS_TMP) == 0 ||
+		    strcmp(de->d_name, PLANE_TENANTS_DIR) == 0)
 			continue;
 		errbuf_set(err, errlen, "--state-dir %s: holds \"%s\", not the "
 		    "guard's: refusing to hand the folder to %s (give the guard a "
@@ -722,6 +786,20 @@ state_only_ours(const struct plane *pl, const char *name, char *err,
 out:
 	closedir(d);
 	return rc;
+}
+
+/* name in dfd, when it is root's (a regular file with one link or a
+ * folder, never a link): now uid's. 0 when done or nothing to do. */
+static int
+chown_ours(int dfd, const char *name, uid_t uid, gid_t gid)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1 || st.st_uid != 0)
+		return 0;
+	if (!S_ISDIR(st.st_mode) && !(S_ISREG(st.st_mode) && st.st_nlink == 1))
+		return 0;
+	return fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
 }
 
 int
@@ -757,6 +835,14 @@ plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
 	    AT_SYMLINK_NOFOLLOW) == -1) {
 		errbuf_set(err, errlen, "--state-dir %s: cannot hand %s to %s: %s",
 		    pl->state_dir, PLANE_STATE_FILE, name, strerror(errno));
+		return -1;
+	}
+	/* Tenant mode: the list and the tenants' folder, made by root at
+	 * start, are the dropped guard's to write. */
+	if (chown_ours(pl->state_fd, PLANE_TENANTS_FILE, uid, gid) == -1 ||
+	    chown_ours(pl->state_fd, PLANE_TENANTS_DIR, uid, gid) == -1) {
+		errbuf_set(err, errlen, "--state-dir %s: cannot hand the tenant list "
+		    "to %s: %s", pl->state_dir, name, strerror(errno));
 		return -1;
 	}
 	/* Mode first: once the folder is NAME's, root may change it only
@@ -797,4 +883,138 @@ const char *
 plane_floor_note(const struct plane *pl)
 {
 	return pl->floor_note;
+}
+
+/* ---- tenant mode ---- */
+
+/* Opens (making it 0700 when missing) the folder name inside dfd, never
+ * through a link, and checks it as the state folder is checked. */
+static int
+open_subdir(int dfd, const char *path, const char *name, uid_t owner, char *err,
+    size_t errlen)
+{
+	char full[4096];
+	int fd;
+
+	snprintf(full, sizeof(full), "%s/%s", path, name);
+	if (mkdirat(dfd, name, 0700) == -1 && errno != EEXIST) {
+		errbuf_set(err, errlen, "%s: cannot create it: %s", full, strerror(errno));
+		return -1;
+	}
+	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		errbuf_set(err, errlen, "%s: %s", full, strerror(errno));
+		return -1;
+	}
+	if (safepath_check_dir(fd, full, owner, err, errlen) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int
+plane_tenants_prepare(struct plane *pl, char *err, size_t errlen)
+{
+	int fd;
+
+	if (pl->state_fd == -1 && open_state(pl, err, errlen) == -1)
+		return -1;
+	if ((fd = open_subdir(pl->state_fd, pl->state_dir, PLANE_TENANTS_DIR,
+	    pl->owner, err, errlen)) == -1)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+struct plane *
+plane_tenant_new(const struct plane *parent, const char *id, char *err,
+    size_t errlen)
+{
+	struct plane *pl;
+	size_t n;
+	int tfd;
+
+	if (parent->state_fd == -1 || (n = strlen(id)) == 0 || n > PLANE_TENANT_MAX) {
+		errbuf_set(err, errlen, "tenant %s: no state folder to keep its floor in",
+		    id);
+		return NULL;
+	}
+	if ((pl = calloc(1, sizeof(*pl))) == NULL ||
+	    (pl->dir_own = malloc(strlen(parent->state_dir) + n +
+	    sizeof("/" PLANE_TENANTS_DIR "/"))) == NULL) {
+		free(pl);
+		errbuf_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	sprintf(pl->dir_own, "%s/" PLANE_TENANTS_DIR "/%s", parent->state_dir, id);
+	memcpy(pl->tenant, id, n + 1);
+	pl->kr = parent->kr;
+	pl->state_dir = pl->dir_own;
+	pl->state_fd = -1;
+	pl->owner = parent->owner;
+	pl->floor.epoch = -1;
+	if ((tfd = openat(parent->state_fd, PLANE_TENANTS_DIR, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		errbuf_set(err, errlen, "%s/%s: %s", parent->state_dir, PLANE_TENANTS_DIR,
+		    strerror(errno));
+		plane_free(pl);
+		return NULL;
+	}
+	snprintf(pl->floor_note, sizeof(pl->floor_note), "%s/%s", parent->state_dir,
+	    PLANE_TENANTS_DIR);
+	pl->state_fd = open_subdir(tfd, pl->floor_note, id, pl->owner, err, errlen);
+	pl->floor_note[0] = '\0';
+	close(tfd);
+	if (pl->state_fd == -1) {
+		plane_free(pl);
+		return NULL;
+	}
+	return pl;
+}
+
+int
+plane_tenant_start(struct plane *pl, struct policy **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	return load_state(pl, out, err, errlen);
+}
+
+int
+plane_tenants_store(struct plane *pl, const char *buf, size_t len, char *err,
+    size_t errlen)
+{
+	if (pl->state_fd == -1) {
+		errbuf_set(err, errlen, "no state folder for the tenant list");
+		return -1;
+	}
+	return store_as(pl->state_fd, pl->state_dir, PLANE_TENANTS_FILE,
+	    PLANE_TENANTS_TMP, buf, len, err, errlen);
+}
+
+char *
+plane_tenants_load(struct plane *pl, size_t *len, char *err, size_t errlen)
+{
+	char path[4096];
+	char *buf;
+	int fd;
+
+	*len = 0;
+	err[0] = '\0';
+	if (pl->state_fd == -1)
+		return NULL;
+	fd = safepath_open_file(pl->state_fd, pl->state_dir, PLANE_TENANTS_FILE,
+	    pl->owner, err, errlen);
+	if (fd < 0)
+		return NULL;	/* -2: none, err empty */
+	snprintf(path, sizeof(path), "%s/%s", pl->state_dir, PLANE_TENANTS_FILE);
+	buf = file_read_fd(fd, path, PLANE_TENANTS_MAX, 0, len, err, errlen);
+	close(fd);
+	return buf;
+}
+
+const char *
+plane_tenant(const struct plane *pl)
+{
+	return pl->tenant;
 }

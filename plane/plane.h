@@ -30,8 +30,11 @@ enum plane_verdict {
 	PLANE_STORE_FAILED,	/* 500: could not persist; nothing changed */
 	PLANE_BUSY,		/* 503: another change is being checked */
 	PLANE_UNAVAILABLE,	/* 503: no memory or thread to check it */
-	PLANE_NO_POLICY_FILE	/* SIGHUP only: the guard runs without --policy */
+	PLANE_NO_POLICY_FILE,	/* SIGHUP only: the guard runs without --policy */
+	PLANE_WRONG_TENANT	/* 403: signed for another tenant, or none */
 };
+
+#define PLANE_TENANT_MAX	32	/* a tenant id's bytes (policy/tspec.h) */
 
 const char *plane_verdict_name(enum plane_verdict v);	/* "stale_epoch", … */
 int plane_verdict_status(enum plane_verdict v);		/* HTTP status */
@@ -114,5 +117,33 @@ int plane_state_writable(const struct plane *pl, char *err, size_t errlen);
 const char *plane_state_dir(const struct plane *pl);
 long long plane_floor_epoch(const struct plane *pl);
 const char *plane_floor_note(const struct plane *pl);
+
+/* ---- tenant mode (docs/design.md "Tenants") ----
+ * The guard's own plane holds the trusted keys and the state folder; each
+ * tenant has a plane of its own sharing those keys, whose floor is the
+ * bundle in STATE/tenants/ID/, and which accepts only policies that name
+ * that tenant. */
+
+/* At start, as root before any drop: STATE/tenants made (0700) and
+ * checked. 0 or -1 with err. */
+int plane_tenants_prepare(struct plane *pl, char *err, size_t errlen);
+/* Tenant id's plane, its folder made when missing (kept when the tenant
+ * is removed: re-adding it cannot roll its epoch back). Free it with
+ * plane_free before its parent. NULL with err. Blocking: a few syscalls. */
+struct plane *plane_tenant_new(const struct plane *parent, const char *id,
+    char *err, size_t errlen);
+/* Its stored bundle, if any, as plane_start reads one: *out the policy
+ * (NULL: none, or its key no longer trusted; plane_floor_note says so).
+ * 0 or -1 with err (a broken or another tenant's bundle). */
+int plane_tenant_start(struct plane *pl, struct policy **out, char *err,
+    size_t errlen);
+/* The tenant a plane serves ("" for the guard's own). */
+const char *plane_tenant(const struct plane *pl);
+/* The tenant list (STATE/tenants.json): stored atomically as a bundle is
+ * (0 or -1 with err), read back at start (NULL and err "" when there is
+ * none; NULL with err on an unsafe or unreadable file). */
+int plane_tenants_store(struct plane *pl, const char *buf, size_t len, char *err,
+    size_t errlen);
+char *plane_tenants_load(struct plane *pl, size_t *len, char *err, size_t errlen);
 
 #endif

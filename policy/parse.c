@@ -364,7 +364,19 @@ parse_canonical(char *mem, char *bytes, size_t len, enum policy_build b)
 			break;
 		}
 	}
-	if (i == 3 || lit(&s, end, "\",\"schema\":\"" POLICY_SCHEMA "\"}") == -1 ||
+	if (i == 3 || lit(&s, end, "\",\"schema\":\"" POLICY_SCHEMA "\"") == -1)
+		goto fallback;
+	if (lit(&s, end, ",\"tenant\":\"") == 0) {
+		struct policy_span t = { s, 0 };
+
+		while (s < end && *s != '"')
+			s++;
+		t.len = (size_t)(s - t.s);
+		if (s == end || policy_set_tenant(p, t, NULL, 0) == -1)
+			goto fallback;
+		s++;
+	}
+	if (lit(&s, end, "}") == -1 ||
 	    s != end || ((p->n > 0 || p->cat_version[0] != '\0') &&
 	    mode != POLICY_ALLOWLIST) || policy_check_vias(p, NULL, 0) == -1)
 		goto fallback;
@@ -386,11 +398,14 @@ fallback:
 static struct policy *
 parse_json(const char *buf, size_t len, enum policy_build b, char *err, size_t errlen)
 {
+	/* The first four required; "catalog" only a policy with package
+	 * managers has, "tenant" only one for a tenant of a multi-tenant
+	 * guard. */
 	static const char *const keys[] = {
-		"schema", "mode", "epoch", "allow", "catalog", NULL
+		"schema", "mode", "epoch", "allow", "catalog", "tenant", NULL
 	};
 	static const char *const schema[] = { POLICY_SCHEMA, NULL };
-	json_t *cat;
+	json_t *cat, *tenant;
 	char shown[ERRBUF_SHOW_BUF];
 	struct policy *p = NULL;
 	const char *extra;
@@ -406,8 +421,7 @@ parse_json(const char *buf, size_t len, enum policy_build b, char *err, size_t e
 		    errbuf_show(extra, strlen(extra), shown));
 		goto bad;
 	}
-	/* All but "catalog", which only a policy with package managers has. */
-	for (i = 0; keys[i + 1] != NULL; i++) {
+	for (i = 0; i < 4; i++) {
 		if (json_object_get(root, keys[i]) == NULL) {
 			errbuf_set(err, errlen, "missing key \"%s\"", keys[i]);
 			goto bad;
@@ -451,6 +465,9 @@ parse_json(const char *buf, size_t len, enum policy_build b, char *err, size_t e
 		goto bad;
 	}
 	if (cat != NULL && parse_catalog(cat, p, err, errlen) == -1)
+		goto bad;
+	if ((tenant = json_object_get(root, "tenant")) != NULL &&
+	    policy_set_tenant(p, policy_json_span(tenant), err, errlen) == -1)
 		goto bad;
 	json_array_foreach(allow, i, v) {
 		if (parse_allow_entry(i, v, p, err, errlen) == -1)

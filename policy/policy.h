@@ -12,6 +12,7 @@
 #define POLICY_MAX_ENTRIES	1000000u
 #define POLICY_EPOCH_MAX	9007199254740991LL	/* 2^53 - 1, exact in JSON */
 #define POLICY_DIGEST_LEN	71	/* "sha256:" + 64 hex, without NUL */
+#define POLICY_TENANT_MAX	32	/* a tenant id's bytes (TSPEC_ID_MAX) */
 
 enum policy_mode {
 	POLICY_NONE = 1,	/* deny every destination */
@@ -69,8 +70,11 @@ char *policy_file_canonical(const char *path, size_t reserve, size_t *len,
     char *err, size_t errlen);
 char *policy_profile_canonical(const char *path, long long epoch, size_t *len,
     char *err, size_t errlen);
+/* tenant (NULL: none) is written into the policy as its "tenant": a
+ * compile input like the epoch, never a profile key. */
 char *policy_profile_canonical_cat(const char *path, long long epoch,
-    const struct catalog *cat, size_t *len, char *err, size_t errlen);
+    const struct catalog *cat, const char *tenant, size_t *len, char *err,
+    size_t errlen);
 
 void policy_free(struct policy *p);
 
@@ -95,6 +99,16 @@ size_t policy_entries(const struct policy *p);
  * profile had none or the policy was parsed from compiled bytes. Used by
  * `admit`; not part of the canonical bytes. */
 const char *policy_required_grade(const struct policy *p);
+
+/* The tenant the policy names ("tenant": the sandbox of a multi-tenant
+ * guard it is for), NUL-terminated, or NULL when it names none. Part of
+ * the canonical bytes, so of the digest and the signature. */
+const char *policy_tenant(const struct policy *p);
+
+/* 1 when the len bytes at s are a tenant id: 1-POLICY_TENANT_MAX bytes
+ * of [a-z0-9-], the first [a-z0-9]; 0 otherwise. The one grammar check
+ * (policy/tspec.c's tspec_id_ok calls it). Locale-free. */
+int policy_tenant_id_ok(const char *s, size_t len);
 
 /* Returns 1 when (host, port) is admitted, 0 otherwise. host must already
  * be normalised by dest_parse_*. Constant expected cost: a hash-set lookup

@@ -57,6 +57,9 @@ struct policy {
 	 * "" when none was. Part of the canonical bytes. */
 	char			 cat_version[CATALOG_VERSION_MAX + 1];
 	char			 cat_digest[POLICY_DIGEST_LEN + 1];
+	/* The tenant it is for; "" when none. Part of the canonical
+	 * bytes. */
+	char			 tenant[POLICY_TENANT_MAX + 1];
 
 	char			*arena;
 	size_t			 arena_len;
@@ -89,6 +92,11 @@ int policy_add_entry(struct policy *p, const struct dest *d, unsigned via);
  * "sha256:" and 64 hex). */
 void policy_set_catalog(struct policy *p, const char *version, size_t vlen,
     const char *digest);
+/* Records the tenant v (a JSON string's bytes); 0, or -1 with err when
+ * v is no string or no tenant id (policy_tenant_id_ok). p NULL: v is
+ * only checked. */
+int policy_set_tenant(struct policy *p, struct policy_span v, char *err,
+    size_t errlen);
 /* A provenance as written in a compiled policy's "via": "profile" or
  * "package_managers:ECOSYSTEM". Its code, or -1. */
 int policy_via_parse(struct policy_span v);

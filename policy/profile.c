@@ -132,7 +132,8 @@ profile_flags(const struct profile *pf, enum policy_mode mode,
  * accept the same profiles and name the same problem first. */
 static struct policy *
 profile_compile(const struct profile *pf, long long epoch,
-    const struct catalog *cat, enum policy_build b, char *err, size_t errlen)
+    const struct catalog *cat, struct policy_span tenant, enum policy_build b,
+    char *err, size_t errlen)
 {
 	char why[128], shown[ERRBUF_SHOW_BUF];
 	struct policy *p = NULL;
@@ -197,6 +198,8 @@ profile_compile(const struct profile *pf, long long epoch,
 		return NULL;
 	}
 	p->grade = g >= 0 ? grades[g] : NULL;
+	if (tenant.len > 0 && policy_set_tenant(p, tenant, err, errlen) == -1)
+		goto bad;
 	if (neco > 0)
 		policy_set_catalog(p, catalog_version(cat),
 		    strlen(catalog_version(cat)), catalog_digest(cat));
@@ -447,9 +450,11 @@ profile_from_json(json_t *root, struct profile *pf)
 	return 0;
 }
 
+/* tenant NULL: the policy names none. */
 static struct policy *
 compile_profile(const char *buf, size_t len, long long epoch,
-    const struct catalog *cat, enum policy_build b, char *err, size_t errlen)
+    const struct catalog *cat, const char *tenant, enum policy_build b,
+    char *err, size_t errlen)
 {
 	static const char *const keys[] = {
 		"network_policy", "allowed_hosts",
@@ -459,6 +464,7 @@ compile_profile(const char *buf, size_t len, long long epoch,
 	char shown[ERRBUF_SHOW_BUF];
 	struct policy *p = NULL;
 	struct profile pf;
+	struct policy_span t = { NULL, 0 };
 	const char *extra;
 	json_t *root;
 
@@ -466,9 +472,16 @@ compile_profile(const char *buf, size_t len, long long epoch,
 		errbuf_set(err, errlen, "epoch must be 0-%lld", POLICY_EPOCH_MAX);
 		return NULL;
 	}
+	/* Checked before the profile is read: it is no part of it. */
+	if (tenant != NULL) {
+		t.s = tenant;
+		t.len = strnlen(tenant, POLICY_TENANT_MAX + 1);
+		if (policy_set_tenant(NULL, t, err, errlen) == -1)
+			return NULL;
+	}
 	/* buf NULL is refused by policy_load_json: NULL + 0 is undefined in C. */
 	if (buf != NULL && len <= POLICY_MAX_BYTES && profile_scan(buf, len, &pf) == 0) {
-		p = profile_compile(&pf, epoch, cat, b, err, errlen);
+		p = profile_compile(&pf, epoch, cat, t, b, err, errlen);
 		free(pf.hosts);
 		if (p != NULL)
 			return p;
@@ -481,7 +494,7 @@ compile_profile(const char *buf, size_t len, long long epoch,
 	} else if (profile_from_json(root, &pf) == -1) {
 		errbuf_set(err, errlen, "out of memory");
 	} else {
-		p = profile_compile(&pf, epoch, cat, b, err, errlen);
+		p = profile_compile(&pf, epoch, cat, t, b, err, errlen);
 		free(pf.hosts);
 	}
 	json_decref(root);
@@ -492,7 +505,7 @@ struct policy *
 policy_compile_profile(const char *buf, size_t len, long long epoch,
     char *err, size_t errlen)
 {
-	return compile_profile(buf, len, epoch, NULL, POLICY_BUILD_ALL, err,
+	return compile_profile(buf, len, epoch, NULL, NULL, POLICY_BUILD_ALL, err,
 	    errlen);
 }
 
@@ -500,13 +513,13 @@ struct policy *
 policy_compile_profile_cat(const char *buf, size_t len, long long epoch,
     const struct catalog *cat, char *err, size_t errlen)
 {
-	return compile_profile(buf, len, epoch, cat, POLICY_BUILD_ALL, err,
+	return compile_profile(buf, len, epoch, cat, NULL, POLICY_BUILD_ALL, err,
 	    errlen);
 }
 
 static struct policy *
 compile_file(const char *path, long long epoch, const struct catalog *cat,
-    enum policy_build b, char *err, size_t errlen)
+    const char *tenant, enum policy_build b, char *err, size_t errlen)
 {
 	struct policy *p;
 	char why[512];
@@ -515,7 +528,8 @@ compile_file(const char *path, long long epoch, const struct catalog *cat,
 
 	if ((buf = file_read(path, POLICY_MAX_BYTES, 0, &len, err, errlen)) == NULL)
 		return NULL;
-	if ((p = compile_profile(buf, len, epoch, cat, b, why, sizeof(why))) == NULL)
+	if ((p = compile_profile(buf, len, epoch, cat, tenant, b, why,
+	    sizeof(why))) == NULL)
 		errbuf_set(err, errlen, "%s: %s", path, why);
 	free(buf);
 	return p;
@@ -525,29 +539,31 @@ struct policy *
 policy_compile_profile_file(const char *path, long long epoch, char *err,
     size_t errlen)
 {
-	return compile_file(path, epoch, NULL, POLICY_BUILD_ALL, err, errlen);
+	return compile_file(path, epoch, NULL, NULL, POLICY_BUILD_ALL, err, errlen);
 }
 
 struct policy *
 policy_compile_profile_file_cat(const char *path, long long epoch,
     const struct catalog *cat, char *err, size_t errlen)
 {
-	return compile_file(path, epoch, cat, POLICY_BUILD_ALL, err, errlen);
+	return compile_file(path, epoch, cat, NULL, POLICY_BUILD_ALL, err, errlen);
 }
 
 char *
 policy_profile_canonical(const char *path, long long epoch, size_t *len,
     char *err, size_t errlen)
 {
-	return policy_profile_canonical_cat(path, epoch, NULL, len, err, errlen);
+	return policy_profile_canonical_cat(path, epoch, NULL, NULL, len, err,
+	    errlen);
 }
 
 char *
 policy_profile_canonical_cat(const char *path, long long epoch,
-    const struct catalog *cat, size_t *len, char *err, size_t errlen)
+    const struct catalog *cat, const char *tenant, size_t *len, char *err,
+    size_t errlen)
 {
-	struct policy *p = compile_file(path, epoch, cat, POLICY_BUILD_CANONICAL,
-	    err, errlen);
+	struct policy *p = compile_file(path, epoch, cat, tenant,
+	    POLICY_BUILD_CANONICAL, err, errlen);
 
 	return p != NULL ? policy_hand_canonical(p, 0, len, err, errlen) : NULL;
 }

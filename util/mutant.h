@@ -27,7 +27,8 @@
 #if defined(EG_MUTANT_SOCKS_NO_CLASSIFY) && !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for make conformance-mutants only"
 #endif
-#if defined(EG_MUTANT_NFT_FORWARD) && !defined(EG_TEST_MUTANT_BUILD)
+#if (defined(EG_MUTANT_NFT_FORWARD) || defined(EG_MUTANT_TENANT_BY_SOURCE)) && \
+    !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for make conformance-mutants only"
 #endif
 

@@ -43,7 +43,8 @@ cleanup() {
 		for _ in $(seq "$tries"); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 		kill -9 "$p" 2>/dev/null
 	done
-	for n in "$WL" "$GD" "$IN"; do ip netns del "$n" 2>/dev/null; done
+	# EXTRA_NS: namespaces a script adds to the three (named with $$).
+	for n in "$WL" "$GD" "$IN" ${EXTRA_NS:-}; do ip netns del "$n" 2>/dev/null; done
 	[ "${KEEP_TMP:-0}" = 1 ] || rm -rf "$T"
 }
 trap cleanup EXIT INT TERM

@@ -1788,7 +1788,7 @@ test_example_catalog_is_example_test_only(void **state)
 	/* The example profile compiles with it, each host named by its
 	 * flag and ecosystem. */
 	canon = policy_profile_canonical_cat("examples/profile-package-managers.json",
-	    1, c, &len, err, sizeof(err));
+	    1, c, NULL, &len, err, sizeof(err));
 	if (canon == NULL)
 		fail_msg("%s", err);
 	assert_non_null(strstr(canon, "{\"host\":\"api.example.com\",\"port\":443},"));
@@ -1797,6 +1797,277 @@ test_example_catalog_is_example_test_only(void **state)
 	assert_non_null(strstr(canon, "\"version\":\"2026-12-01.example\""));
 	free(canon);
 	catalog_free(c);
+}
+
+/* ---- the compiled policy's optional "tenant" (docs/design.md
+ * "Compiled policy and canonical form"; issue 33): the id grammar, both
+ * parse paths, the canonical bytes and digest with and without it,
+ * compile's tenant, and diff counting a tenant change as widening. ---- */
+
+/* DESIGN_CANON without its closing brace. */
+#define T_ENTRIES "{\"allow\":[{\"host\":\"api.example.com\",\"port\":443}," \
+    "{\"host\":\"example.org\",\"port\":80}],\"epoch\":7,\"mode\":\"allowlist\"," \
+    "\"schema\":\"egress-guard.policy.v1\""
+/* The same for tenant "a"; digest by printf '%s' "$bytes" | sha256sum. */
+#define T_CANON_A		T_ENTRIES ",\"tenant\":\"a\"}"
+#define T_CANON_A_DIGEST \
+    "sha256:4cd1349d3e810a7622e6b2bb2286b0dab8989dc77c3573b41d1e2c17c19f49bc"
+/* Another spelling of T_CANON_A: keys unsorted, spaces, an escape. */
+#define T_SPELLED_A "{ \"tenant\" : \"\\u0061\", \"schema\":\"egress-guard.policy.v1\"," \
+    "\"mode\":\"allowlist\",\"epoch\":7,\"allow\":[{\"port\":80,\"host\":" \
+    "\"example.org\"},{\"host\":\"API.example.com\",\"port\":443}]}"
+/* A policy of the strict path's shape whose tenant value is V. */
+#define T_WITH_TENANT(v) "{\"schema\":\"egress-guard.policy.v1\",\"mode\":\"none\"," \
+    "\"epoch\":1,\"allow\":[],\"tenant\":" v "}"
+
+/* s through policy_parse_take: 1 when the fast path took it. */
+static struct policy *
+parse_take(const char *s, int *taken, char *err, size_t errlen)
+{
+	char *buf = malloc(strlen(s) + 1);
+	struct policy *p;
+
+	assert_non_null(buf);
+	memcpy(buf, s, strlen(s) + 1);
+	p = policy_parse_take(buf, 0, strlen(s), taken, err, errlen);
+	if (!*taken)
+		free(buf);
+	return p;
+}
+
+
+static void
+test_id_grammar(void **state)
+{
+	static const char *const good[] = {
+		"a", "0", "a-", "tenant-1", "0-0", "abcdefghijklmnopqrstuvwxyz012345",
+		NULL
+	};
+	static const char *const bad[] = {
+		"", "-a", "A", "aB", "a_b", "a.b", "a b", "a/b", "\xc3\xa4",
+		"abcdefghijklmnopqrstuvwxyz0123456",	/* 33 bytes */
+		NULL
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; good[i] != NULL; i++)
+		assert_int_equal(policy_tenant_id_ok(good[i], strlen(good[i])), 1);
+	for (i = 0; bad[i] != NULL; i++)
+		assert_int_equal(policy_tenant_id_ok(bad[i], strlen(bad[i])), 0);
+	/* The length given, not the string's: a NUL inside is a bad byte. */
+	assert_int_equal(policy_tenant_id_ok("a\0b", 3), 0);
+	assert_int_equal(policy_tenant_id_ok("ab", 1), 1);
+	assert_int_equal(policy_tenant_id_ok(NULL, 0), 0);
+}
+
+static void
+test_canonical_round_trip_without_tenant(void **state)
+{
+	char err[256] = "";
+	struct policy *p;
+	int taken;
+
+	(void)state;
+	p = parse_take(DESIGN_CANON, &taken, err, sizeof(err));
+	assert_int_equal(taken, 1);
+	expect_canonical(p, DESIGN_CANON);
+	assert_null(policy_tenant(p));
+	assert_string_equal(policy_digest(p), DESIGN_DIGEST);
+	policy_free(p);
+	assert_null(policy_tenant(NULL));
+}
+
+static void
+test_canonical_round_trip_with_tenant(void **state)
+{
+	char err[256] = "";
+	struct policy *p, *q;
+	const char *c;
+	size_t len;
+	int taken;
+
+	(void)state;
+	/* Canonical already: the fast path takes the bytes as they are. */
+	p = parse_take(T_CANON_A, &taken, err, sizeof(err));
+	assert_int_equal(taken, 1);
+	expect_canonical(p, T_CANON_A);
+	assert_string_equal(policy_tenant(p), "a");
+	assert_string_equal(policy_digest(p), T_CANON_A_DIGEST);
+	/* Another spelling: the strict path, to the same bytes. */
+	q = parse_take(T_SPELLED_A, &taken, err, sizeof(err));
+	assert_int_equal(taken, 0);
+	expect_canonical(q, T_CANON_A);
+	assert_string_equal(policy_tenant(q), "a");
+	assert_string_equal(policy_digest(q), policy_digest(p));
+	policy_free(q);
+	/* The canonical bytes parse back to themselves. */
+	c = policy_canonical(p, &len);
+	q = policy_parse(c, len, err, sizeof(err));
+	expect_canonical(q, T_CANON_A);
+	policy_free(q);
+	policy_free(p);
+	/* With every mode, the longest id, a catalog-less none. */
+	p = parse(T_WITH_TENANT("\"abcdefghijklmnopqrstuvwxyz012345\""), err,
+	    sizeof(err));
+	expect_canonical(p, "{\"allow\":[],\"epoch\":1,\"mode\":\"none\",\"schema\":"
+	    "\"egress-guard.policy.v1\",\"tenant\":\"abcdefghijklmnopqrstuvwxyz012345\"}");
+	c = policy_canonical(p, &len);
+	q = policy_parse(c, len, err, sizeof(err));
+	assert_non_null(q);
+	assert_string_equal(policy_tenant(q), "abcdefghijklmnopqrstuvwxyz012345");
+	policy_free(q);
+	policy_free(p);
+}
+
+static void
+test_digest_differs_with_tenant(void **state)
+{
+	char err[256] = "";
+	struct policy *none, *a, *b;
+
+	(void)state;
+	none = parse(DESIGN_CANON, err, sizeof(err));
+	a = parse(T_CANON_A, err, sizeof(err));
+	b = parse(T_ENTRIES ",\"tenant\":\"b\"}", err, sizeof(err));
+	assert_non_null(none);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_string_not_equal(policy_digest(none), policy_digest(a));
+	assert_string_not_equal(policy_digest(a), policy_digest(b));
+	assert_string_not_equal(policy_digest(none), policy_digest(b));
+	/* The tenant decides no destination. */
+	assert_int_equal(policy_admits(a, "example.org", 80), 1);
+	assert_int_equal(policy_admits(b, "example.org", 81), 0);
+	policy_free(none);
+	policy_free(a);
+	policy_free(b);
+}
+
+/* Each value is refused by the strict path, with err naming the tenant,
+ * and the fast path's shape with it falls back to be refused too. */
+static void
+test_hostile_bad_tenant_refused_named(void **state)
+{
+	static const struct {
+		const char	*value;	/* as JSON */
+		const char	*says;
+	} cases[] = {
+		{ "\"\"", "tenant \"\" is not a tenant id" },
+		{ "\"abcdefghijklmnopqrstuvwxyz0123456\"", "is not a tenant id: 1-32" },
+		{ "\"Tenant\"", "tenant \"Tenant\" is not a tenant id" },
+		{ "\"A\"", "tenant \"A\" is not a tenant id" },
+		{ "\"-a\"", "tenant \"-a\" is not a tenant id" },
+		{ "\"a_b\"", "is not a tenant id" },
+		{ "\"a\\u0000b\"", "\\u0000 is not allowed" },
+		{ "\"a\\\"b\"", "is not a tenant id" },
+		{ "1", "tenant must be a string" },
+		{ "null", "tenant must be a string" },
+		{ "[\"a\"]", "tenant must be a string" },
+		{ "{\"id\":\"a\"}", "tenant must be a string" },
+		{ "true", "tenant must be a string" },
+	};
+	char err[256], buf[512];
+	struct policy *p;
+	size_t i;
+	int taken;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		snprintf(buf, sizeof(buf), T_WITH_TENANT("%s"), cases[i].value);
+		p = parse(buf, err, sizeof(err));
+		if (p != NULL || strstr(err, cases[i].says) == NULL)
+			fail_msg("%s: got \"%s\"", cases[i].value, err);
+		/* Canonical in every other byte. */
+		snprintf(buf, sizeof(buf), T_ENTRIES ",\"tenant\":%s}", cases[i].value);
+		err[0] = '\0';
+		p = parse_take(buf, &taken, err, sizeof(err));
+		assert_null(p);
+		assert_int_equal(taken, 0);
+		if (strstr(err, cases[i].says) == NULL)
+			fail_msg("%s (canonical shape): got \"%s\"", cases[i].value, err);
+	}
+}
+
+static void
+test_hostile_tenant_twice_or_misplaced_refused(void **state)
+{
+	char err[256] = "";
+	struct policy *p;
+	int taken;
+
+	(void)state;
+	/* Twice, the same value or another: jansson refuses the duplicate;
+	 * the fast path never reads a second one. */
+	p = parse(T_ENTRIES ",\"tenant\":\"a\",\"tenant\":\"a\"}", err, sizeof(err));
+	assert_null(p);
+	assert_non_null(strstr(err, "duplicate"));
+	p = parse(T_ENTRIES ",\"tenant\":\"a\",\"tenant\":\"b\"}", err, sizeof(err));
+	assert_null(p);
+	assert_non_null(strstr(err, "duplicate"));
+	/* Before "schema": not canonical, so the strict path reads it, and
+	 * writes it back last. */
+	p = parse_take("{\"allow\":[],\"epoch\":1,\"mode\":\"none\",\"tenant\":\"a\","
+	    "\"schema\":\"egress-guard.policy.v1\"}", &taken, err, sizeof(err));
+	assert_int_equal(taken, 0);
+	expect_canonical(p, "{\"allow\":[],\"epoch\":1,\"mode\":\"none\",\"schema\":"
+	    "\"egress-guard.policy.v1\",\"tenant\":\"a\"}");
+	policy_free(p);
+	/* Unterminated after the key: refused, nothing read past the end. */
+	p = parse(T_ENTRIES ",\"tenant\":\"a", err, sizeof(err));
+	assert_null(p);
+	/* A near key is an unknown key, not a tenant. */
+	p = parse(T_ENTRIES ",\"Tenant\":\"a\"}", err, sizeof(err));
+	assert_null(p);
+	assert_non_null(strstr(err, "unknown key \"Tenant\""));
+}
+
+static void
+test_compile_writes_tenant(void **state)
+{
+	char err[512] = "", *path, *c;
+	struct policy *p;
+	size_t len;
+
+	(void)state;
+	path = write_tmp(DESIGN_PROFILE);
+	/* None: the bytes of before. */
+	c = policy_profile_canonical_cat(path, 7, NULL, NULL, &len, err,
+	    sizeof(err));
+	assert_non_null(c);
+	assert_string_equal(c, DESIGN_CANON);
+	free(c);
+	c = policy_profile_canonical_cat(path, 7, NULL, "a", &len, err,
+	    sizeof(err));
+	assert_non_null(c);
+	assert_int_equal(len, strlen(T_CANON_A));
+	assert_string_equal(c, T_CANON_A);
+	p = policy_parse(c, len, err, sizeof(err));
+	assert_non_null(p);
+	assert_string_equal(policy_tenant(p), "a");
+	assert_string_equal(policy_digest(p), T_CANON_A_DIGEST);
+	policy_free(p);
+	free(c);
+	/* A bad id is refused, the profile unread matters not. */
+	assert_null(policy_profile_canonical_cat(path, 7, NULL, "-a", &len, err,
+	    sizeof(err)));
+	assert_non_null(strstr(err, "tenant \"-a\" is not a tenant id"));
+	assert_null(policy_profile_canonical_cat(path, 7, NULL, "", &len, err,
+	    sizeof(err)));
+	assert_non_null(strstr(err, "is not a tenant id"));
+	assert_null(policy_profile_canonical_cat(path, 7, NULL,
+	    "abcdefghijklmnopqrstuvwxyz0123456789", &len, err, sizeof(err)));
+	assert_non_null(strstr(err, "is not a tenant id"));
+	unlink(path);
+	free(path);
+	/* "tenant" is no profile key. */
+	path = write_tmp("{\"network_policy\":\"none\",\"tenant\":\"a\"}");
+	assert_null(policy_profile_canonical_cat(path, 7, NULL, NULL, &len, err,
+	    sizeof(err)));
+	assert_non_null(strstr(err, "unknown key \"tenant\""));
+	unlink(path);
+	free(path);
 }
 
 int
@@ -1876,6 +2147,13 @@ main(void)
 		cmocka_unit_test(test_diff_widening_and_narrowing),
 		cmocka_unit_test(test_ecosystem_names_match_provenance),
 		cmocka_unit_test(test_example_catalog_is_example_test_only),
+		cmocka_unit_test(test_id_grammar),
+		cmocka_unit_test(test_canonical_round_trip_without_tenant),
+		cmocka_unit_test(test_canonical_round_trip_with_tenant),
+		cmocka_unit_test(test_digest_differs_with_tenant),
+		cmocka_unit_test(test_hostile_bad_tenant_refused_named),
+		cmocka_unit_test(test_hostile_tenant_twice_or_misplaced_refused),
+		cmocka_unit_test(test_compile_writes_tenant),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
