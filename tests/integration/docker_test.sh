@@ -842,11 +842,12 @@ tctl() {
 	    -o "$TD/ctl.out" -w '%{http_code}' "http://guard$2" 2>&1)
 	echo "$c $(head -c 400 "$TD/ctl.out" | tr '\n' ' ')"
 }
-# tvia W PROXY URL [CURL ARGS]: "code=NNN reason=R" from workload W.
+# tvia W PROXY URL [CURL ARGS]: "code=NNN reason=R" from workload W (two
+# may run at once: the stderr file is the subshell's).
 tvia() {
-	w=$1 px=$2 u=$3; shift 3
-	dk exec "$(tn w$w)" curl -sS -v --max-time 6 -x "http://$px" -o /dev/null -w 'code=%{http_code}' "$@" "$u" 2>"$TD/via.err"
-	r=$(sed -n 's/^< X-Egress-Guard-Reason: \([a-z_]*\).*/\1/p' "$TD/via.err" | tr -d '\r' | head -n1)
+	w=$1 px=$2 u=$3 e=$TD/via.$BASHPID.err; shift 3
+	dk exec "$(tn w$w)" curl -sS -v --max-time 6 -x "http://$px" -o /dev/null -w 'code=%{http_code}' "$@" "$u" 2>"$e"
+	r=$(sed -n 's/^< X-Egress-Guard-Reason: \([a-z_]*\).*/\1/p' "$e" | tr -d '\r' | head -n1)
 	echo " reason=${r:--}"
 }
 tprobe() { w=$1; shift; dk exec -i "$(tn w$w)" python3 - --timeout 2 "$@" <"$TI/docker_probe.py" 2>&1 | tail -n1; }
@@ -938,8 +939,10 @@ if [ -n "$GPID" ] && [ "$GPID" != 0 ]; then
 	caps=$(awk '/^CapEff:/ {print $2}' "/proc/$APID/status")
 	nsenter "--net=/proc/$APID/ns/net" ip route add 10.81.2.2/32 via 10.81.1.2 dev "$AIF" 2>"$TD/route.err"
 	c0=$(tcount)
-	oa=$(tvia a 10.81.2.2:3128 "http://b.example.test/status/200?case=a-to-b-addr" --connect-timeout 3)
+	tvia a 10.81.2.2:3128 "http://b.example.test/status/200?case=a-to-b-addr" --connect-timeout 3 >"$TD/oa.out" &
 	pa=$(tprobe a tcp 10.81.2.2 3128)
+	wait $!
+	oa=$(cat "$TD/oa.out")
 	c1=$(tcount)
 	ob=$(tvia b 10.81.2.2:3128 "http://b.example.test/status/200?case=b-to-b-addr")
 	case "$oa|$pa|$ob" in *code=000*"|"*" blocked "*"|"*code=200*) [ "$c1" -gt "$c0" ] && [ "$(seen case=a-to-b-addr)" -eq 0 ]; r=$?;; *) r=1;; esac
@@ -955,8 +958,11 @@ if [ -n "$GPID" ] && [ "$GPID" != 0 ]; then
 	# link's listener and to B's. Live control: A from its own address.
 	nsenter "--net=/proc/$APID/ns/net" ip addr add 10.81.2.3/32 dev "$AIF" 2>>"$TD/route.err"
 	c0=$(tcount)
-	o1=$(tvia a 10.81.1.2:3128 "http://a.example.test/status/200?case=a-spoof-own" --interface 10.81.2.3 --connect-timeout 3)
+	tvia a 10.81.1.2:3128 "http://a.example.test/status/200?case=a-spoof-own" --interface 10.81.2.3 \
+	    --connect-timeout 3 >"$TD/o1.out" &
 	o2=$(tvia a 10.81.2.2:3128 "http://b.example.test/status/200?case=a-spoof-b" --interface 10.81.2.3 --connect-timeout 3)
+	wait $!
+	o1=$(cat "$TD/o1.out")
 	c1=$(tcount)
 	oc=$(tvia a 10.81.1.2:3128 "http://a.example.test/status/200?case=a-own-addr")
 	case "$o1|$o2|$oc" in *code=000*"|"*code=000*"|"*code=200*)
