@@ -851,10 +851,20 @@ tvia() {
 	echo " reason=${r:--}"
 }
 tprobe() { w=$1; shift; dk exec -i "$(tn w$w)" python3 - --timeout 2 "$@" <"$TI/docker_probe.py" 2>&1 | tail -n1; }
-# The guard-side table's counters, summed: what its drops counted.
+# tcount CHAIN: the guard-side table's drop counters in CHAIN, summed
+# (prerouting: a source not the link's peer; input: anything but the
+# link's own listener).
 tcount() {
 	nsenter "--net=/proc/$GPID/ns/net" nft list table inet egress_guard_tenants 2>/dev/null |
-	    grep -o 'counter packets [0-9]*' | awk '{s += $3} END {print s + 0}'
+	    awk -v c="$1" '$1 == "chain" {in_c = $2 == c} in_c && / drop/ {
+		for (i = 1; i < NF; i++) if ($i == "packets") s += $(i + 1) } END {print s + 0}'
+}
+# The host's nft step (EG_DOCKER_NFT_BIN: a mutant's, for the mutant runs).
+NFTBIN=${EG_DOCKER_NFT_BIN:-$BIN}
+# The engine's DROP rules on bridge $BR (its namespace), summed.
+ecount() {
+	nsenter "--net=/run/netns/$NS" iptables-save -c 2>/dev/null | grep -- "$BR" | grep -- '-j DROP' |
+	    sed -E 's/^\[([0-9]+):.*/\1/' | awk '{s += $1} END {print s + 0}'
 }
 seen() { grep -c "$1" "$T/inet/http.log" 2>/dev/null; }
 tbundle() {	# tbundle NAME TENANT EPOCH HOST:PORT...
@@ -891,7 +901,7 @@ if [ -n "$GPID" ] && [ "$GPID" != 0 ]; then
 	done
 	check t_node_agent_adds_three_tenants_links_found_by_address $r "$links"
 	tctl GET /v1/tenants >/dev/null && cp "$TD/ctl.out" "$TD/tenants.json"
-	"$BIN" nft tenants --tenants "$TD/tenants.json" --netns "/proc/$GPID/ns/net" >"$TD/nft.log" 2>&1
+	"$NFTBIN" nft tenants --tenants "$TD/tenants.json" --netns "/proc/$GPID/ns/net" >"$TD/nft.log" 2>&1
 	check t_guard_side_table_applied_into_guard_namespace_from_host $? "$(tail -n 3 "$TD/nft.log" | tr '\n' ' ')"
 	for w in b c; do
 		"$BIN" nft apply --netns "/proc/$(pidof_c "w$w")/ns/net" --guard "10.81.$(tidx $w).2:3128" \
@@ -930,46 +940,71 @@ if [ -n "$GPID" ] && [ "$GPID" != 0 ]; then
 	    "A:$oa (listener saw $na) / B:$ob (listener saw $nb)"
 
 	# Hostile: A routes B's listener address through its own link (the
-	# guard's address on A's network) and connects to it. Live control: B
-	# reaches that listener. Negative control: with the guard-side table
-	# removed, the same SYN reaches the guard's kernel (refused: B's listener
-	# is bound to B's link), so the silence above is the table's drop.
+	# guard's address on A's network), and A takes B's address (its
+	# NET_ADMIN) and sends from it, to its own listener and to B's. Three
+	# layers, each shown: (1) the engine's own isolation of an internal
+	# network (iptables in the daemon's namespace, on bridged traffic:
+	# no source or destination outside the subnet) drops both before the
+	# guard, whose counters stay still; (2) with that layer opened for
+	# A's bridge (an ACCEPT in DOCKER-USER, Docker's hook for a user's
+	# rules), the guard-side table drops them (its counters rise); (3)
+	# with the table deleted too, A's SYN to B's address reaches the
+	# guard's kernel and is refused (B's listener is bound to B's link),
+	# so the path was live and the silence in (2) is the table's. Live
+	# controls: B reaches the listener at its address; A from its own
+	# address reaches its own.
 	APID=$(pidof_c wa)
 	AIF=$(nsenter "--net=/proc/$APID/ns/net" ip -o -4 addr show | awk '$4 == "10.81.1.3/24" {print $2}')
 	caps=$(awk '/^CapEff:/ {print $2}' "/proc/$APID/status")
-	nsenter "--net=/proc/$APID/ns/net" ip route add 10.81.2.2/32 via 10.81.1.2 dev "$AIF" 2>"$TD/route.err"
-	c0=$(tcount)
-	tvia a 10.81.2.2:3128 "http://b.example.test/status/200?case=a-to-b-addr" --connect-timeout 3 >"$TD/oa.out" &
-	pa=$(tprobe a tcp 10.81.2.2 3128)
-	wait $!
-	oa=$(cat "$TD/oa.out")
-	c1=$(tcount)
+	: >"$TD/route.err"
+	nsenter "--net=/proc/$APID/ns/net" ip route add 10.81.2.2/32 via 10.81.1.2 dev "$AIF" 2>>"$TD/route.err"
+	nsenter "--net=/proc/$APID/ns/net" ip addr add 10.81.2.3/32 dev "$AIF" 2>>"$TD/route.err"
+	BR=br-$(dk network inspect -f '{{.Id}}' "$(tn s1)" | cut -c1-12)
+	# thostile TAG: A's three attempts at once; "TO_B_ADDR SPOOF_OWN SPOOF_B PROBE".
+	thostile() {
+		tvia a 10.81.2.2:3128 "http://b.example.test/status/200?case=a-to-b-addr-$1" --connect-timeout 3 >"$TD/h1.out" &
+		tvia a 10.81.1.2:3128 "http://a.example.test/status/200?case=a-spoof-own-$1" --interface 10.81.2.3 \
+		    --connect-timeout 3 >"$TD/h2.out" &
+		tvia a 10.81.2.2:3128 "http://b.example.test/status/200?case=a-spoof-b-$1" --interface 10.81.2.3 \
+		    --connect-timeout 3 >"$TD/h3.out" &
+		p=$(tprobe a tcp 10.81.2.2 3128)
+		wait
+		echo "to-b-addr:$(cat "$TD/h1.out") spoof-own:$(cat "$TD/h2.out") spoof-b:$(cat "$TD/h3.out") probe:$p"
+	}
+	nothing() {	# nothing "OUT" TAG: all four met silence (a drop), the listener saw none
+		case "$1" in *to-b-addr:*code=000*spoof-own:*code=000*spoof-b:*code=000*probe:*" blocked TimeoutError"*)
+			[ "$(seen "case=a-[a-z-]*-$2")" -eq 0 ];;
+		*) return 1;; esac
+	}
+	p0=$(tcount prerouting) i0=$(tcount input) e0=$(ecount)
+	o1=$(thostile engine)
+	p1=$(tcount prerouting) i1=$(tcount input) e1=$(ecount)
+	nothing "$o1" engine && [ "$p1" -eq "$p0" ] && [ "$i1" -eq "$i0" ] && [ "$e1" -gt "$e0" ]
+	check hostile_t_engine_internal_network_isolation_drops_a_to_b_address_and_spoof $? \
+	    "A CapEff=$caps; $o1; engine drops on $BR $e0->$e1, guard table drops (still) prerouting $p0->$p1 input $i0->$i1 $(cat "$TD/route.err")"
+	echo "# engine layer: engine drops $e0->$e1, guard table prerouting $p0->$p1 input $i0->$i1"
+	nsenter "--net=/run/netns/$NS" iptables -I DOCKER-USER -i "$BR" -o "$BR" -j ACCEPT 2>>"$TD/route.err"
+	p0=$(tcount prerouting) i0=$(tcount input)
+	o2=$(thostile guard)
+	p1=$(tcount prerouting) i1=$(tcount input)
 	ob=$(tvia b 10.81.2.2:3128 "http://b.example.test/status/200?case=b-to-b-addr")
-	case "$oa|$pa|$ob" in *code=000*"|"*" blocked "*"|"*code=200*) [ "$c1" -gt "$c0" ] && [ "$(seen case=a-to-b-addr)" -eq 0 ]; r=$?;; *) r=1;; esac
-	check hostile_t_a_to_b_listener_address_reaches_nothing_b_reaches_it $r \
-	    "A:$oa probe:$pa table drops $c0->$c1 / B:$ob $(cat "$TD/route.err")"
+	oc=$(tvia a 10.81.1.2:3128 "http://a.example.test/status/200?case=a-own-addr")
+	# The spoofed attempts are the anti-spoofing rule's (prerouting), A's
+	# own source to B's address the listener-only rule's (input).
+	echo "# guard layer: prerouting $p0->$p1 input $i0->$i1"
+	nothing "$o2" guard && [ "$p1" -gt "$p0" ] && [ "$i1" -gt "$i0" ] &&
+	    case "$ob|$oc" in *code=200*"|"*code=200*)
+		[ "$(seen case=b-to-b-addr)" -ge 1 ] && [ "$(seen case=a-own-addr)" -ge 1 ];;
+	    *) false;; esac
+	check hostile_t_a_to_b_address_and_spoofing_b_reach_nothing_guard_table_drops_them $? \
+	    "engine layer open: $o2; guard table drops prerouting $p0->$p1 input $i0->$i1 / B to its address:$ob A from its own:$oc"
 	nsenter "--net=/proc/$GPID/ns/net" nft delete table inet egress_guard_tenants 2>>"$TD/nft.log"
 	pc=$(tprobe a tcp 10.81.2.2 3128)
-	"$BIN" nft tenants --tenants "$TD/tenants.json" --netns "/proc/$GPID/ns/net" >>"$TD/nft.log" 2>&1
+	"$NFTBIN" nft tenants --tenants "$TD/tenants.json" --netns "/proc/$GPID/ns/net" >>"$TD/nft.log" 2>&1
+	nsenter "--net=/run/netns/$NS" iptables -D DOCKER-USER -i "$BR" -o "$BR" -j ACCEPT 2>>"$TD/route.err"
+	echo "# without the engine layer and the table: $pc"
 	case "$pc" in *"ConnectionRefused"*) r=0;; *) r=1;; esac
-	check t_control_without_guard_table_a_syn_to_b_address_reaches_guard_kernel $r "$pc"
-
-	# Hostile: A takes B's address (NET_ADMIN) and sends from it, to its own
-	# link's listener and to B's. Live control: A from its own address.
-	nsenter "--net=/proc/$APID/ns/net" ip addr add 10.81.2.3/32 dev "$AIF" 2>>"$TD/route.err"
-	c0=$(tcount)
-	tvia a 10.81.1.2:3128 "http://a.example.test/status/200?case=a-spoof-own" --interface 10.81.2.3 \
-	    --connect-timeout 3 >"$TD/o1.out" &
-	o2=$(tvia a 10.81.2.2:3128 "http://b.example.test/status/200?case=a-spoof-b" --interface 10.81.2.3 --connect-timeout 3)
-	wait $!
-	o1=$(cat "$TD/o1.out")
-	c1=$(tcount)
-	oc=$(tvia a 10.81.1.2:3128 "http://a.example.test/status/200?case=a-own-addr")
-	case "$o1|$o2|$oc" in *code=000*"|"*code=000*"|"*code=200*)
-		[ "$c1" -gt "$c0" ] && [ "$(seen case=a-spoof)" -eq 0 ] && [ "$(seen case=a-own-addr)" -ge 1 ]; r=$?;;
-	*) r=1;; esac
-	check hostile_t_a_spoofing_b_address_reaches_nothing_own_address_reaches_listener $r \
-	    "A CapEff=$caps; spoofed to A's listener:$o1 to B's:$o2; table drops $c0->$c1 / own address:$oc $(cat "$TD/route.err")"
+	check hostile_t_without_engine_layer_and_table_a_syn_to_b_address_refused_by_link_bound_listener $r "$pc"
 
 	# Hostile: A's bundle pushed as B's. Live control: B's own next bundle
 	# is taken, and B's status says its epoch.
@@ -978,7 +1013,7 @@ if [ -n "$GPID" ] && [ "$GPID" != 0 ]; then
 	o1=$(tctl PUT /v1/tenants/b/policy "$TD/a2.json")
 	o2=$(tctl PUT /v1/tenants/b/policy "$TD/b2.json")
 	tctl GET /v1/tenants/b/status >/dev/null
-	e=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["policy_epoch"])' <"$TD/ctl.out" 2>&1)
+	e=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["policy"]["epoch"])' <"$TD/ctl.out" 2>&1)
 	case "$o1|$o2" in 403*wrong_tenant*"|"2*) [ "$e" = 2 ]; r=$?;; *) r=1;; esac
 	check hostile_t_a_bundle_pushed_as_b_refused_403_wrong_tenant_b_own_taken $r \
 	    "A's as B's: $o1 / B's: $o2 / B epoch=$e"
