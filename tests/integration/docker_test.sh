@@ -1021,6 +1021,30 @@ if [ -n "$GPID" ] && [ "$GPID" != 0 ]; then
 	oa=$(tvia a 10.81.1.2:3128 "http://b.example.test/status/200?case=a-after")
 	case "$oa|$ob" in *code=403*"|"*code=200*) r=0;; *) r=1;; esac
 	check hostile_t_after_refused_push_a_still_denied_b_still_served $r "A:$oa B:$ob"
+
+	# A restart is a new namespace: the entry applies the table of the
+	# tenants in the state folder before the guard binds them again (no
+	# host step here), every link comes back under its name, each tenant
+	# is served again, and B keeps epoch 2 (its floor). Control: the old
+	# namespace's table is not what is seen (a new namespace).
+	old=$(readlink "/proc/$GPID/ns/net") t=$(date +%s)
+	dk restart -t 5 "$(tn guard)" >/dev/null && tup_guard >"$TD/restart.log" 2>&1
+	echo "# tenants: the guard restarted and healthy in $(($(date +%s) - t)) s"
+	GPID=$(pidof_c guard)
+	new=$(readlink "/proc/$GPID/ns/net" 2>&1)
+	nsenter "--net=/proc/$GPID/ns/net" nft list table inet egress_guard_tenants >"$TD/table2" 2>&1; rt=$?
+	r=0 out=""
+	for w in a b c; do
+		o=$(tvia $w "10.81.$(tidx $w).2:3128" "http://$w.example.test/status/200?case=restart-$w")
+		out="$out $w:$o"
+		case "$o" in *code=200*) [ "$(seen "case=restart-$w")" -ge 1 ] || r=1;; *) r=1;; esac
+	done
+	tctl GET /v1/tenants/b/status >/dev/null
+	e=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["policy"]["epoch"])' <"$TD/ctl.out" 2>&1)
+	[ "$r" = 0 ] && [ "$rt" = 0 ] && [ "$old" != "$new" ] && [ "$e" = 2 ] &&
+	    grep -q egress_guard_tenants "$TD/table2"
+	check t_guard_restart_new_namespace_entry_fences_links_tenants_served_b_epoch_kept $? \
+	    "ns $old -> $new; table in new ns rc=$rt; $out; B epoch=$e $(tail -n 3 "$TD/restart.log" | tr '\n' ' ')"
 fi
 
 for c in wa wb wc guard internet; do dk rm -f -v "$(tn $c)" >/dev/null 2>&1; done

@@ -33,11 +33,17 @@ import sys
 
 import yaml
 
-try:
-    import kubernetes.client as K
-except ImportError:  # said, never skipped
-    sys.exit("k8s_shape.py: python3-kubernetes is not installed (apt-get install "
-             "python3-kubernetes): the model check has no schema")
+K = None  # kubernetes.client, imported by `check` only (a second of start-up)
+
+
+def models():
+    global K
+    try:
+        import kubernetes.client
+    except ImportError:  # said, never skipped
+        sys.exit("k8s_shape.py: python3-kubernetes is not installed (apt-get install "
+                 "python3-kubernetes): the model check has no schema")
+    K = kubernetes.client
 
 # Fields newer than the 1.22 models: (model, field) -> the release that
 # added it. Anything else unknown is a fault.
@@ -112,6 +118,7 @@ def load(path):
 
 
 def check(paths):
+    models()
     faults = []
     for p in paths:
         for i, d in enumerate(load(p)):
