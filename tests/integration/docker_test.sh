@@ -867,6 +867,17 @@ ecount() {
 	    sed -E 's/^\[([0-9]+):.*/\1/' | awk '{s += $1} END {print s + 0}'
 }
 seen() { grep -c "$1" "$T/inet/http.log" 2>/dev/null; }
+# tserved TAG: each sandbox, through its own link, asks for its own
+# admitted name; 0 when all three got 200 and the listener logged each.
+tserved() {
+	r=0
+	for w in a b c; do
+		o=$(tvia $w "10.81.$(tidx $w).2:3128" "http://$w.example.test/status/200?case=$1-$w")
+		printf ' %s:%s' "$w" "$o"
+		case "$o" in *code=200*) [ "$(seen "case=$1-$w")" -ge 1 ] || r=1;; *) r=1;; esac
+	done
+	return $r
+}
 tbundle() {	# tbundle NAME TENANT EPOCH HOST:PORT...
 	n=$1 id=$2 e=$3; shift 3
 	python3 -c 'import json,sys; print(json.dumps({"network_policy":"allowlist","allowed_hosts":sys.argv[1:]}))' \
@@ -918,13 +929,8 @@ if [ -n "$GPID" ] && [ "$GPID" != 0 ]; then
 
 	# Each sandbox through its own link reaches its own admitted name (a
 	# live listener logs each case's path).
-	r=0 out=""
-	for w in a b c; do
-		o=$(tvia $w "10.81.$(tidx $w).2:3128" "http://$w.example.test/status/200?case=own-$w")
-		out="$out $w:$o"
-		case "$o" in *code=200*) [ "$(seen "case=own-$w")" -ge 1 ] || r=1;; *) r=1;; esac
-	done
-	check t_each_sandbox_reaches_its_own_admitted_name_live_listener $r "$out"
+	out=$(tserved own)
+	check t_each_sandbox_reaches_its_own_admitted_name_live_listener $? "$out"
 	dk logs "$(tn guard)" >"$TD/guard.log" 2>&1
 	n=$(grep '"decision"' "$TD/guard.log" | grep -c '"tenant":"[abc]"')
 	[ "$n" -ge 3 ]
@@ -1033,12 +1039,7 @@ if [ -n "$GPID" ] && [ "$GPID" != 0 ]; then
 	GPID=$(pidof_c guard)
 	new=$(readlink "/proc/$GPID/ns/net" 2>&1)
 	nsenter "--net=/proc/$GPID/ns/net" nft list table inet egress_guard_tenants >"$TD/table2" 2>&1; rt=$?
-	r=0 out=""
-	for w in a b c; do
-		o=$(tvia $w "10.81.$(tidx $w).2:3128" "http://$w.example.test/status/200?case=restart-$w")
-		out="$out $w:$o"
-		case "$o" in *code=200*) [ "$(seen "case=restart-$w")" -ge 1 ] || r=1;; *) r=1;; esac
-	done
+	out=$(tserved restart); r=$?
 	tctl GET /v1/tenants/b/status >/dev/null
 	e=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["policy"]["epoch"])' <"$TD/ctl.out" 2>&1)
 	[ "$r" = 0 ] && [ "$rt" = 0 ] && [ "$old" != "$new" ] && [ "$e" = 2 ] &&
