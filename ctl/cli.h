@@ -22,6 +22,11 @@
 #define CLI_EXIT_GUARD		8	/* the running guard's hash cannot be had */
 #define CLI_EXIT_WIDENS		9	/* NEW admits a destination OLD does not */
 
+/* The usage message of a --tenant or ID that is no tenant id
+ * (policy_tenant_id_ok). */
+#define CLI_TENANT_ID_RULE	"a tenant ID is 1-32 characters of [a-z0-9-], " \
+	"the first [a-z0-9]"
+
 /* Prints "egress-guardctl: MSG[: "ARG"]" and the usage line of CMD on
  * stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *usage, const char *msg,

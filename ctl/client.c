@@ -478,30 +478,50 @@ out:
 }
 
 int
-ctlclient_fetch_policy(const char *control, long guard_uid, struct policy **out,
-    char *err, size_t errlen)
+ctlclient_tenant_target(char *out, size_t outlen, const char *tenant,
+    const char *rest)
+{
+	int n;
+
+	/* The id is a path segment: only the id grammar may get there, never
+	 * a '/', '?', space or line break of a caller's argument. */
+	if (tenant == NULL)
+		n = snprintf(out, outlen, "/v1%s", rest);
+	else if (!policy_tenant_id_ok(tenant, strlen(tenant)))
+		return -1;
+	else
+		n = snprintf(out, outlen, "/v1/tenants/%s%s", tenant, rest);
+	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+int
+ctlclient_fetch_policy(const char *control, long guard_uid, const char *tenant,
+    struct policy **out, char *err, size_t errlen)
 {
 	struct ctlclient_response r = { 0, NULL, 0 };
 	struct body b = { NULL, 0, NULL, NULL, CTLCLIENT_POLICY_MAX };
 	json_t *root = NULL, *loaded, *pol, *dig;
-	char why[512], *bytes = NULL;
+	char why[512], *bytes = NULL, t[CTLCLIENT_TARGET_MAX];
 	struct policy *p = NULL;
 	int rc = -1;
 
 	*out = NULL;
-	if (request(control, "GET", "/v1/policy", &b, guard_uid, &r, err,
-	    errlen) == -1)
+	if (ctlclient_tenant_target(t, sizeof(t), tenant, "/policy") == -1) {
+		errbuf_set(err, errlen, "not a tenant id");
+		return -1;
+	}
+	if (request(control, "GET", t, &b, guard_uid, &r, err, errlen) == -1)
 		return -1;
 	if (r.status != 200) {
-		errbuf_set(err, errlen, "%s: GET /v1/policy answered HTTP %d",
-		    control, r.status);
+		errbuf_set(err, errlen, "%s: GET %s answered HTTP %d", control, t,
+		    r.status);
 		goto out;
 	}
 	root = json_loadb(r.body, r.body_len, JSON_REJECT_DUPLICATES, NULL);
 	loaded = json_object_get(root, "loaded");
 	if (!json_is_boolean(loaded)) {
-		errbuf_set(err, errlen, "%s: GET /v1/policy: not JSON, or no "
-		    "\"loaded\"", control);
+		errbuf_set(err, errlen, "%s: GET %s: not JSON, or no "
+		    "\"loaded\"", control, t);
 		goto out;
 	}
 	if (json_is_false(loaded)) {
@@ -514,18 +534,18 @@ ctlclient_fetch_policy(const char *control, long guard_uid, struct policy **out,
 	 * the one the guard names: else what it runs is not known. */
 	if (!json_is_object(pol) || !json_is_string(dig) ||
 	    (bytes = json_dumps(pol, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
-		errbuf_set(err, errlen, "%s: GET /v1/policy: no policy or digest "
-		    "in the answer", control);
+		errbuf_set(err, errlen, "%s: GET %s: no policy or digest "
+		    "in the answer", control, t);
 		goto out;
 	}
 	if ((p = policy_parse(bytes, strlen(bytes), why, sizeof(why))) == NULL) {
-		errbuf_set(err, errlen, "%s: GET /v1/policy: the policy served: %s",
-		    control, why);
+		errbuf_set(err, errlen, "%s: GET %s: the policy served: %s",
+		    control, t, why);
 		goto out;
 	}
 	if (strcmp(policy_digest(p), json_string_value(dig)) != 0) {
-		errbuf_set(err, errlen, "%s: GET /v1/policy: the policy served "
-		    "has digest %s, not the %.80s the guard names", control,
+		errbuf_set(err, errlen, "%s: GET %s: the policy served "
+		    "has digest %s, not the %.80s the guard names", control, t,
 		    policy_digest(p), json_string_value(dig));
 		policy_free(p);
 		goto out;
@@ -541,25 +561,31 @@ out:
 
 /* ---- subcommands: the CLI layer, which prints. ---- */
 
-static const char *const client_names[] = { "--control", "--guard-uid", NULL };
+static const char *const client_names[] = {
+	"--control", "--guard-uid", "--tenant", NULL
+};
 
-/* Parses [BUNDLE] --control PATH [--guard-uid N] into o (vals: control,
- * guard-uid; o->want_operand says whether BUNDLE is expected).
- * *guard_uid comes from --guard-uid, else EG_GUARD_UID, else -1 (root
- * and this user only). Returns 0 or an exit status. */
-static int
-parse_args(int argc, char **argv, struct cli_opts *o, long *guard_uid)
+int
+ctlclient_parse_args(int argc, char **argv, struct cli_opts *o,
+    const char *what, long *guard_uid)
 {
 	const char *uid;
+	char msg[64];
 	long long v;
 	int rc;
 
 	if ((rc = cli_parse_opts(argc, argv, 1, o)) != 0)
 		return rc;
-	if (o->want_operand && o->operand == NULL)
-		return cli_usage_error(o->cmd, o->usage, "missing BUNDLE", NULL);
+	if (o->want_operand && o->operand == NULL) {
+		errbuf_set(msg, sizeof(msg), "missing %s", what);
+		return cli_usage_error(o->cmd, o->usage, msg, NULL);
+	}
 	if (o->vals[0] == NULL)
 		return cli_usage_error(o->cmd, o->usage, "missing --control", NULL);
+	if (o->vals[2] != NULL &&
+	    !policy_tenant_id_ok(o->vals[2], strlen(o->vals[2])))
+		return cli_usage_error(o->cmd, o->usage, CLI_TENANT_ID_RULE,
+		    o->vals[2]);
 	if ((uid = o->vals[1]) == NULL)
 		uid = getenv("EG_GUARD_UID");
 	*guard_uid = -1;
@@ -612,7 +638,7 @@ push_digest(void *arg)
  * between is not seen (the epoch rule still orders the two). */
 static int
 no_widen(const char *path, const char *buf, size_t len, const char *control,
-    long guard_uid)
+    long guard_uid, const char *tenant)
 {
 	struct policy *cur = NULL, *next;
 	struct ctldiff_sum sum;
@@ -622,7 +648,7 @@ no_widen(const char *path, const char *buf, size_t len, const char *control,
 		fprintf(stderr, "%s: push: %s: %s\n", CLI_PROG, path, err);
 		return CLI_EXIT_USAGE;
 	}
-	if (ctlclient_fetch_policy(control, guard_uid, &cur, err,
+	if (ctlclient_fetch_policy(control, guard_uid, tenant, &cur, err,
 	    sizeof(err)) == -1) {
 		fprintf(stderr, "%s: push: --no-widen: cannot tell what the guard "
 		    "runs: %s\n", CLI_PROG, err);
@@ -632,7 +658,9 @@ no_widen(const char *path, const char *buf, size_t len, const char *control,
 	ctldiff_compare(cur, next, NULL, &sum);
 	if (sum.widens) {
 		fprintf(stderr, "%s: push: %s: refused (--no-widen): it admits "
-		    "what %s runs now (%s) does not:\n", CLI_PROG, path, control,
+		    "what %s runs now%s%s (%s) does not, or is for another "
+		    "tenant:\n", CLI_PROG, path, control, tenant != NULL ?
+		    " for tenant " : "", tenant != NULL ? tenant : "",
 		    cur != NULL ? policy_digest(cur) : "no policy");
 		ctldiff_compare(cur, next, stderr, &sum);
 		ctldiff_verdict(&sum, cur, next, stderr);
@@ -662,17 +690,26 @@ take_flag(int *argc, char **argv, const char *flag)
 	return seen;
 }
 
+/* A push the guard refused for what it is: 403 (key, signature, or
+ * wrong_tenant) or 409 (epoch, tenant_mode); with --tenant also 404 (no
+ * such tenant, or not in tenant mode), which a plain push never meets. */
+static int
+refused(int status, const char *tenant)
+{
+	return status == 403 || status == 409 || (tenant != NULL && status == 404);
+}
+
 int
 ctlclient_cmd_push(int argc, char **argv)
 {
 	struct cli_opts o = { argv[0], CTLCLIENT_PUSH_USAGE, client_names,
 	    { NULL }, NULL, 1 };
 	int widen = take_flag(&argc, argv, "--no-widen");
-	const char *path, *control;
+	const char *path, *control, *tenant;
 	struct ctlclient_response r = { 0, NULL, 0 };
 	struct push_digest d = { NULL, 0, "", "" };
 	struct body b;
-	char err[1024], why[512], *buf = NULL;
+	char err[1024], why[512], *buf = NULL, target[CTLCLIENT_TARGET_MAX];
 	size_t len = 0;
 	long guard_uid;
 	int rc;
@@ -680,11 +717,15 @@ ctlclient_cmd_push(int argc, char **argv)
 	if (widen == -1)
 		return cli_usage_error(o.cmd, o.usage, "--no-widen given twice",
 		    NULL);
-	if ((rc = parse_args(argc, argv, &o, &guard_uid)) != 0)
+	if ((rc = ctlclient_parse_args(argc, argv, &o, "BUNDLE", &guard_uid)) != 0)
 		return rc;
 	path = o.operand;
 	control = o.vals[0];
+	tenant = o.vals[2];
 	rc = CLI_EXIT_USAGE;
+	if (ctlclient_tenant_target(target, sizeof(target), tenant,
+	    "/policy") == -1)
+		goto out;	/* checked by ctlclient_parse_args */
 	/* The guard refuses more than BUNDLE_MAX_BYTES anyway: say so here
 	 * rather than send it. */
 	if ((buf = file_read(path, BUNDLE_MAX_BYTES, 0, &len, err, sizeof(err))) == NULL) {
@@ -696,13 +737,13 @@ ctlclient_cmd_push(int argc, char **argv)
 		goto out;
 	}
 	if (widen == 1 && (rc = no_widen(path, buf, len, control,
-	    guard_uid)) != 0)
+	    guard_uid, tenant)) != 0)
 		goto out;
 	rc = CLI_EXIT_USAGE;
 	d.buf = buf;
 	d.len = len;
 	b = (struct body){ buf, len, push_digest, &d, 0 };
-	if (request(control, "PUT", "/v1/policy", &b, guard_uid, &r, err,
+	if (request(control, "PUT", target, &b, guard_uid, &r, err,
 	    sizeof(err)) == -1) {
 		fprintf(stderr, "%s: push: %s\n", CLI_PROG, err);
 		goto out;
@@ -721,13 +762,13 @@ ctlclient_cmd_push(int argc, char **argv)
 			fprintf(stderr, "%s: push: %s: %s answered 200: the push "
 			    "took effect, but its answer was not printed\n",
 			    CLI_PROG, path, control);
-		else if (r.status == 403 || r.status == 409)
+		else if (refused(r.status, tenant))
 			rc = CLI_EXIT_FAIL;
 		goto out;
 	}
 	if (r.status == 200) {
 		rc = 0;
-	} else if (r.status == 403 || r.status == 409) {
+	} else if (refused(r.status, tenant)) {
 		fprintf(stderr, "%s: push: %s: refused by %s (HTTP %d)\n",
 		    CLI_PROG, path, control, r.status);
 		rc = CLI_EXIT_FAIL;
@@ -752,9 +793,19 @@ ctlclient_cmd_status(int argc, char **argv)
 	long guard_uid;
 	int rc;
 
-	if ((rc = parse_args(argc, argv, &o, &guard_uid)) != 0)
+	if ((rc = ctlclient_parse_args(argc, argv, &o, "BUNDLE", &guard_uid)) != 0)
 		return rc;
 	control = o.vals[0];
+	/* One tenant's: the exit status of every tenant call. */
+	if (o.vals[2] != NULL) {
+		char target[CTLCLIENT_TARGET_MAX];
+
+		if (ctlclient_tenant_target(target, sizeof(target), o.vals[2],
+		    "/status") == -1)
+			return CLI_EXIT_USAGE;
+		return ctlclient_call(o.cmd, control, guard_uid, "GET", target,
+		    NULL, 0);
+	}
 	rc = CLI_EXIT_USAGE;
 	if (ctlclient_request(control, guard_uid, "GET", "/v1/status", NULL, 0, &r,
 	    err, sizeof(err)) == -1) {
@@ -768,6 +819,43 @@ ctlclient_cmd_status(int argc, char **argv)
 	else
 		fprintf(stderr, "%s: status: %s answered HTTP %d\n", CLI_PROG,
 		    control, r.status);
+out:
+	free(r.body);
+	return rc;
+}
+
+int
+ctlclient_call(const char *cmd, const char *control, long guard_uid,
+    const char *method, const char *target, const char *body, size_t len)
+{
+	struct ctlclient_response r = { 0, NULL, 0 };
+	char err[1024];
+	int rc = CLI_EXIT_USAGE;
+
+	if (ctlclient_request(control, guard_uid, method, target, body, len, &r,
+	    err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: %s: %s\n", CLI_PROG, cmd, err);
+		return CLI_EXIT_USAGE;
+	}
+	/* The guard's answer, its {"error":…,"message":…} included: what a
+	 * script reads to tell why. */
+	if (print_body(&r) == -1) {
+		if (r.status >= 200 && r.status < 300)
+			fprintf(stderr, "%s: %s: %s answered %d: it took effect, "
+			    "but its answer was not printed\n", CLI_PROG, cmd,
+			    control, r.status);
+		goto out;
+	}
+	if (r.status >= 200 && r.status < 300) {
+		rc = 0;
+	} else if (r.status >= 400 && r.status < 500) {
+		fprintf(stderr, "%s: %s: refused by %s (HTTP %d)\n", CLI_PROG, cmd,
+		    control, r.status);
+		rc = CLI_EXIT_FAIL;
+	} else {
+		fprintf(stderr, "%s: %s: %s answered HTTP %d\n", CLI_PROG, cmd,
+		    control, r.status);
+	}
 out:
 	free(r.body);
 	return rc;

@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#define CTLCLIENT_PUSH_USAGE	"BUNDLE --control PATH [--guard-uid N] [--no-widen]"
-#define CTLCLIENT_STATUS_USAGE	"--control PATH [--guard-uid N]"
+#define CTLCLIENT_PUSH_USAGE	"BUNDLE --control PATH [--guard-uid N] [--tenant ID] [--no-widen]"
+#define CTLCLIENT_STATUS_USAGE	"--control PATH [--guard-uid N] [--tenant ID]"
 
 #define CTLCLIENT_HEAD_MAX	(16u * 1024)	/* response status line + headers */
 #define CTLCLIENT_BODY_MAX	(1u << 20)	/* response body */
@@ -16,6 +16,8 @@
  * policy are at most 3/4 of a bundle. A larger --policy file cannot be
  * read back, and push --no-widen then refuses to go on. */
 #define CTLCLIENT_POLICY_MAX	(16u << 20)
+/* A request target: "/v1/tenants/" + an id + "/policy" fits. */
+#define CTLCLIENT_TARGET_MAX	64
 
 struct ctlclient_response {
 	int	 status;	/* 100-599 */
@@ -53,12 +55,39 @@ int ctlclient_binary_sha256(const char *sock_path, long guard_uid, char *hex,
 
 struct policy;
 
-/* The policy the guard at sock_path runs now: GET /v1/policy, its
- * "policy" read back and its digest checked against the "digest" the
- * guard names. 0 with *out (NULL: the guard runs no policy, which
- * denies everything), or -1 with err. */
+/* The policy the guard at sock_path runs now: GET /v1/policy (tenant
+ * not NULL: GET /v1/tenants/TENANT/policy), its "policy" read back and
+ * its digest checked against the "digest" the guard names. 0 with *out
+ * (NULL: the guard runs no policy, which denies everything), or -1 with
+ * err. */
 int ctlclient_fetch_policy(const char *sock_path, long guard_uid,
-    struct policy **out, char *err, size_t errlen);
+    const char *tenant, struct policy **out, char *err, size_t errlen);
+
+/* "/v1" + rest, or with tenant "/v1/tenants/TENANT" + rest, into out.
+ * -1 when tenant is no tenant id (policy_tenant_id_ok: nothing but the
+ * id grammar reaches the request line) or out is too small. */
+int ctlclient_tenant_target(char *out, size_t outlen, const char *tenant,
+    const char *rest);
+
+struct cli_opts;
+
+/* Parses [OPERAND] --control PATH [--guard-uid N] [--tenant ID] into o
+ * (vals by index: control, guard-uid, tenant, whichever of them o->names
+ * lists; o->want_operand says whether an operand, named what in the
+ * message, is expected). *guard_uid comes from --guard-uid, else
+ * EG_GUARD_UID, else -1 (root and this user only). A --tenant that is no
+ * tenant id is a usage error. Returns 0 or an exit status. */
+int ctlclient_parse_args(int argc, char **argv, struct cli_opts *o,
+    const char *what, long *guard_uid);
+
+/* One call of a subcommand that shows the guard's answer (status
+ * --tenant, tenant add|remove|list): method target with the len bytes of
+ * body, the answer's body on stdout (the guard's JSON error included).
+ * Exit status: 0 on 2xx printed, CLI_EXIT_FAIL on 4xx (refused: the
+ * reason is in the body), CLI_EXIT_USAGE otherwise (unreachable, another
+ * status, the answer not written); cmd names the command on stderr. */
+int ctlclient_call(const char *cmd, const char *control, long guard_uid,
+    const char *method, const char *target, const char *body, size_t len);
 
 /* push BUNDLE --control PATH: PUT /v1/policy. With --no-widen, first
  * CLI_EXIT_WIDENS (nothing sent) when the bundle's policy admits a
@@ -66,8 +95,12 @@ int ctlclient_fetch_policy(const char *sock_path, long guard_uid,
  * told. Prints the answer's body;
  * exit 0 on a 200 that names the pushed bundle's digest, 1 on 403 or 409
  * (refused), 2 otherwise: the guard cannot be reached, the socket is
- * served by another uid, or a 200 names another digest. status --control PATH: GET /v1/status; exit 0 on
- * 200, 2 otherwise. argv[0] is the subcommand name. */
+ * served by another uid, or a 200 names another digest. With --tenant
+ * ID: PUT /v1/tenants/ID/policy (--no-widen reads GET
+ * /v1/tenants/ID/policy), and 404 is a refusal (1) too. status --control
+ * PATH: GET /v1/status; exit 0 on 200, 2 otherwise; with --tenant ID
+ * GET /v1/tenants/ID/status, exit status as ctlclient_call. argv[0] is
+ * the subcommand name. */
 int ctlclient_cmd_push(int argc, char **argv);
 int ctlclient_cmd_status(int argc, char **argv);
 

@@ -107,23 +107,31 @@ ctldiff_compare(const struct policy *old, const struct policy *new, FILE *out,
 	enum policy_mode mo = mode_of(old), mn = mode_of(new);
 	const char *vo = policy_catalog_version(old), *vn = policy_catalog_version(new);
 	const char *dgo = policy_catalog_digest(old), *dgn = policy_catalog_digest(new);
+	const char *to = policy_tenant(old), *tn = policy_tenant(new);
 
 	memset(sum, 0, sizeof(*sum));
+	/* A guard with no policy grants nothing to anyone: from it, only
+	 * the entries can widen. */
+	sum->tenant_changed = old != NULL && new != NULL && !same(to, tn);
 	if (mo != mn && out != NULL)
 		fprintf(out, "mode: %s -> %s\n", policy_mode_name(mo),
 		    policy_mode_name(mn));
 	if ((!same(vo, vn) || !same(dgo, dgn)) && out != NULL)
 		fprintf(out, "catalog: %s %s -> %s %s\n", vo ? vo : "none",
 		    dgo ? dgo : "", vn ? vn : "none", dgn ? dgn : "");
+	if (sum->tenant_changed && out != NULL)
+		fprintf(out, "tenant: %s -> %s\n", to ? to : "none",
+		    tn ? tn : "none");
 	if (mo == POLICY_UNRESTRICTED || mn == POLICY_UNRESTRICTED) {
 		/* Unrestricted admits whatever classifies public: more than
 		 * any list, so only the mode says anything. */
-		sum->widens = mn == POLICY_UNRESTRICTED && mo != POLICY_UNRESTRICTED;
+		sum->widens = (mn == POLICY_UNRESTRICTED &&
+		    mo != POLICY_UNRESTRICTED) || sum->tenant_changed;
 		sum->narrows = mo == POLICY_UNRESTRICTED && mn != POLICY_UNRESTRICTED;
 		return;
 	}
 	walk(old, new, out, sum);
-	sum->widens = sum->added > 0;
+	sum->widens = sum->added > 0 || sum->tenant_changed;
 	sum->narrows = sum->removed > 0;
 }
 
@@ -132,8 +140,12 @@ ctldiff_verdict(const struct ctldiff_sum *sum, const struct policy *old,
     const struct policy *new, FILE *out)
 {
 	enum policy_mode mo = mode_of(old), mn = mode_of(new);
+	const char *to = policy_tenant(old), *tn = policy_tenant(new);
 
-	if (mo != mn && (mo == POLICY_UNRESTRICTED || mn == POLICY_UNRESTRICTED))
+	if (sum->tenant_changed)
+		fprintf(out, "widens: yes (tenant %s -> %s: its grants move to "
+		    "another sandbox)\n", to ? to : "none", tn ? tn : "none");
+	else if (mo != mn && (mo == POLICY_UNRESTRICTED || mn == POLICY_UNRESTRICTED))
 		fprintf(out, "widens: %s (mode %s -> %s)\n", sum->widens ? "yes" :
 		    "no", policy_mode_name(mo), policy_mode_name(mn));
 	else
@@ -172,10 +184,14 @@ describe(FILE *out, const char *which, const char *path,
 	    policy_digest(p), policy_epoch(p), policy_mode_name(policy_mode(p)),
 	    policy_entries(p));
 	if (policy_catalog_version(p) != NULL)
-		fprintf(out, "%s %s\n", policy_catalog_version(p),
+		fprintf(out, "%s %s", policy_catalog_version(p),
 		    policy_catalog_digest(p));
 	else
-		fprintf(out, "none\n");
+		fprintf(out, "none");
+	/* Only when there is one: untenanted lines stay as they were. */
+	if (policy_tenant(p) != NULL)
+		fprintf(out, ", tenant %s", policy_tenant(p));
+	fputc('\n', out);
 }
 
 int

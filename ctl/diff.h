@@ -16,16 +16,21 @@ struct ctldiff_sum {
 	size_t	 added;		/* entries NEW lists that OLD does not */
 	size_t	 removed;	/* entries OLD lists that NEW does not */
 	size_t	 changed;	/* in both, another provenance */
-	int	 widens;	/* NEW admits a destination OLD does not */
+	int	 tenant_changed;	/* NEW names another tenant than OLD (or none) */
+	int	 widens;	/* NEW admits a destination OLD does not, or
+				 * is for another tenant */
 	int	 narrows;	/* OLD admits a destination NEW does not */
 };
 
 /* Compares old with new (either NULL: a guard with no policy, which
  * denies everything, as mode none does) and writes each difference to
  * out (NULL: nothing written): "+ HOST:PORT VIA" added, "- HOST:PORT
- * VIA" removed, "~ HOST:PORT OLDVIA -> NEWVIA", then the mode and
- * catalog when they differ. Entries are listed when neither policy is
- * unrestricted (an unrestricted one admits every entry). Fills *sum. */
+ * VIA" removed, "~ HOST:PORT OLDVIA -> NEWVIA", then the mode, catalog
+ * and tenant when they differ. Entries are listed when neither policy is
+ * unrestricted (an unrestricted one admits every entry). A tenant change
+ * between two policies (none counts as a tenant) widens whatever the
+ * entries do: every grant of NEW then reaches a sandbox OLD's did not.
+ * From no policy (old NULL) only the entries count. Fills *sum. */
 void ctldiff_compare(const struct policy *old, const struct policy *new,
     FILE *out, struct ctldiff_sum *sum);
 

@@ -479,7 +479,8 @@ out:
 }
 
 /* verify BUNDLE --trust-key PUB.pem...: one JSON line with the signer's
- * key id, the epoch and the digest. */
+ * key id, the epoch and the digest (then the catalog and the tenant when
+ * the policy names them). */
 int
 ctlkeys_cmd_verify(int argc, char **argv)
 {
@@ -552,6 +553,10 @@ ctlkeys_cmd_verify(int argc, char **argv)
 	if (policy_catalog_version(p) != NULL)
 		printf(",\"catalog\":{\"digest\":\"%s\",\"version\":\"%s\"}",
 		    policy_catalog_digest(p), policy_catalog_version(p));
+	/* The tenant it is for, when it names one: [a-z0-9-], nothing to
+	 * escape either. */
+	if (policy_tenant(p) != NULL)
+		printf(",\"tenant\":\"%s\"", policy_tenant(p));
 	printf("}\n");
 	rc = cli_print_all("", 0) == -1 ? CLI_EXIT_FAIL : 0;
 out:

@@ -1,6 +1,6 @@
 /* egress-guardctl: the plane-side tool (docs/design.md). Each subcommand
  * is one entry in the table below; keygen, sign, verify, diff, push,
- * status, receipt and admit are added there. Exit status: 0 done, 1 an
+ * status, tenant, receipt and admit are added there. Exit status: 0 done, 1 an
  * operating failure (e.g. writing the output), 2 bad usage or bad input;
  * typed refusals above (ctl/cli.h). */
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "ctl/keys.h"
 #include "ctl/receiptcmd.h"
 #include "ctl/receiptshow.h"
+#include "ctl/tenant.h"
 #include "policy/catalog.h"
 #include "policy/policy.h"
 #include "util/num.h"
@@ -32,13 +33,15 @@ static int cmd_compile(int argc, char **argv);
 static int cmd_receipt(int argc, char **argv);
 
 static const struct command commands[] = {
-	{ "compile", "PROFILE [--epoch N] [--catalog FILE]", cmd_compile },
+	{ "compile", "PROFILE [--epoch N] [--catalog FILE] [--tenant ID]",
+	    cmd_compile },
 	{ "keygen", CTLKEYS_KEYGEN_USAGE, ctlkeys_cmd_keygen },
 	{ "sign", CTLKEYS_SIGN_USAGE, ctlkeys_cmd_sign },
 	{ "verify", CTLKEYS_VERIFY_USAGE, ctlkeys_cmd_verify },
 	{ "diff", CTLDIFF_USAGE, ctldiff_cmd_diff },
 	{ "push", CTLCLIENT_PUSH_USAGE, ctlclient_cmd_push },
 	{ "status", CTLCLIENT_STATUS_USAGE, ctlclient_cmd_status },
+	{ "tenant", CTLTENANT_USAGE, ctltenant_cmd },
 	{ "receipt", RECEIPTCMD_RECEIPT_USAGE, cmd_receipt },
 	{ "admit", RECEIPTCMD_ADMIT_USAGE, receiptcmd_cmd_admit },
 };
@@ -77,12 +80,16 @@ usage_error(const char *arg)
 	return CLI_EXIT_USAGE;
 }
 
-/* compile PROFILE [--epoch N] [--catalog FILE]: canonical compiled
- * policy bytes and a newline on stdout. */
+/* compile PROFILE [--epoch N] [--catalog FILE] [--tenant ID]: canonical
+ * compiled policy bytes and a newline on stdout. --tenant names the
+ * tenant of a multi-tenant guard the policy is for, inside its signed
+ * bytes. */
 static int
 cmd_compile(int argc, char **argv)
 {
-	static const char *const names[] = { "--epoch", "--catalog", NULL };
+	static const char *const names[] = {
+		"--epoch", "--catalog", "--tenant", NULL
+	};
 	struct cli_opts o = { "compile", commands[0].usage, names, { NULL },
 	    NULL, 1 };
 	struct catalog *cat = NULL;
@@ -99,14 +106,17 @@ cmd_compile(int argc, char **argv)
 	    num_parse(o.vals[0], 0, POLICY_EPOCH_MAX, &epoch) == -1)
 		return cli_usage_error(o.cmd, o.usage,
 		    "--epoch must be an integer 0-9007199254740991", NULL);
+	if (o.vals[2] != NULL && !policy_tenant_id_ok(o.vals[2], strlen(o.vals[2])))
+		return cli_usage_error(o.cmd, o.usage, CLI_TENANT_ID_RULE,
+		    o.vals[2]);
 	if (o.vals[1] != NULL &&
 	    (cat = catalog_load_file(o.vals[1], err, sizeof(err))) == NULL) {
 		fprintf(stderr, "%s: catalog %s\n", CLI_PROG, err);
 		return CLI_EXIT_USAGE;
 	}
 
-	canon = policy_profile_canonical_cat(o.operand, epoch, cat, NULL, &len, err,
-	    sizeof(err));
+	canon = policy_profile_canonical_cat(o.operand, epoch, cat, o.vals[2],
+	    &len, err, sizeof(err));
 	if (canon == NULL) {
 		/* err starts with the path. */
 		fprintf(stderr, "%s: %s\n", CLI_PROG, err);

@@ -37,6 +37,7 @@
 #include "util/errbuf.h"
 #include "util/file.h"
 #include "util/mutant.h"
+#include "util/ncpu.h"
 
 void
 guard_log_policy(struct guard *g, const char *event)
@@ -615,7 +616,7 @@ guard_run_main(int argc, char **argv)
 	}
 	g.cfg = &cfg;
 	g.nwant = cfg.workers > 0 ? (unsigned)cfg.workers :
-	    (unsigned)worker_count_auto(CONFIG_MAX_WORKERS);
+	    (unsigned)ncpu_auto(CONFIG_MAX_WORKERS);
 	if ((g.log = log_open(cfg.log_file, cfg.log_format, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "egress-guard: %s\n", err);
 		return 2;

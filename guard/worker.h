@@ -23,15 +23,6 @@ struct worker;
  * policy cannot be trusted to enforce it. */
 #define WORKER_ACK_TIMEOUT_S	10
 
-/* The default worker count: the CPUs this process may use (ncpu, from
- * sched_getaffinity) capped by a cgroup v2 cpu.max quota, ceil(quota /
- * period); "max PERIOD" or an unreadable text (NULL) leaves ncpu.
- * Bounded to 1..max. Pure. */
-long worker_count_default(long ncpu, const char *cpu_max, long max);
-
-/* The default for this process: affinity, then cpu.max of its cgroup v2
- * and every parent up to the root (the smallest quota wins). */
-long worker_count_auto(long max);
 
 /* An event loop as every worker runs it; NULL on failure. */
 struct event_base *worker_loop_new(void);

@@ -13,6 +13,10 @@ MUTANT_FLAGS_trust_dialled = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_TRUST_DIALLED
 MUTANT_FLAGS_socks_no_classify = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_SOCKS_NO_CLASSIFY
 # nft apply --transparent-in forwards instead of redirecting (nfttransp.c).
 MUTANT_FLAGS_nft_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NFT_FORWARD
+# nft tenants without the anti-spoofing drop (nfttenant.c). Not in the
+# matrix: BUILD=$(BUILD)/mutant-no_antispoof tests/integration/nft_tenants_test.sh
+# must fail hostile_spoofed_source_dropped (the script builds it itself).
+MUTANT_FLAGS_no_antispoof = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NO_ANTISPOOF
 # Not in the matrix: BUILD=$(BUILD)/mutant-dns_forward tests/integration/dns_listen_test.sh
 # must fail denied_name_never_queried_upstream (guard/dnsd.c).
 MUTANT_FLAGS_dns_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_DNS_FORWARD

@@ -95,28 +95,40 @@ bw_end(struct bw *w)
 }
 
 static int
-bw_table(struct bw *w, uint16_t type, uint16_t flags, const char *what)
+bw_table(struct bw *w, const char *name, uint16_t type, uint16_t flags,
+    const char *what)
 {
-	struct nftnl_table *t;
 	struct nlmsghdr *nlh;
 	char *p;
 
 	if ((p = bw_room(w, 1)) == NULL)
 		return -1;
-	if ((t = nftnl_table_alloc()) == NULL)
+	if ((nlh = nftrules_table_msg(p, name, type, flags, w->seq)) == NULL)
 		return errbuf_fail(w->err, w->errlen, "out of memory");
+	return bw_commit(w, nlh, what);
+}
+
+struct nlmsghdr *
+nftrules_table_msg(char *p, const char *name, uint16_t type, uint16_t flags,
+    uint32_t seq)
+{
+	struct nftnl_table *t;
+	struct nlmsghdr *nlh;
+
+	if ((t = nftnl_table_alloc()) == NULL)
+		return NULL;
 	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
 	if (type == NFT_MSG_NEWTABLE)
 		nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, 0);
-	if (nftnl_table_set_str(t, NFTNL_TABLE_NAME, NFTCFG_TABLE) < 0) {
+	if (nftnl_table_set_str(t, NFTNL_TABLE_NAME, name) < 0) {
 		nftnl_table_free(t);
-		return errbuf_fail(w->err, w->errlen, "out of memory");
+		return NULL;
 	}
 	nlh = nftnl_nlmsg_build_hdr(p, type, NFPROTO_INET, flags | NLM_F_ACK,
-	    w->seq);
+	    seq);
 	nftnl_table_nlmsg_build_payload(nlh, t);
 	nftnl_table_free(t);
-	return bw_commit(w, nlh, what);
+	return nlh;
 }
 
 int
@@ -142,11 +154,11 @@ nftrules_build_apply(const struct nftcfg *cfg, uint32_t seq,
 	if ((chains = nftrules_expected(cfg, err, errlen)) == NULL)
 		return -1;
 	if (bw_begin(&w, buf, size, seq, b) == -1 ||
-	    bw_table(&w, NFT_MSG_NEWTABLE, NLM_F_CREATE,
+	    bw_table(&w, NFTCFG_TABLE, NFT_MSG_NEWTABLE, NLM_F_CREATE,
 	    "table inet " NFTCFG_TABLE " (add)") == -1 ||
-	    bw_table(&w, NFT_MSG_DELTABLE, 0,
+	    bw_table(&w, NFTCFG_TABLE, NFT_MSG_DELTABLE, 0,
 	    "table inet " NFTCFG_TABLE " (delete old)") == -1 ||
-	    bw_table(&w, NFT_MSG_NEWTABLE, NLM_F_CREATE,
+	    bw_table(&w, NFTCFG_TABLE, NFT_MSG_NEWTABLE, NLM_F_CREATE,
 	    "table inet " NFTCFG_TABLE " (add new)") == -1)
 		goto out;
 	if ((ci = nftnl_chain_list_iter_create(chains)) == NULL) {
@@ -208,13 +220,22 @@ int
 nftrules_build_remove(uint32_t seq, void *buf, size_t size,
     struct nftrules_batch *b, char *err, size_t errlen)
 {
+	return nftrules_build_remove_table(NFTCFG_TABLE, seq, buf, size, b,
+	    err, errlen);
+}
+
+int
+nftrules_build_remove_table(const char *name, uint32_t seq, void *buf,
+    size_t size, struct nftrules_batch *b, char *err, size_t errlen)
+{
 	struct bw w = { .err = err, .errlen = errlen };
+	char what[NFTRULES_WHAT_MAX];
 
 	if (b == NULL)
 		return errbuf_fail(err, errlen, "no batch record");
+	snprintf(what, sizeof(what), "table inet %s (delete)", name);
 	if (bw_begin(&w, buf, size, seq, b) == -1 ||
-	    bw_table(&w, NFT_MSG_DELTABLE, 0,
-	    "table inet " NFTCFG_TABLE " (delete)") == -1 ||
+	    bw_table(&w, name, NFT_MSG_DELTABLE, 0, what) == -1 ||
 	    bw_end(&w) == -1) {
 		b->len = 0;
 		return -1;

@@ -13,6 +13,7 @@
 
 #include <libnftnl/chain.h>
 #include <libnftnl/rule.h>
+#include <libnftnl/set.h>
 #include <libnftnl/table.h>
 
 #include "nft/netns.h"
@@ -22,7 +23,9 @@
 #include "nft/nftcmp.h"
 #include "nft/nftrules.h"
 #include "nft/nftsock.h"
+#include "nft/nfttenant.h"
 #include "nft/nfttransp.h"
+#include "policy/tspec.h"
 
 #define EXIT_OK		0
 #define EXIT_DIFFERS	1
@@ -47,6 +50,10 @@ static const char usage_text[] =
     "       egress-guard nft verify (the same options as apply)\n"
     "       egress-guard nft show   --netns NAME|PATH|PID\n"
     "       egress-guard nft remove --netns NAME|PATH|PID\n"
+    "       egress-guard nft tenants --tenants FILE [--netns NAME|PATH|PID]"
+    " [--dry-run]\n"
+    "       egress-guard nft tenants-verify --tenants FILE [--netns ...]\n"
+    "       egress-guard nft tenants-remove [--netns ...]\n"
     "  --netns   a name from `ip netns add` (/run/netns/NAME), a path to a\n"
     "            namespace file, or a process id (/proc/PID/ns/net)\n"
     "  --guard   the guard's listener, IPv4:PORT or [IPv6]:PORT (repeatable,\n"
@@ -66,6 +73,12 @@ static const char usage_text[] =
     "  --transparent-dns  with --transparent-via: UDP to port 53 too\n"
     "  --transparent-in IFNAME  separate layout, guard side: redirect what\n"
     "            arrives on IFNAME to the listeners; forward nothing\n"
+    "  --tenants FILE  tenant-mode guard side: the tenant list (the guard's\n"
+    "            tenants.json); table inet " NFTTENANT_TABLE " in the GUARD's\n"
+    "            namespace (default: this one) drops any source but each\n"
+    "            link's peer, lets a link reach only its tenant's own address\n"
+    "            and listener ports, and forwards nothing from or to a link\n"
+    "  --dry-run the tenants table as `nft -f` reads it; nothing is changed\n"
     "  --help    this text\n"
     "Installs table inet egress_guard in one atomic batch. Needs CAP_NET_ADMIN\n"
     "in the namespace, and CAP_SYS_ADMIN only to enter another namespace (none\n"
@@ -84,6 +97,12 @@ struct opts {
 	char			 cg_why[ERR_MAX];	/* why no cgroup */
 	int			 fwd4, fwd6;	/* guard side: forwarding */
 	int			 in_missing;	/* --transparent-in not there */
+	const char		*table;		/* the table the verb is about */
+	int			 tenants_verb;	/* tenants, tenants-verify, -remove */
+	const char		*tenants;	/* --tenants FILE */
+	int			 dry_run;
+	struct tspec		*tv;		/* the list, sorted by id */
+	size_t			 tn;
 };
 
 static void say(FILE *f, const char *verb, const char *fmt, ...)
@@ -184,6 +203,18 @@ unavailable:
 	return 0;
 }
 
+/* An option given at most once: *slot = v, or -1 (message printed). */
+static int
+once(const struct opts *o, const char **slot, const char *v, const char *name)
+{
+	if (*slot != NULL) {
+		say(stderr, o->verb, "%s given twice", name);
+		return -1;
+	}
+	*slot = v;
+	return 0;
+}
+
 static int
 cg_once(const struct opts *o)
 {
@@ -207,11 +238,8 @@ parse(int argc, char **argv, struct opts *o)
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
 			return 1;
 		if ((v = optval(argc, argv, &i, "--netns", &bad)) != NULL) {
-			if (o->netns != NULL) {
-				say(stderr, o->verb, "--netns given twice");
+			if (once(o, &o->netns, v, "--netns") == -1)
 				return -1;
-			}
-			o->netns = v;
 		} else if (ruleset &&
 		    (v = optval(argc, argv, &i, "--guard", &bad)) != NULL) {
 			o->guards++;
@@ -328,13 +356,42 @@ read_table(const struct opts *o, struct nftsock *s, struct nftnl_table **t,
 	char err[ERR_MAX];
 	int kerr;
 
-	if (nftsock_read_table(s, NFTCFG_TABLE, t, c, &kerr, err,
+	if (nftsock_read_table(s, o->table, t, c, &kerr, err,
 	    sizeof(err)) == -1) {
 		say(stderr, o->verb, "cannot read the ruleset in %s: %s%s",
 		    o->netns, err, kernel_hint(kerr));
 		return -1;
 	}
 	return 0;
+}
+
+/* The tenants' table has sets: read them too, and compare both with what
+ * `nft tenants` sends. 0 same, 1 differs (diff filled), -1 error. */
+static int
+check_tenants(const struct opts *o, struct nftsock *s,
+    const struct nftnl_table *t, const struct nftnl_chain_list *c,
+    char *diff, char *err, size_t errlen)
+{
+	struct nftnl_set_list *have = NULL, *ws = NULL;
+	struct nftnl_chain_list *wc = NULL;
+	int kerr, rc = -1;
+
+	if (nftsock_read_sets(s, o->table, &have, &kerr, err, errlen) == -1) {
+		size_t l = strlen(err);
+
+		snprintf(err + l, errlen - l, "%s", kernel_hint(kerr));
+		return -1;
+	}
+	if (nfttenant_expected(o->tv, o->tn, &ws, &wc, err, errlen) == 0)
+		rc = nftcmp_compare_table("table inet " NFTTENANT_TABLE, wc, ws,
+		    t, c, have, diff, DIFF_MAX, err, errlen);
+	if (have != NULL)
+		nftnl_set_list_free(have);
+	if (ws != NULL)
+		nftnl_set_list_free(ws);
+	if (wc != NULL)
+		nftnl_chain_list_free(wc);
+	return rc;
 }
 
 /* Prints the differences to stderr, one per line as nftcmp_compare wrote
@@ -356,7 +413,11 @@ check(const struct opts *o, struct nftsock *s)
 		free(diff);
 		return -1;
 	}
-	rc = nftcmp_compare(&o->cfg, t, c, diff, DIFF_MAX, err, sizeof(err));
+	if (o->tenants_verb)
+		rc = check_tenants(o, s, t, c, diff, err, sizeof(err));
+	else
+		rc = nftcmp_compare(&o->cfg, t, c, diff, DIFF_MAX, err,
+		    sizeof(err));
 	if (rc == -1)
 		say(stderr, o->verb, "%s", err);
 	else if (rc == 1)
@@ -376,6 +437,13 @@ describe(const struct opts *o, char *buf, size_t len)
 	int n;
 
 	buf[0] = '\0';
+	if (o->tenants_verb) {
+		for (i = 0; i < o->tn; i++)
+			off += o->tv[i].family == AF_INET6;
+		snprintf(buf, len, "%zu tenant%s (%zu IPv4, %zu IPv6)", o->tn,
+		    o->tn == 1 ? "" : "s", o->tn - off, off);
+		return;
+	}
 	for (i = 0; i < o->cfg.nguards && off + 64 < len; i++) {
 		if (off > 0)
 			buf[off++] = ' ';
@@ -455,7 +523,7 @@ warn_other_chains(const struct opts *o, struct nftsock *s)
 		f = nftnl_chain_get_u32(c, NFTNL_CHAIN_FAMILY);
 		t = nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE);
 		if (t == NULL || !nftnl_chain_is_set(c, NFTNL_CHAIN_HOOKNUM) ||
-		    (f == NFPROTO_INET && strcmp(t, NFTCFG_TABLE) == 0))
+		    (f == NFPROTO_INET && strcmp(t, o->table) == 0))
 			continue;
 		nftfmt_safe(t, tab, sizeof(tab));
 		nftfmt_chain(c, text, sizeof(text));
@@ -476,15 +544,53 @@ warn_other_chains(const struct opts *o, struct nftsock *s)
 	nftnl_chain_list_free(cl);
 }
 
+/* The batch did not go through: what the kernel refused, or that the
+ * outcome is unknown. */
+static void
+send_failed(const struct opts *o, const char *what,
+    const struct nftsock_error *e, const char *err)
+{
+	if (e->kernel)
+		say(stderr, o->verb, "the kernel refused %s: %s (errno %d)%s%s; "
+		    "the transaction was rolled back, nothing changed", what,
+		    strerror(e->errnum), e->errnum, kernel_hint(e->errnum),
+		    e->nerrors > 1 ? " (and more errors after it)" : "");
+	else
+		say(stderr, o->verb, "%s; whether the table was replaced is "
+		    "unknown: run verify", err);
+}
+
+/* After a batch went through: read back what the kernel holds now (the
+ * same check verify makes) and say what is in place. */
+static int
+applied(struct opts *o, struct nftsock *s)
+{
+	char what[1024];
+	int d;
+
+	if ((d = check(o, s)) != 0) {
+		if (d == 1)
+			say(stderr, o->verb, "applied, but the table read back "
+			    "differs (see above)");
+		return EXIT_ERROR;
+	}
+	describe(o, what, sizeof(what));
+	say(stdout, o->verb, "table inet %s in place in %s: %s%s", o->table,
+	    o->netns, o->tenants_verb ? "" : "guard ", what);
+	warn_other_chains(o, s);
+	warn_forwarding(o);
+	return EXIT_OK;
+}
+
 static int
 cmd_apply(struct opts *o)
 {
 	struct nftrules_batch *b = NULL;
 	struct nftsock_error e;
 	struct nftsock *s = NULL;
-	char err[ERR_MAX], what[1024];
+	char err[ERR_MAX];
 	void *buf = NULL;
-	int rc = EXIT_ERROR, d;
+	int rc = EXIT_ERROR;
 
 	if ((buf = malloc(NFTRULES_BATCH_MAX)) == NULL ||
 	    (b = malloc(sizeof(*b))) == NULL) {
@@ -500,31 +606,10 @@ cmd_apply(struct opts *o)
 	}
 	if (nftsock_send_batch(s, buf, b->len, b->seq_first, b->seq_last, &e,
 	    err, sizeof(err)) == -1) {
-		if (e.kernel)
-			say(stderr, o->verb, "the kernel refused %s: %s "
-			    "(errno %d)%s%s; the transaction was rolled back, "
-			    "nothing changed", nftrules_batch_what(b, e.seq),
-			    strerror(e.errnum), e.errnum,
-			    kernel_hint(e.errnum),
-			    e.nerrors > 1 ? " (and more errors after it)" : "");
-		else
-			say(stderr, o->verb, "%s; whether the table was "
-			    "replaced is unknown: run verify", err);
+		send_failed(o, nftrules_batch_what(b, e.seq), &e, err);
 		goto out;
 	}
-	/* Read back what the kernel holds now: the same check verify makes. */
-	if ((d = check(o, s)) != 0) {
-		if (d == 1)
-			say(stderr, o->verb, "applied, but the table read back "
-			    "differs (see above)");
-		goto out;
-	}
-	describe(o, what, sizeof(what));
-	say(stdout, o->verb, "table inet %s in place in %s: guard %s",
-	    NFTCFG_TABLE, o->netns, what);
-	warn_other_chains(o, s);
-	warn_forwarding(o);
-	rc = EXIT_OK;
+	rc = applied(o, s);
 out:
 	nftsock_close(s);
 	free(b);
@@ -550,13 +635,15 @@ cmd_verify(struct opts *o)
 	if (d == -1)
 		return EXIT_ERROR;
 	if (d == 1) {
-		say(stderr, o->verb, "the ruleset in %s is not what apply "
-		    "installs", o->netns);
+		say(stderr, o->verb, "the ruleset in %s is not what %s "
+		    "installs", o->netns, o->tenants_verb ? "`nft tenants`" :
+		    "apply");
 		return EXIT_DIFFERS;
 	}
 	describe(o, what, sizeof(what));
-	say(stdout, o->verb, "ok: table inet %s in %s is exactly what apply "
-	    "installs: guard %s", NFTCFG_TABLE, o->netns, what);
+	say(stdout, o->verb, "ok: table inet %s in %s is exactly what %s "
+	    "installs: %s%s", o->table, o->netns, o->tenants_verb ?
+	    "`nft tenants`" : "apply", o->tenants_verb ? "" : "guard ", what);
 	return EXIT_OK;
 }
 
@@ -644,19 +731,19 @@ cmd_remove(struct opts *o)
 	}
 	if ((s = open_in(o)) == NULL)
 		goto out;
-	if (nftrules_build_remove(nftsock_seq(s, 3), buf, sizeof(buf), b, err,
-	    sizeof(err)) == -1) {
+	if (nftrules_build_remove_table(o->table, nftsock_seq(s, 3), buf,
+	    sizeof(buf), b, err, sizeof(err)) == -1) {
 		say(stderr, o->verb, "%s", err);
 		goto out;
 	}
 	if (nftsock_send_batch(s, buf, b->len, b->seq_first, b->seq_last, &e,
 	    err, sizeof(err)) == 0) {
 		say(stdout, o->verb, "table inet %s deleted from %s",
-		    NFTCFG_TABLE, o->netns);
+		    o->table, o->netns);
 		rc = EXIT_OK;
 	} else if (e.kernel && e.errnum == ENOENT) {
 		say(stdout, o->verb, "table inet %s is not present in %s; "
-		    "nothing to remove", NFTCFG_TABLE, o->netns);
+		    "nothing to remove", o->table, o->netns);
 		rc = EXIT_OK;
 	} else if (e.kernel) {
 		say(stderr, o->verb, "the kernel refused %s: %s (errno %d)%s",
@@ -672,6 +759,90 @@ out:
 	return rc;
 }
 
+/* The tenants verbs' options. -1 on bad usage (message printed), 1 for
+ * --help, 0 to go on with the list loaded. */
+static int
+parse_tenants(int argc, char **argv, struct opts *o)
+{
+	char err[ERR_MAX], sh[96];
+	const char *v;
+	int i, bad, apply = strcmp(o->verb, "tenants") == 0;
+	int remove = strcmp(o->verb, "tenants-remove") == 0;
+
+	for (i = 2; i < argc; i++) {
+		bad = 0;
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return 1;
+		if ((v = optval(argc, argv, &i, "--netns", &bad)) != NULL) {
+			if (once(o, &o->netns, v, "--netns") == -1)
+				return -1;
+		} else if (!remove &&
+		    (v = optval(argc, argv, &i, "--tenants", &bad)) != NULL) {
+			if (once(o, &o->tenants, v, "--tenants") == -1)
+				return -1;
+		} else if (apply && strcmp(argv[i], "--dry-run") == 0) {
+			o->dry_run = 1;
+		} else {
+			say(stderr, o->verb, bad ? "%s needs a value" :
+			    "unknown or misplaced argument %s",
+			    shown(argv[i], sh, sizeof(sh)));
+			return -1;
+		}
+	}
+	if (!remove && o->tenants == NULL) {
+		say(stderr, o->verb, "--tenants FILE is required");
+		return -1;
+	}
+	/* The guard's own namespace: the command usually runs there. */
+	if (o->netns == NULL)
+		o->netns = "/proc/self/ns/net";
+	if (o->tenants != NULL && tspec_list_load(o->tenants, &o->tv, &o->tn,
+	    err, sizeof(err)) == -1) {
+		say(stderr, o->verb, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+cmd_tenants(struct opts *o)
+{
+	struct nfttenant_batch b;
+	struct nftsock_error e;
+	struct nftsock *s;
+	char err[ERR_MAX], *text;
+	int rc = EXIT_ERROR;
+
+	if (o->dry_run) {
+		if ((text = nfttenant_text(o->tv, o->tn)) == NULL) {
+			say(stderr, o->verb, "out of memory");
+			return EXIT_ERROR;
+		}
+		fputs(text, stdout);
+		free(text);
+		return EXIT_OK;
+	}
+	memset(&b, 0, sizeof(b));
+	if ((s = open_in(o)) == NULL)
+		return EXIT_ERROR;
+	if (nfttenant_build_apply(o->tv, o->tn, nftsock_seq(s,
+	    NFTTENANT_MAX_MSGS + 2), &b, err, sizeof(err)) == -1 ||
+	    nftsock_fit_batch(s, b.len, b.nmsgs, err, sizeof(err)) == -1) {
+		say(stderr, o->verb, "%s", err);
+		goto out;
+	}
+	if (nftsock_send_batch(s, b.buf, b.len, b.seq_first, b.seq_last, &e,
+	    err, sizeof(err)) == -1) {
+		send_failed(o, nfttenant_batch_what(&b, e.seq), &e, err);
+		goto out;
+	}
+	rc = applied(o, s);
+out:
+	nftsock_close(s);
+	nfttenant_batch_free(&b);
+	return rc;
+}
+
 int
 nftcmd_main(int argc, char **argv)
 {
@@ -684,7 +855,10 @@ nftcmd_main(int argc, char **argv)
 		return argc < 2 ? EXIT_ERROR : EXIT_OK;
 	}
 	if (strcmp(argv[1], "apply") != 0 && strcmp(argv[1], "verify") != 0 &&
-	    strcmp(argv[1], "show") != 0 && strcmp(argv[1], "remove") != 0) {
+	    strcmp(argv[1], "show") != 0 && strcmp(argv[1], "remove") != 0 &&
+	    strcmp(argv[1], "tenants") != 0 &&
+	    strcmp(argv[1], "tenants-verify") != 0 &&
+	    strcmp(argv[1], "tenants-remove") != 0) {
 		fprintf(stderr, "egress-guard nft: unknown command\n%s",
 		    usage_text);
 		return EXIT_ERROR;
@@ -696,7 +870,11 @@ nftcmd_main(int argc, char **argv)
 	}
 	nftcfg_init(&o->cfg);
 	o->verb = argv[1];
-	p = parse(argc, argv, o);
+	o->table = NFTCFG_TABLE;
+	o->tenants_verb = strncmp(o->verb, "tenants", 7) == 0;
+	if (o->tenants_verb)
+		o->table = NFTTENANT_TABLE;
+	p = o->tenants_verb ? parse_tenants(argc, argv, o) : parse(argc, argv, o);
 	if (p == 1) {
 		fputs(usage_text, stdout);
 		rc = EXIT_OK;
@@ -705,13 +883,17 @@ nftcmd_main(int argc, char **argv)
 		rc = EXIT_ERROR;
 	} else if (strcmp(o->verb, "apply") == 0) {
 		rc = cmd_apply(o);
-	} else if (strcmp(o->verb, "verify") == 0) {
+	} else if (strcmp(o->verb, "tenants") == 0) {
+		rc = cmd_tenants(o);
+	} else if (strcmp(o->verb, "verify") == 0 ||
+	    strcmp(o->verb, "tenants-verify") == 0) {
 		rc = cmd_verify(o);
 	} else if (strcmp(o->verb, "show") == 0) {
 		rc = cmd_show(o);
 	} else {
 		rc = cmd_remove(o);
 	}
+	free(o->tv);
 	free(o);
 	return rc;
 }

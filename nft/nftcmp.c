@@ -1,11 +1,14 @@
 /* verify's comparison (nft/nftcmp.h): chains by type, hook, priority and
  * policy, rules expression by expression, attribute by attribute. The
  * reference is nftrules_expected(), the same objects apply sends. */
+#include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
@@ -14,11 +17,13 @@
 #include <libnftnl/common.h>
 #include <libnftnl/expr.h>
 #include <libnftnl/rule.h>
+#include <libnftnl/set.h>
 #include <libnftnl/table.h>
 
 #include "nft/nftcmp.h"
 #include "nft/nftfmt.h"
 #include "nft/nftrules.h"
+#include "nft/nftx.h"
 #include "util/errbuf.h"
 
 
@@ -273,34 +278,281 @@ find_chain(const struct nftnl_chain_list *l, const char *name)
 	return c;
 }
 
+/* An element key as nft writes it, by the set's key type: ifname,
+ * ipv4_addr, ipv6_addr, inet_proto and inet_service fields (each padded
+ * to 4 bytes), joined by " . "; anything else in hex. */
+static void
+elem_text(uint32_t type, const unsigned char *k, uint32_t len, char *buf,
+    size_t blen)
+{
+	uint32_t f[4], nf = 0, off = 0, i, fl;
+	char a[64];
+	size_t o = 0;
+
+	buf[0] = '\0';
+	while (type != 0 && nf < 4) {
+		f[nf++] = type & ((1u << NFTX_T_BITS) - 1);
+		type >>= NFTX_T_BITS;
+	}
+	for (i = 0; i < nf; i++) {
+		uint32_t t = f[nf - 1 - i];
+
+		fl = t == NFTX_T_IFNAME || t == NFTX_T_IP6ADDR ? 16 :
+		    t == NFTX_T_IPADDR || t == NFTX_T_INET_PROTO ||
+		    t == NFTX_T_INET_SERVICE ? 4 : 0;
+		if (fl == 0 || off + fl > len)
+			goto hex;
+		if (t == NFTX_T_IFNAME)
+			nftfmt_safe(strndupa((const char *)k + off, 16), a, sizeof(a));
+		else if (t == NFTX_T_IPADDR || t == NFTX_T_IP6ADDR)
+			inet_ntop(t == NFTX_T_IPADDR ? AF_INET : AF_INET6, k + off,
+			    a, sizeof(a));
+		else if (t == NFTX_T_INET_PROTO)
+			snprintf(a, sizeof(a), "%s", k[off] == IPPROTO_TCP ? "tcp" :
+			    k[off] == IPPROTO_UDP ? "udp" : "?");
+		else
+			snprintf(a, sizeof(a), "%u", (unsigned int)(k[off] << 8 |
+			    k[off + 1]));
+		o += (size_t)snprintf(buf + o, o < blen ? blen - o : 0, "%s%s%s",
+		    i > 0 ? " . " : "", t == NFTX_T_IFNAME ? "\"" : "", a);
+		if (t == NFTX_T_IFNAME && o + 1 < blen)
+			buf[o++] = '"', buf[o] = '\0';
+		off += fl;
+		if (o >= blen)
+			return;
+	}
+	if (off == len && nf > 0)
+		return;
+hex:
+	for (o = 0, i = 0; i < len && o + 3 < blen; i++)
+		o += (size_t)snprintf(buf + o, blen - o, "%02x", k[i]);
+}
+
+/* An element: its key and, in a map, its data. */
+struct key {
+	const unsigned char	*p, *d;
+	uint32_t		 len, dlen;
+};
+
+static int
+bytes_cmp(const unsigned char *a, uint32_t la, const unsigned char *b,
+    uint32_t lb)
+{
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return la == 0 ? 0 : memcmp(a, b, la);
+}
+
+static int
+key_cmp(const void *a, const void *b)
+{
+	const struct key *x = a, *y = b;
+	int c = bytes_cmp(x->p, x->len, y->p, y->len);
+
+	return c != 0 ? c : bytes_cmp(x->d, x->dlen, y->d, y->dlen);
+}
+
+/* An element as nft writes it: the key, and " : data" in a map. */
+static void
+elem_full(uint32_t type, uint32_t dtype, const struct key *k, char *buf,
+    size_t blen)
+{
+	size_t o;
+
+	elem_text(type, k->p, k->len, buf, blen);
+	o = strlen(buf);
+	if (k->d != NULL && k->dlen > 0 && o + 4 < blen) {
+		memcpy(buf + o, " : ", 4);
+		elem_text(dtype, k->d, k->dlen, buf + o + 3, blen - o - 3);
+	}
+}
+
+/* The set's element keys, sorted. -1 on allocation failure. */
+static int
+key_array(const struct nftnl_set *st, struct key **out, size_t *n)
+{
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *e;
+	struct key *a = NULL, *na;
+	size_t cap = 0;
+
+	*n = 0;
+	*out = NULL;
+	if ((it = nftnl_set_elems_iter_create(st)) == NULL)
+		return -1;
+	while ((e = nftnl_set_elems_iter_next(it)) != NULL) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((na = realloc(a, cap * sizeof(*a))) == NULL) {
+				free(a);
+				nftnl_set_elems_iter_destroy(it);
+				return -1;
+			}
+			a = na;
+		}
+		a[*n].len = a[*n].dlen = 0;
+		a[*n].p = nftnl_set_elem_get(e, NFTNL_SET_ELEM_KEY, &a[*n].len);
+		if (a[*n].p == NULL)
+			a[*n].len = 0;
+		a[*n].d = NULL;
+		if (nftnl_set_elem_is_set(e, NFTNL_SET_ELEM_DATA))
+			a[*n].d = nftnl_set_elem_get(e, NFTNL_SET_ELEM_DATA,
+			    &a[*n].dlen);
+		if (a[*n].d == NULL)
+			a[*n].dlen = 0;
+		(*n)++;
+	}
+	nftnl_set_elems_iter_destroy(it);
+	if (*n > 0)
+		qsort(a, *n, sizeof(*a), key_cmp);
+	*out = a;
+	return 0;
+}
+
+static uint32_t
+set_u32(const struct nftnl_set *st, uint16_t attr)
+{
+	return nftnl_set_is_set(st, attr) ? nftnl_set_get_u32(st, attr) : 0;
+}
+
+/* A set's key type, length and flags, and its elements as sets of keys:
+ * one line per missing and per unexpected element. */
+static int
+compare_set(struct dw *d, const struct nftnl_set *want,
+    const struct nftnl_set *have)
+{
+	const char *name = nftnl_set_get_str(want, NFTNL_SET_NAME);
+	struct key *w = NULL, *h = NULL;
+	size_t nw, nh, i = 0, j = 0;
+	uint32_t type = set_u32(want, NFTNL_SET_KEY_TYPE);
+	uint32_t dtype = set_u32(want, NFTNL_SET_DATA_TYPE);
+	char text[160];
+	int c, rc = -1;
+
+	if (set_u32(have, NFTNL_SET_KEY_TYPE) != type ||
+	    set_u32(have, NFTNL_SET_KEY_LEN) != set_u32(want, NFTNL_SET_KEY_LEN))
+		dw_line(d, "set %s: key type 0x%x length %u, expected 0x%x "
+		    "length %u", name, set_u32(have, NFTNL_SET_KEY_TYPE),
+		    set_u32(have, NFTNL_SET_KEY_LEN), type,
+		    set_u32(want, NFTNL_SET_KEY_LEN));
+	if (set_u32(have, NFTNL_SET_DATA_TYPE) != dtype ||
+	    set_u32(have, NFTNL_SET_DATA_LEN) != set_u32(want, NFTNL_SET_DATA_LEN))
+		dw_line(d, "set %s: data type 0x%x length %u, expected 0x%x "
+		    "length %u", name, set_u32(have, NFTNL_SET_DATA_TYPE),
+		    set_u32(have, NFTNL_SET_DATA_LEN), dtype,
+		    set_u32(want, NFTNL_SET_DATA_LEN));
+	if (set_u32(have, NFTNL_SET_FLAGS) != set_u32(want, NFTNL_SET_FLAGS))
+		dw_line(d, "set %s: flags 0x%x, expected 0x%x", name,
+		    set_u32(have, NFTNL_SET_FLAGS), set_u32(want, NFTNL_SET_FLAGS));
+	if (key_array(want, &w, &nw) == -1 || key_array(have, &h, &nh) == -1)
+		goto out;
+	while (i < nw || j < nh) {
+		c = i == nw ? 1 : j == nh ? -1 : key_cmp(&w[i], &h[j]);
+		if (c == 0) {
+			i++;
+			j++;
+		} else if (c < 0) {
+			elem_full(type, dtype, &w[i], text, sizeof(text));
+			dw_line(d, "set %s: missing element %s", name, text);
+			i++;
+		} else {
+			elem_full(type, dtype, &h[j], text, sizeof(text));
+			dw_line(d, "set %s: unexpected element %s", name, text);
+			j++;
+		}
+	}
+	rc = 0;
+out:
+	free(w);
+	free(h);
+	return rc;
+}
+
+static const struct nftnl_set *
+find_set(const struct nftnl_set_list *l, const char *name)
+{
+	struct nftnl_set_list_iter *it;
+	const struct nftnl_set *st;
+	const char *n;
+
+	if (l == NULL || (it = nftnl_set_list_iter_create(l)) == NULL)
+		return NULL;
+	while ((st = nftnl_set_list_iter_next(it)) != NULL) {
+		n = nftnl_set_get_str(st, NFTNL_SET_NAME);
+		if (n != NULL && strcmp(n, name) == 0)
+			break;
+	}
+	nftnl_set_list_iter_destroy(it);
+	return st;
+}
+
+/* Wanted sets against present ones; *nhave counts the present. */
+static int
+compare_sets(struct dw *d, const struct nftnl_set_list *want,
+    const struct nftnl_set_list *have, uint32_t *nhave)
+{
+	struct nftnl_set_list_iter *it;
+	const struct nftnl_set *st, *h;
+	const char *name;
+	char safe[80];
+	int rc = 0;
+
+	*nhave = 0;
+	if (want != NULL) {
+		if ((it = nftnl_set_list_iter_create(want)) == NULL)
+			return -1;
+		while (rc == 0 && (st = nftnl_set_list_iter_next(it)) != NULL) {
+			name = nftnl_set_get_str(st, NFTNL_SET_NAME);
+			if ((h = find_set(have, name)) == NULL)
+				dw_line(d, "set %s: missing", name);
+			else
+				rc = compare_set(d, st, h);
+		}
+		nftnl_set_list_iter_destroy(it);
+	}
+	if (rc == 0 && have != NULL) {
+		if ((it = nftnl_set_list_iter_create(have)) == NULL)
+			return -1;
+		while ((st = nftnl_set_list_iter_next(it)) != NULL) {
+			(*nhave)++;
+			name = nftnl_set_get_str(st, NFTNL_SET_NAME);
+			if (name == NULL || find_set(want, name) == NULL) {
+				nftfmt_safe(name != NULL ? name : "?", safe,
+				    sizeof(safe));
+				dw_line(d, "unexpected set %s", safe);
+			}
+		}
+		nftnl_set_list_iter_destroy(it);
+	}
+	return rc;
+}
+
 int
-nftcmp_compare(const struct nftcfg *cfg,
+nftcmp_compare_table(const char *label,
+    const struct nftnl_chain_list *want, const struct nftnl_set_list *wsets,
     const struct nftnl_table *table, const struct nftnl_chain_list *chains,
-    char *diff, size_t difflen, char *err, size_t errlen)
+    const struct nftnl_set_list *sets, char *diff, size_t difflen,
+    char *err, size_t errlen)
 {
 	struct dw d = { diff, difflen, 0, 0 };
-	struct nftnl_chain_list *want;
 	struct nftnl_chain_list_iter *it = NULL;
 	const struct nftnl_chain *c, *h;
 	const char *name;
 	char text[256];
-	uint32_t flags, use, nhave = 0;
+	uint32_t flags, use, nhave = 0, nsets = 0;
 	int rc = -1;
 
 	if (diff != NULL && difflen > 0)
 		diff[0] = '\0';
-	if ((want = nftrules_expected(cfg, err, errlen)) == NULL)
-		return -1;
 	if (table == NULL) {
-		dw_line(&d, "table inet " NFTCFG_TABLE ": missing");
-		rc = 1;
-		goto out;
+		dw_line(&d, "%s: missing", label);
+		return 1;
 	}
 	flags = nftnl_table_is_set(table, NFTNL_TABLE_FLAGS) ?
 	    nftnl_table_get_u32(table, NFTNL_TABLE_FLAGS) : 0;
 	if (flags != 0)
-		dw_line(&d, "table inet " NFTCFG_TABLE ": flags 0x%x%s, "
-		    "expected none", flags, (flags & NFT_TABLE_F_DORMANT) ?
+		dw_line(&d, "%s: flags 0x%x%s, expected none", label, flags,
+		    (flags & NFT_TABLE_F_DORMANT) ?
 		    " (dormant: its chains see no packets)" : "");
 	if ((it = nftnl_chain_list_iter_create(want)) == NULL)
 		goto out;
@@ -325,23 +577,44 @@ nftcmp_compare(const struct nftcfg *cfg,
 			}
 		}
 	}
+	if ((wsets != NULL || sets != NULL) &&
+	    compare_sets(&d, wsets, sets, &nsets) == -1)
+		goto out;
 	/* The kernel counts every object of the table in its use: chains,
 	 * sets and maps (anonymous ones too), stateful objects, flowtables.
-	 * apply makes chains only, so anything beside them is a difference,
-	 * whatever it holds and whether or not a rule refers to it. */
+	 * Anything beside what apply makes is a difference, whatever it
+	 * holds and whether or not a rule refers to it. */
 	use = nftnl_table_is_set(table, NFTNL_TABLE_USE) ?
-	    nftnl_table_get_u32(table, NFTNL_TABLE_USE) : nhave;
-	if (use > nhave)
-		dw_line(&d, "table inet " NFTCFG_TABLE ": %u objects beside its "
-		    "%u chains (sets, maps, stateful objects or flowtables), "
-		    "expected none", use - nhave, nhave);
+	    nftnl_table_get_u32(table, NFTNL_TABLE_USE) : nhave + nsets;
+	if (use > nhave + nsets && wsets == NULL)
+		dw_line(&d, "%s: %u objects beside its %u chains (sets, maps, "
+		    "stateful objects or flowtables), expected none", label,
+		    use - nhave, nhave);
+	else if (use > nhave + nsets)
+		dw_line(&d, "%s: %u objects beside its %u chains and %u sets "
+		    "(anonymous sets, maps, stateful objects or flowtables), "
+		    "expected none", label, use - nhave - nsets, nhave, nsets);
 	rc = d.n > 0 ? 1 : 0;
 out:
-	/* Past nftrules_expected, only an allocation can fail. */
 	if (rc == -1)
 		errbuf_fail(err, errlen, "out of memory comparing the ruleset");
 	if (it != NULL)
 		nftnl_chain_list_iter_destroy(it);
+	return rc;
+}
+
+int
+nftcmp_compare(const struct nftcfg *cfg,
+    const struct nftnl_table *table, const struct nftnl_chain_list *chains,
+    char *diff, size_t difflen, char *err, size_t errlen)
+{
+	struct nftnl_chain_list *want;
+	int rc;
+
+	if ((want = nftrules_expected(cfg, err, errlen)) == NULL)
+		return -1;
+	rc = nftcmp_compare_table("table inet " NFTCFG_TABLE, want, NULL, table,
+	    chains, NULL, diff, difflen, err, errlen);
 	nftnl_chain_list_free(want);
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 struct nftnl_chain_list;
+struct nftnl_set_list;
 struct nftnl_table;
 struct nftcfg;
 
@@ -17,5 +18,15 @@ struct nftcfg;
 int nftcmp_compare(const struct nftcfg *cfg,
     const struct nftnl_table *table, const struct nftnl_chain_list *chains,
     char *diff, size_t difflen, char *err, size_t errlen);
+
+/* The same for any table: label ("table inet NAME") names it in the
+ * differences; want and wsets (NULL: none) are what apply sends, sets
+ * what was read back (nftsock_read_sets). Sets are compared by key type,
+ * length, flags and elements (as sets of keys: order is the kernel's). */
+int nftcmp_compare_table(const char *label,
+    const struct nftnl_chain_list *want, const struct nftnl_set_list *wsets,
+    const struct nftnl_table *table, const struct nftnl_chain_list *chains,
+    const struct nftnl_set_list *sets, char *diff, size_t difflen,
+    char *err, size_t errlen);
 
 #endif

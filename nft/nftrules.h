@@ -51,6 +51,17 @@ int nftrules_build_apply(const struct nftcfg *cfg, uint32_t seq,
 int nftrules_build_remove(uint32_t seq, void *buf, size_t size,
     struct nftrules_batch *b, char *err, size_t errlen);
 
+/* The same for table inet NAME (the tenants' table, nft/nfttenant.h). */
+int nftrules_build_remove_table(const char *name, uint32_t seq, void *buf,
+    size_t size, struct nftrules_batch *b, char *err, size_t errlen);
+
+/* One message adding (NFT_MSG_NEWTABLE, flags 0) or deleting table inet
+ * NAME at p (NFTRULES_MSG_MAX free bytes), asking for an ACK. NULL on
+ * ENOMEM. */
+struct nlmsghdr;
+struct nlmsghdr *nftrules_table_msg(char *p, const char *name,
+    uint16_t type, uint16_t flags, uint32_t seq);
+
 /* The object message seq carries ("chain output", "output rule #3 (...)");
  * "the batch as a whole" for the begin message, "batch end", or "unknown
  * message" outside the batch. */

@@ -21,6 +21,7 @@
 #include <libnftnl/common.h>
 #include <libnftnl/gen.h>
 #include <libnftnl/rule.h>
+#include <libnftnl/set.h>
 #include <libnftnl/table.h>
 
 #include "nft/nftsock.h"
@@ -34,6 +35,9 @@
 /* Snapshot attempts while other writers keep changing the ruleset. */
 #define READ_ATTEMPTS	4
 #define REQ_SIZE	1024
+/* What one acknowledgement costs the receive buffer, rounded up (an
+ * skb's truesize: its data, struct sk_buff and skb_shared_info). */
+#define ACK_TRUESIZE	2048
 
 struct nftsock {
 	struct mnl_socket	*nl;
@@ -627,4 +631,153 @@ nftsock_read_base_chains(struct nftsock *s, size_t max,
 	}
 	return errbuf_fail(err, errlen, "the ruleset kept changing while it was "
 	    "read (%d attempts)", READ_ATTEMPTS);
+}
+
+/* ---- sets ------------------------------------------------------------ */
+
+static int
+set_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nftnl_set_list *l = data;
+	struct nftnl_set *st;
+
+	if ((st = nftnl_set_alloc()) == NULL)
+		return -1;
+	if (nftnl_set_nlmsg_parse(nlh, st) < 0) {
+		nftnl_set_free(st);
+		return -1;
+	}
+	nftnl_set_list_add_tail(st, l);
+	return 0;
+}
+
+static int
+elem_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return nftnl_set_elems_nlmsg_parse(nlh, data) < 0 ? -1 : 0;
+}
+
+/* One attempt: the sets of table inet name, then each one's elements.
+ * 0, -1, or 1 when a dump was interrupted (worth another attempt). */
+static int
+sets_once(struct nftsock *s, const char *name, struct nftnl_set_list *l,
+    int *kerrno, char *err, size_t errlen)
+{
+	struct req rq = { NFT_MSG_NEWSET, set_cb, l, 0, 0 };
+	struct nftnl_set_list_iter *it;
+	uint32_t qbuf[REQ_SIZE / 4];
+	struct nftnl_set *q, *st;
+	struct nlmsghdr *nlh;
+	int rc;
+
+	if ((q = nftnl_set_alloc()) == NULL ||
+	    nftnl_set_set_str(q, NFTNL_SET_TABLE, name) < 0) {
+		if (q != NULL)
+			nftnl_set_free(q);
+		return errbuf_fail(err, errlen, "out of memory");
+	}
+	memset(qbuf, 0, sizeof(qbuf));
+	nlh = nftnl_nlmsg_build_hdr((char *)qbuf, NFT_MSG_GETSET, NFPROTO_INET,
+	    NLM_F_DUMP, nftsock_seq(s, 1));
+	nftnl_set_nlmsg_build_payload(nlh, q);
+	nftnl_set_free(q);
+	rc = request(s, nlh, &rq, err, errlen);
+	*kerrno = rq.kerrno;
+	if (rc == -1)
+		return -1;
+	if (rq.interrupted)
+		return 1;
+	if ((it = nftnl_set_list_iter_create(l)) == NULL)
+		return errbuf_fail(err, errlen, "out of memory");
+	while (rc == 0 && (st = nftnl_set_list_iter_next(it)) != NULL) {
+		rq = (struct req){ NFT_MSG_NEWSETELEM, elem_cb, st, 0, 0 };
+		memset(qbuf, 0, sizeof(qbuf));
+		nlh = nftnl_nlmsg_build_hdr((char *)qbuf, NFT_MSG_GETSETELEM,
+		    NFPROTO_INET, NLM_F_DUMP, nftsock_seq(s, 1));
+		nftnl_set_elems_nlmsg_build_payload(nlh, st);
+		rc = request(s, nlh, &rq, err, errlen);
+		*kerrno = rq.kerrno;
+		if (rc == 0 && rq.interrupted)
+			rc = 1;
+	}
+	nftnl_set_list_iter_destroy(it);
+	return rc;
+}
+
+int
+nftsock_read_sets(struct nftsock *s, const char *name,
+    struct nftnl_set_list **sets, int *kerrno, char *err, size_t errlen)
+{
+	struct nftnl_set_list *l;
+	uint32_t g1, g2;
+	int attempt, rc;
+
+	*sets = NULL;
+	*kerrno = 0;
+	for (attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+		if (read_gen(s, &g1, kerrno, err, errlen) == -1)
+			return -1;
+		if ((l = nftnl_set_list_alloc()) == NULL)
+			return errbuf_fail(err, errlen, "out of memory");
+		rc = sets_once(s, name, l, kerrno, err, errlen);
+		if (rc == -1 && *kerrno == ENOENT) {
+			rc = 0;		/* no such table: no sets */
+			*kerrno = 0;
+		}
+		if (rc == -1 || read_gen(s, &g2, kerrno, err, errlen) == -1) {
+			nftnl_set_list_free(l);
+			return -1;
+		}
+		if (rc == 0 && g1 == g2) {
+			*sets = l;
+			return 0;
+		}
+		nftnl_set_list_free(l);
+	}
+	return errbuf_fail(err, errlen, "the ruleset kept changing while it was "
+	    "read (%d attempts)", READ_ATTEMPTS);
+}
+
+/* Raises the socket's buffer opt (SO_SNDBUF, SO_RCVBUF) to want bytes:
+ * the FORCE option passes [wr]mem_max with CAP_NET_ADMIN, the plain one
+ * is the try without it. 0, or -1 when it stays smaller. */
+static int
+grow_buf(int fd, int opt, int force, int want)
+{
+	int cur = 0;
+	socklen_t sl = sizeof(cur);
+
+	if (getsockopt(fd, SOL_SOCKET, opt, &cur, &sl) == 0 && cur >= want)
+		return 0;
+	if (setsockopt(fd, SOL_SOCKET, force, &want, sizeof(want)) != 0 &&
+	    setsockopt(fd, SOL_SOCKET, opt, &want, sizeof(want)) != 0)
+		return -1;
+	sl = sizeof(cur);
+	return getsockopt(fd, SOL_SOCKET, opt, &cur, &sl) == 0 && cur >= want ?
+	    0 : -1;
+}
+
+/* A batch larger than the socket's send buffer is refused whole
+ * (EMSGSIZE), and the kernel queues one acknowledgement per message
+ * while it handles the send: each is a buffer of its own (about 1 KiB of
+ * the receive buffer's accounting), and past the receive buffer they are
+ * dropped (ENOBUFS, the outcome unknown). Raise both for this batch. */
+int
+nftsock_fit_batch(struct nftsock *s, size_t len, size_t nmsgs, char *err,
+    size_t errlen)
+{
+	int fd = mnl_socket_get_fd(s->nl);
+
+	if (len > (size_t)INT32_MAX / 4 || nmsgs > 65536)
+		return errbuf_fail(err, errlen, "batch of %zu bytes too large", len);
+	if (grow_buf(fd, SO_SNDBUF, SO_SNDBUFFORCE, (int)len + 4096) == -1)
+		return errbuf_fail(err, errlen, "cannot raise the netlink send "
+		    "buffer to %zu bytes for the batch (needs CAP_NET_ADMIN)",
+		    len + 4096);
+	if (grow_buf(fd, SO_RCVBUF, SO_RCVBUFFORCE,
+	    (int)(nmsgs * ACK_TRUESIZE) + 65536) == -1)
+		return errbuf_fail(err, errlen, "cannot raise the netlink receive "
+		    "buffer to %zu bytes for %zu acknowledgements (needs "
+		    "CAP_NET_ADMIN)", nmsgs * ACK_TRUESIZE + 65536, nmsgs);
+	return 0;
 }

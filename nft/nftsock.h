@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 struct nftnl_chain_list;
+struct nftnl_set_list;
 struct nftnl_table;
 struct nftsock;
 
@@ -54,5 +55,18 @@ int nftsock_read_table(struct nftsock *s, const char *name,
 int nftsock_read_base_chains(struct nftsock *s, size_t max,
     struct nftnl_chain_list **chains, int *more, int *kerrno, char *err,
     size_t errlen);
+
+/* The sets of table inet NAME, each holding its elements, as one snapshot
+ * (the generation read before and after). An absent table has no sets
+ * (an empty list). The caller frees *sets. 0, or -1 (kerrno as above). */
+int nftsock_read_sets(struct nftsock *s, const char *name,
+    struct nftnl_set_list **sets, int *kerrno, char *err, size_t errlen);
+
+/* Makes the socket's send buffer hold a batch of len bytes (one sendmsg
+ * carries the whole transaction) and its receive buffer the nmsgs
+ * acknowledgements the kernel queues before any is read. 0, or -1 with
+ * err. */
+int nftsock_fit_batch(struct nftsock *s, size_t len, size_t nmsgs,
+    char *err, size_t errlen);
 
 #endif

@@ -40,23 +40,70 @@ x_new(const char *name, const struct attr *a, size_t n)
 }
 
 struct nftnl_expr *
-nftx_meta(uint32_t key)
+nftx_meta_reg(uint32_t key, uint32_t reg)
 {
 	const struct attr a[] = { { NFTNL_EXPR_META_KEY, key },
-		{ NFTNL_EXPR_META_DREG, NFT_REG_1 } };
+		{ NFTNL_EXPR_META_DREG, reg } };
 
 	return x_new("meta", a, NATTR(a));
 }
 
 struct nftnl_expr *
-nftx_payload(uint32_t base, uint32_t offset, uint32_t len)
+nftx_meta(uint32_t key)
 {
-	const struct attr a[] = { { NFTNL_EXPR_PAYLOAD_DREG, NFT_REG_1 },
+	return nftx_meta_reg(key, NFT_REG_1);
+}
+
+struct nftnl_expr *
+nftx_payload_reg(uint32_t base, uint32_t offset, uint32_t len, uint32_t reg)
+{
+	const struct attr a[] = { { NFTNL_EXPR_PAYLOAD_DREG, reg },
 		{ NFTNL_EXPR_PAYLOAD_BASE, base },
 		{ NFTNL_EXPR_PAYLOAD_OFFSET, offset },
 		{ NFTNL_EXPR_PAYLOAD_LEN, len } };
 
 	return x_new("payload", a, NATTR(a));
+}
+
+struct nftnl_expr *
+nftx_payload(uint32_t base, uint32_t offset, uint32_t len)
+{
+	return nftx_payload_reg(base, offset, len, NFT_REG_1);
+}
+
+/* The register a concatenation's field at byte offset off (a multiple
+ * of 4) starts in, spelled as the kernel dumps it: the 16-byte name
+ * (NFT_REG_1..4) when the field starts one, else the 4-byte one. */
+uint32_t
+nftx_concat_reg(uint32_t off)
+{
+	uint32_t w = off / 4;
+
+	return w % 4 == 0 ? NFT_REG_1 + w / 4 : NFT_REG32_00 + w;
+}
+
+/* Set lookup of the key starting at sreg; FLAGS 0 (the kernel dumps it
+ * always), no SET_ID (a set made earlier in the same batch is found by
+ * name). */
+struct nftnl_expr *
+nftx_lookup(const char *set, uint32_t sreg)
+{
+	return nftx_lookup_map(set, sreg, 0);
+}
+
+/* A map lookup (dreg not 0): the element's data into dreg on. */
+struct nftnl_expr *
+nftx_lookup_map(const char *set, uint32_t sreg, uint32_t dreg)
+{
+	const struct attr a[] = { { NFTNL_EXPR_LOOKUP_SREG, sreg },
+		{ NFTNL_EXPR_LOOKUP_FLAGS, 0 }, { NFTNL_EXPR_LOOKUP_DREG, dreg } };
+	struct nftnl_expr *e = x_new("lookup", a, dreg != 0 ? 3 : 2);
+
+	if (e != NULL && nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set) < 0) {
+		nftnl_expr_free(e);
+		return NULL;
+	}
+	return e;
 }
 
 struct nftnl_expr *
@@ -333,24 +380,31 @@ nftx_redirect(struct nftx_rule *b, uint16_t port)
 	nftx_add(b, x_new("redir", a, NATTR(a)));
 }
 
+struct nftnl_expr *
+nftx_dnat_regs(int family, uint32_t raddr, uint32_t rproto)
+{
+	const struct attr a[] = { { NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT },
+		{ NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 :
+		    NFPROTO_IPV6 },
+		{ NFTNL_EXPR_NAT_REG_ADDR_MIN, raddr },
+		{ NFTNL_EXPR_NAT_REG_ADDR_MAX, raddr },
+		{ NFTNL_EXPR_NAT_REG_PROTO_MIN, rproto },
+		{ NFTNL_EXPR_NAT_REG_PROTO_MAX, rproto },
+		{ NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_MAP_IPS |
+		    NF_NAT_RANGE_PROTO_SPECIFIED } };
+
+	return x_new("nat", a, NATTR(a));
+}
+
 void
 nftx_dnat(struct nftx_rule *b, int family, const unsigned char *addr,
     uint16_t port)
 {
 	uint16_t p = htons(port);
-	const struct attr a[] = { { NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT },
-		{ NFTNL_EXPR_NAT_FAMILY, family == AF_INET ? NFPROTO_IPV4 :
-		    NFPROTO_IPV6 },
-		{ NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1 },
-		{ NFTNL_EXPR_NAT_REG_ADDR_MAX, NFT_REG_1 },
-		{ NFTNL_EXPR_NAT_REG_PROTO_MIN, NFT_REG_2 },
-		{ NFTNL_EXPR_NAT_REG_PROTO_MAX, NFT_REG_2 },
-		{ NFTNL_EXPR_NAT_FLAGS, NF_NAT_RANGE_MAP_IPS |
-		    NF_NAT_RANGE_PROTO_SPECIFIED } };
 
 	nftx_add(b, x_imm(NFT_REG_1, addr, family == AF_INET ? 4 : 16));
 	nftx_add(b, x_imm(NFT_REG_2, &p, sizeof(p)));
-	nftx_add(b, x_new("nat", a, NATTR(a)));
+	nftx_add(b, nftx_dnat_regs(family, NFT_REG_1, NFT_REG_2));
 }
 
 void
@@ -410,28 +464,36 @@ nftx_rule_nd(struct nftnl_chain *c, const char *chain,
     const char *iifname, const unsigned char *dest,
     const unsigned char *mask, uint32_t len)
 {
-	uint8_t hop = ND_HOP_LIMIT, lo = ND_TYPE_FIRST, hi = ND_TYPE_LAST;
 	struct nftx_rule b;
 
 	nftx_start(&b, chain);
 	if (iifname != NULL)
 		nftx_ifname(&b, NFT_META_IIFNAME, iifname);
-	nftx_meta_u8(&b, NFT_META_NFPROTO, NFPROTO_IPV6);
-	if (dest != NULL) {
-		nftx_add(&b, nftx_payload(NFT_PAYLOAD_NETWORK_HEADER, 24,
-		    mask != NULL ? 16 : len));
-		if (mask != NULL)
-			nftx_add(&b, nftx_bitwise(mask, 16));
-		nftx_add(&b, nftx_cmp(NFT_CMP_EQ, dest, mask != NULL ? 16 : len));
-	}
-	nftx_add(&b, nftx_payload(NFT_PAYLOAD_NETWORK_HEADER, 7, 1));
-	nftx_add(&b, nftx_cmp(NFT_CMP_EQ, &hop, sizeof(hop)));
-	nftx_meta_u8(&b, NFT_META_L4PROTO, IPPROTO_ICMPV6);
-	nftx_add(&b, nftx_payload(NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1));
-	nftx_add(&b, nftx_cmp(NFT_CMP_GTE, &lo, sizeof(lo)));
-	nftx_add(&b, nftx_cmp(NFT_CMP_LTE, &hi, sizeof(hi)));
+	nftx_nd(&b, NFTX_ND_DADDR, dest, mask, len);
 	nftx_add(&b, nftx_verdict(NF_ACCEPT));
 	return nftx_finish(&b, c);
+}
+
+void
+nftx_nd(struct nftx_rule *b, uint32_t off, const unsigned char *addr,
+    const unsigned char *mask, uint32_t len)
+{
+	uint8_t hop = ND_HOP_LIMIT, lo = ND_TYPE_FIRST, hi = ND_TYPE_LAST;
+
+	nftx_meta_u8(b, NFT_META_NFPROTO, NFPROTO_IPV6);
+	if (addr != NULL) {
+		nftx_add(b, nftx_payload(NFT_PAYLOAD_NETWORK_HEADER, off,
+		    mask != NULL ? 16 : len));
+		if (mask != NULL)
+			nftx_add(b, nftx_bitwise(mask, 16));
+		nftx_add(b, nftx_cmp(NFT_CMP_EQ, addr, mask != NULL ? 16 : len));
+	}
+	nftx_add(b, nftx_payload(NFT_PAYLOAD_NETWORK_HEADER, 7, 1));
+	nftx_add(b, nftx_cmp(NFT_CMP_EQ, &hop, sizeof(hop)));
+	nftx_meta_u8(b, NFT_META_L4PROTO, IPPROTO_ICMPV6);
+	nftx_add(b, nftx_payload(NFT_PAYLOAD_TRANSPORT_HEADER, 0, 1));
+	nftx_add(b, nftx_cmp(NFT_CMP_GTE, &lo, sizeof(lo)));
+	nftx_add(b, nftx_cmp(NFT_CMP_LTE, &hi, sizeof(hi)));
 }
 
 int

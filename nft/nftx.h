@@ -22,6 +22,16 @@ struct nftnl_rule;
 #define NFTX_LOOPBACK_IFINDEX	1u
 #define NFTX_IFNAME_LEN		16	/* IFNAMSIZ: what iifname compares */
 
+/* nft's datatype numbers (nftables src/datatype.h), for set key and data
+ * types; a concatenation's type is its fields' types, NFTX_T_BITS each,
+ * the first field highest. */
+#define NFTX_T_IPADDR		7
+#define NFTX_T_IP6ADDR		8
+#define NFTX_T_INET_PROTO	12
+#define NFTX_T_INET_SERVICE	13
+#define NFTX_T_IFNAME		41
+#define NFTX_T_BITS		6
+
 struct nftx_rule {
 	struct nftnl_rule	*r;
 	int			 bad;
@@ -33,6 +43,17 @@ void nftx_add(struct nftx_rule *b, struct nftnl_expr *e);
 int nftx_finish(struct nftx_rule *b, struct nftnl_chain *c);
 
 struct nftnl_expr *nftx_meta(uint32_t key);
+struct nftnl_expr *nftx_meta_reg(uint32_t key, uint32_t reg);
+struct nftnl_expr *nftx_payload_reg(uint32_t base, uint32_t offset,
+    uint32_t len, uint32_t reg);
+/* The register of a concatenation's field at byte offset off. */
+uint32_t nftx_concat_reg(uint32_t off);
+struct nftnl_expr *nftx_lookup(const char *set, uint32_t sreg);
+struct nftnl_expr *nftx_lookup_map(const char *set, uint32_t sreg,
+    uint32_t dreg);
+/* dnat ip|ip6 to the address in raddr, the port in rproto. */
+struct nftnl_expr *nftx_dnat_regs(int family, uint32_t raddr,
+    uint32_t rproto);
 struct nftnl_expr *nftx_cmp(uint32_t op, const void *data, uint32_t len);
 struct nftnl_expr *nftx_payload(uint32_t base, uint32_t offset, uint32_t len);
 struct nftnl_expr *nftx_ct(uint32_t key);
@@ -83,6 +104,12 @@ struct nftnl_chain *nftx_chain(const char *name, const char *type,
  * allocation failure. */
 int nftx_rule_nd(struct nftnl_chain *c, const char *chain,
     const char *iifname, const unsigned char *dest,
+    const unsigned char *mask, uint32_t len);
+/* The body of an ND rule: nfproto ipv6, [the address at off (source 8,
+ * destination 24) == addr, or masked], hop limit 255, ICMPv6 135-136. */
+#define NFTX_ND_SADDR	8
+#define NFTX_ND_DADDR	24
+void nftx_nd(struct nftx_rule *b, uint32_t off, const unsigned char *addr,
     const unsigned char *mask, uint32_t len);
 int nftx_rule_guard(struct nftnl_chain *c, const char *chain,
     const char *iifname, const struct nftcfg_addr *g);

@@ -15,6 +15,7 @@
 #include "plane/plane.h"
 #include "plane/bundle.h"
 #include "plane/bundlepeek.h"
+#include "plane/pstore.h"
 #include "policy/policy.h"
 #include "util/errbuf.h"
 #include "util/file.h"
@@ -286,60 +287,12 @@ verify(const struct bundle_keyring *kr, const char *buf, size_t len,
 	}
 }
 
-/* Writes the bundle so that a crash at any instant leaves either the old
- * file or the new one whole: temp file, fsync, rename, fsync the folder.
- * All of it relative to the folder's descriptor, opened once at start:
- * a link put in the folder's place later changes nothing. Runs on a
- * check's thread: errors by strerror_r, never the shared strerror
- * buffer. */
-static int
-store_as(int dfd, const char *state_dir, const char *name, const char *tmp,
-    const char *buf, size_t len, char *err, size_t errlen)
-{
-	char why[128];
-	int fd = -1, rc = -1;
-	size_t off = 0;
-
-	if (dfd == -1)
-		return 0;
-	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-	    O_NOFOLLOW, 0600);
-	if (fd == -1)
-		goto fail;
-	while (off < len) {
-		ssize_t n = write(fd, buf + off, len - off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			goto fail;
-		off += (size_t)n;
-	}
-	if (fsync(fd) == -1 || close(fd) == -1) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (renameat(dfd, tmp, dfd, name) == -1 ||
-	    fsync(dfd) == -1)
-		goto fail;
-	rc = 0;
-	goto out;
-fail:
-	errbuf_set(err, errlen, "%s: cannot store %s: %s", state_dir, name,
-	    strerror_r(errno, why, sizeof(why)));
-	(void)unlinkat(dfd, tmp, 0);
-out:
-	if (fd != -1)
-		close(fd);
-	return rc;
-}
-
 static int
 store(int dfd, const char *state_dir, const char *buf, size_t len, char *err,
     size_t errlen)
 {
-	return store_as(dfd, state_dir, PLANE_STATE_FILE, PLANE_STATE_TMP, buf, len,
-	    err, errlen);
+	return pstore_write(dfd, state_dir, PLANE_STATE_FILE, PLANE_STATE_TMP, buf,
+	    len, err, errlen);
 }
 
 /* The bytes into a policy: a bundle (always, when pushed) is verified, an
@@ -666,21 +619,12 @@ load_state(struct plane *pl, struct policy **state, char *err, size_t errlen)
 	char path[4096], why[512];
 	char *buf;
 	size_t len = 0;
-	int fd, rc = -1;
+	int rc = -1;
 
 	snprintf(path, sizeof(path), "%s/%s", pl->state_dir, PLANE_STATE_FILE);
-	fd = safepath_open_file(pl->state_fd, pl->state_dir, PLANE_STATE_FILE,
-	    pl->owner, err, errlen);
-	/* Only "no such file" means no state: any other error must not
-	 * silently drop the epoch floor. */
-	if (fd == -2)
-		return 0;
-	if (fd == -1)
-		return -1;
-	buf = file_read_fd(fd, path, BUNDLE_MAX_BYTES, 0, &len, err, errlen);
-	close(fd);
-	if (buf == NULL)
-		return -1;
+	if ((buf = pstore_read(pl->state_fd, pl->state_dir, PLANE_STATE_FILE,
+	    pl->owner, BUNDLE_MAX_BYTES, &len, err, errlen)) == NULL)
+		return err[0] == '\0' ? 0 : -1;
 	v = verify(pl->kr, buf, len, state, pl->pending_signer, why, sizeof(why));
 	if (v == PLANE_OK && tenant_rule(pl->tenant, *state, why,
 	    sizeof(why)) != PLANE_OK) {
@@ -739,73 +683,18 @@ plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
 	return 0;
 }
 
-/* Whether the folder holds nothing but the guard's own files. A folder
- * that also holds the operator's (the trust keys in /etc/egress-guard)
- * must not become the dropped user's: that user could then replace them,
- * and safepath takes files of the guard's user as trust anchors. 0, or
- * -1 with err naming the first other entry. */
-static int
-state_only_ours(const struct plane *pl, const char *name, char *err,
-    size_t errlen)
-{
-	char shown[ERRBUF_SHOW_BUF];
-	struct dirent *de;
-	DIR *d;
-	int fd, rc = -1;
-
-	/* A descriptor of its own: closedir closes it, and the listing
-	 * must not move state_fd's offset. */
-	fd = openat(pl->state_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd == -1 || (d = fdopendir(fd)) == NULL) {
-		errbuf_set(err, errlen, "--state-dir %s: cannot list it: %s",
-		    pl->state_dir, strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	for (errno = 0; (de = readdir(d)) != NULL; errno = 0) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    strcmp(de->d_name, PLANE_STATE_FILE) == 0 ||
-		    strcmp(de->d_name, PLANE_STATE_TMP) == 0 ||
-		    strcmp(de->d_name, PLANE_TENANTS_FILE) == 0 ||
-		    strcmp(de->d_name, PLANE_TENANTS_TMP) == 0 ||
-		    strcmp(de->d_name, PLANE_TENANTS_DIR) == 0)
-			continue;
-		errbuf_set(err, errlen, "--state-dir %s: holds \"%s\", not the "
-		    "guard's: refusing to hand the folder to %s (give the guard a "
-		    "folder of its own)", pl->state_dir, errbuf_show(de->d_name,
-		    strlen(de->d_name), shown), name);
-		goto out;
-	}
-	if (errno != 0) {
-		errbuf_set(err, errlen, "--state-dir %s: cannot list it: %s",
-		    pl->state_dir, strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	closedir(d);
-	return rc;
-}
-
-/* name in dfd, when it is root's (a regular file with one link or a
- * folder, never a link): now uid's. 0 when done or nothing to do. */
-static int
-chown_ours(int dfd, const char *name, uid_t uid, gid_t gid)
-{
-	struct stat st;
-
-	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1 || st.st_uid != 0)
-		return 0;
-	if (!S_ISDIR(st.st_mode) && !(S_ISREG(st.st_mode) && st.st_nlink == 1))
-		return 0;
-	return fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
-}
-
 int
 plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
     char *err, size_t errlen)
 {
+	/* A folder that also holds the operator's files (the trust keys in
+	 * /etc/egress-guard) must not become the dropped user's: that user
+	 * could then replace them, and safepath takes the guard user's files
+	 * as trust anchors. */
+	static const char *const ours[] = {
+		PLANE_STATE_FILE, PLANE_STATE_TMP, PLANE_TENANTS_FILE,
+		PLANE_TENANTS_TMP, PLANE_TENANTS_DIR, NULL
+	};
 	struct stat st, fst;
 
 	if (pl->state_fd == -1)
@@ -822,7 +711,7 @@ plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
 		    (unsigned)st.st_uid, name, (unsigned)uid, name);
 		return -1;
 	}
-	if (state_only_ours(pl, name, err, errlen) == -1)
+	if (pstore_only(pl->state_fd, pl->state_dir, ours, name, err, errlen) == -1)
 		return -1;
 	/* A temp file left by a store that a crash cut short is never read,
 	 * and the dropped user could not truncate a root-owned one. */
@@ -839,8 +728,8 @@ plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
 	}
 	/* Tenant mode: the list and the tenants' folder, made by root at
 	 * start, are the dropped guard's to write. */
-	if (chown_ours(pl->state_fd, PLANE_TENANTS_FILE, uid, gid) == -1 ||
-	    chown_ours(pl->state_fd, PLANE_TENANTS_DIR, uid, gid) == -1) {
+	if (pstore_give(pl->state_fd, PLANE_TENANTS_FILE, uid, gid) == -1 ||
+	    pstore_give(pl->state_fd, PLANE_TENANTS_DIR, uid, gid) == -1) {
 		errbuf_set(err, errlen, "--state-dir %s: cannot hand the tenant list "
 		    "to %s: %s", pl->state_dir, name, strerror(errno));
 		return -1;
@@ -887,32 +776,6 @@ plane_floor_note(const struct plane *pl)
 
 /* ---- tenant mode ---- */
 
-/* Opens (making it 0700 when missing) the folder name inside dfd, never
- * through a link, and checks it as the state folder is checked. */
-static int
-open_subdir(int dfd, const char *path, const char *name, uid_t owner, char *err,
-    size_t errlen)
-{
-	char full[4096];
-	int fd;
-
-	snprintf(full, sizeof(full), "%s/%s", path, name);
-	if (mkdirat(dfd, name, 0700) == -1 && errno != EEXIST) {
-		errbuf_set(err, errlen, "%s: cannot create it: %s", full, strerror(errno));
-		return -1;
-	}
-	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
-		errbuf_set(err, errlen, "%s: %s", full, strerror(errno));
-		return -1;
-	}
-	if (safepath_check_dir(fd, full, owner, err, errlen) == -1) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 int
 plane_tenants_prepare(struct plane *pl, char *err, size_t errlen)
 {
@@ -920,7 +783,7 @@ plane_tenants_prepare(struct plane *pl, char *err, size_t errlen)
 
 	if (pl->state_fd == -1 && open_state(pl, err, errlen) == -1)
 		return -1;
-	if ((fd = open_subdir(pl->state_fd, pl->state_dir, PLANE_TENANTS_DIR,
+	if ((fd = pstore_subdir(pl->state_fd, pl->state_dir, PLANE_TENANTS_DIR,
 	    pl->owner, err, errlen)) == -1)
 		return -1;
 	close(fd);
@@ -963,7 +826,7 @@ plane_tenant_new(const struct plane *parent, const char *id, char *err,
 	}
 	snprintf(pl->floor_note, sizeof(pl->floor_note), "%s/%s", parent->state_dir,
 	    PLANE_TENANTS_DIR);
-	pl->state_fd = open_subdir(tfd, pl->floor_note, id, pl->owner, err, errlen);
+	pl->state_fd = pstore_subdir(tfd, pl->floor_note, id, pl->owner, err, errlen);
 	pl->floor_note[0] = '\0';
 	close(tfd);
 	if (pl->state_fd == -1) {
@@ -988,29 +851,19 @@ plane_tenants_store(struct plane *pl, const char *buf, size_t len, char *err,
 		errbuf_set(err, errlen, "no state folder for the tenant list");
 		return -1;
 	}
-	return store_as(pl->state_fd, pl->state_dir, PLANE_TENANTS_FILE,
+	return pstore_write(pl->state_fd, pl->state_dir, PLANE_TENANTS_FILE,
 	    PLANE_TENANTS_TMP, buf, len, err, errlen);
 }
 
 char *
 plane_tenants_load(struct plane *pl, size_t *len, char *err, size_t errlen)
 {
-	char path[4096];
-	char *buf;
-	int fd;
-
 	*len = 0;
 	err[0] = '\0';
 	if (pl->state_fd == -1)
 		return NULL;
-	fd = safepath_open_file(pl->state_fd, pl->state_dir, PLANE_TENANTS_FILE,
-	    pl->owner, err, errlen);
-	if (fd < 0)
-		return NULL;	/* -2: none, err empty */
-	snprintf(path, sizeof(path), "%s/%s", pl->state_dir, PLANE_TENANTS_FILE);
-	buf = file_read_fd(fd, path, PLANE_TENANTS_MAX, 0, len, err, errlen);
-	close(fd);
-	return buf;
+	return pstore_read(pl->state_fd, pl->state_dir, PLANE_TENANTS_FILE, pl->owner,
+	    PLANE_TENANTS_MAX, len, err, errlen);
 }
 
 const char *

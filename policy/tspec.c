@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "policy/policyint.h"
+#include "policy/policy.h"
 #include "policy/tspec.h"
 #include "util/ascii.h"
 #include "util/errbuf.h"
@@ -28,33 +29,19 @@ static const char *const spec_keys[] = {
 	"port", "transparent_port", NULL
 };
 
-/* The id grammar. policy/ gains its own check of the same grammar for a
- * policy's "tenant" key; the two are to become one. */
-static int
-id_grammar_ok(const char *s, size_t len)
-{
-	size_t i;
-
-	if (s == NULL || len < 1 || len > TSPEC_ID_MAX || s[0] == '-')
-		return 0;
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (!((c >= 'a' && c <= 'z') || ascii_is_digit(c) || c == '-'))
-			return 0;
-	}
-	return 1;
-}
-
+/* One grammar for a tenant's id, the policy's (policy/policy.h): the
+ * id a bundle is signed for must be one a spec can name. */
 int
 tspec_id_ok(const char *s, size_t len)
 {
-	return id_grammar_ok(s, len);
+	return policy_tenant_id_ok(s, len);
 }
 
 /* The kernel refuses "." and ".." as names (dev_valid_name); the grammar
  * leaves out '/', ':' and whitespace, which it refuses too, and '%'
- * templates ("eth%d"), which it would expand. */
+ * templates ("eth%d"), which it would expand. "lo" is no tenant's link:
+ * the guard-side table would judge the guard's own loopback traffic as a
+ * tenant's (nft --transparent-in refuses it likewise). */
 int
 tspec_link_ok(const char *s, size_t len)
 {
@@ -62,7 +49,8 @@ tspec_link_ok(const char *s, size_t len)
 
 	if (s == NULL || len < 1 || len > TSPEC_LINK_MAX)
 		return 0;
-	if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
+	if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.') ||
+	    (len == 2 && s[0] == 'l' && s[1] == 'o'))
 		return 0;
 	for (i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -191,7 +179,8 @@ spec_from_json(json_t *obj, struct tspec *t, char *err, size_t errlen)
 	    "1-32 bytes of a-z, 0-9, '-', not starting with '-'", t->id,
 	    err, errlen) == -1 ||
 	    parse_name(obj, "link", tspec_link_ok,
-	    "an interface name: 1-15 bytes of A-Z, a-z, 0-9, '_', '.', '-'",
+	    "an interface name: 1-15 bytes of A-Z, a-z, 0-9, '_', '.', '-', "
+	    "not \"lo\"",
 	    t->link, err, errlen) == -1)
 		return -1;
 	if (json_object_get(obj, "address") == NULL)

@@ -33,7 +33,7 @@ struct tspec {
 int tspec_id_ok(const char *s, size_t len);
 
 /* Whether s[0..len) is a link name: 1..15 bytes of [A-Za-z0-9_.-], not
- * "." nor "..". 1 ok, 0 not. */
+ * ".", ".." nor "lo". 1 ok, 0 not. */
 int tspec_link_ok(const char *s, size_t len);
 
 /* One spec (a JSON object). 0, or -1 with err naming the key. */

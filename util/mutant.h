@@ -31,6 +31,9 @@
     !defined(EG_TEST_MUTANT_BUILD)
 #error "EG_MUTANT_* is for make conformance-mutants only"
 #endif
+#if defined(EG_MUTANT_NO_ANTISPOOF) && !defined(EG_TEST_MUTANT_BUILD)
+#error "EG_MUTANT_* is for make conformance-mutants only"
+#endif
 
 #ifdef EG_TEST_MUTANT_BUILD
 #define EG_MUTANT_TAG "-MUTANT"

@@ -223,4 +223,110 @@ ctl verify verify "$T/a.bundle" --trust-key "$T/k2.pub.pem" --trust-key "$T/k1.p
 [ "$RC" -eq 0 ] && grep -q '"epoch":1' "$T/verify.out"
 check control_ctl_verify_trust_key_repeats $? "rc=$RC $(cat "$T/verify.err")"
 
+# ---- tenants (issue 33): compile --tenant, sign, verify, diff
+ctl tcomp compile "$T/prof.json" --epoch 3 --tenant a
+[ "$RC" -eq 0 ] && grep -q '"schema":"egress-guard.policy.v1","tenant":"a"}$' "$T/tcomp.out"
+check ctl_compile_tenant_written_last $? "rc=$RC $(cat "$T/tcomp.out" "$T/tcomp.err")"
+cp "$T/tcomp.out" "$T/ta.json"
+"$CTL" compile "$T/prof.json" --epoch 4 --tenant b >"$T/tb.json" &&
+    "$CTL" compile "$T/prof.json" --epoch 4 --tenant a >"$T/ta4.json" &&
+    "$CTL" sign "$T/ta.json" --key "$T/k1.pem" >"$T/ta.bundle" 2>/dev/null &&
+    "$CTL" sign "$T/tb.json" --key "$T/k1.pem" >"$T/tb.bundle" 2>/dev/null
+check ctl_tenant_policies_compile_and_sign $? ""
+ctl tverify verify "$T/ta.bundle" --trust-key "$T/k1.pub.pem"
+r=1; [ "$RC" -eq 0 ] && grep -q '"epoch":3,.*"tenant":"a"}$' "$T/tverify.out" && r=0
+# Negative control: a bundle of a policy without one shows none.
+ctl tverify0 verify "$T/a.bundle" --trust-key "$T/k1.pub.pem"
+[ "$RC" -eq 0 ] && ! grep -q tenant "$T/tverify0.out" || r=1
+check ctl_verify_prints_the_tenant $r "$(cat "$T/tverify.out" "$T/tverify.err" "$T/tverify0.out")"
+r=0; out=""
+for bad in A -a "" abcdefghijklmnopqrstuvwxyz0123456 a/b "a b"; do
+	ctl tbad compile "$T/prof.json" --tenant="$bad"
+	out="$out [$bad: $RC $(head -n1 "$T/tbad.err")]"
+	{ refused tbad "a tenant ID is 1-32 characters of [a-z0-9-]" ||
+	    refused tbad "--tenant needs a value"; } && [ ! -s "$T/tbad.out" ] || r=1
+done
+ctl tbad2 compile "$T/prof.json" --tenant a --tenant b
+refused tbad2 "--tenant given twice" || r=1
+check hostile_ctl_compile_bad_tenant_refused_exit_2 $r "$out $(head -n1 "$T/tbad2.err")"
+# A tenant change moves every grant to another sandbox: widening (9),
+# the same entries notwithstanding; and from none to a tenant too.
+ctl tdiff diff "$T/ta.json" "$T/tb.bundle"
+r=1; [ "$RC" -eq 9 ] && grep -q '^tenant: a -> b$' "$T/tdiff.out" &&
+    grep -q '^widens: yes (tenant a -> b' "$T/tdiff.out" && r=0
+ctl tdiff0 diff "$T/a.json" "$T/ta.json"
+[ "$RC" -eq 9 ] && grep -q '^tenant: none -> a$' "$T/tdiff0.out" || r=1
+check hostile_ctl_diff_tenant_change_widens_exit_9 $r "rc=$RC $(cat "$T/tdiff.out" "$T/tdiff0.out")"
+# Negative control: the same tenant at a new epoch does not widen.
+ctl tdiffs diff "$T/ta.bundle" "$T/ta4.json"
+[ "$RC" -eq 0 ] && ! grep -q '^tenant:' "$T/tdiffs.out" && grep -q "^widens: no" "$T/tdiffs.out"
+check control_ctl_diff_same_tenant_exit_0 $? "rc=$RC $(cat "$T/tdiffs.out")"
+
+# ---- tenants: the control-socket commands' usage errors (2), and an
+# unreachable guard (2, as push and status)
+printf '{"id":"a","link":"eg-a"}' >"$T/spec-a.json"
+printf '{"link":"eg-a"}' >"$T/spec-noid.json"
+printf '{"id":7}' >"$T/spec-numid.json"
+printf '{"id":"a/../b"}' >"$T/spec-path.json"
+printf '{"id":"a","id":"b"}' >"$T/spec-dup.json"
+r=0; out=""
+tusage() {	# tusage WANT ARGS...: exit 2, WANT on stderr, nothing on stdout
+	local want=$1; shift
+	ctl tusage "$@"
+	out="$out [$*: $RC $(head -n1 "$T/tusage.err")]"
+	refused tusage "$want" && [ ! -s "$T/tusage.out" ] || r=1
+}
+tusage "missing add, remove or list" tenant
+tusage "unknown tenant command" tenant frob --control "$T/x.sock"
+tusage "missing SPEC.json" tenant add --control "$T/x.sock"
+tusage "missing --control" tenant add "$T/spec-a.json"
+tusage "missing ID" tenant remove --control "$T/x.sock"
+tusage "unexpected argument" tenant list --control "$T/x.sock" extra
+tusage "--control given twice" tenant list --control "$T/x.sock" --control "$T/y.sock"
+tusage "unknown option" tenant list --control "$T/x.sock" --tenant a
+tusage 'no string "id"' tenant add --control "$T/x.sock" "$T/spec-noid.json"
+tusage 'no string "id"' tenant add --control "$T/x.sock" "$T/spec-numid.json"
+tusage 'id "a/../b": a tenant ID' tenant add --control "$T/x.sock" "$T/spec-path.json"
+tusage "duplicate" tenant add --control "$T/x.sock" "$T/spec-dup.json"
+tusage "a tenant ID is 1-32" tenant remove --control "$T/x.sock" ../a
+tusage "a tenant ID is 1-32" status --control "$T/x.sock" --tenant A
+tusage "a tenant ID is 1-32" push "$T/ta.bundle" --control "$T/x.sock" --tenant "a?b"
+tusage "--tenant given twice" push "$T/ta.bundle" --control "$T/x.sock" --tenant a --tenant a
+check hostile_ctl_tenant_usage_errors_exit_2 $r "$out"
+r=0; out=""
+for c in "tenant add --control $T/none.sock $T/spec-a.json" \
+    "tenant remove --control $T/none.sock a" "tenant list --control $T/none.sock" \
+    "status --control $T/none.sock --tenant a" \
+    "push $T/ta.bundle --control $T/none.sock --tenant a" \
+    "push $T/ta.bundle --control $T/none.sock --tenant a --no-widen"; do
+	# shellcheck disable=SC2086
+	ctl tunr $c
+	out="$out [$c: $RC $(head -n1 "$T/tunr.err")]"
+	if echo "$c" | grep -q no-widen; then
+		[ "$RC" -eq 1 ] && grep -q "cannot tell what the guard runs.*none.sock: connect" "$T/tunr.err" || r=1
+	else
+		refused tunr "none.sock: connect: No such file or directory" || r=1
+	fi
+done
+check hostile_ctl_tenant_commands_unreachable_guard $r "$out"
+# Negative control: a live guard (no tenant mode) answers the same calls,
+# its JSON reason printed, a refusal (1): the calls reach a listener.
+ingd "$BIN" run --listen 127.0.0.1:3131 --control "$T/tg.sock" --no-state \
+    --dns 127.0.0.1 >"$T/tg.err" 2>&1 &
+PIDS="$PIDS $!"; tgpid=$!
+for _ in $(seq 50); do
+	grep -q '"event":"policy"' "$T/tg.err" && break; sleep 0.1
+done
+r=0; out=""
+for c in "tenant list --control $T/tg.sock" "status --control $T/tg.sock --tenant a"; do
+	# shellcheck disable=SC2086
+	ctl tlive $c
+	out="$out [$c: $RC $(cat "$T/tlive.out") $(head -n1 "$T/tlive.err")]"
+	[ "$RC" -eq 1 ] && grep -q '"error":' "$T/tlive.out" &&
+	    grep -q "refused by $T/tg.sock (HTTP 404)" "$T/tlive.err" || r=1
+done
+grep -q '"event":"control".*"status":404' "$T/tg.err" || r=1
+check control_ctl_tenant_calls_reach_a_live_guard $r "$out"
+kill "$tgpid" 2>/dev/null; wait "$tgpid" 2>/dev/null
+
 finish

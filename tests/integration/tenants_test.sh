@@ -160,6 +160,18 @@ check a_bundle_pushed_as_a_installs $rc "$o"
 o=$(api PUT /v1/tenants/b/policy "$T/b-1.bundle")
 case $o in *'"epoch":1'*status=200) rc=0;; *) rc=1;; esac
 check b_bundle_pushed_as_b_installs $rc "$o"
+# The same through egress-guardctl: compile --tenant, push --tenant,
+# status --tenant, tenant list.
+printf '{"network_policy":"allowlist","allowed_hosts":["b.test:8080","shared.test:7"]}' >"$T/prof-b.json"
+"$CTL" compile "$T/prof-b.json" --epoch 1 --tenant b >"$T/b-1c.json" &&
+    "$CTL" sign "$T/b-1c.json" --key "$T/keys/k.pem" >"$T/b-1c.bundle"
+o=$("$CTL" push "$T/b-1c.bundle" --tenant b --control "$S" 2>&1); rc=$?
+o2=$("$CTL" push "$T/a-1.bundle" --tenant b --control "$S" 2>&1); rc2=$?
+o3=$("$CTL" status --tenant b --control "$S" 2>&1)
+o4=$("$CTL" tenant list --control "$S" 2>&1)
+[ "$rc" -eq 0 ] && [ "$rc2" -eq 1 ] || rc=1
+case "$o2|$o3|$o4" in *wrong_tenant*'"tenant":"b"'*'"epoch":1'*'"id":"a"'*) ;; *) rc=1;; esac
+check ctl_compile_push_status_list_per_tenant $rc "$o / $o2 / $o3"
 o=$(api GET /v1/tenants/a/policy)
 case $o in *'"tenant":"a"'*status=200) rc=0;; *) rc=1;; esac
 check get_tenant_policy_shows_its_own $rc "$o"
@@ -357,9 +369,11 @@ case $st in *'"epoch_floor":1'*'"epoch":1'*) ;; *) rc=1;; esac
 case $o in *stale_epoch*status=409) ;; *) rc=1;; esac
 check hostile_readded_tenant_keeps_its_floor_no_rollback $rc "$st / $o"
 
-# ---- a's transparent listener: redirected connections are a's ----
-"$BIN" nft apply --netns "$GD" --transparent-in "$LA" --transparent 10.77.0.1:3129 \
-    --guard 10.77.0.1:3128 >/dev/null 2>"$T/nft.err"
+# ---- a's transparent listener, behind the guard-side tenants table ----
+# The table is built from the guard's own list (GET /v1/tenants); it
+# redirects a's other TCP to a's transparent listener.
+curl -sS --max-time 5 --unix-socket "$S" http://guard/v1/tenants >"$T/tenants.json"
+"$BIN" nft tenants --tenants "$T/tenants.json" --netns "$GD" >/dev/null 2>"$T/nft.err"
 inwl ip route add 198.18.1.0/24 via 10.77.0.1
 n0=$(lines up "req GET /")
 oa=$(inwl curl -s --max-time 10 -o /dev/null -w 'code=%{http_code}' \
@@ -376,7 +390,7 @@ case "$lb" in *'"tenant":"a"'*'"host":"b.test"'*not_allowlisted*) ;; *) rc=1;; e
 [ "$(lines up "req GET /")" -eq "$n1" ] || rc=1
 check tenant_transparent_listener_decides_by_its_tenant_policy $rc \
     "$oa $la / $ob $lb $(cat "$T/nft.err")"
-"$BIN" nft remove --netns "$GD" >/dev/null 2>&1
+"$BIN" nft tenants-remove --netns "$GD" >/dev/null 2>&1
 
 # ---- a guard serving no tenant runs no tenant's policy ----
 o=$(timeout 10 ip netns exec "$GD" "$BIN" run --listen 10.77.0.1:3200 \

@@ -2070,6 +2070,62 @@ test_compile_writes_tenant(void **state)
 	free(path);
 }
 
+/* A tenant change moves every grant to another sandbox: diff and push
+ * --no-widen count it as widening, whatever the entries do. */
+static void
+test_diff_tenant_change_widens(void **state)
+{
+	char err[256] = "";
+	struct policy *none, *a, *b, *a_fewer, *none_mode_b;
+	struct ctldiff_sum sum;
+
+	(void)state;
+	none = parse(DESIGN_CANON, err, sizeof(err));
+	a = parse(T_CANON_A, err, sizeof(err));
+	b = parse(T_ENTRIES ",\"tenant\":\"b\"}", err, sizeof(err));
+	a_fewer = parse("{\"allow\":[{\"host\":\"example.org\",\"port\":80}],"
+	    "\"epoch\":8,\"mode\":\"allowlist\",\"schema\":\"egress-guard.policy.v1\","
+	    "\"tenant\":\"b\"}", err, sizeof(err));
+	assert_non_null(none);
+	assert_non_null(a);
+	assert_non_null(b);
+	none_mode_b = parse(T_WITH_TENANT("\"b\""), err, sizeof(err));
+	assert_non_null(a_fewer);
+	assert_non_null(none_mode_b);
+	ctldiff_compare(a, b, NULL, &sum);
+	assert_true(sum.widens);
+	assert_true(sum.tenant_changed);
+	assert_int_equal(sum.added, 0);
+	ctldiff_compare(none, a, NULL, &sum);
+	assert_true(sum.widens);
+	ctldiff_compare(a, none, NULL, &sum);
+	assert_true(sum.widens);
+	/* Fewer entries, but for another tenant: still widens. */
+	ctldiff_compare(a, a_fewer, NULL, &sum);
+	assert_true(sum.widens);
+	assert_true(sum.narrows);
+	/* From no policy (a fresh tenant of push --no-widen) only the
+	 * entries count: none for a mode none policy. */
+	ctldiff_compare(NULL, none_mode_b, NULL, &sum);
+	assert_false(sum.widens);
+	assert_false(sum.tenant_changed);
+	ctldiff_compare(NULL, a, NULL, &sum);
+	assert_true(sum.widens);
+	assert_false(sum.tenant_changed);
+	/* Negative control: the same tenant on both sides does not. */
+	ctldiff_compare(a, a, NULL, &sum);
+	assert_false(sum.widens);
+	assert_false(sum.tenant_changed);
+	ctldiff_compare(b, a_fewer, NULL, &sum);
+	assert_false(sum.widens);
+	assert_true(sum.narrows);
+	policy_free(none);
+	policy_free(a);
+	policy_free(b);
+	policy_free(a_fewer);
+	policy_free(none_mode_b);
+}
+
 int
 main(void)
 {
@@ -2154,6 +2210,7 @@ main(void)
 		cmocka_unit_test(test_hostile_bad_tenant_refused_named),
 		cmocka_unit_test(test_hostile_tenant_twice_or_misplaced_refused),
 		cmocka_unit_test(test_compile_writes_tenant),
+		cmocka_unit_test(test_diff_tenant_change_widens),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -132,6 +132,7 @@ test_refuses_every_bad_field_naming_it(void **state)
 		{ "{\"id\":\"a\",\"link\":\"eg%d\"," BASE_TAIL "}", "\"link\"" },
 		{ "{\"id\":\"a\",\"link\":\"eg a\"," BASE_TAIL "}", "\"link\"" },
 		{ "{\"id\":\"a\",\"link\":\"..\"," BASE_TAIL "}", "\"link\"" },
+		{ "{\"id\":\"a\",\"link\":\"lo\"," BASE_TAIL "}", "\"link\"" },
 		/* addresses */
 		{ "{" BASE_HEAD "\"address\":\"10.0.0.256\",\"peer\":\"10.0.0.2\",\"port\":1}", "\"address\"" },
 		{ "{" BASE_HEAD "\"address\":\"010.0.0.1\",\"peer\":\"10.0.0.2\",\"port\":1}", "\"address\"" },
@@ -218,6 +219,8 @@ test_id_and_link_grammar(void **state)
 	assert_false(tspec_link_ok(".", 1));
 	assert_false(tspec_link_ok("..", 2));
 	assert_true(tspec_link_ok("...", 3));
+	assert_false(tspec_link_ok("lo", 2));
+	assert_true(tspec_link_ok("lo0", 3));
 }
 
 static void

@@ -1,0 +1,33 @@
+/* egress-guardctl tenant add|remove|list: a tenant-mode guard's tenants
+ * over its control socket (docs/design.md "Control API", issue 33). The
+ * guard checks a spec; this side reads only its id, for the path. */
+#ifndef EG_CTL_TENANT_H
+#define EG_CTL_TENANT_H
+
+#include <stddef.h>
+
+/* Each command's arguments after its name, and the whole usage. */
+#define CTLTENANT_ADD_ARGS	"--control PATH [--guard-uid N] SPEC.json"
+#define CTLTENANT_REMOVE_ARGS	"--control PATH [--guard-uid N] ID"
+#define CTLTENANT_LIST_ARGS	"--control PATH [--guard-uid N]"
+#define CTLTENANT_USAGE		"add " CTLTENANT_ADD_ARGS "\n" \
+	"       egress-guardctl tenant remove " CTLTENANT_REMOVE_ARGS "\n" \
+	"       egress-guardctl tenant list " CTLTENANT_LIST_ARGS "\n" \
+	"       (exit 1: refused by the guard, its reason on stdout)"
+/* A spec is nine short keys (~200 bytes); a file beyond this is no spec. */
+#define CTLTENANT_SPEC_MAX	(64u * 1024)
+
+/* The "id" of a tenant spec (a JSON object, no duplicate key) into id
+ * (POLICY_TENANT_MAX + 1 bytes): 0, or -1 with err when buf is no JSON
+ * object or its "id" is absent, no string, or no tenant id. Pure. */
+int ctltenant_spec_id(const char *buf, size_t len, char *id, char *err,
+    size_t errlen);
+
+/* tenant add SPEC.json: PUT /v1/tenants/ID with the file's bytes;
+ * remove ID: DELETE /v1/tenants/ID; list: GET /v1/tenants. The answer's
+ * body on stdout; exit 0 on 2xx, 1 on 4xx (refused), 2 on usage, a bad
+ * spec file, an unreachable guard or any other answer. argv[0] is
+ * "tenant". */
+int ctltenant_cmd(int argc, char **argv);
+
+#endif
