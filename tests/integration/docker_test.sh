@@ -797,6 +797,30 @@ grep -q 'readOnlyRootFilesytem: not a field of V1SecurityContext' <<<"$bad" &&
     grep -q 'hostNetwork must be false' <<<"$bad" || r=1
 echo "$out" | sed 's/^/# /'
 check k8s_daemonset_and_pod_fields_match_api_models_control_typo_refused $r "$out / control: $bad"
+# The entry's tenant mode, dry (the build's binary, as the image runs it):
+# `run --tenants` and no listener of its own; the persisted tenants'
+# table first when there are some; what only a single-tenant guard has
+# is refused with exit 2 before anything happens. Control: EG_TENANTS=0
+# is the single-tenant command line.
+mkdir -p "$TD/dry" && touch "$TD/dry/k.pem"
+tdry() { env -i "PATH=$(dirname "$BIN")" EG_USER=nobody "EG_TRUST_KEYS=$TD/dry/k.pem" EG_DRY_RUN=1 \
+    "EG_STATE_DIR=$TD/dry/st" "$@" 2>&1; echo "rc=$?"; }
+r=0 out=""
+o=$(tdry EG_TENANTS=1 "$BIN" appliance)
+case "$o" in *" run --tenants --control "*rc=0) grep -qe '--listen' -e "$BIN nft " <<<"$o" && r=1;; *) r=1;; esac
+out="$out [plain] $o"
+mkdir -p "$TD/dry/st" && echo '{}' >"$TD/dry/st/tenants.json"
+o=$(tdry EG_TENANTS=1 "$BIN" appliance)
+case "$o" in *" nft tenants --tenants $TD/dry/st/tenants.json --netns /proc/self/ns/net"*" run --tenants "*rc=0) ;; *) r=1;; esac
+out="$out [persisted] $o"
+for bad in EG_TENANTS=yes "EG_POLICY=$TD/dry/k.pem" EG_STATE_DIR=none EG_LISTEN=10.81.1.2:3128 \
+    EG_NETNS=x EG_GUARD_ADDR=10.81.1.2:3128 EG_TRUST_KEYS= init; do
+	if [ "$bad" = init ]; then o=$(tdry EG_TENANTS=1 "$BIN" appliance init); else o=$(tdry EG_TENANTS=1 "$bad" "$BIN" appliance); fi
+	case "$o" in *"EG_"*rc=2) ;; *) r=1; out="$out [$bad] $o";; esac
+done
+o=$(tdry EG_TENANTS=0 "$BIN" appliance)
+case "$o" in *" run --listen 127.0.0.1:3128 "*rc=0) ;; *) r=1;; esac
+check t_entry_eg_tenants_runs_tenant_mode_refuses_single_tenant_settings_control_0 $r "$(cut -c1-900 <<<"$out $o")"
 mapfile -t DSARGS < <(/usr/bin/python3 "$TI/k8s_shape.py" docker-args "$DS" 2>&1)
 # State and socket folders: the DaemonSet's hostPaths as a node makes them
 # (root's), kept 0700 here (the test's folder is not a node's /run).
