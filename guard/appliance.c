@@ -347,6 +347,11 @@ tenants_nft_step(struct env *e, const char *state)
 		    "nft tenants` into this namespace after each tenant it adds", path);
 		return;
 	}
+	/* The entry is root and the folder the dropped guard's: a link there
+	 * would have root read whatever it points at. */
+	if (!S_ISREG(st.st_mode))
+		die("%s: not a regular file (a symbolic link?): not starting the guard",
+		    path);
 	arg_add(&a, e->binpath);
 	arg_add(&a, "nft");
 	arg_add(&a, "tenants");
