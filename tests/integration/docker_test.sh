@@ -818,6 +818,11 @@ for bad in EG_TENANTS=yes "EG_POLICY=$TD/dry/k.pem" EG_STATE_DIR=none EG_LISTEN=
 	if [ "$bad" = init ]; then o=$(tdry EG_TENANTS=1 "$BIN" appliance init); else o=$(tdry EG_TENANTS=1 "$bad" "$BIN" appliance); fi
 	case "$o" in *"EG_"*rc=2) ;; *) r=1; out="$out [$bad] $o";; esac
 done
+# A tenants.json that is a link (the folder is the dropped guard's; the
+# entry reading it is root): refused.
+rm "$TD/dry/st/tenants.json" && ln -s /etc/hostname "$TD/dry/st/tenants.json"
+o=$(tdry EG_TENANTS=1 "$BIN" appliance)
+case "$o" in *"not a regular file"*rc=2) ;; *) r=1; out="$out [link] $o";; esac
 o=$(tdry EG_TENANTS=0 "$BIN" appliance)
 case "$o" in *" run --listen 127.0.0.1:3128 "*rc=0) ;; *) r=1;; esac
 check t_entry_eg_tenants_runs_tenant_mode_refuses_single_tenant_settings_control_0 $r "$(cut -c1-900 <<<"$out $o")"
