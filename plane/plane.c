@@ -15,6 +15,7 @@
 #include "plane/plane.h"
 #include "plane/bundle.h"
 #include "plane/bundlepeek.h"
+#include "plane/prule.h"
 #include "plane/pstore.h"
 #include "policy/policy.h"
 #include "util/errbuf.h"
@@ -31,28 +32,12 @@
 #define PLANE_TENANTS_DIR	"tenants"
 #define PLANE_TENANTS_MAX	(4u * 1024 * 1024)	/* the list's file */
 
-/* The active policy's epoch and digest: what the epoch rule compares
- * with. */
-struct floor {
-	long long	 epoch;		/* -1: no policy accepted yet */
-	char		 digest[POLICY_DIGEST_LEN + 1];
-	/* 0: read from a stored bundle whose key is no longer trusted. It
-	 * holds the epoch, but its policy is not active, so the same epoch
-	 * and digest signed by a trusted key is news, not "unchanged". */
-	int		 active;
-	/* Who signed the active policy; "" for an unsigned --policy file
-	 * (or none). The same policy signed by another key is news too: it
-	 * must replace the stored bundle, or a restart after the old key is
-	 * removed (a rotation) would find no trusted policy. */
-	char		 signer[BUNDLE_KEY_ID_LEN + 1];
-};
-
 struct plane {
 	struct bundle_keyring	*kr;
 	int			 own_kr;	/* a tenant's plane shares its parent's */
 	/* The tenant whose policies this plane accepts: a policy must name
 	 * it; "" (no tenant) refuses every policy that names one. */
-	char			 tenant[PLANE_TENANT_MAX + 1];
+	char			 tenant[POLICY_TENANT_MAX + 1];
 	char			*dir_own;	/* a tenant's state_dir, allocated */
 	const char		*state_dir;	/* NULL: --no-state */
 	int			 state_default;	/* may be created */
@@ -60,7 +45,7 @@ struct plane {
 	uid_t			 owner;		/* may own it besides root */
 	char			 floor_note[512];	/* why there is no active policy */
 	const char		*policy_path;
-	struct floor		 floor;
+	struct prule_floor		 floor;
 	char			 pending_signer[BUNDLE_KEY_ID_LEN + 1];
 	int			 busy;		/* a check is in flight */
 };
@@ -77,7 +62,7 @@ struct plane_check {
 	const char	*origin;	/* the --policy path, read first (a
 					   reload), or NULL: pushed */
 	uid_t		 owner;		/* may own origin besides root */
-	struct floor	 floor;
+	struct prule_floor	 floor;
 	char		*buf;		/* the bytes, owned by the check */
 	size_t		 len;
 	int		 notify_fd;
@@ -214,79 +199,6 @@ plane_installed(struct plane *pl, const struct policy *p)
 	memcpy(pl->floor.signer, pl->pending_signer, sizeof(pl->floor.signer));
 }
 
-/* signer: the key that signed p, "" when p came unsigned. */
-static enum plane_verdict
-epoch_rule(const struct floor *f, const struct policy *p, const char *signer,
-    char *err, size_t errlen)
-{
-	if (f->epoch < 0)
-		return PLANE_OK;
-	/* The floor outlives its policy when that policy's key is no longer
-	 * trusted: the message says which of the two the caller ran into. */
-	if (policy_epoch(p) < f->epoch) {
-		errbuf_set(err, errlen, "epoch %lld is below the %s epoch %lld",
-		    policy_epoch(p), f->active ? "active" : "floor", f->epoch);
-		return PLANE_STALE_EPOCH;
-	}
-	if (policy_epoch(p) == f->epoch) {
-		if (strcmp(policy_digest(p), f->digest) != 0) {
-			errbuf_set(err, errlen, "epoch %lld is %s with another "
-			    "digest", f->epoch, f->active ? "already active" :
-			    "the floor, kept from a bundle whose key is no longer "
-			    "trusted,");
-			return PLANE_EPOCH_CONFLICT;
-		}
-		/* An unsigned file never replaces a stored bundle. */
-		if (!f->active ||
-		    (signer[0] != '\0' && strcmp(signer, f->signer) != 0))
-			return PLANE_OK;
-		return PLANE_SAME;
-	}
-	return PLANE_OK;
-}
-
-/* The tenant a policy names must be the plane's: a bundle signed for
- * tenant a is refused when pushed as b's, and by a guard serving no
- * tenant. A policy that names none is refused by a tenant's plane. */
-static enum plane_verdict
-tenant_rule(const char *tenant, const struct policy *p, char *err,
-    size_t errlen)
-{
-	const char *named = policy_tenant(p);
-
-	if (tenant[0] == '\0' && named == NULL)
-		return PLANE_OK;
-	if (named != NULL && strcmp(named, tenant) == 0)
-		return PLANE_OK;
-	if (tenant[0] == '\0')
-		errbuf_set(err, errlen, "the policy is tenant %s's; this guard serves "
-		    "no tenant", named);
-	else if (named == NULL)
-		errbuf_set(err, errlen, "the policy names no tenant; tenant %s takes "
-		    "only a policy compiled for it (compile --tenant %s)", tenant,
-		    tenant);
-	else
-		errbuf_set(err, errlen, "the policy is tenant %s's, pushed to tenant %s",
-		    named, tenant);
-	return PLANE_WRONG_TENANT;
-}
-
-static enum plane_verdict
-verify(const struct bundle_keyring *kr, const char *buf, size_t len,
-    struct policy **out, char *signer, char *err, size_t errlen)
-{
-	enum bundle_error why = BUNDLE_MALFORMED;
-
-	*out = bundle_verify(kr, buf, len, signer, &why, err, errlen);
-	if (*out != NULL)
-		return PLANE_OK;
-	switch (why) {
-	case BUNDLE_UNKNOWN_KEY:	return PLANE_UNKNOWN_KEY;
-	case BUNDLE_BAD_SIGNATURE:	return PLANE_BAD_SIGNATURE;
-	default:			return PLANE_MALFORMED;
-	}
-}
-
 static int
 store(int dfd, const char *state_dir, const char *buf, size_t len, char *err,
     size_t errlen)
@@ -305,7 +217,7 @@ check_parse(struct plane_check *c, int bundle)
 	int taken = 0;
 
 	if (bundle)
-		c->v = verify(c->kr, c->buf, c->len, &c->p, c->signer, why, sizeof(why));
+		c->v = prule_bundle(c->kr, c->buf, c->len, &c->p, c->signer, why, sizeof(why));
 	else if ((c->p = policy_parse_take(c->buf, 0, c->len, &taken, why,
 	    sizeof(why))) != NULL)
 		c->v = PLANE_OK;
@@ -358,8 +270,8 @@ check_work(struct plane_check *c)
 	}
 	bundle = c->origin == NULL || bundle_is_envelope(c->buf, c->len);
 	if (check_parse(c, bundle) == PLANE_OK &&
-	    (c->v = tenant_rule(c->tenant, c->p, c->err, sizeof(c->err))) == PLANE_OK)
-		c->v = epoch_rule(&c->floor, c->p, c->signer, c->err,
+	    (c->v = prule_tenant(c->tenant, c->p, c->err, sizeof(c->err))) == PLANE_OK)
+		c->v = prule_epoch(&c->floor, c->p, c->signer, c->err,
 		    sizeof(c->err));
 	if (c->v == PLANE_OK && bundle &&
 	    store(c->state_fd, c->state_dir, c->buf, c->len, c->err,
@@ -415,7 +327,7 @@ check_end(struct plane *pl, struct plane_check *c, struct policy **out,
 	*out = NULL;
 	errbuf_set(err, errlen, "%s", c->err);
 	if (v == PLANE_OK)
-		v = epoch_rule(&pl->floor, c->p, c->signer, err, errlen);
+		v = prule_epoch(&pl->floor, c->p, c->signer, err, errlen);
 	if (v == PLANE_OK) {
 		*out = c->p;
 		c->p = NULL;
@@ -625,8 +537,8 @@ load_state(struct plane *pl, struct policy **state, char *err, size_t errlen)
 	if ((buf = pstore_read(pl->state_fd, pl->state_dir, PLANE_STATE_FILE,
 	    pl->owner, BUNDLE_MAX_BYTES, &len, err, errlen)) == NULL)
 		return err[0] == '\0' ? 0 : -1;
-	v = verify(pl->kr, buf, len, state, pl->pending_signer, why, sizeof(why));
-	if (v == PLANE_OK && tenant_rule(pl->tenant, *state, why,
+	v = prule_bundle(pl->kr, buf, len, state, pl->pending_signer, why, sizeof(why));
+	if (v == PLANE_OK && prule_tenant(pl->tenant, *state, why,
 	    sizeof(why)) != PLANE_OK) {
 		/* Moved between tenants' folders, or tampered with: never run
 		 * as this tenant's, nor forgotten as its floor. */
@@ -798,7 +710,7 @@ plane_tenant_new(const struct plane *parent, const char *id, char *err,
 	size_t n;
 	int tfd;
 
-	if (parent->state_fd == -1 || (n = strlen(id)) == 0 || n > PLANE_TENANT_MAX) {
+	if (parent->state_fd == -1 || (n = strlen(id)) == 0 || n > POLICY_TENANT_MAX) {
 		errbuf_set(err, errlen, "tenant %s: no state folder to keep its floor in",
 		    id);
 		return NULL;

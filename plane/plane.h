@@ -14,27 +14,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "plane/prule.h"
+
 struct config;
 struct policy;
 struct plane;
 struct plane_check;
-
-enum plane_verdict {
-	PLANE_OK = 0,		/* new policy: install it */
-	PLANE_SAME,		/* same epoch and digest as active: nothing to do */
-	PLANE_MALFORMED,	/* 400 */
-	PLANE_UNKNOWN_KEY,	/* 403 */
-	PLANE_BAD_SIGNATURE,	/* 403 */
-	PLANE_STALE_EPOCH,	/* 409: lower epoch */
-	PLANE_EPOCH_CONFLICT,	/* 409: same epoch, other digest */
-	PLANE_STORE_FAILED,	/* 500: could not persist; nothing changed */
-	PLANE_BUSY,		/* 503: another change is being checked */
-	PLANE_UNAVAILABLE,	/* 503: no memory or thread to check it */
-	PLANE_NO_POLICY_FILE,	/* SIGHUP only: the guard runs without --policy */
-	PLANE_WRONG_TENANT	/* 403: signed for another tenant, or none */
-};
-
-#define PLANE_TENANT_MAX	32	/* a tenant id's bytes (policy/tspec.h) */
 
 const char *plane_verdict_name(enum plane_verdict v);	/* "stale_epoch", … */
 int plane_verdict_status(enum plane_verdict v);		/* HTTP status */

@@ -271,6 +271,27 @@ def catalog():
         write("fuzz_catalog", k, v)
 
 
+def tspec():
+    write("fuzz_tspec", "example",
+          open(os.path.join(TOP, "examples", "tenant.json"), "rb").read())
+    one = ('{"address":"10.81.1.1","dns_port":5353,"id":"a","link":"eg-a","max_conns":256,'
+           '"max_dns":64,"peer":"10.81.1.2","port":3128,"transparent_port":0}')
+    seeds = {
+        "canonical": one,
+        "ipv6": '{"id":"b","link":"eg-b","address":"fd77::1","peer":"fd77::2","port":3128}',
+        "ipv6_upper": '{"id":"b","link":"eg-b","address":"FD77::1","peer":"fd77::2","port":3128}',
+        "same_ports": '{"id":"c","link":"c0","address":"10.0.0.1","peer":"10.0.0.2","port":53,"dns_port":53}',
+        "duplicate_key": '{"id":"a","id":"b","link":"l","address":"10.0.0.1","peer":"10.0.0.2","port":1}',
+        "list": '{"schema":"egress-guard.tenants.v1","tenants":[' + one + ',' +
+                one.replace('"id":"a"', '"id":"b"').replace('eg-a', 'eg-b') + ']}',
+        "list_same_link": '{"schema":"egress-guard.tenants.v1","tenants":[' + one + ',' +
+                          one.replace('"id":"a"', '"id":"b"') + ']}',
+        "list_empty": '{"schema":"egress-guard.tenants.v1","tenants":[]}',
+    }
+    for k, v in seeds.items():
+        write("fuzz_tspec", k, v)
+
+
 def fuzz_key(tmp):
     """The fixed fuzz key as a PKCS#8 PEM file in tmp; returns its path."""
     der = bytes.fromhex("302e020100300506032b657004220420") + FUZZ_SEED
@@ -559,7 +580,8 @@ def main():
     gens = {"fuzz_dest": dest, "fuzz_http_head": http_head, "fuzz_chunked": chunked,
             "fuzz_socks5": socks5, "fuzz_tlshello": tlshello, "fuzz_policy": policy, "fuzz_catalog": catalog,
             "fuzz_bundle": lambda: bundle(a.ctl), "fuzz_dns": dns,
-            "fuzz_receipt": lambda: receipt(a.ctl), "fuzz_suite": suites}
+            "fuzz_receipt": lambda: receipt(a.ctl), "fuzz_suite": suites,
+            "fuzz_tspec": tspec}
     only = a.only.split(",") if a.only else list(gens)
     for h in only:
         if h not in gens:
