@@ -773,10 +773,9 @@ fi
 # tenant a bundle signed for it. The workloads B and C get their own
 # default-deny (egress-guard nft apply, from the host, as a runner
 # does); A is hostile: root with NET_ADMIN and no table of its own, so
-# that only the guard side stands between it and B. The tools image has
-# no iproute2: A's address and route changes are made from the host in
-# A's namespace (nsenter -n ip), which is what A's NET_ADMIN allows it
-# (its CapEff is checked).
+# that only the guard side stands between it and B. A changes its own
+# address and routes with that capability (docker_probe.py addr/route,
+# ioctls: the tools image has no iproute2).
 if part t; then
 echo "# tenants at $(($(date +%s) - T0)) s"
 tt=$(date +%s)
@@ -901,7 +900,11 @@ seen() { grep -c "$1" "$T/inet/http.log" 2>/dev/null; }
 tserved() {
 	r=0
 	for w in a b c; do
-		o=$(tvia $w "10.81.$(tidx $w).2:3128" "http://$w.example.test/status/200?case=$1-$w")
+		tvia $w "10.81.$(tidx $w).2:3128" "http://$w.example.test/status/200?case=$1-$w" >"$TD/served.$w" &
+	done
+	wait
+	for w in a b c; do
+		o=$(cat "$TD/served.$w")
 		printf ' %s:%s' "$w" "$o"
 		case "$o" in *code=200*) [ "$(seen "case=$1-$w")" -ge 1 ] || r=1;; *) r=1;; esac
 	done
@@ -1003,9 +1006,17 @@ if [ -n "$GPID" ] && [ "$GPID" != 0 ]; then
 	APID=$(pidof_c wa)
 	AIF=$(nsenter "--net=/proc/$APID/ns/net" ip -o -4 addr show | awk '$4 == "10.81.1.3/24" {print $2}')
 	caps=$(awk '/^CapEff:/ {print $2}' "/proc/$APID/status")
-	: >"$TD/route.err"
-	nsenter "--net=/proc/$APID/ns/net" ip route add 10.81.2.2/32 via 10.81.1.2 dev "$AIF" 2>>"$TD/route.err"
-	nsenter "--net=/proc/$APID/ns/net" ip addr add 10.81.2.3/32 dev "$AIF" 2>>"$TD/route.err"
+	# A does it itself, with its NET_ADMIN (ioctls: the tools image has no
+	# iproute2). Control: B, without the capability, is refused the same.
+	BPID=$(pidof_c wb)
+	BIF=$(nsenter "--net=/proc/$BPID/ns/net" ip -o -4 addr show | awk '$4 == "10.81.2.3/24" {print $2}')
+	ab=$(tprobe b addr "$BIF" 10.81.2.9)
+	ra=$(dk exec -i "$(tn wa)" python3 - route 10.81.2.2 10.81.1.2 + addr "$AIF" 10.81.2.3 \
+	    <"$TI/docker_probe.py" 2>&1 | tr '\n' ' ')
+	echo "A: $ra; B: $ab" >"$TD/route.err"
+	case "$ra|$ab" in "route ok"*"addr ok"*"|addr blocked PermissionError"*) r=0;; *) r=1;; esac
+	check hostile_t_a_routes_and_takes_b_address_with_its_net_admin_control_b_refused $r \
+	    "A CapEff=$caps $(cat "$TD/route.err")"
 	BR=br-$(dk network inspect -f '{{.Id}}' "$(tn s1)" | cut -c1-12)
 	# thostile TAG: A's three attempts at once; "TO_B_ADDR SPOOF_OWN SPOOF_B PROBE".
 	thostile() {
