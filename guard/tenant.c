@@ -317,24 +317,6 @@ list_bytes(const struct tenants *ts, size_t *len)
 	return out;
 }
 
-/* tenants.json rewritten (a few hundred bytes a tenant, on the loop:
- * adding and removing tenants is rare and the plane's alone). */
-static int
-persist(struct tenants *ts, char *err, size_t errlen)
-{
-	char *buf;
-	size_t len;
-	int rc;
-
-	if ((buf = list_bytes(ts, &len)) == NULL) {
-		errbuf_set(err, errlen, "out of memory");
-		return -1;
-	}
-	rc = plane_tenants_store(ts->env.plane, buf, len, err, errlen);
-	free(buf);
-	return rc;
-}
-
 /* The tenants' metrics follow the guard's on its chain, so the page's
  * totals count them. */
 static void
@@ -468,7 +450,7 @@ ctl_hold(void *arg, int delta)
 
 static int
 ctl_add(void *arg, const char *id, size_t idlen, const char *body, size_t len,
-    const char **why, char *msg, size_t msglen)
+    void **out, const char **why, char *msg, size_t msglen)
 {
 	struct tenants *ts = arg;
 	struct tenant *t;
@@ -504,49 +486,68 @@ ctl_add(void *arg, const char *id, size_t idlen, const char *body, size_t len,
 		errbuf_set(msg, msglen, "out of memory");
 		return 503;
 	}
-	/* Kept before it is answered: a tenant the guard would forget on a
-	 * restart is not added. */
-	if (persist(ts, msg, msglen) == -1) {
-		unlist(ts, t);
-		tenant_free(t);
-		*why = "store_failed";
-		return 500;
-	}
-	log_tenant(t, "tenant_added", -1);
-	log_policy(t);
-	snprintf(msg, msglen, "added");
+	*out = t;
 	return 201;
 }
 
+/* Takes t off the list and closes all it has; freed at its last hold. */
+static size_t
+tenant_close(struct tenant *t)
+{
+	size_t closed;
+
+	close_listeners(t);
+	closed = (size_t)proxy_live(t->proxy);
+	proxy_close_all(t->proxy, "tenant_removed");
+	unlist(t->ts, t);
+	t->removed = 1;
+	return closed;
+}
+
+/* The list with t is stored: t stays (and is logged). Not stored: a
+ * tenant the guard would forget on a restart is not added. */
+static void
+ctl_added(void *arg, int stored)
+{
+	struct tenant *t = arg;
+
+	if (t->removed)
+		return;
+	if (stored) {
+		log_tenant(t, "tenant_added", -1);
+		log_policy(t);
+	} else {
+		(void)tenant_close(t);
+	}
+}
+
 static int
-ctl_remove(void *arg, const char *id, size_t idlen, size_t *closed,
+ctl_remove(void *arg, const char *id, size_t idlen, void **out, size_t *closed,
     const char **why, char *msg, size_t msglen)
 {
-	struct tenants *ts = arg;
-	struct tenant *t = find(ts, id, idlen);
+	struct tenant *t = find(arg, id, idlen);
 
-	if (t == NULL) {
+	if (t == NULL || t->removed) {
 		*why = "no_such_tenant";
 		errbuf_set(msg, msglen, "no tenant of that id");
 		return 404;
 	}
-	close_listeners(t);
-	*closed = (size_t)proxy_live(t->proxy);
-	proxy_close_all(t->proxy, "tenant_removed");
-	unlist(ts, t);
+	*closed = tenant_close(t);
 	log_tenant(t, "tenant_removed", (long long)*closed);
-	t->removed = 1;
-	if (persist(ts, msg, msglen) == -1) {
-		/* Gone from the running guard; a restart would bring it back. */
-		log_msg(ts->env.log, "error", msg);
-		*why = "store_failed";
-		if (t->holds == 0)
-			tenant_free(t);
-		return 500;
-	}
-	if (t->holds == 0)
-		tenant_free(t);
+	*out = t;
 	return 200;
+}
+
+static char *
+ctl_list_bytes(void *arg, size_t *len)
+{
+	return list_bytes(arg, len);
+}
+
+static const char *
+ctl_name(void *t)
+{
+	return ((struct tenant *)t)->spec.id;
 }
 
 static void
@@ -674,7 +675,8 @@ tenants_new(const struct tenants_env *env)
 		.arg = ts, .find = ctl_find, .plane = ctl_plane, .policy = ctl_policy,
 		.set_policy = ctl_set_policy, .hold = ctl_hold, .add = ctl_add,
 		.remove = ctl_remove, .list = ctl_list, .status = ctl_status,
-		.metrics = ctl_metrics, .count = ctl_count,
+		.metrics = ctl_metrics, .count = ctl_count, .added = ctl_added,
+		.list_bytes = ctl_list_bytes, .name = ctl_name,
 	};
 	worker_on_pause(env->worker, pause_cb, ts);
 	return ts;

@@ -39,13 +39,24 @@ struct control_tenants {
 	 * -1): t is not freed meanwhile, even when removed. */
 	void	(*hold)(void *t, int delta);
 	/* PUT /v1/tenants/ID with the spec's len bytes: the HTTP status;
-	 * *error and msg when it is not 2xx, else msg is the result word
-	 * ("added", "unchanged"). */
+	 * *error and msg when it is not 2xx. 201: the tenant *t is built and
+	 * serving, and waits for the list to be stored (added); 200: the
+	 * same spec is there, nothing to do. */
 	int	(*add)(void *arg, const char *id, size_t idlen, const char *body,
-		    size_t len, const char **error, char *msg, size_t msglen);
-	/* DELETE /v1/tenants/ID: the status; *closed its connections. */
-	int	(*remove)(void *arg, const char *id, size_t idlen, size_t *closed,
-		    const char **error, char *msg, size_t msglen);
+		    size_t len, void **t, const char **error, char *msg,
+		    size_t msglen);
+	/* The end of an add: stored (1) it stays and is logged, else (0)
+	 * it is taken out again. */
+	void	(*added)(void *t, int stored);
+	/* DELETE /v1/tenants/ID: the status; on 200 the tenant *t is closed
+	 * (*closed its connections) and off the list, and waits for the
+	 * list to be stored (held: freed at the last hold). */
+	int	(*remove)(void *arg, const char *id, size_t idlen, void **t,
+		    size_t *closed, const char **error, char *msg, size_t msglen);
+	/* The list's canonical bytes as they are now (malloc'd; NULL on
+	 * ENOMEM): what a queued add or remove stores. */
+	char	*(*list_bytes)(void *arg, size_t *len);
+	const char *(*name)(void *t);		/* its id */
 	/* GET /v1/tenants and GET /v1/tenants/ID/status, each one line. */
 	void	(*list)(void *arg, struct evbuffer *b);
 	void	(*status)(void *t, struct evbuffer *b);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,10 +33,21 @@ start_check(struct ctlpush *q, struct ctlpush_item *p)
 	enum plane_verdict v;
 	char err[512] = "cannot check the bundle";
 
-	if (p->reload)
+	if (p->reload) {
 		v = plane_reload_start(q->plane, q->done_fd, &q->check, err,
 		    sizeof(err));
-	else
+	} else if (p->list) {
+		size_t len = 0;
+		char *body = p->snapshot(p->snap_arg, &len);
+
+		if (body == NULL) {
+			snprintf(err, sizeof(err), "out of memory");
+			v = PLANE_UNAVAILABLE;
+		} else {
+			v = plane_tenants_start(q->plane, body, len, q->done_fd,
+			    &q->check, err, sizeof(err));
+		}
+	} else
 		v = plane_check_start(p->plane != NULL ? p->plane : q->plane,
 		    p->body, p->len, q->done_fd,
 		    &q->check, err, sizeof(err));
@@ -97,6 +109,12 @@ check_done_cb(evutil_socket_t fd, short what, void *arg)
 	if (q->check != NULL && plane_check_done(q->check))
 		finish_check(q);
 	next_check(q);
+}
+
+int
+ctlpush_room(const struct ctlpush *q)
+{
+	return q->nwaiting < CTLPUSH_MAX_WAITING;
 }
 
 int

@@ -33,7 +33,18 @@ struct ctlpush_item {
 	 * and its plane, which checks the bundle; NULL: the guard's. */
 	void		*tenant;
 	struct plane	*plane;
+	/* A tenant added (CTLPUSH_LIST_ADD) or removed (…_REMOVE): the
+	 * tenant list to store, taken from snapshot(snap_arg) when its turn
+	 * comes (so a change rolled back before it is not in it); closed
+	 * counts a removed tenant's connections, for the answer. */
+	int		 list;
+	char		*(*snapshot)(void *snap_arg, size_t *len);
+	void		*snap_arg;
+	size_t		 closed;
 };
+
+#define CTLPUSH_LIST_ADD	1
+#define CTLPUSH_LIST_REMOVE	2
 
 /* The end of a push: on PLANE_OK pol is the checked policy (the answer
  * function owns it), else err says why. */
@@ -47,6 +58,8 @@ struct ctlpush *ctlpush_new(struct event_base *base, struct plane *plane,
  * answers the ones still waiting PLANE_UNAVAILABLE. NULL-safe. */
 void ctlpush_free(struct ctlpush *q);
 
+/* 1 when one more item may wait. */
+int ctlpush_room(const struct ctlpush *q);
 /* Queues p (its body moves to the queue) behind the check in flight; -1
  * when CTLPUSH_MAX_WAITING already wait (p is left to the caller). */
 int ctlpush_add(struct ctlpush *q, const struct ctlpush_item *p);

@@ -24,6 +24,47 @@ reply_policy(struct ctlconn *k, const struct policy *p, size_t revoked)
 	ctlconn_reply_json(k, 200, NULL, NULL, p, revoked);
 }
 
+/* A tenant's add or remove, once the list is stored (or not): the
+ * tenant stays or goes, and the caller gets its answer. */
+static void
+answer_list(struct control *c, const struct ctlpush_item *p,
+    enum plane_verdict v, const char *err)
+{
+	const struct control_tenants *tn = c->env.tenants;
+	const char *method = p->list == CTLPUSH_LIST_ADD ? "PUT" : "DELETE";
+	const char *id = tn->name(p->tenant);
+	struct ctlconn *who = p->who;
+	const char *path = who != NULL ? who->path : "/v1/tenants/-";
+	struct evbuffer *b;
+	int status = p->list == CTLPUSH_LIST_ADD ? 201 : 200;
+
+	if (p->list == CTLPUSH_LIST_ADD)
+		tn->added(p->tenant, v == PLANE_OK);
+	if (v != PLANE_OK) {
+		/* A removed tenant is gone from the running guard; a restart
+		 * would bring it back, and the error says so. */
+		ctlconn_log(c, p->uid, method, path, plane_verdict_status(v),
+		    plane_verdict_name(v));
+		ctlconn_error(who, plane_verdict_status(v), plane_verdict_name(v), err);
+	} else {
+		ctlconn_log(c, p->uid, method, path, status, p->list ==
+		    CTLPUSH_LIST_ADD ? "added" : "removed");
+		if (who != NULL && (b = evbuffer_new()) != NULL) {
+			if (p->list == CTLPUSH_LIST_ADD)
+				evbuffer_add_printf(b, "{\"status\":\"added\","
+				    "\"tenant\":\"%s\"}\n", id);
+			else
+				evbuffer_add_printf(b, "{\"closed\":%zu,\"status\":"
+				    "\"removed\",\"tenant\":\"%s\"}\n", p->closed, id);
+			ctlconn_reply(who, status, "application/json", b);
+			evbuffer_free(b);
+		} else if (who != NULL) {
+			ctlconn_fail(who);
+		}
+	}
+	tn->hold(p->tenant, -1);
+}
+
 /* The end of every push and reload: on PLANE_OK the new policy is
  * installed (it is already persisted), then the caller, if still there,
  * gets its answer; a reload's goes to the daemon. */
@@ -40,6 +81,10 @@ ctlput_answer(void *arg, const struct ctlpush_item *p, enum plane_verdict v,
 	    "/v1/tenants/-/policy" : "/v1/policy";
 	size_t revoked = 0;
 
+	if (p->list) {
+		answer_list(c, p, v, err);
+		return;
+	}
 	if (v == PLANE_OK && p->tenant != NULL) {
 		plane_installed(p->plane, pol);
 		revoked = tn->set_policy(p->tenant, pol);
@@ -64,7 +109,26 @@ ctlput_answer(void *arg, const struct ctlpush_item *p, enum plane_verdict v,
 		tn->hold(p->tenant, -1);
 }
 
-/* PUT /v1/tenants/ID: a spec is small and checked on the loop. */
+void
+ctlput_list(struct ctlconn *k, int list, void *t, size_t closed)
+{
+	const struct control_tenants *tn = k->c->env.tenants;
+	struct ctlpush_item p = {
+		.who = k, .uid = k->uid, .tenant = t, .list = list,
+		.snapshot = tn->list_bytes, .snap_arg = tn->arg, .closed = closed,
+	};
+
+	tn->hold(t, 1);
+	k->state = CTLCONN_WAIT;
+	evtimer_del(k->timer);
+	/* The caller checked ctlpush_room: one thread runs at a time and
+	 * nothing else queues in between. */
+	if (ctlpush_add(k->c->pushes, &p) == -1)
+		ctlput_answer(k->c, &p, PLANE_BUSY, NULL, "the queue is full");
+}
+
+/* PUT /v1/tenants/ID: a spec is small and checked on the loop; its
+ * listeners open here, and the list is stored on a check's thread. */
 static void
 put_spec(struct ctlconn *k)
 {
@@ -72,22 +136,34 @@ put_spec(struct ctlconn *k)
 	const char *error = NULL;
 	struct evbuffer *b;
 	char msg[512];
+	void *t = NULL;
 	int status;
 
-	status = tn->add(tn->arg, k->tid, k->tidlen, k->body, k->len, &error, msg,
-	    sizeof(msg));
+	if (!ctlpush_room(k->c->pushes)) {
+		free(k->body);
+		k->body = NULL;
+		ctlconn_refuse(k, "PUT", k->path, 503, "busy", "8 changes already "
+		    "wait to be checked or stored");
+		return;
+	}
+	status = tn->add(tn->arg, k->tid, k->tidlen, k->body, k->len, &t, &error,
+	    msg, sizeof(msg));
 	free(k->body);
 	k->body = NULL;
+	if (status == 201) {
+		ctlput_list(k, CTLPUSH_LIST_ADD, t, 0);
+		return;
+	}
 	if (status >= 300) {
 		ctlconn_refuse(k, "PUT", k->path, status, error, msg);
 		return;
 	}
-	ctlconn_log(k->c, k->uid, "PUT", k->path, status, msg);
+	ctlconn_log(k->c, k->uid, "PUT", k->path, status, "unchanged");
 	if ((b = evbuffer_new()) == NULL) {
 		ctlconn_fail(k);
 		return;
 	}
-	evbuffer_add_printf(b, "{\"status\":\"%s\",\"tenant\":\"%.*s\"}\n", msg,
+	evbuffer_add_printf(b, "{\"status\":\"unchanged\",\"tenant\":\"%.*s\"}\n",
 	    (int)k->tidlen, k->tid);
 	ctlconn_reply(k, status, "application/json", b);
 	evbuffer_free(b);
@@ -100,7 +176,10 @@ static void
 put_policy(struct ctlconn *k)
 {
 	struct control *c = k->c;
-	struct ctlpush_item p = { k, k->uid, k->body, k->len, 0, k->tenant, NULL };
+	struct ctlpush_item p = {
+		.who = k, .uid = k->uid, .body = k->body, .len = k->len,
+		.tenant = k->tenant,
+	};
 	char msg[128];
 
 	if (k->spec) {

@@ -18,6 +18,10 @@ struct policy;
 void ctlput_head(struct ctlconn *k, const struct http_req *req, size_t end);
 /* Reads more of the body (a slice a loop pass); queues it once whole. */
 void ctlput_read(struct ctlconn *k);
+/* Queues the store of the tenant list after tenant t was added
+ * (CTLPUSH_LIST_ADD) or removed (…_REMOVE, closed connections with it):
+ * k is answered once it is stored. The caller checked ctlpush_room. */
+void ctlput_list(struct ctlconn *k, int list, void *t, size_t closed);
 /* The push queue's answer function; arg is the struct control. */
 void ctlput_answer(void *arg, const struct ctlpush_item *p,
     enum plane_verdict v, struct policy *pol, const char *err);

@@ -5,6 +5,7 @@
 
 #include "plane/ctlconn.h"
 #include "plane/ctljson.h"
+#include "plane/ctlpush.h"
 #include "plane/ctlput.h"
 #include "plane/ctltenant.h"
 
@@ -82,30 +83,29 @@ reply_policy(struct ctlconn *k, const struct policy *p)
 	evbuffer_free(b);
 }
 
+/* DELETE /v1/tenants/ID: closed at once, answered once the list
+ * without it is stored (plane/ctlput.h). */
 static void
 delete_tenant(struct ctlconn *k, const char *id, size_t idlen)
 {
 	const struct control_tenants *tn = k->c->env.tenants;
 	const char *error = NULL;
-	struct evbuffer *b;
 	char msg[256];
 	size_t closed = 0;
+	void *t = NULL;
 	int status;
 
-	status = tn->remove(tn->arg, id, idlen, &closed, &error, msg, sizeof(msg));
-	if (status >= 300) {
+	if (!ctlpush_room(k->c->pushes)) {
+		ctlconn_refuse(k, "DELETE", k->path, 503, "busy", "8 changes already "
+		    "wait to be checked or stored");
+		return;
+	}
+	status = tn->remove(tn->arg, id, idlen, &t, &closed, &error, msg,
+	    sizeof(msg));
+	if (status >= 300)
 		ctlconn_refuse(k, "DELETE", k->path, status, error, msg);
-		return;
-	}
-	if ((b = evbuffer_new()) == NULL) {
-		ctlconn_fail(k);
-		return;
-	}
-	evbuffer_add_printf(b, "{\"closed\":%zu,\"status\":\"removed\",\"tenant\":\"%.*s\"}\n",
-	    closed, (int)idlen, id);
-	ctlconn_log(k->c, k->uid, "DELETE", k->path, 200, "removed");
-	ctlconn_reply(k, 200, "application/json", b);
-	evbuffer_free(b);
+	else
+		ctlput_list(k, CTLPUSH_LIST_REMOVE, t, closed);
 }
 
 int

@@ -66,6 +66,7 @@ struct plane_check {
 	char		*buf;		/* the bytes, owned by the check */
 	size_t		 len;
 	int		 notify_fd;
+	int		 list;		/* buf is the tenant list: store it */
 
 	enum plane_verdict v;
 	struct policy	*p;
@@ -263,6 +264,16 @@ check_work(struct plane_check *c)
 {
 	int bundle;
 
+	/* The tenant list: written as a bundle is, nothing to parse. */
+	if (c->list) {
+		c->v = pstore_write(c->state_fd, c->state_dir, PLANE_TENANTS_FILE,
+		    PLANE_TENANTS_TMP, c->buf, c->len, c->err, sizeof(c->err)) == 0 ?
+		    PLANE_OK : PLANE_STORE_FAILED;
+		free(c->buf);
+		c->buf = NULL;
+		return;
+	}
+
 	if (c->origin != NULL && (c->buf = read_policy_file(c->origin,
 	    c->owner, &c->len, c->err, sizeof(c->err))) == NULL) {
 		c->v = PLANE_MALFORMED;
@@ -326,9 +337,9 @@ check_end(struct plane *pl, struct plane_check *c, struct policy **out,
 
 	*out = NULL;
 	errbuf_set(err, errlen, "%s", c->err);
-	if (v == PLANE_OK)
+	if (v == PLANE_OK && c->p != NULL)
 		v = prule_epoch(&pl->floor, c->p, c->signer, err, errlen);
-	if (v == PLANE_OK) {
+	if (v == PLANE_OK && c->p != NULL) {
 		*out = c->p;
 		c->p = NULL;
 		memcpy(pl->pending_signer, c->signer, sizeof(pl->pending_signer));
@@ -755,16 +766,23 @@ plane_tenant_start(struct plane *pl, struct policy **out, char *err, size_t errl
 	return load_state(pl, out, err, errlen);
 }
 
-int
-plane_tenants_store(struct plane *pl, const char *buf, size_t len, char *err,
-    size_t errlen)
+enum plane_verdict
+plane_tenants_start(struct plane *pl, char *body, size_t len, int notify_fd,
+    struct plane_check **out, char *err, size_t errlen)
 {
+	struct plane_check *c;
+	enum plane_verdict v;
+
+	*out = NULL;
 	if (pl->state_fd == -1) {
+		free(body);
 		errbuf_set(err, errlen, "no state folder for the tenant list");
-		return -1;
+		return PLANE_STORE_FAILED;
 	}
-	return pstore_write(pl->state_fd, pl->state_dir, PLANE_TENANTS_FILE,
-	    PLANE_TENANTS_TMP, buf, len, err, errlen);
+	if ((c = check_begin(pl, NULL, body, len, &v, err, errlen)) == NULL)
+		return v;
+	c->list = 1;
+	return check_launch(pl, c, notify_fd, out, err, errlen);
 }
 
 char *

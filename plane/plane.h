@@ -124,11 +124,15 @@ int plane_tenant_start(struct plane *pl, struct policy **out, char *err,
     size_t errlen);
 /* The tenant a plane serves ("" for the guard's own). */
 const char *plane_tenant(const struct plane *pl);
-/* The tenant list (STATE/tenants.json): stored atomically as a bundle is
- * (0 or -1 with err), read back at start (NULL and err "" when there is
- * none; NULL with err on an unsafe or unreadable file). */
-int plane_tenants_store(struct plane *pl, const char *buf, size_t len, char *err,
-    size_t errlen);
+/* The tenant list (STATE/tenants.json), body (len bytes from malloc,
+ * taken in every case) stored atomically as a bundle is, on a check's
+ * thread (an fsync held the loop tens of milliseconds): the contract of
+ * plane_check_start, collected with plane_check_finish (PLANE_OK with
+ * *out NULL, or PLANE_STORE_FAILED with err). */
+enum plane_verdict plane_tenants_start(struct plane *pl, char *body, size_t len,
+    int notify_fd, struct plane_check **out, char *err, size_t errlen);
+/* The list, read back at start: NULL and err "" when there is none; NULL
+ * with err on an unsafe or unreadable file. */
 char *plane_tenants_load(struct plane *pl, size_t *len, char *err, size_t errlen);
 
 #endif
