@@ -781,6 +781,8 @@ echo "# tenants at $(($(date +%s) - T0)) s"
 tt=$(date +%s)
 TD=$T/t PROJ=egdt$$ LAYOUT=t
 tn() { echo "${PROJ}_$1"; }
+# State and socket folders: the DaemonSet's hostPaths as a node makes them
+# (root's), kept 0700 here (the test's folder is not a node's /run).
 mkdir -p "$TD" && mkdir -m 0700 "$TD/ctl" "$TD/state"
 DS=$TOP/container/k8s/daemonset-tenants.yaml
 # The manifests, as far as this machine checks them: every field against
@@ -826,8 +828,6 @@ o=$(tdry EG_TENANTS=0 "$BIN" appliance)
 case "$o" in *" run --listen 127.0.0.1:3128 "*rc=0) ;; *) r=1;; esac
 check t_entry_eg_tenants_runs_tenant_mode_refuses_single_tenant_settings_control_0 $r "$(cut -c1-900 <<<"$out $o")"
 mapfile -t DSARGS < <(/usr/bin/python3 "$TI/k8s_shape.py" docker-args "$DS" 2>&1)
-# State and socket folders: the DaemonSet's hostPaths as a node makes them
-# (root's), kept 0700 here (the test's folder is not a node's /run).
 tup() {
 	dk network create --internal --subnet 198.18.0.0/24 "$(tn egress)" >/dev/null &&
 	for i in 1 2 3; do
