@@ -24,8 +24,8 @@ bench_parse_num(const char *s, unsigned long long min, unsigned long long max,
 	return 0;
 }
 
-int
-bench_parse_loopback(const char *s, struct sockaddr_in *sin)
+static int
+parse_in(const char *s, struct sockaddr_in *sin, int ten_ok)
 {
 	char host[64];
 	const char *colon = strrchr(s, ':');
@@ -39,8 +39,21 @@ bench_parse_loopback(const char *s, struct sockaddr_in *sin)
 	sin->sin_family = AF_INET;
 	if (inet_pton(AF_INET, host, &sin->sin_addr) != 1 ||
 	    bench_parse_num(colon + 1, 1, 65535, &port) == -1 ||
-	    (ntohl(sin->sin_addr.s_addr) >> 24) != 127)
+	    ((ntohl(sin->sin_addr.s_addr) >> 24) != 127 &&
+	    (!ten_ok || (ntohl(sin->sin_addr.s_addr) >> 24) != 10)))
 		return -1;
 	sin->sin_port = htons((uint16_t)port);
 	return 0;
+}
+
+int
+bench_parse_loopback(const char *s, struct sockaddr_in *sin)
+{
+	return parse_in(s, sin, 0);
+}
+
+int
+bench_parse_local(const char *s, struct sockaddr_in *sin)
+{
+	return parse_in(s, sin, 1);
 }

@@ -65,7 +65,9 @@
  * nothing succeeded; 2 on a usage error.
  *
  * Loopback benchmark tool: the proxy and every connect address must be in
- * 127.0.0.0/8.
+ * 127.0.0.0/8; the proxy may also be in 10.0.0.0/8, a listener in a network
+ * namespace the bench made (bench/tenants: a tenant's listener is bound to
+ * its link).
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -1776,8 +1778,8 @@ main(int argc, char **argv)
 			    "must be 127.x.y.z:PORT\n");
 			return 2;
 		}
-	} else if (bench_parse_loopback(proxy, &lg.proxy) == -1) {
-		fprintf(stderr, "loadgen: --proxy must be 127.x.y.z:PORT or none\n");
+	} else if (bench_parse_local(proxy, &lg.proxy) == -1) {
+		fprintf(stderr, "loadgen: --proxy must be 127.x.y.z:PORT, 10.x.y.z:PORT or none\n");
 		return 2;
 	}
 	if (((lg.test == T_ECHO || lg.test == T_IDLE) && (lg.mode_get || lg.mode_tls)) ||

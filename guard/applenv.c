@@ -61,3 +61,12 @@ applenv_ids(const char *s, unsigned long *uid, unsigned long *gid)
 	*gid = g;
 	return 0;
 }
+
+int
+applenv_switch(const char *s, int *out)
+{
+	if (strcmp(s, "0") != 0 && strcmp(s, "1") != 0)
+		return -1;
+	*out = s[0] == '1';
+	return 0;
+}

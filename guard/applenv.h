@@ -22,4 +22,8 @@ int applenv_id(const char *s, unsigned long *out);
 /* UID:GID, both applenv_id. 0, or -1 leaving both untouched. */
 int applenv_ids(const char *s, unsigned long *uid, unsigned long *gid);
 
+/* A switch: exactly "0" or "1" (no yes/true: one spelling, so that a
+ * typo is refused, never read as off). 0 and *OUT 0 or 1, or -1. */
+int applenv_switch(const char *s, int *out);
+
 #endif

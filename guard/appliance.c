@@ -28,6 +28,11 @@
 /* Bound: words of one command line. */
 #define LIST_MAX APPLENV_LIST_MAX
 #define ARGV_MAX 1024
+/* EG_LISTEN's default (the Dockerfile's ENV line): in tenant mode, any
+ * other value was meant for a listener that mode does not have. */
+#define LISTEN_DEFAULT "127.0.0.1:3128"
+/* The tenant list the guard keeps in its state folder (docs/design.md). */
+#define TENANTS_FILE "tenants.json"
 
 enum mode { MODE_RUN, MODE_INIT, MODE_HOLD };
 
@@ -36,10 +41,10 @@ struct env {
 	const char *state_dir, *dns, *allow_ranges, *deny_ranges, *user, *netns;
 	const char *exempt_uid, *exempt_cgroup, *nft, *log_format, *log_file;
 	const char *args, *dry_run, *init_dirs, *init_owner, *hold_mark;
-	const char *hold_user;
+	const char *hold_user, *tenants;
 	char binpath[4096];
 	enum mode mode;
-	int dry;
+	int dry, tenant;
 };
 
 struct argv {
@@ -318,6 +323,77 @@ nft_step(struct env *e)
 		    "namespace has no default-deny", rc);
 }
 
+/* Tenant mode's nft step: the guard-side table of the tenants the guard
+ * will serve again from its state folder (a restart, often into a new
+ * network namespace, as Docker does), applied before the guard binds
+ * their listeners, so no tenant link is ever served without its
+ * anti-spoofing and listener-only rules. With no list yet there is no
+ * tenant and no listener: the node agent applies the table after each
+ * `PUT /v1/tenants/ID` (docs/deploy.md). */
+static void
+tenants_nft_step(struct env *e, const char *state)
+{
+	struct argv a = {{0}, 0};
+	char path[4096];
+	struct stat st;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", state, TENANTS_FILE) >= sizeof(path))
+		die("EG_STATE_DIR=%s: path too long", state);
+	if (lstat(path, &st) == -1) {
+		if (errno != ENOENT)
+			die("%s: %s (tenant mode needs it readable to fence the "
+			    "tenants' links before they are served)", path, strerror(errno));
+		note("no %s yet: no tenant to fence; the node agent applies `egress-guard "
+		    "nft tenants` into this namespace after each tenant it adds", path);
+		return;
+	}
+	/* The entry is root and the folder the dropped guard's: a link there
+	 * would have root read whatever it points at. */
+	if (!S_ISREG(st.st_mode))
+		die("%s: not a regular file (a symbolic link?): not starting the guard",
+		    path);
+	arg_add(&a, e->binpath);
+	arg_add(&a, "nft");
+	arg_add(&a, "tenants");
+	arg_add(&a, "--tenants");
+	arg_add(&a, path);
+	arg_add(&a, "--netns");
+	arg_add(&a, "/proc/self/ns/net");
+	if (e->dry) {
+		show(a.v);
+		return;
+	}
+	if (run_child(a.v) != 0)
+		die("nft tenants failed: not starting the guard, its tenants' links would "
+		    "have no anti-spoofing rule");
+}
+
+/* Tenant mode: one guard, many sandboxes, each on its own link; the
+ * tenants come over the control socket only. What the single-tenant
+ * variables would set has no place here, and is refused rather than
+ * dropped silently: a guard with no policy file and no listener of its
+ * own must not look, from its environment, like one that has them. */
+static void
+tenants_check(const struct env *e, const char *state)
+{
+	if (e->policy[0] != '\0')
+		die("EG_POLICY with EG_TENANTS=1: in tenant mode every policy is a signed "
+		    "bundle pushed to its tenant (PUT /v1/tenants/ID/policy)");
+	if (e->trust_keys[0] == '\0')
+		die("EG_TENANTS=1 needs EG_TRUST_KEYS: the tenants' policies are pushed "
+		    "bundles, checked against those keys");
+	if (state[0] == '\0')
+		die("EG_TENANTS=1 needs a state folder (EG_STATE_DIR, not none): the "
+		    "tenants and their epoch floors live there");
+	if (strcmp(e->listen, LISTEN_DEFAULT) != 0)
+		die("EG_LISTEN=%s with EG_TENANTS=1: tenant mode has no untenanted "
+		    "listener; each tenant's is its spec's address and port", e->listen);
+	if (e->netns[0] != '\0' || e->guard_addr[0] != '\0')
+		die("EG_NETNS/EG_GUARD_ADDR with EG_TENANTS=1: each sandbox's namespace "
+		    "is fenced by its runner (egress-guard nft apply), the guard's own "
+		    "links by `nft tenants`");
+}
+
 /* init's folder step: chmod, then chown, on the folder opened without
  * following a symlink (no window to swap one in). The mode first, so that
  * no moment has the new owner with the old 0777, and while root still
@@ -453,6 +529,7 @@ env_read(struct env *e)
 	e->init_owner = env_or("EG_INIT_OWNER", "");
 	e->hold_mark = env_or("EG_HOLD_MARK", "/run/egress-guard/fenced");
 	e->hold_user = env_or("EG_HOLD_USER", "65534:65534");
+	e->tenants = env_or("EG_TENANTS", "0");
 }
 
 /* mkdir -p with the caller's umask. */
@@ -489,6 +566,9 @@ run(struct env *e, int argc, char **argv)
 	struct stat st;
 	int i, n, root = geteuid() == 0;
 
+	state = strcmp(e->state_dir, "none") == 0 ? "" : e->state_dir;
+	if (e->tenant)
+		tenants_check(e, state);
 	if (e->policy[0] == '\0' && e->trust_keys[0] == '\0')
 		die("no policy and no trust key: the guard would deny every request "
 		    "forever. Set EG_TRUST_KEYS (the public keys the plane signs with) "
@@ -518,7 +598,6 @@ run(struct env *e, int argc, char **argv)
 		note("%s: the guard stays root (it logs a warning)",
 		    e->user[0] == '\0' ? "EG_USER is empty" : "EG_USER=root");
 	}
-	state = strcmp(e->state_dir, "none") == 0 ? "" : e->state_dir;
 	if (state[0] != '\0' && (stat(state, &st) == -1 || !S_ISDIR(st.st_mode))) {
 		if (e->dry) {
 			/* nothing made in a dry run */
@@ -539,12 +618,17 @@ run(struct env *e, int argc, char **argv)
 		die("EG_STATE_DIR=%s: not writable by uid %lu", e->state_dir,
 		    (unsigned long)geteuid());
 
-	if (strcmp(e->nft, "apply") == 0)
+	if (strcmp(e->nft, "apply") == 0 && e->tenant)
+		tenants_nft_step(e, state);
+	else if (strcmp(e->nft, "apply") == 0)
 		nft_step(e);
 
 	arg_add(&a, e->binpath);
 	arg_add(&a, "run");
-	arg_list(&a, "--listen", "EG_LISTEN", e->listen);
+	if (e->tenant)
+		arg_add(&a, "--tenants");
+	else
+		arg_list(&a, "--listen", "EG_LISTEN", e->listen);
 	arg_add(&a, "--control");
 	arg_add(&a, e->control);
 	if (e->policy[0] != '\0') {
@@ -657,9 +741,13 @@ appliance_main(int argc, char **argv)
 		die("EG_NFT=%s: expected apply or skip", e.nft);
 	if (strcmp(e.exempt_cgroup, "auto") != 0 && strcmp(e.exempt_cgroup, "none") != 0)
 		die("EG_EXEMPT_CGROUP=%s: expected auto or none", e.exempt_cgroup);
-	if (strcmp(e.dry_run, "0") != 0 && strcmp(e.dry_run, "1") != 0)
+	if (applenv_switch(e.dry_run, &e.dry) == -1)
 		die("EG_DRY_RUN=%s: expected 0 or 1", e.dry_run);
-	e.dry = strcmp(e.dry_run, "1") == 0;
+	if (applenv_switch(e.tenants, &e.tenant) == -1)
+		die("EG_TENANTS=%s: expected 0 or 1", e.tenants);
+	if (e.tenant && e.mode != MODE_RUN)
+		die("EG_TENANTS=1 is for the guard (`run`): init and hold fence one "
+		    "sandbox's namespace");
 	find_bin(&e);
 	if (strcmp(e.nft, "apply") == 0 && !e.dry && geteuid() != 0)
 		die("EG_NFT=apply needs root (running as uid %lu) with CAP_NET_ADMIN, and "

@@ -253,7 +253,7 @@ seconds(const char *arg, const char *flag, long long min, long long max,
  * added over the control socket, so a flag that would open one, or load
  * a policy for no tenant, is refused rather than ignored. */
 static int
-tenant_flags(int argc, char **argv, const struct config *c, char *err,
+tenant_flags(int argc, char **argv, struct config *c, char *err,
     size_t errlen)
 {
 	static const char *const refused[] = {
@@ -279,6 +279,7 @@ tenant_flags(int argc, char **argv, const struct config *c, char *err,
 		    "in this version", c->workers);
 		return -1;
 	}
+	c->workers = 1;
 	return 0;
 }
 

@@ -752,7 +752,13 @@ guard_run_main(int argc, char **argv)
 		    "accepts any epoch again (rollback)");
 	if (plane_floor_note(g.plane)[0] != '\0')
 		log_msg(g.log, "warning", plane_floor_note(g.plane));
-	guard_log_policy(&g, "policy");
+	/* Tenant mode has no policy outside the tenants: each tenant's own
+	 * policy line (tenants_restore, and every push) names it. */
+	if (g.tenants != NULL)
+		log_msg(g.log, "tenants", "tenant mode: every listener and policy is "
+		    "a tenant's; each tenant's policy line names it");
+	else
+		guard_log_policy(&g, "policy");
 	if (event_base_dispatch(g.base) == -1) {
 		log_msg(g.log, "error", "event loop failed");
 		rc = 1;

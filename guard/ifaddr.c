@@ -20,7 +20,7 @@
 #include "resolver/classify.h"
 #include "util/errbuf.h"
 
-#define IFADDR_MAX 1024
+#define IFADDR_MAX 32768	/* CLASSIFY_MAX_OWN: thousands of tenant links */
 #define IFADDR_DUMP_BUF 32768	/* one recv of a route dump */
 #define IFADDR_DUMP_MSGS 100000	/* routes read at most, of any type */
 #define IFADDR_RETRY_SEC 1	/* after a failed refresh, while all is denied */

@@ -24,6 +24,7 @@
 #include "guard/worker.h"
 #include "util/fdres.h"
 #include "util/errbuf.h"
+#include "util/num.h"
 #include "resolver/classify.h"
 #include "resolver/resolver.h"
 #include "util/mutant.h"

@@ -30,7 +30,6 @@
 #include "util/mutant.h"
 
 #define CLASSIFY_MAX_RANGES	256	/* per --allow-range / --deny-range list */
-#define CLASSIFY_MAX_OWN	1024
 
 /* "64:ff9b::/96 NAT64 -> " (ASCII: log lines stay plain), prefixed to the embedded IPv4
  * verdict so a log shows both the translation and what decided it. */
@@ -154,8 +153,12 @@ struct classify_list {
 struct classify_cfg {
 	struct classify_list	allow;
 	struct classify_list	deny;
-	struct cidr		*own;	/* addresses (/32, /128) and local prefixes */
+	/* Addresses (/32, /128) first, sorted for a binary search, then
+	 * the local prefixes, scanned: a guard with thousands of links pays
+	 * a logarithm per answer, not a pass over every one. */
+	struct cidr		*own;
 	size_t			nown;
+	size_t			nexact;	/* own[0..nexact) are addresses */
 	int			own_unknown;	/* see classify_cfg_own_unknown */
 };
 
@@ -268,6 +271,26 @@ is_loopback(int family, const unsigned char *a)
 	return memcmp(a, v6_loop, sizeof(v6_loop)) == 0;
 }
 
+static int
+own_is_host(const struct cidr *c)
+{
+	return c->prefix == (c->family == AF_INET ? 32u : 128u);
+}
+
+/* Hosts before prefixes; hosts by family, then address. */
+static int
+own_order(const void *a, const void *b)
+{
+	const struct cidr *x = a, *y = b;
+	int hx = own_is_host(x), hy = own_is_host(y);
+
+	if (hx != hy)
+		return hy - hx;
+	if (x->family != y->family)
+		return x->family < y->family ? -1 : 1;
+	return memcmp(x->addr, y->addr, sizeof(x->addr));
+}
+
 int
 classify_cfg_set_own(struct classify_cfg *cfg, const struct cidr *own,
     size_t n)
@@ -297,10 +320,14 @@ classify_cfg_set_own(struct classify_cfg *cfg, const struct cidr *own,
 		for (i = 0; i < n; i++)
 			if (!is_loopback(own[i].family, own[i].addr))
 				nown[keep++] = own[i];
+		qsort(nown, keep, sizeof(*nown), own_order);
 	}
 	free(cfg->own);
 	cfg->own = nown;
 	cfg->nown = keep;
+	for (cfg->nexact = 0; cfg->nexact < keep &&
+	    own_is_host(&nown[cfg->nexact]); cfg->nexact++)
+		;
 	cfg->own_unknown = 0;
 	return 0;
 }
@@ -325,9 +352,24 @@ verdict_set(struct verdict *v, int public, const char *name,
 static int
 own_in(const struct classify_cfg *cfg, int family, const unsigned char *a)
 {
-	size_t i;
+	size_t lo = 0, hi = cfg->nexact, mid, i, len = family == AF_INET ? 4 : 16;
+	int c;
 
-	for (i = 0; i < cfg->nown; i++)
+	/* Host bits are zero in every entry (cidr_valid), so an address's
+	 * bytes past its family's length compare as zeros too. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = cfg->own[mid].family != family ?
+		    (cfg->own[mid].family < family ? -1 : 1) :
+		    memcmp(cfg->own[mid].addr, a, len);
+		if (c == 0)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = cfg->nexact; i < cfg->nown; i++)
 		if (cfg->own[i].family == family &&
 		    cidr_prefix_match(a, cfg->own[i].addr, cfg->own[i].prefix))
 			return 1;

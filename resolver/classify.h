@@ -25,6 +25,11 @@ void classify_cfg_free(struct classify_cfg *cfg);
 int classify_cfg_allow(struct classify_cfg *cfg, const struct cidr *c);
 int classify_cfg_deny(struct classify_cfg *cfg, const struct cidr *c);
 
+/* The guard's own addresses and local prefixes, at most: a tenant-mode
+ * guard has an address or two on each of up to 4096 tenant links
+ * (TSPEC_MAX), each with its local and broadcast routes. */
+#define CLASSIFY_MAX_OWN	32768
+
 /* Replaces the set of the guard's own addresses: blocks, so that a prefix
  * the kernel delivers locally (a local route such as 198.51.100.0/24 on
  * lo) counts whole; an interface address is a /32 or /128. Blocks inside

@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential pkg-config libevent-dev libc-ares-dev libssl-dev
 libnftnl-dev libmnl-dev libjansson-dev libcmocka-dev
 curl iproute2 nftables python3 openssl procps iputils-ping nodejs git
-python3-yaml systemd clang libclang-rt-14-dev
+python3-yaml python3-kubernetes systemd clang libclang-rt-14-dev
 docker.io docker-compose mmdebstrap util-linux bind9-dnsutils
 gnutls-bin golang-go dpkg-dev lintian mandoc"
 

@@ -2,7 +2,8 @@
 # guard, direct and the CONNECT floor, bench/floor --rate; the transparent
 # sections in a namespace of the run's own, the DNS listener's). A smoke test
 # only: no figure is asserted, whatever the machine's load; `make bench` is
-# the real benchmark.
+# the real benchmark. Then bench/tenants --quick (1 and 10 tenants, a few
+# seconds; bench/tenants is the many-sandbox benchmark of issue 33).
 set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -31,5 +32,23 @@ if [ "$rc" -eq 0 ] && [ "${n:-0}" -ge 18 ] && [ "${fl:-0}" -eq 2 ] && [ "${tp:-0
 	echo "PASS bench_quick_runs"
 else
 	echo "FAIL bench_quick_runs: bench/run --quick exited $rc, $n successful runs recorded, $fl of the floor's 2, $tp of the 2 transparent, $dn of the 2 DNS listener runs (see $OUT/run.log)"
+	exit 1
+fi
+
+# bench/tenants --quick (issue 33): one guard with 1 and then 10 tenants in
+# namespaces of the run's own, every measurement once, a few seconds; no
+# figure asserted, only that each was taken (and that B at its max_conns
+# had its extra CONNECTs refused 503 overloaded while A's were served).
+TOUT=$BD/bench/tenants-quick
+BUILD=$BUILD timeout -k 5 120 python3 bench/tenants --quick --out "$TOUT" >/dev/null 2>&1
+trc=$?
+tr=$(grep -c '"section":"\(rate\|start\)","rep":1,"tenants":\(1\|10\),"rc":0' "$TOUT/results.jsonl" 2>/dev/null)
+ts=$(grep -c '"section":"rss"' "$TOUT/results.jsonl" 2>/dev/null)
+th=$(grep -c '"section":"noisy-hold","rep":1,"tenants":10,"rc":0' "$TOUT/results.jsonl" 2>/dev/null)
+if [ "$trc" -eq 0 ] && [ "${tr:-0}" -eq 4 ] && [ "${ts:-0}" -eq 2 ] && [ "${th:-0}" -eq 1 ] &&
+    grep -q 'RSS per idle tenant' "$TOUT/report.md" 2>/dev/null; then
+	echo "PASS bench_tenants_quick_runs"
+else
+	echo "FAIL bench_tenants_quick_runs: bench/tenants --quick exited $trc, $tr of 4 rate/start runs, $ts of 2 RSS readings, $th of 1 noisy-hold (see $TOUT/run.log)"
 	exit 1
 fi

@@ -11,13 +11,21 @@ probe prints one line "NAME ok|blocked DETAIL" and never waits longer than
 Several probes in one run: separate them with "+"; they run at once and
 print in the order given.
 
+  addr IFACE IP          add IP/32 to IFACE (label IFACE:eg), as `ip addr
+                         add` would: needs CAP_NET_ADMIN in the container
+                         (the tools image has no iproute2)
+  route DST GW           a host route to DST via GW (`ip route add`)
+Each prints "addr|route ok|blocked DETAIL" ("blocked": the kernel said no,
+e.g. EPERM without CAP_NET_ADMIN). Within one run nothing is ordered: run
+them before the probes that need them.
+
   tunnel PROXY_IP PROXY_PORT HOST PORT SECONDS
                          CONNECT through the proxy, then wait up to SECONDS
                          for the guard to close the tunnel: prints
                          "tunnel open" once it is up (flushed), then
                          "tunnel closed T" or "tunnel still-open"
 """
-import os, socket, struct, sys, threading, time
+import fcntl, os, socket, struct, sys, threading, time
 
 TIMEOUT = 3.0
 
@@ -70,6 +78,43 @@ def tcp_dns(ip, port, name):
     return attempt(socket.SOCK_STREAM, ip, port, ex)
 
 
+SIOCSIFADDR, SIOCSIFNETMASK, SIOCADDRT = 0x8916, 0x891C, 0x890B
+
+
+def sockaddr_in(ip):
+    # struct sockaddr_in, 16 bytes: family, port 0, address, zero pad.
+    return struct.pack("=H2s4s8s", socket.AF_INET, b"", socket.inet_aton(ip), b"")
+
+
+def net_ioctl(req, buf):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        fcntl.ioctl(s.fileno(), req, buf)
+        return "ok", "done"
+    except OSError as e:
+        return "blocked", "%s:%s" % (type(e).__name__, e.errno)
+    finally:
+        s.close()
+
+
+def addr(iface, ip):
+    # struct ifreq: the name (IFNAMSIZ 16) then the address, 40 bytes.
+    name = (iface + ":eg").encode()[:15]
+    res = net_ioctl(SIOCSIFADDR, struct.pack("16s16s8s", name, sockaddr_in(ip), b""))
+    if res[0] != "ok":
+        return res
+    return net_ioctl(SIOCSIFNETMASK, struct.pack("16s16s8s", name, sockaddr_in("255.255.255.255"), b""))
+
+
+def route(dst, gw):
+    # struct rtentry (x86-64): pad, dst, gateway, genmask, flags
+    # RTF_UP|RTF_GATEWAY|RTF_HOST, pads, metric, dev NULL (the kernel
+    # picks it by the gateway), mtu, window, irtt.
+    rt = struct.pack("@L16s16s16sHhLPhPLLH", 0, sockaddr_in(dst), sockaddr_in(gw),
+                     sockaddr_in("255.255.255.255"), 0x1 | 0x2 | 0x4, 0, 0, 0, 0, 0, 0, 0, 0)
+    return net_ioctl(SIOCADDRT, rt)
+
+
 def tunnel(pip, pport, host, port, secs):
     s = socket.create_connection((pip, int(pport)), timeout=TIMEOUT)
     s.sendall(("CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n" % (host, port, host, port)).encode())
@@ -119,7 +164,8 @@ def main():
 
     def run(i, kind, args):
         try:
-            res, detail = {"tcp": tcp, "udp_dns": udp_dns, "tcp_dns": tcp_dns}[kind](*args)
+            res, detail = {"tcp": tcp, "udp_dns": udp_dns, "tcp_dns": tcp_dns,
+                           "addr": addr, "route": route}[kind](*args)
         except (KeyError, TypeError, ValueError) as e:
             res, detail = "error", repr(e)
         out[i] = "%s %s %s" % (kind, res, detail)

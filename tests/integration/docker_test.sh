@@ -5,6 +5,8 @@
 # (container/compose.shared.yaml) and checks, for each, what the workload
 # can and cannot reach, the plane's push, the guard's privileges, health,
 # stop and restart; then the pod shape of container/k8s with plain Docker,
+# then one guard in tenant mode (container/k8s/daemonset-tenants.yaml's
+# container) serving three sandboxes, with the cross-tenant cases,
 # and the conformance matrix's Docker target (tests/conformance/docker.sh,
 # layout (a)), whose receipt must verify and name this engine, layout (a)
 # and this image. BuildKit builds the image too on a cold cache (or with
@@ -50,7 +52,7 @@ mkdir -p "$DK" "$CACHE"
 # EG_DOCKER_PARTS: which runs after the build (make conformance-docker:
 # "matrix" only). EG_DOCKER_GUARD_BIN: a guard binary put over the image's
 # (a derived image, for the mutant runs of make conformance-mutants-docker).
-PARTS=${EG_DOCKER_PARTS:-"a b p matrix"}
+PARTS=${EG_DOCKER_PARTS:-"a b p t matrix"}
 part() { case " $PARTS " in *" $1 "*) return 0;; esac; return 1; }
 
 # ----------------------------------------------------------------- daemon
@@ -290,7 +292,9 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=api.example.test \
     -out "$T/inet/cert.pem" >/dev/null 2>&1
 cat >"$T/inet/zone.json" <<'Z'
 {"api.example.test": {"A": ["198.18.0.10"]}, "other.example.test": {"A": ["198.18.0.10"]},
- "keep.example.test": {"A": ["198.18.0.10"]}}
+ "keep.example.test": {"A": ["198.18.0.10"]}, "a.example.test": {"A": ["198.18.0.10"]},
+ "b.example.test": {"A": ["198.18.0.10"]}, "b2.example.test": {"A": ["198.18.0.10"]},
+ "c.example.test": {"A": ["198.18.0.10"]}}
 Z
 # Each server writes its ready file (in the mounted folder) once it
 # listens: inet_ready waits for them before a layout's first use.
@@ -755,6 +759,350 @@ fi
 for c in workload guard pod internet; do dk rm -f -v "$(pn $c)" >/dev/null 2>&1; done
 dk volume rm "$(pn control)" "$(pn state)" >/dev/null 2>&1
 dk network rm "$(pn net)" >/dev/null 2>&1
+fi
+
+# ------------------------- one guard, three sandboxes (tenants), issue 33
+# The guard container of container/k8s/daemonset-tenants.yaml (its env,
+# user and capabilities, read by k8s_shape.py) on four `internal`
+# networks: egress (the pretend internet) and one per sandbox, each with
+# a workload container. The host is the node agent: it finds each
+# tenant's link in the guard's namespace by address, adds the tenants
+# over the control socket (a bind-mounted folder, as the DaemonSet's
+# hostPath), applies the guard-side table into the guard's namespace
+# (egress-guard nft tenants --netns /proc/PID/ns/net) and pushes each
+# tenant a bundle signed for it. The workloads B and C get their own
+# default-deny (egress-guard nft apply, from the host, as a runner
+# does); A is hostile: root with NET_ADMIN and no table of its own, so
+# that only the guard side stands between it and B. A changes its own
+# address and routes with that capability (docker_probe.py addr/route,
+# ioctls: the tools image has no iproute2).
+if part t; then
+echo "# tenants at $(($(date +%s) - T0)) s"
+tt=$(date +%s)
+TD=$T/t PROJ=egdt$$ LAYOUT=t
+tn() { echo "${PROJ}_$1"; }
+# State and socket folders: the DaemonSet's hostPaths as a node makes them
+# (root's), kept 0700 here (the test's folder is not a node's /run).
+mkdir -p "$TD" && mkdir -m 0700 "$TD/ctl" "$TD/state"
+DS=$TOP/container/k8s/daemonset-tenants.yaml
+# The manifests, as far as this machine checks them: every field against
+# the Kubernetes API models (python3-kubernetes), the DaemonSet's rules;
+# controls: a misspelt field and a hostNetwork DaemonSet are refused.
+out=$(/usr/bin/python3 "$TI/k8s_shape.py" check "$DS" "$TOP/container/k8s/pod.yaml" 2>&1 &&
+    /usr/bin/python3 "$TI/k8s_shape.py" daemonset "$DS" 2>&1)
+r=$?
+sed -e 's/hostNetwork: false/hostNetwork: true/' -e 's/readOnlyRootFilesystem:/readOnlyRootFilesytem:/' \
+    "$DS" >"$TD/ds-bad.yaml"
+bad=$(/usr/bin/python3 "$TI/k8s_shape.py" check "$TD/ds-bad.yaml" 2>&1; /usr/bin/python3 "$TI/k8s_shape.py" daemonset "$TD/ds-bad.yaml" 2>&1)
+grep -q 'readOnlyRootFilesytem: not a field of V1SecurityContext' <<<"$bad" &&
+    grep -q 'hostNetwork must be false' <<<"$bad" || r=1
+echo "$out" | sed 's/^/# /'
+check k8s_daemonset_and_pod_fields_match_api_models_control_typo_refused $r "$out / control: $bad"
+# The entry's tenant mode, dry (the build's binary, as the image runs it):
+# `run --tenants` and no listener of its own; the persisted tenants'
+# table first when there are some; what only a single-tenant guard has
+# is refused with exit 2 before anything happens. Control: EG_TENANTS=0
+# is the single-tenant command line.
+mkdir -p "$TD/dry" && touch "$TD/dry/k.pem"
+tdry() { env -i "PATH=$(dirname "$BIN")" EG_USER=nobody "EG_TRUST_KEYS=$TD/dry/k.pem" EG_DRY_RUN=1 \
+    "EG_STATE_DIR=$TD/dry/st" "$@" 2>&1; echo "rc=$?"; }
+r=0 out=""
+o=$(tdry EG_TENANTS=1 "$BIN" appliance)
+case "$o" in *" run --tenants --control "*rc=0) grep -qe '--listen' -e "$BIN nft " <<<"$o" && r=1;; *) r=1;; esac
+out="$out [plain] $o"
+mkdir -p "$TD/dry/st" && echo '{}' >"$TD/dry/st/tenants.json"
+o=$(tdry EG_TENANTS=1 "$BIN" appliance)
+case "$o" in *" nft tenants --tenants $TD/dry/st/tenants.json --netns /proc/self/ns/net"*" run --tenants "*rc=0) ;; *) r=1;; esac
+out="$out [persisted] $o"
+for bad in EG_TENANTS=yes "EG_POLICY=$TD/dry/k.pem" EG_STATE_DIR=none EG_LISTEN=10.81.1.2:3128 \
+    EG_NETNS=x EG_GUARD_ADDR=10.81.1.2:3128 EG_TRUST_KEYS= init; do
+	if [ "$bad" = init ]; then o=$(tdry EG_TENANTS=1 "$BIN" appliance init); else o=$(tdry EG_TENANTS=1 "$bad" "$BIN" appliance); fi
+	case "$o" in *"EG_"*rc=2) ;; *) r=1; out="$out [$bad] $o";; esac
+done
+# A tenants.json that is a link (the folder is the dropped guard's; the
+# entry reading it is root): refused.
+rm "$TD/dry/st/tenants.json" && ln -s /etc/hostname "$TD/dry/st/tenants.json"
+o=$(tdry EG_TENANTS=1 "$BIN" appliance)
+case "$o" in *"not a regular file"*rc=2) ;; *) r=1; out="$out [link] $o";; esac
+o=$(tdry EG_TENANTS=0 "$BIN" appliance)
+case "$o" in *" run --listen 127.0.0.1:3128 "*rc=0) ;; *) r=1;; esac
+check t_entry_eg_tenants_runs_tenant_mode_refuses_single_tenant_settings_control_0 $r "$(cut -c1-900 <<<"$out $o")"
+mapfile -t DSARGS < <(/usr/bin/python3 "$TI/k8s_shape.py" docker-args "$DS" 2>&1)
+tup() {
+	dk network create --internal --subnet 198.18.0.0/24 "$(tn egress)" >/dev/null &&
+	for i in 1 2 3; do
+		dk network create --internal --subnet "10.81.$i.0/24" "$(tn s$i)" >/dev/null || return 1
+	done &&
+	dk run -d --name "$(tn internet)" --init --network "$(tn egress)" --ip "$INET" \
+	    -v "$TI:/t:ro" -v "$T/inet:/inet" "$TOOLS" sh /inet/run.sh >/dev/null &&
+	dk create --name "$(tn guard)" --health-interval 1s --network "$(tn egress)" --ip 198.18.0.3 \
+	    "${DSARGS[@]}" -e "EG_DNS=$INET:5353" -e EG_ALLOW_RANGES=198.18.0.0/15 \
+	    -v "$TD/ctl:/run/egress-guard" -v "$TD/state:/var/lib/egress-guard" \
+	    -v "$T/keys:/etc/egress-guard/keys:ro" "$IMG" >/dev/null &&
+	for i in 1 2 3; do
+		dk network connect --ip "10.81.$i.2" "$(tn s$i)" "$(tn guard)" || return 1
+	done &&
+	dk start "$(tn guard)" >/dev/null && tup_guard &&
+	for w in a b c; do
+		i=$(tidx $w)
+		if [ $w = a ]; then priv=(--user 0:0 --cap-add NET_ADMIN); else priv=(--user 1000:1000); fi
+		dk run -d --name "$(tn w$w)" --network "$(tn s$i)" --ip "10.81.$i.3" --cap-drop ALL "${priv[@]}" \
+		    --security-opt no-new-privileges:true --read-only "$TOOLS" sleep infinity >/dev/null || return 1
+	done
+}
+# The guard healthy within 60 s; a guard that exited fails at once.
+tup_guard() {
+	for _ in $(seq 120); do
+		[ "$(health "$(tn guard)")" = healthy ] && return 0
+		[ "$(dk inspect -f '{{.State.Running}}' "$(tn guard)" 2>/dev/null)" = true ] || break
+		sleep 0.5
+	done
+	echo "guard not healthy: $(dk inspect -f '{{.State.Status}} exit={{.State.ExitCode}}' "$(tn guard)" 2>&1)"
+	dk logs "$(tn guard)" 2>&1 | tail -n 3
+	return 1
+}
+tidx() { case $1 in a) echo 1;; b) echo 2;; c) echo 3;; esac; }
+pidof_c() { dk inspect -f '{{.State.Pid}}' "$(tn "$1")" 2>/dev/null; }
+# tctl METHOD PATH [FILE]: "CODE BODY" from the guard's control socket.
+tctl() {
+	: >"$TD/ctl.out"
+	c=$(timeout 20 curl -sS --unix-socket "$TD/ctl/control.sock" -X "$1" ${3:+--data-binary "@$3"} \
+	    -o "$TD/ctl.out" -w '%{http_code}' "http://guard$2" 2>&1)
+	echo "$c $(head -c 400 "$TD/ctl.out" | tr '\n' ' ')"
+}
+# tvia W PROXY URL [CURL ARGS]: "code=NNN reason=R" from workload W (two
+# may run at once: the stderr file is the subshell's).
+tvia() {
+	w=$1 px=$2 u=$3 e=$TD/via.$BASHPID.err; shift 3
+	dk exec "$(tn w$w)" curl -sS -v --max-time 6 -x "http://$px" -o /dev/null -w 'code=%{http_code}' "$@" "$u" 2>"$e"
+	r=$(sed -n 's/^< X-Egress-Guard-Reason: \([a-z_]*\).*/\1/p' "$e" | tr -d '\r' | head -n1)
+	echo " reason=${r:--}"
+}
+tprobe() { w=$1; shift; dk exec -i "$(tn w$w)" python3 - --timeout 2 "$@" <"$TI/docker_probe.py" 2>&1 | tail -n1; }
+# tcount CHAIN: the guard-side table's drop counters in CHAIN, summed
+# (prerouting: a source not the link's peer; input: anything but the
+# link's own listener).
+tcount() {
+	nsenter "--net=/proc/$GPID/ns/net" nft list table inet egress_guard_tenants 2>/dev/null |
+	    awk -v c="$1" '$1 == "chain" {in_c = $2 == c} in_c && / drop/ {
+		for (i = 1; i < NF; i++) if ($i == "packets") s += $(i + 1) } END {print s + 0}'
+}
+# The host's nft step (EG_DOCKER_NFT_BIN: a mutant's, for the mutant runs).
+NFTBIN=${EG_DOCKER_NFT_BIN:-$BIN}
+# The engine's DROP rules on bridge $BR (its namespace), summed.
+ecount() {
+	nsenter "--net=/run/netns/$NS" iptables-save -c 2>/dev/null | grep -- "$BR" | grep -- '-j DROP' |
+	    sed -E 's/^\[([0-9]+):.*/\1/' | awk '{s += $1} END {print s + 0}'
+}
+seen() { grep -c "$1" "$T/inet/http.log" 2>/dev/null; }
+# tserved TAG: each sandbox, through its own link, asks for its own
+# admitted name; 0 when all three got 200 and the listener logged each.
+tserved() {
+	r=0
+	for w in a b c; do
+		tvia $w "10.81.$(tidx $w).2:3128" "http://$w.example.test/status/200?case=$1-$w" >"$TD/served.$w" &
+	done
+	wait
+	for w in a b c; do
+		o=$(cat "$TD/served.$w")
+		printf ' %s:%s' "$w" "$o"
+		case "$o" in *code=200*) [ "$(seen "case=$1-$w")" -ge 1 ] || r=1;; *) r=1;; esac
+	done
+	return $r
+}
+tbundle() {	# tbundle NAME TENANT EPOCH HOST:PORT...
+	n=$1 id=$2 e=$3; shift 3
+	python3 -c 'import json,sys; print(json.dumps({"network_policy":"allowlist","allowed_hosts":sys.argv[1:]}))' \
+	    "$@" >"$TD/prof.json" &&
+	    "$CTL" compile "$TD/prof.json" --epoch "$e" --tenant "$id" >"$TD/pol.json" &&
+	    "$CTL" sign "$TD/pol.json" --key "$T/plane.pem" >"$TD/$n.json"
+}
+inet_unready
+t=$(date +%s)
+tup >"$TD/up.log" 2>&1
+check t_guard_on_three_internal_sandbox_networks_three_workloads_up $? \
+    "$(tail -n 5 "$TD/up.log" | tr '\n' ' ') health=$(health "$(tn guard)") $(dk logs "$(tn guard)" 2>&1 | tail -n 3 | tr '\n' ' ')"
+inet_ready
+echo "# tenants: up in $(($(date +%s) - t)) s"
+GPID=$(pidof_c guard)
+if [ -n "$GPID" ] && [ "$GPID" != 0 ]; then
+	st=$(awk '/^(Uid|CapEff|NoNewPrivs):/ {printf "%s %s ", $1, $2}' "/proc/$GPID/status" 2>&1)
+	case "$st" in "Uid: 10001 CapEff: 0000000000000000 NoNewPrivs: 1 ") r=0;; *) r=1;; esac
+	check t_guard_in_tenant_mode_dropped_to_10001_no_caps $r "pid $GPID: $st"
+
+	# The node agent's steps: each tenant's link is the guard's interface
+	# holding 10.81.N.2, found in the guard's namespace.
+	r=0 links=""
+	for w in a b c; do
+		i=$(tidx $w)
+		l=$(nsenter "--net=/proc/$GPID/ns/net" ip -o -4 addr show | awk -v a="10.81.$i.2/24" '$4 == a {print $2}')
+		links="$links $w=$l"
+		printf '{"address":"10.81.%s.2","dns_port":0,"id":"%s","link":"%s","max_conns":256,"max_dns":64,"peer":"10.81.%s.3","port":3128,"transparent_port":0}' \
+		    "$i" "$w" "$l" "$i" >"$TD/spec-$w.json"
+		# c through egress-guardctl (the documented tool), a and b with curl.
+		if [ $w = c ]; then
+			out=$("$CTL" tenant add --control "$TD/ctl/control.sock" "$TD/spec-$w.json" 2>&1) &&
+			    out="201 $out" || out="ctl rc=$? $out"
+		else
+			out=$(tctl PUT "/v1/tenants/$w" "$TD/spec-$w.json")
+		fi
+		case "$out" in 201*'"added"'*) ;; *) r=1; links="$links ($out)";; esac
+	done
+	check t_node_agent_adds_three_tenants_links_found_by_address $r "$links"
+	tctl GET /v1/tenants >/dev/null && cp "$TD/ctl.out" "$TD/tenants.json"
+	"$NFTBIN" nft tenants --tenants "$TD/tenants.json" --netns "/proc/$GPID/ns/net" >"$TD/nft.log" 2>&1
+	check t_guard_side_table_applied_into_guard_namespace_from_host $? "$(tail -n 3 "$TD/nft.log" | tr '\n' ' ')"
+	for w in b c; do
+		"$BIN" nft apply --netns "/proc/$(pidof_c "w$w")/ns/net" --guard "10.81.$(tidx $w).2:3128" \
+		    >>"$TD/nft.log" 2>&1 || echo "# workload $w: nft apply failed: $(tail -n 1 "$TD/nft.log")"
+	done
+	r=0 out=""
+	for w in a b c; do
+		o=""
+		tbundle "$w" "$w" 1 "$w.example.test:80" || { r=1; out="$out $w: no bundle"; continue; }
+		if [ $w = c ]; then
+			o=$("$CTL" push "$TD/$w.json" --tenant c --control "$TD/ctl/control.sock" 2>&1) &&
+			    o="200 $o" || o="ctl rc=$? $o"
+		else
+			o=$(tctl PUT "/v1/tenants/$w/policy" "$TD/$w.json")
+		fi
+		out="$out $w: $o"
+		case "$o" in 2*) ;; *) r=1;; esac
+	done
+	check t_each_tenant_gets_a_bundle_signed_for_it $r "$out"
+
+	# Each sandbox through its own link reaches its own admitted name (a
+	# live listener logs each case's path).
+	out=$(tserved own)
+	check t_each_sandbox_reaches_its_own_admitted_name_live_listener $? "$out"
+	dk logs "$(tn guard)" >"$TD/guard.log" 2>&1
+	n=$(grep '"decision"' "$TD/guard.log" | grep -c '"tenant":"[abc]"')
+	[ "$n" -ge 3 ]
+	check t_guard_decision_lines_name_the_tenant "$?" "$n lines; $(grep '"decision"' "$TD/guard.log" | tail -n 1)"
+
+	# Hostile: A asks for the pair only B admits. Live control: B, the same
+	# request, reaches the listener.
+	oa=$(tvia a 10.81.1.2:3128 "http://b.example.test/status/200?case=a-asks-b")
+	ob=$(tvia b 10.81.2.2:3128 "http://b.example.test/status/200?case=b-asks-b")
+	na=$(seen case=a-asks-b) nb=$(seen case=b-asks-b)
+	case "$oa $ob" in *code=403*reason=not_allowlisted*code=200*) [ "$na" -eq 0 ] && [ "$nb" -ge 1 ]; r=$?;; *) r=1;; esac
+	check hostile_t_a_request_for_pair_only_b_admits_refused_b_reaches_live_listener $r \
+	    "A:$oa (listener saw $na) / B:$ob (listener saw $nb)"
+
+	# Hostile: A routes B's listener address through its own link (the
+	# guard's address on A's network), and A takes B's address (its
+	# NET_ADMIN) and sends from it, to its own listener and to B's. Three
+	# layers, each shown: (1) the engine's own isolation of an internal
+	# network (iptables in the daemon's namespace, on bridged traffic:
+	# no source or destination outside the subnet) drops both before the
+	# guard, whose counters stay still; (2) with that layer opened for
+	# A's bridge (an ACCEPT in DOCKER-USER, Docker's hook for a user's
+	# rules), the guard-side table drops them (its counters rise); (3)
+	# with the table deleted too, A's SYN to B's address reaches the
+	# guard's kernel and is refused (B's listener is bound to B's link),
+	# so the path was live and the silence in (2) is the table's. Live
+	# controls: B reaches the listener at its address; A from its own
+	# address reaches its own.
+	APID=$(pidof_c wa)
+	AIF=$(nsenter "--net=/proc/$APID/ns/net" ip -o -4 addr show | awk '$4 == "10.81.1.3/24" {print $2}')
+	caps=$(awk '/^CapEff:/ {print $2}' "/proc/$APID/status")
+	# A does it itself, with its NET_ADMIN (ioctls: the tools image has no
+	# iproute2). Control: B, without the capability, is refused the same.
+	BPID=$(pidof_c wb)
+	BIF=$(nsenter "--net=/proc/$BPID/ns/net" ip -o -4 addr show | awk '$4 == "10.81.2.3/24" {print $2}')
+	ab=$(tprobe b addr "$BIF" 10.81.2.9)
+	ra=$(dk exec -i "$(tn wa)" python3 - route 10.81.2.2 10.81.1.2 + addr "$AIF" 10.81.2.3 \
+	    <"$TI/docker_probe.py" 2>&1 | tr '\n' ' ')
+	echo "A: $ra; B: $ab" >"$TD/route.err"
+	case "$ra|$ab" in "route ok"*"addr ok"*"|addr blocked PermissionError"*) r=0;; *) r=1;; esac
+	check hostile_t_a_routes_and_takes_b_address_with_its_net_admin_control_b_refused $r \
+	    "A CapEff=$caps $(cat "$TD/route.err")"
+	BR=br-$(dk network inspect -f '{{.Id}}' "$(tn s1)" | cut -c1-12)
+	# thostile TAG: A's three attempts at once; "TO_B_ADDR SPOOF_OWN SPOOF_B PROBE".
+	thostile() {
+		tvia a 10.81.2.2:3128 "http://b.example.test/status/200?case=a-to-b-addr-$1" --connect-timeout 3 >"$TD/h1.out" &
+		tvia a 10.81.1.2:3128 "http://a.example.test/status/200?case=a-spoof-own-$1" --interface 10.81.2.3 \
+		    --connect-timeout 3 >"$TD/h2.out" &
+		tvia a 10.81.2.2:3128 "http://b.example.test/status/200?case=a-spoof-b-$1" --interface 10.81.2.3 \
+		    --connect-timeout 3 >"$TD/h3.out" &
+		p=$(tprobe a tcp 10.81.2.2 3128)
+		wait
+		echo "to-b-addr:$(cat "$TD/h1.out") spoof-own:$(cat "$TD/h2.out") spoof-b:$(cat "$TD/h3.out") probe:$p"
+	}
+	nothing() {	# nothing "OUT" TAG: all four met silence (a drop), the listener saw none
+		case "$1" in *to-b-addr:*code=000*spoof-own:*code=000*spoof-b:*code=000*probe:*" blocked TimeoutError"*)
+			[ "$(seen "case=a-[a-z-]*-$2")" -eq 0 ];;
+		*) return 1;; esac
+	}
+	p0=$(tcount prerouting) i0=$(tcount input) e0=$(ecount)
+	o1=$(thostile engine)
+	p1=$(tcount prerouting) i1=$(tcount input) e1=$(ecount)
+	nothing "$o1" engine && [ "$p1" -eq "$p0" ] && [ "$i1" -eq "$i0" ] && [ "$e1" -gt "$e0" ]
+	check hostile_t_engine_internal_network_isolation_drops_a_to_b_address_and_spoof $? \
+	    "A CapEff=$caps; $o1; engine drops on $BR $e0->$e1, guard table drops (still) prerouting $p0->$p1 input $i0->$i1 $(cat "$TD/route.err")"
+	echo "# engine layer: engine drops $e0->$e1, guard table prerouting $p0->$p1 input $i0->$i1"
+	nsenter "--net=/run/netns/$NS" iptables -I DOCKER-USER -i "$BR" -o "$BR" -j ACCEPT 2>>"$TD/route.err"
+	p0=$(tcount prerouting) i0=$(tcount input)
+	o2=$(thostile guard)
+	p1=$(tcount prerouting) i1=$(tcount input)
+	ob=$(tvia b 10.81.2.2:3128 "http://b.example.test/status/200?case=b-to-b-addr")
+	oc=$(tvia a 10.81.1.2:3128 "http://a.example.test/status/200?case=a-own-addr")
+	# The spoofed attempts are the anti-spoofing rule's (prerouting), A's
+	# own source to B's address the listener-only rule's (input).
+	echo "# guard layer: prerouting $p0->$p1 input $i0->$i1"
+	nothing "$o2" guard && [ "$p1" -gt "$p0" ] && [ "$i1" -gt "$i0" ] &&
+	    case "$ob|$oc" in *code=200*"|"*code=200*)
+		[ "$(seen case=b-to-b-addr)" -ge 1 ] && [ "$(seen case=a-own-addr)" -ge 1 ];;
+	    *) false;; esac
+	check hostile_t_a_to_b_address_and_spoofing_b_reach_nothing_guard_table_drops_them $? \
+	    "engine layer open: $o2; guard table drops prerouting $p0->$p1 input $i0->$i1 / B to its address:$ob A from its own:$oc"
+	nsenter "--net=/proc/$GPID/ns/net" nft delete table inet egress_guard_tenants 2>>"$TD/nft.log"
+	pc=$(tprobe a tcp 10.81.2.2 3128)
+	"$NFTBIN" nft tenants --tenants "$TD/tenants.json" --netns "/proc/$GPID/ns/net" >>"$TD/nft.log" 2>&1
+	nsenter "--net=/run/netns/$NS" iptables -D DOCKER-USER -i "$BR" -o "$BR" -j ACCEPT 2>>"$TD/route.err"
+	echo "# without the engine layer and the table: $pc"
+	case "$pc" in *"ConnectionRefused"*) r=0;; *) r=1;; esac
+	check hostile_t_without_engine_layer_and_table_a_syn_to_b_address_refused_by_link_bound_listener $r "$pc"
+
+	# Hostile: A's bundle pushed as B's. Live control: B's own next bundle
+	# is taken, and B's status says its epoch.
+	tbundle b2 b 2 b.example.test:80 b2.example.test:80
+	tbundle a2 a 2 a.example.test:80 b.example.test:80
+	o1=$(tctl PUT /v1/tenants/b/policy "$TD/a2.json")
+	o2=$(tctl PUT /v1/tenants/b/policy "$TD/b2.json")
+	tctl GET /v1/tenants/b/status >/dev/null
+	e=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["policy"]["epoch"])' <"$TD/ctl.out" 2>&1)
+	case "$o1|$o2" in 403*wrong_tenant*"|"2*) [ "$e" = 2 ]; r=$?;; *) r=1;; esac
+	check hostile_t_a_bundle_pushed_as_b_refused_403_wrong_tenant_b_own_taken $r \
+	    "A's as B's: $o1 / B's: $o2 / B epoch=$e"
+	ob=$(tvia b 10.81.2.2:3128 "http://b.example.test/status/200?case=b-after")
+	oa=$(tvia a 10.81.1.2:3128 "http://b.example.test/status/200?case=a-after")
+	case "$oa|$ob" in *code=403*"|"*code=200*) r=0;; *) r=1;; esac
+	check hostile_t_after_refused_push_a_still_denied_b_still_served $r "A:$oa B:$ob"
+
+	# A restart is a new namespace: the entry applies the table of the
+	# tenants in the state folder before the guard binds them again (no
+	# host step here), every link comes back under its name, each tenant
+	# is served again, and B keeps epoch 2 (its floor). Control: the old
+	# namespace's table is not what is seen (a new namespace).
+	old=$(readlink "/proc/$GPID/ns/net") t=$(date +%s)
+	dk restart -t 5 "$(tn guard)" >/dev/null && tup_guard >"$TD/restart.log" 2>&1
+	echo "# tenants: the guard restarted and healthy in $(($(date +%s) - t)) s"
+	GPID=$(pidof_c guard)
+	new=$(readlink "/proc/$GPID/ns/net" 2>&1)
+	nsenter "--net=/proc/$GPID/ns/net" nft list table inet egress_guard_tenants >"$TD/table2" 2>&1; rt=$?
+	out=$(tserved restart); r=$?
+	tctl GET /v1/tenants/b/status >/dev/null
+	e=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["policy"]["epoch"])' <"$TD/ctl.out" 2>&1)
+	[ "$r" = 0 ] && [ "$rt" = 0 ] && [ "$old" != "$new" ] && [ "$e" = 2 ] &&
+	    grep -q egress_guard_tenants "$TD/table2"
+	check t_guard_restart_new_namespace_entry_fences_links_tenants_served_b_epoch_kept $? \
+	    "ns $old -> $new; table in new ns rc=$rt; $out; B epoch=$e $(tail -n 3 "$TD/restart.log" | tr '\n' ' ')"
+fi
+
+for c in wa wb wc guard internet; do dk rm -f -v "$(tn $c)" >/dev/null 2>&1; done
+for n in egress s1 s2 s3; do dk network rm "$(tn $n)" >/dev/null 2>&1; done
+echo "# tenants: $(($(date +%s) - tt)) s (the three-tenant part, added to docker_test)"
 fi
 
 # ---------------------- the conformance matrix on this daemon, layout (a)

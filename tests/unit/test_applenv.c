@@ -127,6 +127,27 @@ test_hostile_ids_refuse_names_halves_and_extra_fields(void **state)
 	assert_int_equal(g, 7);
 }
 
+/* EG_TENANTS and EG_DRY_RUN: a misspelt "true" or "yes" must stop the
+ * entry, not start a single-tenant guard the operator did not ask for. */
+static void
+test_hostile_switch_takes_0_and_1_only(void **state)
+{
+	const char *bad[] = {"", "true", "yes", "on", "01", "1 ", " 1", "2", "-1", "10"};
+	size_t i;
+	int v = 7;
+
+	(void)state;
+	assert_int_equal(applenv_switch("0", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(applenv_switch("1", &v), 0);
+	assert_int_equal(v, 1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 7;
+		assert_int_equal(applenv_switch(bad[i], &v), -1);
+		assert_int_equal(v, 7);
+	}
+}
+
 int
 main(void)
 {
@@ -139,6 +160,7 @@ main(void)
 		cmocka_unit_test(test_hostile_id_refuses_sign_hex_space_and_the_invalid_uid),
 		cmocka_unit_test(test_ids_uid_gid),
 		cmocka_unit_test(test_hostile_ids_refuse_names_halves_and_extra_fields),
+		cmocka_unit_test(test_hostile_switch_takes_0_and_1_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

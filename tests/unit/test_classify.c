@@ -1180,7 +1180,7 @@ test_own_addresses_capped_and_old_set_kept(void **state)
 		{ "10.0.0.1", DENY, "10.0.0.0/8 Private-Use" },
 	};
 	struct classify_cfg *cfg = classify_cfg_new();
-	struct cidr *own = calloc(1100, sizeof(*own));
+	struct cidr *own = calloc(CLASSIFY_MAX_OWN + 76, sizeof(*own));
 	size_t i;
 
 	(void)state;
@@ -1189,22 +1189,23 @@ test_own_addresses_capped_and_old_set_kept(void **state)
 	own[0] = cidr("8.8.8.8/32");
 	assert_int_equal(classify_cfg_set_own(cfg, own, 1), 0);
 
-	for (i = 0; i < 1100; i++) {
+	for (i = 0; i < CLASSIFY_MAX_OWN + 76; i++) {
 		memset(&own[i], 0, sizeof(own[i]));
 		own[i].family = AF_INET;
 		own[i].prefix = 32;
 		own[i].addr[0] = 10;
+		own[i].addr[1] = (unsigned char)(i >> 16);
 		own[i].addr[2] = (unsigned char)(i >> 8);
 		own[i].addr[3] = (unsigned char)i;
 	}
-	assert_int_equal(classify_cfg_set_own(cfg, own, 1025), -1);
+	assert_int_equal(classify_cfg_set_own(cfg, own, CLASSIFY_MAX_OWN + 1), -1);
 	CHECK(cfg, p);		/* the failed call changed nothing */
-	assert_int_equal(classify_cfg_set_own(cfg, own, 1024), 0);
+	assert_int_equal(classify_cfg_set_own(cfg, own, CLASSIFY_MAX_OWN), 0);
 
 	/* Loopback entries are dropped before the cap is counted. */
-	for (i = 1024; i < 1100; i++)
+	for (i = CLASSIFY_MAX_OWN; i < CLASSIFY_MAX_OWN + 76; i++)
 		own[i].addr[0] = 127;
-	assert_int_equal(classify_cfg_set_own(cfg, own, 1100), 0);
+	assert_int_equal(classify_cfg_set_own(cfg, own, CLASSIFY_MAX_OWN + 76), 0);
 
 	/* An unknown family, a prefix past the family, host bits set: each
 	 * refuses the whole set. */
@@ -1592,6 +1593,46 @@ test_allow_range_that_opens_nothing_is_told_apart(void **state)
 	assert_int_equal(classify_range_opens(NULL), 0);
 }
 
+/* Thousands of own addresses (a guard with a link per tenant), given in
+ * no order, with a local prefix among them: each one is found (a binary
+ * search), an address between them is not, and the prefix still covers
+ * its block. */
+static void
+test_own_addresses_thousands_found_by_search(void **state)
+{
+	static const struct probe p[] = {
+		{ "93.184.19.134", DENY, "own-address" },	/* 4998 */
+		{ "93.184.0.0", DENY, "own-address" },		/* 0 */
+		{ "93.184.19.133", PUB, "global unicast" },	/* odd: not own */
+		{ "93.184.39.16", PUB, "global unicast" },	/* past the last */
+		{ "203.0.112.77", DENY, "own-address" },	/* the prefix */
+		{ "2606:4700::1", DENY, "own-address" },
+		{ "2606:4700::2", PUB, "global unicast" },
+	};
+	struct classify_cfg *cfg = classify_cfg_new();
+	struct cidr *own = calloc(5001, sizeof(*own));
+	size_t i;
+
+	(void)state;
+	assert_non_null(cfg);
+	assert_non_null(own);
+	for (i = 0; i < 5000; i++) {
+		unsigned v = (unsigned)((i * 2654435761u) % 5000u) * 2;	/* even, shuffled */
+		own[i].family = AF_INET;
+		own[i].prefix = 32;
+		own[i].addr[0] = 93;
+		own[i].addr[1] = 184;
+		own[i].addr[2] = (unsigned char)(v >> 8);
+		own[i].addr[3] = (unsigned char)v;
+	}
+	own[5000] = cidr("203.0.112.0/24");
+	own[4999] = cidr("2606:4700::1/128");
+	assert_int_equal(classify_cfg_set_own(cfg, own, 5001), 0);
+	CHECK(cfg, p);
+	classify_cfg_free(cfg);
+	free(own);
+}
+
 int
 main(void)
 {
@@ -1647,6 +1688,7 @@ main(void)
 		cmocka_unit_test(test_duplicate_range_added_once),
 		cmocka_unit_test(test_allow_and_deny_lists_capped),
 		cmocka_unit_test(test_own_addresses_capped_and_old_set_kept),
+		cmocka_unit_test(test_own_addresses_thousands_found_by_search),
 		cmocka_unit_test(test_range_text_stays_valid_as_cfg_grows),
 		cmocka_unit_test(test_cfg_rejects_invalid_cidr_struct),
 		cmocka_unit_test(test_unknown_family_and_null_address_fail_closed),

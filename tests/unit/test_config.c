@@ -534,6 +534,32 @@ test_hostile_short_option_cluster_named_as_given(void **state)
 	assert_string_equal(c.log_file, "-xy");
 }
 
+/* --tenants: every listener and policy is a tenant's, so a flag that
+ * would open one outside them, or run with no floor, is refused; one
+ * worker loop, by default too. */
+static void
+test_tenants_refuses_untenanted_listeners_and_policy(void **state)
+{
+	struct config c;
+
+	(void)state;
+	PARSE_OK(&c, "--tenants", "--state-dir", "/s", "--control", "/c.sock");
+	assert_int_equal(c.tenants, 1);
+	assert_int_equal(c.workers, 1);
+	assert_int_equal(c.nlisten, 0);
+	REFUSE("--listen: not with --tenants", "--tenants", "--listen", "10.0.0.1:3128");
+	REFUSE("--listen: not with --tenants", "--listen=10.0.0.1:3128", "--tenants");
+	REFUSE("--transparent: not with --tenants", "--tenants", "--transparent",
+	    "10.0.0.1:3129");
+	REFUSE("--dns-listen: not with --tenants", "--tenants", "--dns-listen",
+	    "10.0.0.1:53");
+	REFUSE("--policy: not with --tenants", "--tenants", "--policy", "/p.json");
+	REFUSE("--no-state: not with --tenants", "--tenants", "--no-state");
+	REFUSE("--workers 2: --tenants runs one event loop", "--tenants", "--workers",
+	    "2");
+	PARSE_OK(&c, "--tenants", "--workers", "1");
+}
+
 int
 main(void)
 {
@@ -554,6 +580,7 @@ main(void)
 		cmocka_unit_test(test_hostile_single_value_flag_given_twice_refused),
 		cmocka_unit_test(test_repeatable_flags_and_flag_like_values_not_counted_twice),
 		cmocka_unit_test(test_hostile_short_option_cluster_named_as_given),
+		cmocka_unit_test(test_tenants_refuses_untenanted_listeners_and_policy),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
