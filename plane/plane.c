@@ -19,7 +19,6 @@
 #include "plane/pstore.h"
 #include "policy/policy.h"
 #include "util/errbuf.h"
-#include "util/file.h"
 #include "util/safepath.h"
 #include "util/thread.h"
 
@@ -234,26 +233,6 @@ check_parse(struct plane_check *c, int bundle)
 	return c->v;
 }
 
-/* --policy's bytes. An unsigned compiled policy is taken on the file's
- * word: the file and its folders get the state folder's rules. Runs on a
- * check's thread too: util/ reports errors through strerror, which glibc
- * (2.32 on) makes thread-safe. NULL with err. */
-static char *
-read_policy_file(const char *path, uid_t owner, size_t *len, char *err,
-    size_t errlen)
-{
-	char why[512], *buf;
-	int fd;
-
-	if ((fd = safepath_open_path(path, owner, why, sizeof(why))) == -1) {
-		errbuf_set(err, errlen, "--policy: %s", why);
-		return NULL;
-	}
-	buf = file_read_fd(fd, path, POLICY_MAX_BYTES, 0, len, err, errlen);
-	close(fd);
-	return buf;
-}
-
 /* The whole check, pure work on whatever thread runs it: read --policy
  * (a reload), parse and verify, the epoch rule against the floor it was
  * given, then persist a bundle that passed. The floor cannot move
@@ -274,8 +253,10 @@ check_work(struct plane_check *c)
 		return;
 	}
 
-	if (c->origin != NULL && (c->buf = read_policy_file(c->origin,
-	    c->owner, &c->len, c->err, sizeof(c->err))) == NULL) {
+	/* An unsigned compiled policy is taken on the file's word: the file
+	 * and its folders get the state folder's rules. */
+	if (c->origin != NULL && (c->buf = pstore_read_path(c->origin, "--policy",
+	    c->owner, POLICY_MAX_BYTES, &c->len, c->err, sizeof(c->err))) == NULL) {
 		c->v = PLANE_MALFORMED;
 		return;
 	}
@@ -606,6 +587,21 @@ plane_start(struct plane *pl, struct policy **out, char *warn, size_t warnlen,
 	return 0;
 }
 
+/* Tenant mode: the list and the tenants' folder, when root's, become
+ * uid's. */
+static int
+give_tenants(struct plane *pl, uid_t uid, gid_t gid, const char *name,
+    char *err, size_t errlen)
+{
+	if (pstore_give(pl->state_fd, PLANE_TENANTS_FILE, uid, gid) == -1 ||
+	    pstore_give(pl->state_fd, PLANE_TENANTS_DIR, uid, gid) == -1) {
+		errbuf_set(err, errlen, "--state-dir %s: cannot hand the tenant list "
+		    "to %s: %s", pl->state_dir, name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int
 plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
     char *err, size_t errlen)
@@ -626,8 +622,11 @@ plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
 		errbuf_set(err, errlen, "--state-dir %s: %s", pl->state_dir, strerror(errno));
 		return -1;
 	}
+	/* A folder already the user's: the tenant list and folder root made
+	 * in it at start (plane_tenants_prepare) are handed over all the
+	 * same, or no tenant could be added after the drop. */
 	if (st.st_uid == uid)
-		return 0;
+		return give_tenants(pl, uid, gid, name, err, errlen);
 	if (st.st_uid != 0) {
 		errbuf_set(err, errlen, "--state-dir %s: owned by uid %u, neither root "
 		    "nor --user %s (uid %u): chown it to %s", pl->state_dir,
@@ -651,12 +650,8 @@ plane_hand_over(struct plane *pl, uid_t uid, gid_t gid, const char *name,
 	}
 	/* Tenant mode: the list and the tenants' folder, made by root at
 	 * start, are the dropped guard's to write. */
-	if (pstore_give(pl->state_fd, PLANE_TENANTS_FILE, uid, gid) == -1 ||
-	    pstore_give(pl->state_fd, PLANE_TENANTS_DIR, uid, gid) == -1) {
-		errbuf_set(err, errlen, "--state-dir %s: cannot hand the tenant list "
-		    "to %s: %s", pl->state_dir, name, strerror(errno));
+	if (give_tenants(pl, uid, gid, name, err, errlen) == -1)
 		return -1;
-	}
 	/* Mode first: once the folder is NAME's, root may change it only
 	 * with CAP_FOWNER, which a container need not grant. Both through
 	 * the descriptor: the folder opened at start, never a link. */

@@ -157,3 +157,19 @@ pstore_give(int dfd, const char *name, uid_t uid, gid_t gid)
 		return 0;
 	return fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
 }
+
+char *
+pstore_read_path(const char *path, const char *what, uid_t owner, size_t max,
+    size_t *len, char *err, size_t errlen)
+{
+	char why[512], *buf;
+	int fd;
+
+	if ((fd = safepath_open_path(path, owner, why, sizeof(why))) == -1) {
+		errbuf_set(err, errlen, "%s: %s", what, why);
+		return NULL;
+	}
+	buf = file_read_fd(fd, path, max, 0, len, err, errlen);
+	close(fd);
+	return buf;
+}

@@ -25,6 +25,13 @@ int pstore_write(int dfd, const char *path, const char *name, const char *tmp,
 char *pstore_read(int dfd, const char *path, const char *name, uid_t owner,
     size_t max, size_t *len, char *err, size_t errlen);
 
+/* Reads the file at path (a link is followed; the target, its folder and
+ * every folder above get the checks of util/safepath.h), at most max
+ * bytes, on any thread (glibc's strerror is thread-safe from 2.32).
+ * malloc'd, or NULL with err (what names the flag in messages). */
+char *pstore_read_path(const char *path, const char *what, uid_t owner,
+    size_t max, size_t *len, char *err, size_t errlen);
+
 /* Opens the folder name in dfd, made 0700 when missing, never through a
  * link, checked as the state folder is. The descriptor, or -1 with err. */
 int pstore_subdir(int dfd, const char *path, const char *name, uid_t owner,

@@ -404,5 +404,24 @@ o=$("$CTL" push "$T/a-1.bundle" --control "$T/S.sock" 2>&1); rc=$?
 case $o in *wrong_tenant*) [ "$rc" -eq 1 ] && rc=0 || rc=1;; *) rc=1;; esac
 check hostile_tenant_bundle_pushed_to_untenanted_guard_403 $rc "rc=$rc $o"
 
+# ---- a guard dropped to --user, its state folder already that user's ----
+# The tenants' folder root makes at start is handed over too, or every
+# add after the drop fails state_failed.
+ip link add gc0-$$ netns "$GD" type veth peer name gc1-$$ netns "$GD" &&
+    ip -n "$GD" addr add 10.79.0.1/24 dev gc0-$$ && ip -n "$GD" link set gc0-$$ up
+mkdir -m 700 "$T/st-u" && chown nobody "$T/st-u"
+chmod 755 "$T"	# the dropped guard checks every folder above its state folder
+start_bg "$GD" "$T/U.out" "$BIN" run --tenants --control "$T/U.sock" --user nobody \
+    --state-dir "$T/st-u" --trust-key "$T/keys/k.pub.pem" --log-file "$T/U.log"
+for _ in $(seq 50); do [ -S "$T/U.sock" ] && break; sleep 0.1; done
+printf '{"id":"c","link":"gc0-%s","address":"10.79.0.1","peer":"10.79.0.2","port":3300}' "$$" \
+    >"$T/spec-c.json"
+o=$(curl -sS --max-time 10 --unix-socket "$T/U.sock" -X PUT --data-binary "@$T/spec-c.json" \
+    -w '\nstatus=%{http_code}' http://guard/v1/tenants/c)
+rc=0
+case $o in *'"status":"added"'*status=201) ;; *) rc=1;; esac
+[ "$(stat -c %U "$T/st-u/tenants/c" 2>/dev/null)" = nobody ] || rc=1
+check tenant_added_after_drop_to_user_owning_the_state_folder $rc "$o $(cat "$T/U.out")"
+
 json_lines_valid "$T/G.log" || fail log_lines_are_json
 finish
