@@ -249,11 +249,12 @@ refused_after_change hostile_local_default_route_refuses_every_address '198.18.1
 ip -n "$GD" route del local 0.0.0.0/0 dev lo table 100
 admitted_after_change control_local_default_route_removed_admits '198.18.1.10:80'
 
-# More own addresses than the guard holds (1024): the set cannot be read
-# whole, so every address is refused ("own addresses unknown") until it
-# can; a truncated set would have left the addresses past the cap open.
-# The last one carries a listener.
-for i in $(seq 0 1099); do
+# More own addresses than the guard holds (32768 entries: each /32 here
+# is an address and a local route): the set cannot be read whole, so
+# every address is refused ("own addresses unknown") until it can; a
+# truncated set would have left the addresses past the cap open. One of
+# them carries a listener.
+for i in $(seq 0 16999); do
 	echo "addr add 198.19.$((i / 250)).$((i % 250 + 1))/32 dev many0"
 done >"$T/many.batch"
 ip -n "$GD" link add many0 type veth peer name many1 && ip -n "$GD" link set many0 up &&
