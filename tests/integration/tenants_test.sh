@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One guard serving two sandboxes (`run --tenants`, docs/design.md
+# One guard serving three sandboxes (`run --tenants`, docs/design.md
 # "Tenants"): tenant a is the workload namespace of lib.sh (10.77.0.2, link
-# gw0), tenant b a second namespace (10.78.0.2, link gb0), each attached to
+# gw0), tenant b a second namespace (10.78.0.2, link gb0), tenant c an
+# IPv6-only one (fd81:9::2, link gc6), each attached to
 # the guard's namespace by its own veth. Real curl from each tenant's
 # namespace, the test's DNS server and live listeners in IN. Every hostile
 # case has a live control: the same request from the tenant that is
@@ -10,7 +11,8 @@
 
 [ -x "$BIN" ] && [ -x "$CTL" ] || { echo "FAIL build: binaries missing"; exit 1; }
 TB=egb-$$
-EXTRA_NS=$TB
+TC=egc-$$
+EXTRA_NS="$TB $TC"
 topo_up || { echo "FAIL topology"; exit 1; }
 ip netns add "$TB" && ip -n "$TB" link set lo up &&
     ip link add wb0-$$ netns "$TB" type veth peer name gb0-$$ netns "$GD" &&
@@ -330,6 +332,36 @@ echo "$m" | grep -q '^egress_guard_tenant_requests_total{tenant="a",decision="al
 echo "$m" | grep -q '^egress_guard_tenant_requests_total{tenant="b",decision="deny"} [1-9]' || rc=1
 echo "$m" | grep -q '^egress_guard_tenants 2$' || rc=1
 check metrics_carry_a_tenant_label $rc
+
+# ---- an IPv6 tenant: its link, its listeners, its policy ----
+# c's link carries only IPv6 (fd81:9::/64): listeners bound to its
+# address on its link, its own DNS listener; b's pair is refused to c
+# while c's own reaches the live listener.
+ip netns add "$TC" && ip -n "$TC" link set lo up &&
+    ip link add wc0-$$ netns "$TC" type veth peer name gc6-$$ netns "$GD" &&
+    ip -n "$TC" addr add fd81:9::2/64 dev wc0-$$ nodad &&
+    ip -n "$GD" addr add fd81:9::1/64 dev gc6-$$ nodad &&
+    ip -n "$TC" link set wc0-$$ up && ip -n "$GD" link set gc6-$$ up
+spec c "gc6-$$" fd81:9::1 fd81:9::2
+o=$(api PUT /v1/tenants/c "$T/spec-c.json")
+policy c 1 a.test:8080
+o2=$(api PUT /v1/tenants/c/policy "$T/c-1.bundle")
+n0=$(lines up "req GET /")
+oc=$(via "$TC" '[fd81:9::1]:3128' http://a.test:8080/)
+lc=$(last_line decision)
+n1=$(lines up "req GET /")
+ob=$(via "$TC" '[fd81:9::1]:3128' http://b.test:8080/)
+lb=$(last_line decision)
+od=$(q "$TC" fd81:9::1 a.test)
+rc=0
+case "$o|$o2" in *status=201*'"epoch":1'*status=200) ;; *) rc=1;; esac
+case "$oc|$lc" in *code=200*'"tenant":"c"'*'"client":"[fd81:9::2]:'*) ;; *) rc=1;; esac
+[ "$n1" -gt "$n0" ] || rc=1
+case "$ob|$lb" in *code=403*'"tenant":"c"'*not_allowlisted*) ;; *) rc=1;; esac
+[ "$(lines up "req GET /")" -eq "$n1" ] || rc=1
+[ "$od" = 198.18.1.10 ] || rc=1
+check hostile_ipv6_tenant_c_refused_b_pair_own_pair_reaches_live_listener $rc \
+    "$o $o2 / $oc $lc / $ob $lb / dns:$od"
 
 # ---- a restart brings every tenant and policy back ----
 gstop
