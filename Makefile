@@ -44,15 +44,17 @@ SUITES   = $(sort $(wildcard conform/suites/*.json))
 GEN_OBJ  = $(BUILD)/obj/gen/suites.o
 
 # A mutant build (mk/conformance.mk sets MUTANT_BASE) recompiles only the
-# sources that name a mutant, with the mutant's flags, and takes every
-# other object from the normal build in MUTANT_BASE: five mutants cost
-# five small compiles, not five builds. A header that names a mutant would
-# make every includer differ, so it stops the build instead.
+# sources that name a macro its flags define (or EG_MUTANT_TAG, which
+# util/mutant.h derives from them), and takes every other object from the
+# normal build in MUTANT_BASE: a mutant costs two or three compiles, not
+# the fifteen of every source naming any mutant. A header that names a
+# mutant would make every includer differ, so it stops the build instead.
 ifdef MUTANT_BASE
 ifneq ($(shell grep -l EG_MUTANT $(filter-out util/mutant.h,$(foreach m,$(MODULES),$(wildcard $(m)/*.h)))),)
 $(error a header other than util/mutant.h names EG_MUTANT: mutant builds would be stale)
 endif
-MUTANT_SRCS := $(shell grep -l -e EG_MUTANT -e util/mutant.h $(LIB_SRCS))
+MUTANT_DEFS := $(foreach d,$(filter -D%,$(CFLAGS)),$(firstword $(subst =, ,$(d:-D%=%)))) EG_MUTANT_TAG
+MUTANT_SRCS := $(shell grep -l -w $(addprefix -e ,$(MUTANT_DEFS)) $(LIB_SRCS))
 LIB_OBJS := $(foreach s,$(LIB_SRCS),$(if $(filter $(s),$(MUTANT_SRCS)),$(BUILD)/obj/$(s:.c=.o),$(MUTANT_BASE)/obj/$(s:.c=.o)))
 GEN_OBJ  := $(MUTANT_BASE)/obj/gen/suites.o
 endif
