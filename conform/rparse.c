@@ -17,6 +17,7 @@
 #include "util/ascii.h"
 #include "util/errbuf.h"
 #include "util/jsonstrict.h"
+#include "util/names.h"
 
 #define MAX_CASES	4096
 #define MAX_STRING	4096	/* bytes of any case string */
@@ -38,13 +39,7 @@ rparse_fact_name(size_t i)
 int
 rparse_fact_index(const char *s, size_t len)
 {
-	int i;
-
-	for (i = 0; i < RPARSE_NFACTS; i++)
-		if (strlen(fact_names[i]) == len &&
-		    memcmp(s, fact_names[i], len) == 0)
-			return i;
-	return -1;
+	return names_index(fact_names, RPARSE_NFACTS, s, len);
 }
 
 int
@@ -256,7 +251,7 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, char *err,
 	size_t len = 0, idlen = 0, i;
 	enum verdict v = V_FAIL;
 	json_t *val;
-	int consistent;
+	int consistent, vi;
 
 	if (!json_is_object(c)) {
 		errbuf_set(err, errlen, "cases[%zu] must be an object", idx);
@@ -303,16 +298,12 @@ check_case(json_t *c, size_t idx, json_t *seen, int strict, char *err,
 		return -1;
 	}
 	s = jsonstrict_str(c, "verdict", &len);
-	for (i = 0; verdicts[i] != NULL; i++)
-		if (strlen(verdicts[i]) == len && memcmp(verdicts[i], s,
-		    len) == 0)
-			break;
-	if (verdicts[i] == NULL) {
+	if ((vi = names_index(verdicts, NAMES_N(verdicts), s, len)) < 0) {
 		errbuf_set(err, errlen, "case %s: verdict must be pass, fail or "
 		    "inconclusive", id);
 		return -1;
 	}
-	v = (enum verdict)i;
+	v = (enum verdict)vi;
 	/* A control that reached nothing carries no evidence: that case is
 	 * inconclusive, whatever its words say. */
 	consistent = str_eq(c, "observed", "expected") &&

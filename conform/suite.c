@@ -20,6 +20,7 @@
 #include "util/ascii.h"
 #include "util/errbuf.h"
 #include "util/jsonstrict.h"
+#include "util/names.h"
 
 #define MAX_NAME	64	/* bytes of an evidence's NAME */
 
@@ -42,24 +43,17 @@ struct suite {
 /* The evidence kinds, and whether each starts its detail with a count:
  * a listener, resolver, socket or counter that saw nothing is no
  * evidence, and "0 connections" must not read as some. */
-static const struct {
-	const char	*name;
-	int		 counts;
-} kinds[] = {
-	{ "listener", 1 }, { "resolver", 1 }, { "socket", 1 },
-	{ "counter", 1 }, { "process", 0 }, { NULL, 0 }
+static const char *const kind_names[] = {
+	"listener", "resolver", "socket", "counter", "process"
 };
+static const unsigned char kind_counts[] = { 1, 1, 1, 1, 0 };
+_Static_assert(NAMES_N(kind_names) == NAMES_N(kind_counts),
+    "a count rule for each evidence kind");
 
 static int
 kind_index(const char *s, size_t len)
 {
-	int i;
-
-	for (i = 0; kinds[i].name != NULL; i++)
-		if (strlen(kinds[i].name) == len &&
-		    memcmp(kinds[i].name, s, len) == 0)
-			return i;
-	return -1;
+	return names_index(kind_names, NAMES_N(kind_names), s, len);
 }
 
 const char *
@@ -114,7 +108,7 @@ suite_evidence_ok(const char *kind, const char *ev, size_t len)
 	for (name = i; name < len; name++)
 		if (!ascii_is_vchar((unsigned char)ev[name]) && ev[name] != ' ')
 			return 0;
-	if (!kinds[k].counts)
+	if (!kind_counts[k])
 		return 1;
 	if (ev[i] < '1' || ev[i] > '9')
 		return 0;

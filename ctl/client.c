@@ -1,5 +1,7 @@
-/* A small blocking HTTP/1.1 client over the guard's AF_UNIX control socket,
- * and the push and status subcommands (docs/design.md "Control API").
+/* A small blocking HTTP/1.1 client over the guard's AF_UNIX control socket
+ * (docs/design.md "Control API"), and the argument parsing and answer
+ * printing its subcommands share (ctl/push.c, ctl/tenant.c, which sit
+ * above this file: it includes neither).
  *
  * One request per connection ("Connection: close"). Everything the guard
  * sends back is bounded (head, body, each recv by SO_RCVTIMEO, the whole
@@ -26,14 +28,10 @@
 
 #include "ctl/cli.h"
 #include "ctl/client.h"
-#include "ctl/diff.h"
-#include "plane/bundle.h"
-#include "plane/bundlepeek.h"
 #include "policy/policy.h"
 #include "proto/chunked.h"
 #include "proto/http.h"
 #include "util/ascii.h"
-#include "util/file.h"
 #include "util/num.h"
 #include "util/errbuf.h"
 
@@ -399,7 +397,17 @@ ctlclient_request(const char *sock_path, long guard_uid, const char *method,
     const char *target, const char *body, size_t body_len,
     struct ctlclient_response *r, char *err, size_t errlen)
 {
-	struct body b = { body, body_len, NULL, NULL, 0 };
+	return ctlclient_request_then(sock_path, guard_uid, method, target, body,
+	    body_len, NULL, NULL, r, err, errlen);
+}
+
+int
+ctlclient_request_then(const char *sock_path, long guard_uid,
+    const char *method, const char *target, const char *body, size_t body_len,
+    void (*sent)(void *), void *arg, struct ctlclient_response *r, char *err,
+    size_t errlen)
+{
+	struct body b = { body, body_len, sent, arg, 0 };
 
 	return request(sock_path, method, target, &b, guard_uid, r, err, errlen);
 }
@@ -478,38 +486,17 @@ out:
 }
 
 int
-ctlclient_tenant_target(char *out, size_t outlen, const char *tenant,
-    const char *rest)
-{
-	int n;
-
-	/* The id is a path segment: only the id grammar may get there, never
-	 * a '/', '?', space or line break of a caller's argument. */
-	if (tenant == NULL)
-		n = snprintf(out, outlen, "/v1%s", rest);
-	else if (!policy_tenant_id_ok(tenant, strlen(tenant)))
-		return -1;
-	else
-		n = snprintf(out, outlen, "/v1/tenants/%s%s", tenant, rest);
-	return n < 0 || (size_t)n >= outlen ? -1 : 0;
-}
-
-int
-ctlclient_fetch_policy(const char *control, long guard_uid, const char *tenant,
+ctlclient_fetch_policy(const char *control, long guard_uid, const char *t,
     struct policy **out, char *err, size_t errlen)
 {
 	struct ctlclient_response r = { 0, NULL, 0 };
 	struct body b = { NULL, 0, NULL, NULL, CTLCLIENT_POLICY_MAX };
 	json_t *root = NULL, *loaded, *pol, *dig;
-	char why[512], *bytes = NULL, t[CTLCLIENT_TARGET_MAX];
+	char why[512], *bytes = NULL;
 	struct policy *p = NULL;
 	int rc = -1;
 
 	*out = NULL;
-	if (ctlclient_tenant_target(t, sizeof(t), tenant, "/policy") == -1) {
-		errbuf_set(err, errlen, "not a tenant id");
-		return -1;
-	}
 	if (request(control, "GET", t, &b, guard_uid, &r, err, errlen) == -1)
 		return -1;
 	if (r.status != 200) {
@@ -559,11 +546,7 @@ out:
 	return rc;
 }
 
-/* ---- subcommands: the CLI layer, which prints. ---- */
-
-static const char *const client_names[] = {
-	"--control", "--guard-uid", "--tenant", NULL
-};
+/* ---- shared by the subcommands: the CLI layer, which prints. ---- */
 
 int
 ctlclient_parse_args(int argc, char **argv, struct cli_opts *o,
@@ -598,265 +581,12 @@ ctlclient_parse_args(int argc, char **argv, struct cli_opts *o,
 	return 0;
 }
 
-/* The body on stdout, newline-terminated. */
-static int
-print_body(const struct ctlclient_response *r)
+int
+ctlclient_print_body(const struct ctlclient_response *r)
 {
 	if (cli_print_all(r->body, r->body_len) == -1)
 		return -1;
 	if (r->body_len == 0 || r->body[r->body_len - 1] != '\n')
 		return cli_print_all("\n", 1);
 	return 0;
-}
-
-/* The digest the guard must answer a push with. Computed once the bundle
- * is sent, while the guard verifies and installs it: on a 100,000-entry
- * bundle that is ~10 ms of decoding and hashing the push no longer waits
- * for. Bytes that hold no bundle are still sent (the guard says why it
- * refuses them), but no success can be believed for them: digest "". */
-struct push_digest {
-	const char	*buf;
-	size_t		 len;
-	char		 digest[POLICY_DIGEST_LEN + 1];
-	char		 why[512];
-};
-
-static void
-push_digest(void *arg)
-{
-	struct push_digest *d = arg;
-
-	if (bundlepeek_digest(d->buf, d->len, d->digest, d->why,
-	    sizeof(d->why)) == -1)
-		d->digest[0] = '\0';
-}
-
-/* push --no-widen: refuses (CLI_EXIT_WIDENS) a bundle whose policy
- * admits a destination the guard's policy of now does not, with the
- * difference on stderr; 0 to go on, or an exit status. The guard's
- * policy is read when the push starts: a push by someone else in
- * between is not seen (the epoch rule still orders the two). */
-static int
-no_widen(const char *path, const char *buf, size_t len, const char *control,
-    long guard_uid, const char *tenant)
-{
-	struct policy *cur = NULL, *next;
-	struct ctldiff_sum sum;
-	char err[1024];
-
-	if ((next = bundlepeek_policy(buf, len, NULL, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: push: %s: %s\n", CLI_PROG, path, err);
-		return CLI_EXIT_USAGE;
-	}
-	if (ctlclient_fetch_policy(control, guard_uid, tenant, &cur, err,
-	    sizeof(err)) == -1) {
-		fprintf(stderr, "%s: push: --no-widen: cannot tell what the guard "
-		    "runs: %s\n", CLI_PROG, err);
-		policy_free(next);
-		return CLI_EXIT_FAIL;
-	}
-	ctldiff_compare(cur, next, NULL, &sum);
-	if (sum.widens) {
-		fprintf(stderr, "%s: push: %s: refused (--no-widen): it admits "
-		    "what %s runs now%s%s (%s) does not, or is for another "
-		    "tenant:\n", CLI_PROG, path, control, tenant != NULL ?
-		    " for tenant " : "", tenant != NULL ? tenant : "",
-		    cur != NULL ? policy_digest(cur) : "no policy");
-		ctldiff_compare(cur, next, stderr, &sum);
-		ctldiff_verdict(&sum, cur, next, stderr);
-	}
-	policy_free(cur);
-	policy_free(next);
-	return sum.widens ? CLI_EXIT_WIDENS : 0;
-}
-
-/* Takes the flag --no-widen out of argv (before any "--"): 1 when it
- * was there (more than once is a usage error, -1). */
-static int
-take_flag(int *argc, char **argv, const char *flag)
-{
-	int i, j, seen = 0;
-
-	for (i = 1; i < *argc && strcmp(argv[i], "--") != 0; i++) {
-		if (strcmp(argv[i], flag) != 0)
-			continue;
-		if (seen++)
-			return -1;
-		for (j = i; j + 1 < *argc; j++)
-			argv[j] = argv[j + 1];
-		(*argc)--;
-		i--;
-	}
-	return seen;
-}
-
-/* A push the guard refused for what it is: 403 (key, signature, or
- * wrong_tenant) or 409 (epoch, tenant_mode); with --tenant also 404 (no
- * such tenant, or not in tenant mode), which a plain push never meets. */
-static int
-refused(int status, const char *tenant)
-{
-	return status == 403 || status == 409 || (tenant != NULL && status == 404);
-}
-
-int
-ctlclient_cmd_push(int argc, char **argv)
-{
-	struct cli_opts o = { argv[0], CTLCLIENT_PUSH_USAGE, client_names,
-	    { NULL }, NULL, 1 };
-	int widen = take_flag(&argc, argv, "--no-widen");
-	const char *path, *control, *tenant;
-	struct ctlclient_response r = { 0, NULL, 0 };
-	struct push_digest d = { NULL, 0, "", "" };
-	struct body b;
-	char err[1024], why[512], *buf = NULL, target[CTLCLIENT_TARGET_MAX];
-	size_t len = 0;
-	long guard_uid;
-	int rc;
-
-	if (widen == -1)
-		return cli_usage_error(o.cmd, o.usage, "--no-widen given twice",
-		    NULL);
-	if ((rc = ctlclient_parse_args(argc, argv, &o, "BUNDLE", &guard_uid)) != 0)
-		return rc;
-	path = o.operand;
-	control = o.vals[0];
-	tenant = o.vals[2];
-	rc = CLI_EXIT_USAGE;
-	if (ctlclient_tenant_target(target, sizeof(target), tenant,
-	    "/policy") == -1)
-		goto out;	/* checked by ctlclient_parse_args */
-	/* The guard refuses more than BUNDLE_MAX_BYTES anyway: say so here
-	 * rather than send it. */
-	if ((buf = file_read(path, BUNDLE_MAX_BYTES, 0, &len, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "%s: push: %s\n", CLI_PROG, err);
-		goto out;
-	}
-	if (len == 0) {
-		fprintf(stderr, "%s: push: %s: empty\n", CLI_PROG, path);
-		goto out;
-	}
-	if (widen == 1 && (rc = no_widen(path, buf, len, control,
-	    guard_uid, tenant)) != 0)
-		goto out;
-	rc = CLI_EXIT_USAGE;
-	d.buf = buf;
-	d.len = len;
-	b = (struct body){ buf, len, push_digest, &d, 0 };
-	if (request(control, "PUT", target, &b, guard_uid, &r, err,
-	    sizeof(err)) == -1) {
-		fprintf(stderr, "%s: push: %s\n", CLI_PROG, err);
-		goto out;
-	}
-	if (r.status == 200 && (d.digest[0] == '\0' ||
-	    ctlclient_check_pushed(&r, d.digest, why, sizeof(why)) == -1)) {
-		fprintf(stderr, "%s: push: %s: %s answered 200 but %s: the push is "
-		    "not confirmed\n", CLI_PROG, path, control, d.digest[0] == '\0' ?
-		    "the file holds no bundle to compare with" : why);
-		goto out;
-	}
-	/* The exit status says what the guard did; a lost output must not
-	 * read as a refusal (1) to a script when the policy took effect. */
-	if (print_body(&r) == -1) {
-		if (r.status == 200)
-			fprintf(stderr, "%s: push: %s: %s answered 200: the push "
-			    "took effect, but its answer was not printed\n",
-			    CLI_PROG, path, control);
-		else if (refused(r.status, tenant))
-			rc = CLI_EXIT_FAIL;
-		goto out;
-	}
-	if (r.status == 200) {
-		rc = 0;
-	} else if (refused(r.status, tenant)) {
-		fprintf(stderr, "%s: push: %s: refused by %s (HTTP %d)\n",
-		    CLI_PROG, path, control, r.status);
-		rc = CLI_EXIT_FAIL;
-	} else {
-		fprintf(stderr, "%s: push: %s: %s answered HTTP %d\n", CLI_PROG,
-		    path, control, r.status);
-	}
-out:
-	free(buf);
-	free(r.body);
-	return rc;
-}
-
-int
-ctlclient_cmd_status(int argc, char **argv)
-{
-	struct cli_opts o = { argv[0], CTLCLIENT_STATUS_USAGE, client_names,
-	    { NULL }, NULL, 0 };
-	struct ctlclient_response r = { 0, NULL, 0 };
-	const char *control;
-	char err[1024];
-	long guard_uid;
-	int rc;
-
-	if ((rc = ctlclient_parse_args(argc, argv, &o, "BUNDLE", &guard_uid)) != 0)
-		return rc;
-	control = o.vals[0];
-	/* One tenant's: the exit status of every tenant call. */
-	if (o.vals[2] != NULL) {
-		char target[CTLCLIENT_TARGET_MAX];
-
-		if (ctlclient_tenant_target(target, sizeof(target), o.vals[2],
-		    "/status") == -1)
-			return CLI_EXIT_USAGE;
-		return ctlclient_call(o.cmd, control, guard_uid, "GET", target,
-		    NULL, 0);
-	}
-	rc = CLI_EXIT_USAGE;
-	if (ctlclient_request(control, guard_uid, "GET", "/v1/status", NULL, 0, &r,
-	    err, sizeof(err)) == -1) {
-		fprintf(stderr, "%s: status: %s\n", CLI_PROG, err);
-		goto out;
-	}
-	if (print_body(&r) == -1)
-		goto out;	/* 2, as the table says: 0 only for a 200 shown */
-	if (r.status == 200)
-		rc = 0;
-	else
-		fprintf(stderr, "%s: status: %s answered HTTP %d\n", CLI_PROG,
-		    control, r.status);
-out:
-	free(r.body);
-	return rc;
-}
-
-int
-ctlclient_call(const char *cmd, const char *control, long guard_uid,
-    const char *method, const char *target, const char *body, size_t len)
-{
-	struct ctlclient_response r = { 0, NULL, 0 };
-	char err[1024];
-	int rc = CLI_EXIT_USAGE;
-
-	if (ctlclient_request(control, guard_uid, method, target, body, len, &r,
-	    err, sizeof(err)) == -1) {
-		fprintf(stderr, "%s: %s: %s\n", CLI_PROG, cmd, err);
-		return CLI_EXIT_USAGE;
-	}
-	/* The guard's answer, its {"error":…,"message":…} included: what a
-	 * script reads to tell why. */
-	if (print_body(&r) == -1) {
-		if (r.status >= 200 && r.status < 300)
-			fprintf(stderr, "%s: %s: %s answered %d: it took effect, "
-			    "but its answer was not printed\n", CLI_PROG, cmd,
-			    control, r.status);
-		goto out;
-	}
-	if (r.status >= 200 && r.status < 300) {
-		rc = 0;
-	} else if (r.status >= 400 && r.status < 500) {
-		fprintf(stderr, "%s: %s: refused by %s (HTTP %d)\n", CLI_PROG, cmd,
-		    control, r.status);
-		rc = CLI_EXIT_FAIL;
-	} else {
-		fprintf(stderr, "%s: %s: %s answered HTTP %d\n", CLI_PROG, cmd,
-		    control, r.status);
-	}
-out:
-	free(r.body);
-	return rc;
 }

@@ -1,13 +1,12 @@
 /* A small blocking HTTP/1.1 client for the guard's control socket
- * (docs/design.md "Control API"), and the push and status subcommands of
- * egress-guardctl. Blocking is fine: this is the CLI, never the guard. */
+ * (docs/design.md "Control API"), and what egress-guardctl's subcommands
+ * that call it share: their arguments, their answer on stdout. Blocking is
+ * fine: this is the CLI, never the guard. The lowest ctl layer but cli.h:
+ * ctl/push.c and ctl/tenant.c include it, never the other way. */
 #ifndef EG_CTL_CLIENT_H
 #define EG_CTL_CLIENT_H
 
 #include <stddef.h>
-
-#define CTLCLIENT_PUSH_USAGE	"BUNDLE --control PATH [--guard-uid N] [--tenant ID] [--no-widen]"
-#define CTLCLIENT_STATUS_USAGE	"--control PATH [--guard-uid N] [--tenant ID]"
 
 #define CTLCLIENT_HEAD_MAX	(16u * 1024)	/* response status line + headers */
 #define CTLCLIENT_BODY_MAX	(1u << 20)	/* response body */
@@ -16,8 +15,6 @@
  * policy are at most 3/4 of a bundle. A larger --policy file cannot be
  * read back, and push --no-widen then refuses to go on. */
 #define CTLCLIENT_POLICY_MAX	(16u << 20)
-/* A request target: "/v1/tenants/" + an id + "/policy" fits. */
-#define CTLCLIENT_TARGET_MAX	64
 
 struct ctlclient_response {
 	int	 status;	/* 100-599 */
@@ -41,6 +38,13 @@ int ctlclient_request(const char *sock_path, long guard_uid, const char *method,
     const char *target, const char *body, size_t body_len,
     struct ctlclient_response *r, char *err, size_t errlen);
 
+/* ctlclient_request, which calls sent(arg) (when not NULL) once the last
+ * byte of body is sent: work to do while the guard works on it. */
+int ctlclient_request_then(const char *sock_path, long guard_uid,
+    const char *method, const char *target, const char *body, size_t body_len,
+    void (*sent)(void *), void *arg, struct ctlclient_response *r, char *err,
+    size_t errlen);
+
 /* 0 when the JSON answer r to a push names exactly the digest want
  * ("sha256:…"), else -1 with err. Pure. */
 int ctlclient_check_pushed(const struct ctlclient_response *r, const char *want,
@@ -55,19 +59,13 @@ int ctlclient_binary_sha256(const char *sock_path, long guard_uid, char *hex,
 
 struct policy;
 
-/* The policy the guard at sock_path runs now: GET /v1/policy (tenant
- * not NULL: GET /v1/tenants/TENANT/policy), its "policy" read back and
- * its digest checked against the "digest" the guard names. 0 with *out
+/* The policy the guard at sock_path runs now: GET target (/v1/policy,
+ * or a tenant's, ctltenant_target), its "policy" read back and its
+ * digest checked against the "digest" the guard names. 0 with *out
  * (NULL: the guard runs no policy, which denies everything), or -1 with
  * err. */
 int ctlclient_fetch_policy(const char *sock_path, long guard_uid,
-    const char *tenant, struct policy **out, char *err, size_t errlen);
-
-/* "/v1" + rest, or with tenant "/v1/tenants/TENANT" + rest, into out.
- * -1 when tenant is no tenant id (policy_tenant_id_ok: nothing but the
- * id grammar reaches the request line) or out is too small. */
-int ctlclient_tenant_target(char *out, size_t outlen, const char *tenant,
-    const char *rest);
+    const char *target, struct policy **out, char *err, size_t errlen);
 
 struct cli_opts;
 
@@ -80,28 +78,8 @@ struct cli_opts;
 int ctlclient_parse_args(int argc, char **argv, struct cli_opts *o,
     const char *what, long *guard_uid);
 
-/* One call of a subcommand that shows the guard's answer (status
- * --tenant, tenant add|remove|list): method target with the len bytes of
- * body, the answer's body on stdout (the guard's JSON error included).
- * Exit status: 0 on 2xx printed, CLI_EXIT_FAIL on 4xx (refused: the
- * reason is in the body), CLI_EXIT_USAGE otherwise (unreachable, another
- * status, the answer not written); cmd names the command on stderr. */
-int ctlclient_call(const char *cmd, const char *control, long guard_uid,
-    const char *method, const char *target, const char *body, size_t len);
-
-/* push BUNDLE --control PATH: PUT /v1/policy. With --no-widen, first
- * CLI_EXIT_WIDENS (nothing sent) when the bundle's policy admits a
- * destination the guard's does not (ctl/diff.h), 1 when that cannot be
- * told. Prints the answer's body;
- * exit 0 on a 200 that names the pushed bundle's digest, 1 on 403 or 409
- * (refused), 2 otherwise: the guard cannot be reached, the socket is
- * served by another uid, or a 200 names another digest. With --tenant
- * ID: PUT /v1/tenants/ID/policy (--no-widen reads GET
- * /v1/tenants/ID/policy), and 404 is a refusal (1) too. status --control
- * PATH: GET /v1/status; exit 0 on 200, 2 otherwise; with --tenant ID
- * GET /v1/tenants/ID/status, exit status as ctlclient_call. argv[0] is
- * the subcommand name. */
-int ctlclient_cmd_push(int argc, char **argv);
-int ctlclient_cmd_status(int argc, char **argv);
+/* r's body on stdout, newline-terminated: 0, or -1 when it was not all
+ * written. */
+int ctlclient_print_body(const struct ctlclient_response *r);
 
 #endif

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "ctl/cli.h"
-#include "ctl/client.h"
 #include "ctl/diff.h"
 #include "ctl/keys.h"
+#include "ctl/push.h"
 #include "ctl/receiptcmd.h"
 #include "ctl/receiptshow.h"
 #include "ctl/tenant.h"
@@ -39,8 +39,8 @@ static const struct command commands[] = {
 	{ "sign", CTLKEYS_SIGN_USAGE, ctlkeys_cmd_sign },
 	{ "verify", CTLKEYS_VERIFY_USAGE, ctlkeys_cmd_verify },
 	{ "diff", CTLDIFF_USAGE, ctldiff_cmd_diff },
-	{ "push", CTLCLIENT_PUSH_USAGE, ctlclient_cmd_push },
-	{ "status", CTLCLIENT_STATUS_USAGE, ctlclient_cmd_status },
+	{ "push", CTLPUSH_PUSH_USAGE, ctlpush_cmd_push },
+	{ "status", CTLPUSH_STATUS_USAGE, ctlpush_cmd_status },
 	{ "tenant", CTLTENANT_USAGE, ctltenant_cmd },
 	{ "receipt", RECEIPTCMD_RECEIPT_USAGE, cmd_receipt },
 	{ "admit", RECEIPTCMD_ADMIT_USAGE, receiptcmd_cmd_admit },

@@ -1,8 +1,10 @@
-/* egress-guardctl tenant add|remove|list (ctl/tenant.h): thin calls of
- * the control API through ctl/client.c. The id is the one thing read
- * here, because it goes into the request's path: only the id grammar
- * may (policy_tenant_id_ok). Whether the rest of the spec is valid is
- * the guard's to say (400 malformed, the key named). */
+/* egress-guardctl tenant add|remove|list (ctl/tenant.h), and the tenant
+ * side of push and status (ctl/push.c): thin calls of the control API
+ * through ctl/client.c, which is below this file and never includes it.
+ * The id is the one thing read here, because it goes into the request's
+ * path: only the id grammar may (policy_tenant_id_ok). Whether the rest
+ * of the spec is valid is the guard's to say (400 malformed, the key
+ * named). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +57,73 @@ out:
 	return rc;
 }
 
+int
+ctltenant_target(char *out, size_t outlen, const char *tenant,
+    const char *rest)
+{
+	int n;
+
+	/* The id is a path segment: only the id grammar may get there, never
+	 * a '/', '?', space or line break of a caller's argument. */
+	if (tenant == NULL)
+		n = snprintf(out, outlen, "/v1%s", rest);
+	else if (!policy_tenant_id_ok(tenant, strlen(tenant)))
+		return -1;
+	else
+		n = snprintf(out, outlen, "/v1/tenants/%s%s", tenant, rest);
+	return n < 0 || (size_t)n >= outlen ? -1 : 0;
+}
+
+
+int
+ctltenant_call(const char *cmd, const char *control, long guard_uid,
+    const char *method, const char *target, const char *body, size_t len)
+{
+	struct ctlclient_response r = { 0, NULL, 0 };
+	char err[1024];
+	int rc = CLI_EXIT_USAGE;
+
+	if (ctlclient_request(control, guard_uid, method, target, body, len, &r,
+	    err, sizeof(err)) == -1) {
+		fprintf(stderr, "%s: %s: %s\n", CLI_PROG, cmd, err);
+		return CLI_EXIT_USAGE;
+	}
+	/* The guard's answer, its {"error":…,"message":…} included: what a
+	 * script reads to tell why. */
+	if (ctlclient_print_body(&r) == -1) {
+		if (r.status >= 200 && r.status < 300)
+			fprintf(stderr, "%s: %s: %s answered %d: it took effect, "
+			    "but its answer was not printed\n", CLI_PROG, cmd,
+			    control, r.status);
+		goto out;
+	}
+	if (r.status >= 200 && r.status < 300) {
+		rc = 0;
+	} else if (r.status >= 400 && r.status < 500) {
+		fprintf(stderr, "%s: %s: refused by %s (HTTP %d)\n", CLI_PROG, cmd,
+		    control, r.status);
+		rc = CLI_EXIT_FAIL;
+	} else {
+		fprintf(stderr, "%s: %s: %s answered HTTP %d\n", CLI_PROG, cmd,
+		    control, r.status);
+	}
+out:
+	free(r.body);
+	return rc;
+}
+
+/* One tenant's: the exit status of every tenant call. */
+int
+ctltenant_status(const char *cmd, const char *control, long guard_uid,
+    const char *tenant)
+{
+	char target[CTLTENANT_TARGET_MAX];
+
+	if (ctltenant_target(target, sizeof(target), tenant, "/status") == -1)
+		return CLI_EXIT_USAGE;
+	return ctltenant_call(cmd, control, guard_uid, "GET", target, NULL, 0);
+}
+
 static const char *const names[] = { "--control", "--guard-uid", NULL };
 
 static int
@@ -62,7 +131,7 @@ tenant_add(int argc, char **argv)
 {
 	struct cli_opts o = { "tenant add", CTLTENANT_ADD_ARGS, names,
 	    { NULL }, NULL, 1 };
-	char err[1024], id[POLICY_TENANT_MAX + 1], target[CTLCLIENT_TARGET_MAX];
+	char err[1024], id[POLICY_TENANT_MAX + 1], target[CTLTENANT_TARGET_MAX];
 	char *buf;
 	size_t len;
 	long uid;
@@ -76,14 +145,14 @@ tenant_add(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	if (ctltenant_spec_id(buf, len, id, err, sizeof(err)) == -1 ||
-	    ctlclient_tenant_target(target, sizeof(target), id, "") == -1) {
+	    ctltenant_target(target, sizeof(target), id, "") == -1) {
 		fprintf(stderr, "%s: tenant add: %s: %s\n", CLI_PROG, o.operand,
 		    err);
 		free(buf);
 		return CLI_EXIT_USAGE;
 	}
 	/* The file's bytes as they are: the guard parses what was written. */
-	rc = ctlclient_call(o.cmd, o.vals[0], uid, "PUT", target, buf, len);
+	rc = ctltenant_call(o.cmd, o.vals[0], uid, "PUT", target, buf, len);
 	free(buf);
 	return rc;
 }
@@ -93,16 +162,16 @@ tenant_remove(int argc, char **argv)
 {
 	struct cli_opts o = { "tenant remove", CTLTENANT_REMOVE_ARGS, names,
 	    { NULL }, NULL, 1 };
-	char target[CTLCLIENT_TARGET_MAX];
+	char target[CTLTENANT_TARGET_MAX];
 	long uid;
 	int rc;
 
 	if ((rc = ctlclient_parse_args(argc, argv, &o, "ID", &uid)) != 0)
 		return rc;
-	if (ctlclient_tenant_target(target, sizeof(target), o.operand, "") == -1)
+	if (ctltenant_target(target, sizeof(target), o.operand, "") == -1)
 		return cli_usage_error(o.cmd, o.usage, CLI_TENANT_ID_RULE,
 		    o.operand);
-	return ctlclient_call(o.cmd, o.vals[0], uid, "DELETE", target, NULL, 0);
+	return ctltenant_call(o.cmd, o.vals[0], uid, "DELETE", target, NULL, 0);
 }
 
 static int
@@ -115,7 +184,7 @@ tenant_list(int argc, char **argv)
 
 	if ((rc = ctlclient_parse_args(argc, argv, &o, "", &uid)) != 0)
 		return rc;
-	return ctlclient_call(o.cmd, o.vals[0], uid, "GET", "/v1/tenants", NULL,
+	return ctltenant_call(o.cmd, o.vals[0], uid, "GET", "/v1/tenants", NULL,
 	    0);
 }
 

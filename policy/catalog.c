@@ -15,6 +15,7 @@
 #include "util/errbuf.h"
 #include "util/file.h"
 #include "util/jsonstrict.h"
+#include "util/names.h"
 
 static const char *const ecosystems[CATALOG_NECOSYSTEMS + 1] = {
 	"apt", "cargo", "go", "maven", "npm", "nuget", "pypi", "rubygems", NULL
@@ -38,13 +39,7 @@ catalog_ecosystem_name(unsigned i)
 int
 catalog_ecosystem_index(const char *s, size_t len)
 {
-	int i;
-
-	for (i = 0; ecosystems[i] != NULL; i++)
-		if (s != NULL && strlen(ecosystems[i]) == len &&
-		    memcmp(ecosystems[i], s, len) == 0)
-			return i;
-	return -1;
+	return names_index(ecosystems, CATALOG_NECOSYSTEMS, s, len);
 }
 
 const char *

@@ -331,7 +331,7 @@ cases_cross_policy() {
 		rm -f "$T/tun.go" "$T/tun-a.ready" "$T/tun-b.ready"
 		clear_log pub
 		for t in a b; do
-			inat "$t" python3 "$(dirname "${BASH_SOURCE[0]}")/tunnel_hold.py" "$(gaddr "$t")" \
+			inat "$t" python3 "$TI/tunnel_hold.py" --mode get "$(gaddr "$t")" \
 			    "$(gport "$t")" shared.example.test:80 "$T/tun-$t.ready" "$T/tun.go" >"$T/tun-$t.out" 2>&1 &
 			PIDS="$PIDS $!"; eval "TUN_$t=$!"
 		done

@@ -1,4 +1,4 @@
-/* egress-guardctl's tenant pieces (ctl/tenant.c, ctl/client.c): the id a
+/* egress-guardctl's tenant pieces (ctl/tenant.c): the id a
  * spec file names, and the request targets a tenant id goes into, where
  * nothing but the id grammar may reach the request line. */
 #include <stdarg.h>
@@ -8,7 +8,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ctl/client.h"
 #include "ctl/tenant.h"
 #include "policy/policy.h"
 
@@ -72,25 +71,25 @@ test_hostile_spec_without_a_usable_id_refused(void **state)
 static void
 test_tenant_targets(void **state)
 {
-	char t[CTLCLIENT_TARGET_MAX];
+	char t[CTLTENANT_TARGET_MAX];
 
 	(void)state;
-	assert_int_equal(ctlclient_tenant_target(t, sizeof(t), NULL, "/policy"), 0);
+	assert_int_equal(ctltenant_target(t, sizeof(t), NULL, "/policy"), 0);
 	assert_string_equal(t, "/v1/policy");
-	assert_int_equal(ctlclient_tenant_target(t, sizeof(t), "a", "/policy"), 0);
+	assert_int_equal(ctltenant_target(t, sizeof(t), "a", "/policy"), 0);
 	assert_string_equal(t, "/v1/tenants/a/policy");
-	assert_int_equal(ctlclient_tenant_target(t, sizeof(t), "a", ""), 0);
+	assert_int_equal(ctltenant_target(t, sizeof(t), "a", ""), 0);
 	assert_string_equal(t, "/v1/tenants/a");
 	/* The longest id fits the longest target. */
-	assert_int_equal(ctlclient_tenant_target(t, sizeof(t),
+	assert_int_equal(ctltenant_target(t, sizeof(t),
 	    "abcdefghijklmnopqrstuvwxyz012345", "/status"), 0);
 	assert_string_equal(t, "/v1/tenants/abcdefghijklmnopqrstuvwxyz012345/status");
 	/* hostile: anything but the grammar never becomes a target. */
-	assert_int_equal(ctlclient_tenant_target(t, sizeof(t), "a/../b", ""), -1);
-	assert_int_equal(ctlclient_tenant_target(t, sizeof(t), "a b", ""), -1);
-	assert_int_equal(ctlclient_tenant_target(t, sizeof(t), "a\r\n", ""), -1);
-	assert_int_equal(ctlclient_tenant_target(t, sizeof(t), "", ""), -1);
-	assert_int_equal(ctlclient_tenant_target(t, 8, "a", "/policy"), -1);
+	assert_int_equal(ctltenant_target(t, sizeof(t), "a/../b", ""), -1);
+	assert_int_equal(ctltenant_target(t, sizeof(t), "a b", ""), -1);
+	assert_int_equal(ctltenant_target(t, sizeof(t), "a\r\n", ""), -1);
+	assert_int_equal(ctltenant_target(t, sizeof(t), "", ""), -1);
+	assert_int_equal(ctltenant_target(t, 8, "a", "/policy"), -1);
 }
 
 int main(void);
