@@ -30,6 +30,7 @@
 #include "util/errbuf.h"
 #include "util/jsonstrict.h"
 #include "util/file.h"
+#include "util/names.h"
 
 #define ED25519_RAW_LEN	32
 
@@ -452,11 +453,9 @@ bundle_envelope_fast(const char *buf, size_t len, const char **v, size_t *vlen)
 			return -1;
 		if (s == end || *s++ != '"' || plain_string(s, end, &q) == -1)
 			return -1;
-		for (i = 0; envelope_keys[i] != NULL; i++)
-			if ((size_t)(q - s) == strlen(envelope_keys[i]) &&
-			    memcmp(s, envelope_keys[i], (size_t)(q - s)) == 0)
-				break;
-		if (envelope_keys[i] == NULL || (seen & (1 << i)))
+		i = names_index(envelope_keys, NAMES_N(envelope_keys), s,
+		    (size_t)(q - s));
+		if (i < 0 || (seen & (1 << i)))
 			return -1;	/* unknown or duplicate key */
 		seen |= 1 << i;
 		s = q + 1;

@@ -28,6 +28,7 @@
 #include "proto/http.h"
 #include "policy/policy.h"
 #include "util/errbuf.h"
+#include "util/names.h"
 
 /* Control connections open at once, whatever they are doing; with the
  * body bound this caps what callers can make the guard hold. */
@@ -66,13 +67,10 @@ endpoint(const struct http_req *req)
 		"/v1/policy", "/v1/status", "/v1/health", "/metrics"
 	};
 	const char *q = memchr(req->target, '?', req->target_len);
-	size_t n = q != NULL ? (size_t)(q - req->target) : req->target_len, i;
+	size_t n = q != NULL ? (size_t)(q - req->target) : req->target_len;
+	int i = names_index(known, NAMES_N(known), req->target, n);
 
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		if (strlen(known[i]) == n && memcmp(known[i], req->target, n) == 0)
-			return known[i];
-	}
-	return NULL;
+	return i >= 0 ? known[i] : NULL;
 }
 
 /* A complete head of end bytes at k->head. */

@@ -9,6 +9,7 @@
 
 #include "proto/chunked.h"
 #include "util/ascii.h"
+#include "util/names.h"
 
 #define SIZE_DIGITS_MAX	16
 
@@ -79,15 +80,9 @@ tname_refused(const struct chunked *c)
 		"content-length", "transfer-encoding", "host", "connection",
 		"keep-alive", "te", "trailer", "upgrade", NULL
 	};
-	size_t i;
-
 	if (c->tname_len >= 6 && memcmp(c->tname, "proxy-", 6) == 0)
 		return 1;
-	for (i = 0; names[i] != NULL; i++)
-		if (c->tname_len == strlen(names[i]) &&
-		    memcmp(c->tname, names[i], c->tname_len) == 0)
-			return 1;
-	return 0;
+	return names_index(names, NAMES_N(names), c->tname, c->tname_len) >= 0;
 }
 
 static void
