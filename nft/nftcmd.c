@@ -1,6 +1,7 @@
 /* The nft subcommands: argument parsing, the namespace dance and what the
- * operator reads (printed through nft/nftcli.h). Input is checked completely before any namespace is
- * entered, so bad input changes nothing. */
+ * operator reads (printed through nft/nftcli.h). Input is checked
+ * completely before any namespace is entered, so bad input changes
+ * nothing. */
 #include <errno.h>
 #include <net/if.h>
 #include <stdint.h>
