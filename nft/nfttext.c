@@ -175,8 +175,11 @@ sb_add(struct sb *b, const char *fmt, ...)
 	for (;;) {
 		if (b->bad)
 			return;
+		/* The first pass has no buffer: it only measures (NULL + 0
+		 * would be undefined, UBSan says so). */
 		va_start(ap, fmt);
-		n = vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+		n = vsnprintf(b->s != NULL ? b->s + b->len : NULL,
+		    b->cap - b->len, fmt, ap);
 		va_end(ap);
 		if (n < 0) {
 			b->bad = 1;
