@@ -13,7 +13,7 @@ MUTANT_FLAGS_trust_dialled = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_TRUST_DIALLED
 MUTANT_FLAGS_socks_no_classify = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_SOCKS_NO_CLASSIFY
 # nft apply --transparent-in forwards instead of redirecting (nfttransp.c).
 MUTANT_FLAGS_nft_forward = -DEG_TEST_MUTANT_BUILD -DEG_MUTANT_NFT_FORWARD
-# nft tenants without the anti-spoofing drop (nfttenant.c): the tenants
+# nft tenants without the anti-spoofing drop (nfttenant.c, nfttext.c): the tenants
 # target's (below); also BUILD=$(BUILD)/mutant-no_antispoof
 # tests/integration/nft_tenants_test.sh must fail
 # hostile_spoofed_source_dropped (the script builds it itself).

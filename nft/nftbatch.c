@@ -1,9 +1,12 @@
-/* The batch half of nftrules.h: the expected table (nftrules_expected)
- * written as one nf_tables transaction into the caller's buffer, and the
- * record of which object each sequence number carries. Split from
- * nftrules.c, which says what the table holds. */
+/* The batch writer both tables share (nft/nftbatch.h): messages one after
+ * another into a fixed buffer (table inet egress_guard, nftrules.c) or a
+ * growing one (the tenants' table, whose size follows the tenant list,
+ * nfttenant.c). Each message finds w->room zeroed bytes before libnftnl
+ * writes it, and is checked to have kept to them after. */
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <linux/netfilter.h>
@@ -16,247 +19,216 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/table.h>
 
+#include "nft/nftbatch.h"
 #include "nft/nftfmt.h"
-#include "nft/nftrules.h"
 #include "util/errbuf.h"
 
-/* Writes messages one after another into the caller's buffer. Before each
- * message it checks that NFTRULES_MSG_MAX bytes are free, since libnftnl
- * writes attributes without bounds; after, that the message kept to it. */
-struct bw {
-	char			*buf;
-	size_t			 size;
-	struct nftrules_batch	*b;
-	uint32_t		 seq;
-	char			*err;
-	size_t			 errlen;
-};
-
+/* Room for one more message; acked ones count against max_msgs (the begin
+ * and end messages are not acknowledged and have no name). */
 static char *
-bw_room(struct bw *w, int acked)
+room(struct nftbatch *w, int acked)
 {
-	if (w->size < w->b->len || w->size - w->b->len < NFTRULES_MSG_MAX) {
-		errbuf_fail(w->err, w->errlen, "batch buffer too small (%zu bytes)",
+	size_t cap;
+	char *nb;
+
+	if (!w->grow && (w->size < w->len || w->size - w->len < w->room)) {
+		errbuf_set(w->err, w->errlen, "batch buffer too small (%zu bytes)",
 		    w->size);
 		return NULL;
 	}
-	if (acked && w->b->nmsgs >= NFTRULES_MAX_MSGS) {
-		errbuf_fail(w->err, w->errlen, "more than %d messages in one batch",
-		    NFTRULES_MAX_MSGS);
+	if (acked && w->nmsgs >= w->max_msgs) {
+		errbuf_set(w->err, w->errlen, "more than %zu messages in one "
+		    "batch", w->max_msgs);
 		return NULL;
 	}
-	memset(w->buf + w->b->len, 0, NFTRULES_MSG_MAX);
-	return w->buf + w->b->len;
+	if (w->grow && w->size - w->len < w->room) {
+		cap = w->size * 2 + w->room;
+		if ((nb = realloc(w->buf, cap)) == NULL) {
+			errbuf_set(w->err, w->errlen, "out of memory");
+			return NULL;
+		}
+		w->buf = nb;
+		w->size = cap;
+	}
+	memset(w->buf + w->len, 0, w->room);
+	return w->buf + w->len;
 }
 
-static int
-bw_commit(struct bw *w, const struct nlmsghdr *nlh, const char *what)
+char *
+nftbatch_room(struct nftbatch *w)
 {
-	if (nlh->nlmsg_len > NFTRULES_MSG_MAX)
-		return errbuf_fail(w->err, w->errlen, "message for %s is %u bytes, "
-		    "over the %d reserved", what != NULL ? what : "batch",
-		    (unsigned int)nlh->nlmsg_len,
-		    NFTRULES_MSG_MAX);
+	return room(w, 1);
+}
+
+/* what: the message's name, or NULL for begin and end. */
+static int
+commit(struct nftbatch *w, const struct nlmsghdr *nlh, const char *what)
+{
+	if (nlh->nlmsg_len > w->room)
+		return errbuf_fail(w->err, w->errlen, "message for %s is %u "
+		    "bytes, over the %zu reserved", what != NULL ? what : "batch",
+		    (unsigned int)nlh->nlmsg_len, w->room);
 	if (what != NULL)
-		snprintf(w->b->what[w->b->nmsgs++], NFTRULES_WHAT_MAX, "%s",
-		    what);
-	w->b->len += MNL_ALIGN(nlh->nlmsg_len);
+		snprintf(w->what[w->nmsgs++], NFTBATCH_WHAT_MAX, "%s", what);
+	w->len += MNL_ALIGN(nlh->nlmsg_len);
 	w->seq++;
 	return 0;
 }
 
-static int
-bw_begin(struct bw *w, void *buf, size_t size, uint32_t seq,
-    struct nftrules_batch *b)
+int
+nftbatch_commit(struct nftbatch *w, const struct nlmsghdr *nlh,
+    const char *fmt, ...)
+{
+	char what[NFTBATCH_WHAT_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return commit(w, nlh, what);
+}
+
+int
+nftbatch_begin(struct nftbatch *w, uint32_t seq)
 {
 	char *p;
 
-	memset(b, 0, sizeof(*b));
-	w->buf = buf;
-	w->size = size;
-	w->b = b;
+	w->len = 0;
+	w->nmsgs = 0;
 	w->seq = seq;
-	b->seq_first = seq;
-	if (buf == NULL || (p = bw_room(w, 0)) == NULL)
-		return errbuf_fail(w->err, w->errlen, "batch buffer too small (%zu "
-		    "bytes)", size);
-	return bw_commit(w, nftnl_batch_begin(p, w->seq), NULL);
+	w->seq_first = seq;
+	w->seq_last = 0;
+	if (!w->grow && w->buf == NULL)
+		return errbuf_fail(w->err, w->errlen, "batch buffer too small "
+		    "(%zu bytes)", w->size);
+	if ((p = room(w, 0)) == NULL)
+		return -1;
+	return commit(w, nftnl_batch_begin(p, w->seq), NULL);
 }
 
-static int
-bw_end(struct bw *w)
+int
+nftbatch_end(struct nftbatch *w)
 {
 	char *p;
 
-	if ((p = bw_room(w, 0)) == NULL)
+	if ((p = room(w, 0)) == NULL)
 		return -1;
-	w->b->seq_last = w->seq;
-	return bw_commit(w, nftnl_batch_end(p, w->seq), NULL);
+	w->seq_last = w->seq;
+	return commit(w, nftnl_batch_end(p, w->seq), NULL);
 }
 
-static int
-bw_table(struct bw *w, const char *name, uint16_t type, uint16_t flags,
-    const char *what)
-{
-	struct nlmsghdr *nlh;
-	char *p;
-
-	if ((p = bw_room(w, 1)) == NULL)
-		return -1;
-	if ((nlh = nftrules_table_msg(p, name, type, flags, w->seq)) == NULL)
-		return errbuf_fail(w->err, w->errlen, "out of memory");
-	return bw_commit(w, nlh, what);
-}
-
-struct nlmsghdr *
-nftrules_table_msg(char *p, const char *name, uint16_t type, uint16_t flags,
-    uint32_t seq)
+int
+nftbatch_table(struct nftbatch *w, const char *name, uint16_t type,
+    uint16_t flags, const char *what)
 {
 	struct nftnl_table *t;
 	struct nlmsghdr *nlh;
+	char *p;
 
+	if ((p = room(w, 1)) == NULL)
+		return -1;
 	if ((t = nftnl_table_alloc()) == NULL)
-		return NULL;
+		return errbuf_fail(w->err, w->errlen, "out of memory");
 	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
 	if (type == NFT_MSG_NEWTABLE)
 		nftnl_table_set_u32(t, NFTNL_TABLE_FLAGS, 0);
 	if (nftnl_table_set_str(t, NFTNL_TABLE_NAME, name) < 0) {
 		nftnl_table_free(t);
-		return NULL;
+		return errbuf_fail(w->err, w->errlen, "out of memory");
 	}
 	nlh = nftnl_nlmsg_build_hdr(p, type, NFPROTO_INET, flags | NLM_F_ACK,
-	    seq);
+	    w->seq);
 	nftnl_table_nlmsg_build_payload(nlh, t);
 	nftnl_table_free(t);
-	return nlh;
+	return nftbatch_commit(w, nlh, "table inet %s (%s)", name, what);
 }
 
 int
-nftrules_build_apply(const struct nftcfg *cfg, uint32_t seq,
-    void *buf, size_t size, struct nftrules_batch *b, char *err,
-    size_t errlen)
+nftbatch_replace_table(struct nftbatch *w, const char *name)
 {
-	struct bw w = { .err = err, .errlen = errlen };
-	struct nftnl_chain_list *chains;
-	struct nftnl_chain_list_iter *ci = NULL;
+	if (nftbatch_table(w, name, NFT_MSG_NEWTABLE, NLM_F_CREATE,
+	    "add") == -1 ||
+	    nftbatch_table(w, name, NFT_MSG_DELTABLE, 0, "delete old") == -1 ||
+	    nftbatch_table(w, name, NFT_MSG_NEWTABLE, NLM_F_CREATE,
+	    "add new") == -1)
+		return -1;
+	return 0;
+}
+
+/* The rules of chain c, named after it and numbered from 1. */
+static int
+chain_rules(struct nftbatch *w, struct nftnl_chain *c)
+{
+	const char *name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
+	char text[NFTBATCH_WHAT_MAX], *p;
 	struct nftnl_rule_iter *ri;
-	struct nftnl_chain *c;
 	struct nftnl_rule *r;
 	struct nlmsghdr *nlh;
-	char what[NFTRULES_WHAT_MAX], text[NFTRULES_WHAT_MAX];
-	const char *name;
 	unsigned int n;
-	char *p;
-	int rc = -1;
+	int rc = 0;
 
-	if (b == NULL)
-		return errbuf_fail(err, errlen, "no batch record");
-	if ((chains = nftrules_expected(cfg, err, errlen)) == NULL)
-		return -1;
-	if (bw_begin(&w, buf, size, seq, b) == -1 ||
-	    bw_table(&w, NFTCFG_TABLE, NFT_MSG_NEWTABLE, NLM_F_CREATE,
-	    "table inet " NFTCFG_TABLE " (add)") == -1 ||
-	    bw_table(&w, NFTCFG_TABLE, NFT_MSG_DELTABLE, 0,
-	    "table inet " NFTCFG_TABLE " (delete old)") == -1 ||
-	    bw_table(&w, NFTCFG_TABLE, NFT_MSG_NEWTABLE, NLM_F_CREATE,
-	    "table inet " NFTCFG_TABLE " (add new)") == -1)
-		goto out;
-	if ((ci = nftnl_chain_list_iter_create(chains)) == NULL) {
-		errbuf_fail(err, errlen, "out of memory");
-		goto out;
-	}
-	while ((c = nftnl_chain_list_iter_next(ci)) != NULL) {
-		name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
-		if ((p = bw_room(&w, 1)) == NULL)
-			goto out;
-		nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWCHAIN, NFPROTO_INET,
-		    NLM_F_CREATE | NLM_F_ACK, w.seq);
-		nftnl_chain_nlmsg_build_payload(nlh, c);
-		errbuf_set(what, sizeof(what), "chain %s", name);
-		if (bw_commit(&w, nlh, what) == -1)
-			goto out;
-	}
-	nftnl_chain_list_iter_destroy(ci);
-	if ((ci = nftnl_chain_list_iter_create(chains)) == NULL) {
-		errbuf_fail(err, errlen, "out of memory");
-		goto out;
-	}
-	while ((c = nftnl_chain_list_iter_next(ci)) != NULL) {
-		name = nftnl_chain_get_str(c, NFTNL_CHAIN_NAME);
-		if ((ri = nftnl_rule_iter_create(c)) == NULL) {
-			errbuf_fail(err, errlen, "out of memory");
-			goto out;
+	if ((ri = nftnl_rule_iter_create(c)) == NULL)
+		return errbuf_fail(w->err, w->errlen, "out of memory");
+	for (n = 1; rc == 0 && (r = nftnl_rule_iter_next(ri)) != NULL; n++) {
+		if ((p = room(w, 1)) == NULL) {
+			rc = -1;
+			break;
 		}
-		for (n = 1; (r = nftnl_rule_iter_next(ri)) != NULL; n++) {
-			if ((p = bw_room(&w, 1)) == NULL)
-				break;
-			nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWRULE,
-			    NFPROTO_INET, NLM_F_CREATE | NLM_F_APPEND |
-			    NLM_F_ACK, w.seq);
-			nftnl_rule_nlmsg_build_payload(nlh, r);
-			nftfmt_rule(r, text, sizeof(text));
-			errbuf_set(what, sizeof(what), "%s rule #%u (%s)", name, n,
-			    text);
-			if (bw_commit(&w, nlh, what) == -1)
-				break;
-		}
-		nftnl_rule_iter_destroy(ri);
-		if (r != NULL)
-			goto out;
+		nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWRULE, NFPROTO_INET,
+		    NLM_F_CREATE | NLM_F_APPEND | NLM_F_ACK, w->seq);
+		nftnl_rule_nlmsg_build_payload(nlh, r);
+		nftfmt_rule(r, text, sizeof(text));
+		rc = nftbatch_commit(w, nlh, "%s rule #%u (%s)", name, n, text);
 	}
-	if (bw_end(&w) == -1)
-		goto out;
-	rc = 0;
-out:
-	if (ci != NULL)
-		nftnl_chain_list_iter_destroy(ci);
-	nftnl_chain_list_free(chains);
-	if (rc == -1)
-		b->len = 0;
+	nftnl_rule_iter_destroy(ri);
 	return rc;
 }
 
 int
-nftrules_build_remove(uint32_t seq, void *buf, size_t size,
-    struct nftrules_batch *b, char *err, size_t errlen)
+nftbatch_chains(struct nftbatch *w, struct nftnl_chain_list *chains)
 {
-	return nftrules_build_remove_table(NFTCFG_TABLE, seq, buf, size, b,
-	    err, errlen);
-}
+	struct nftnl_chain_list_iter *ci;
+	struct nftnl_chain *c;
+	struct nlmsghdr *nlh;
+	int pass, rc = 0;
+	char *p;
 
-int
-nftrules_build_remove_table(const char *name, uint32_t seq, void *buf,
-    size_t size, struct nftrules_batch *b, char *err, size_t errlen)
-{
-	struct bw w = { .err = err, .errlen = errlen };
-	char what[NFTRULES_WHAT_MAX];
-
-	if (b == NULL)
-		return errbuf_fail(err, errlen, "no batch record");
-	snprintf(what, sizeof(what), "table inet %s (delete)", name);
-	if (bw_begin(&w, buf, size, seq, b) == -1 ||
-	    bw_table(&w, name, NFT_MSG_DELTABLE, 0, what) == -1 ||
-	    bw_end(&w) == -1) {
-		b->len = 0;
-		return -1;
+	/* Pass 0 the chains, pass 1 their rules: a rule may jump to a chain
+	 * made after its own. */
+	for (pass = 0; pass < 2 && rc == 0; pass++) {
+		if ((ci = nftnl_chain_list_iter_create(chains)) == NULL)
+			return errbuf_fail(w->err, w->errlen, "out of memory");
+		while (rc == 0 && (c = nftnl_chain_list_iter_next(ci)) != NULL) {
+			if (pass == 1) {
+				rc = chain_rules(w, c);
+				continue;
+			}
+			if ((p = room(w, 1)) == NULL) {
+				rc = -1;
+				break;
+			}
+			nlh = nftnl_nlmsg_build_hdr(p, NFT_MSG_NEWCHAIN,
+			    NFPROTO_INET, NLM_F_CREATE | NLM_F_ACK, w->seq);
+			nftnl_chain_nlmsg_build_payload(nlh, c);
+			rc = nftbatch_commit(w, nlh, "chain %s",
+			    nftnl_chain_get_str(c, NFTNL_CHAIN_NAME));
+		}
+		nftnl_chain_list_iter_destroy(ci);
 	}
-	return 0;
+	return rc;
 }
 
 const char *
-nftrules_batch_what(const struct nftrules_batch *b, uint32_t seq)
+nftbatch_what(uint32_t seq_first, uint32_t seq_last, size_t nmsgs,
+    const char *what, uint32_t seq)
 {
-	if (b == NULL)
-		return "unknown message";
 	/* Errors the kernel reports against the begin message concern the
 	 * batch as a whole: no permission, or the commit itself failed. */
-	if (seq == b->seq_first)
+	if (seq == seq_first)
 		return "the batch as a whole";
-	if (seq == b->seq_last)
+	if (seq == seq_last)
 		return "batch end";
-	if (seq > b->seq_first && seq < b->seq_last &&
-	    seq - b->seq_first - 1 < b->nmsgs)
-		return b->what[seq - b->seq_first - 1];
+	if (seq > seq_first && seq < seq_last && seq - seq_first - 1 < nmsgs)
+		return what + (size_t)(seq - seq_first - 1) * NFTBATCH_WHAT_MAX;
 	return "unknown message";
 }
-

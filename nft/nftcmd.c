@@ -1,9 +1,9 @@
 /* The nft subcommands: argument parsing, the namespace dance and what the
- * operator reads. Input is checked completely before any namespace is
- * entered, so bad input changes nothing. */
+ * operator reads (printed through nft/nftcli.h). Input is checked
+ * completely before any namespace is entered, so bad input changes
+ * nothing. */
 #include <errno.h>
 #include <net/if.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,14 +12,13 @@
 #include <linux/netfilter.h>
 
 #include <libnftnl/chain.h>
-#include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 #include <libnftnl/table.h>
 
 #include "nft/netns.h"
 #include "nft/nftcg.h"
+#include "nft/nftcli.h"
 #include "nft/nftcmd.h"
-#include "nft/nftfmt.h"
 #include "nft/nftcmp.h"
 #include "nft/nftrules.h"
 #include "nft/nftsock.h"
@@ -30,12 +29,8 @@
 #define EXIT_OK		0
 #define EXIT_DIFFERS	1
 #define EXIT_ERROR	2
-#define ERR_MAX		512
+#define ERR_MAX		NFTCLI_ERR_MAX
 #define DIFF_MAX	16384
-#define OTHER_CHAINS_MAX	256
-/* What the uid exemption rests on, said wherever it is in force. */
-#define UID_PRECONDITION "holds only while the workload has no " \
-	"CAP_SETUID/CAP_SETGID and runs with no_new_privs"
 
 static const char usage_text[] =
     "usage: egress-guard nft apply  --netns NAME|PATH|PID --guard IP:PORT"
@@ -105,67 +100,6 @@ struct opts {
 	size_t			 tn;
 };
 
-static void say(FILE *f, const char *verb, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-say(FILE *f, const char *verb, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(f, "egress-guard nft %s: ", verb);
-	va_start(ap, fmt);
-	vfprintf(f, fmt, ap);
-	va_end(ap);
-	fputc('\n', f);
-}
-
-/* An operator's argument echoed back, printable ASCII only and bounded. */
-static const char *
-shown(const char *s, char *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; s[i] != '\0' && i + 4 < len; i++)
-		buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-	if (s[i] != '\0') {
-		memcpy(buf + i, "...", 3);
-		i += 3;
-	}
-	buf[i] = '\0';
-	return buf;
-}
-
-static const char *
-kernel_hint(int e)
-{
-	if (e == EPERM || e == EACCES)
-		return " (needs CAP_NET_ADMIN in the namespace)";
-	if (e == EOPNOTSUPP || e == EAFNOSUPPORT || e == EPROTONOSUPPORT)
-		return " (kernel lacks nf_tables support for this)";
-	return "";
-}
-
-/* Value of "--name VALUE" or "--name=VALUE" at argv[*i]; NULL otherwise. */
-static const char *
-optval(int argc, char **argv, int *i, const char *name, int *bad)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-
-	if (strncmp(a, name, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n] != '\0')
-		return NULL;
-	if (*i + 1 >= argc) {
-		*bad = 1;
-		return NULL;
-	}
-	return argv[++*i];
-}
-
 /* The cgroup exemption replaces the uid where cgroup v2 can carry it; else
  * the uid, if given, is the fallback (said on stderr with its
  * precondition), and without one the command fails. */
@@ -192,13 +126,14 @@ exempt_cgroup(struct opts *o)
 unavailable:
 	snprintf(o->cg_why, sizeof(o->cg_why), "%s", err);
 	if (!o->uid) {
-		say(stderr, o->verb, "cgroup exemption %s unavailable: %s (give "
-		    "--exempt-uid for the uid fallback)", shown(o->cg_pid != NULL ?
-		    o->cg_pid : o->cg_path, sh, sizeof(sh)), err);
+		nftcli_say(stderr, o->verb, "cgroup exemption %s unavailable: "
+		    "%s (give --exempt-uid for the uid fallback)",
+		    nftcli_shown(o->cg_pid != NULL ? o->cg_pid : o->cg_path, sh,
+		    sizeof(sh)), err);
 		return -1;
 	}
-	say(stderr, o->verb, "warning: cgroup exemption unavailable (%s); "
-	    "falling back to uid %u, which " UID_PRECONDITION, err,
+	nftcli_say(stderr, o->verb, "warning: cgroup exemption unavailable "
+	    "(%s); falling back to uid %u, which " UID_PRECONDITION, err,
 	    (unsigned int)o->cfg.exempt_uid);
 	return 0;
 }
@@ -208,7 +143,7 @@ static int
 once(const struct opts *o, const char **slot, const char *v, const char *name)
 {
 	if (*slot != NULL) {
-		say(stderr, o->verb, "%s given twice", name);
+		nftcli_say(stderr, o->verb, "%s given twice", name);
 		return -1;
 	}
 	*slot = v;
@@ -220,100 +155,138 @@ cg_once(const struct opts *o)
 {
 	if (o->cg_path == NULL && o->cg_pid == NULL)
 		return 0;
-	say(stderr, o->verb, "give one --exempt-cgroup or --exempt-cgroup-of");
+	nftcli_say(stderr, o->verb, "give one --exempt-cgroup or "
+	    "--exempt-cgroup-of");
 	return -1;
 }
 
-/* Returns -1 on bad usage (message printed), 1 for --help, 0 to go on. */
+/* The tenants verbs, after their options: --tenants FILE loaded, and the
+ * guard's own namespace by default (the command usually runs there). 0,
+ * or -1 (message printed). */
+static int
+parse_tenants(struct opts *o, int list)
+{
+	char err[ERR_MAX];
+
+	if (list && o->tenants == NULL) {
+		nftcli_say(stderr, o->verb, "--tenants FILE is required");
+		return -1;
+	}
+	if (o->netns == NULL)
+		o->netns = "/proc/self/ns/net";
+	if (o->tenants != NULL && tspec_list_load(o->tenants, &o->tv, &o->tn,
+	    err, sizeof(err)) == -1) {
+		nftcli_say(stderr, o->verb, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Every verb's options in one loop: an option of another verb is
+ * misplaced. Returns -1 on bad usage (message printed), 1 for --help, 0
+ * to go on. */
 static int
 parse(int argc, char **argv, struct opts *o)
 {
 	char err[ERR_MAX], sh[96];
 	const char *v;
-	int i, bad, ruleset, dns;
+	int i, bad, ruleset, dns, list, dry;
 
 	ruleset = strcmp(o->verb, "apply") == 0 || strcmp(o->verb, "verify") == 0;
+	list = o->tenants_verb && strcmp(o->verb, "tenants-remove") != 0;
+	dry = strcmp(o->verb, "tenants") == 0;
 	for (i = 2; i < argc; i++) {
 		bad = 0;
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
 			return 1;
-		if ((v = optval(argc, argv, &i, "--netns", &bad)) != NULL) {
+		if ((v = nftcli_optval(argc, argv, &i, "--netns",
+		    &bad)) != NULL) {
 			if (once(o, &o->netns, v, "--netns") == -1)
 				return -1;
-		} else if (ruleset &&
-		    (v = optval(argc, argv, &i, "--guard", &bad)) != NULL) {
+		} else if (ruleset && (v = nftcli_optval(argc, argv, &i,
+		    "--guard", &bad)) != NULL) {
 			o->guards++;
 			if (nftcfg_add_guard(&o->cfg, v, err, sizeof(err)) == -1) {
-				say(stderr, o->verb, "--guard %s: %s",
-				    shown(v, sh, sizeof(sh)), err);
+				nftcli_say(stderr, o->verb, "--guard %s: %s",
+				    nftcli_shown(v, sh, sizeof(sh)), err);
 				return -1;
 			}
-		} else if (ruleset &&
-		    (v = optval(argc, argv, &i, "--exempt-uid", &bad)) != NULL) {
+		} else if (ruleset && (v = nftcli_optval(argc, argv, &i,
+		    "--exempt-uid", &bad)) != NULL) {
 			if (o->uid++) {
-				say(stderr, o->verb, "--exempt-uid given twice");
+				nftcli_say(stderr, o->verb,
+				    "--exempt-uid given twice");
 				return -1;
 			}
 			if (nftcfg_set_exempt_uid(&o->cfg, v, err,
 			    sizeof(err)) == -1) {
-				say(stderr, o->verb, "--exempt-uid %s: %s",
-				    shown(v, sh, sizeof(sh)), err);
+				nftcli_say(stderr, o->verb, "--exempt-uid %s: "
+				    "%s", nftcli_shown(v, sh, sizeof(sh)), err);
 				return -1;
 			}
-		} else if (ruleset && ((dns = 0, v = optval(argc, argv, &i,
-		    "--transparent", &bad)) != NULL || (dns = 1, v = optval(argc,
-		    argv, &i, "--dns-listen", &bad)) != NULL)) {
+		} else if (ruleset && ((dns = 0, v = nftcli_optval(argc, argv,
+		    &i, "--transparent", &bad)) != NULL || (dns = 1,
+		    v = nftcli_optval(argc, argv, &i, "--dns-listen",
+		    &bad)) != NULL)) {
 			if (nfttransp_add_listener(&o->cfg, dns, v, err,
 			    sizeof(err)) == -1) {
-				say(stderr, o->verb, "%s %s: %s", dns ?
+				nftcli_say(stderr, o->verb, "%s %s: %s", dns ?
 				    "--dns-listen" : "--transparent",
-				    shown(v, sh, sizeof(sh)), err);
+				    nftcli_shown(v, sh, sizeof(sh)), err);
 				return -1;
 			}
-		} else if (ruleset && (v = optval(argc, argv, &i,
+		} else if (ruleset && (v = nftcli_optval(argc, argv, &i,
 		    "--transparent-via", &bad)) != NULL) {
 			if (nfttransp_set_via(&o->cfg, v, err, sizeof(err)) == -1) {
-				say(stderr, o->verb, "%s", err);
+				nftcli_say(stderr, o->verb, "%s", err);
 				return -1;
 			}
-		} else if (ruleset && (v = optval(argc, argv, &i,
+		} else if (ruleset && (v = nftcli_optval(argc, argv, &i,
 		    "--transparent-in", &bad)) != NULL) {
 			if (nfttransp_set_in(&o->cfg, v, err, sizeof(err)) == -1) {
-				say(stderr, o->verb, "%s", err);
+				nftcli_say(stderr, o->verb, "%s", err);
 				return -1;
 			}
 		} else if (ruleset && strcmp(argv[i], "--transparent-dns") == 0) {
 			o->cfg.via_dns = 1;
-		} else if (ruleset && (v = optval(argc, argv, &i,
+		} else if (ruleset && (v = nftcli_optval(argc, argv, &i,
 		    "--exempt-cgroup", &bad)) != NULL) {
 			if (cg_once(o) == -1)
 				return -1;
 			o->cg_path = v;
-		} else if (ruleset && (v = optval(argc, argv, &i,
+		} else if (ruleset && (v = nftcli_optval(argc, argv, &i,
 		    "--exempt-cgroup-of", &bad)) != NULL) {
 			if (cg_once(o) == -1)
 				return -1;
 			o->cg_pid = v;
+		} else if (list && (v = nftcli_optval(argc, argv, &i,
+		    "--tenants", &bad)) != NULL) {
+			if (once(o, &o->tenants, v, "--tenants") == -1)
+				return -1;
+		} else if (dry && strcmp(argv[i], "--dry-run") == 0) {
+			o->dry_run = 1;
 		} else {
-			say(stderr, o->verb, bad ? "%s needs a value" :
+			nftcli_say(stderr, o->verb, bad ? "%s needs a value" :
 			    "unknown or misplaced argument %s",
-			    shown(argv[i], sh, sizeof(sh)));
+			    nftcli_shown(argv[i], sh, sizeof(sh)));
 			return -1;
 		}
 	}
+	if (o->tenants_verb)
+		return parse_tenants(o, list);
 	if (o->netns == NULL) {
-		say(stderr, o->verb, "--netns is required");
+		nftcli_say(stderr, o->verb, "--netns is required");
 		return -1;
 	}
 	if (ruleset && o->guards == 0 && o->cfg.in_ifname[0] == '\0') {
-		say(stderr, o->verb, "at least one --guard is required");
+		nftcli_say(stderr, o->verb, "at least one --guard is required");
 		return -1;
 	}
 	if (ruleset && (o->cg_path != NULL || o->cg_pid != NULL) &&
 	    exempt_cgroup(o) == -1)
 		return -1;
 	if (ruleset && nfttransp_check(&o->cfg, err, sizeof(err)) == -1) {
-		say(stderr, o->verb, "%s", err);
+		nftcli_say(stderr, o->verb, "%s", err);
 		return -1;
 	}
 	return 0;
@@ -330,7 +303,7 @@ open_in(struct opts *o)
 	int saved;
 
 	if ((saved = netns_enter(o->netns, err, sizeof(err))) == -1) {
-		say(stderr, o->verb, "%s", err);
+		nftcli_say(stderr, o->verb, "%s", err);
 		return NULL;
 	}
 	s = nftsock_open(err, sizeof(err));
@@ -339,12 +312,12 @@ open_in(struct opts *o)
 	o->in_missing = o->cfg.in_ifname[0] != '\0' &&
 	    if_nametoindex(o->cfg.in_ifname) == 0;
 	if (netns_return(saved, err2, sizeof(err2)) == -1) {
-		say(stderr, o->verb, "%s", err2);
+		nftcli_say(stderr, o->verb, "%s", err2);
 		nftsock_close(s);
 		exit(EXIT_ERROR);
 	}
 	if (s == NULL)
-		say(stderr, o->verb, "%s", err);
+		nftcli_say(stderr, o->verb, "%s", err);
 	return s;
 }
 
@@ -358,8 +331,8 @@ read_table(const struct opts *o, struct nftsock *s, struct nftnl_table **t,
 
 	if (nftsock_read_table(s, o->table, t, c, &kerr, err,
 	    sizeof(err)) == -1) {
-		say(stderr, o->verb, "cannot read the ruleset in %s: %s%s",
-		    o->netns, err, kernel_hint(kerr));
+		nftcli_say(stderr, o->verb, "cannot read the ruleset in %s: "
+		    "%s%s", o->netns, err, nftcli_hint(kerr));
 		return -1;
 	}
 	return 0;
@@ -379,7 +352,7 @@ check_tenants(const struct opts *o, struct nftsock *s,
 	if (nftsock_read_sets(s, o->table, &have, &kerr, err, errlen) == -1) {
 		size_t l = strlen(err);
 
-		snprintf(err + l, errlen - l, "%s", kernel_hint(kerr));
+		snprintf(err + l, errlen - l, "%s", nftcli_hint(kerr));
 		return -1;
 	}
 	if (nfttenant_expected(o->tv, o->tn, &ws, &wc, err, errlen) == 0)
@@ -406,7 +379,7 @@ check(const struct opts *o, struct nftsock *s)
 	int rc;
 
 	if ((diff = malloc(DIFF_MAX)) == NULL) {
-		say(stderr, o->verb, "out of memory");
+		nftcli_say(stderr, o->verb, "out of memory");
 		return -1;
 	}
 	if (read_table(o, s, &t, &c) == -1) {
@@ -419,7 +392,7 @@ check(const struct opts *o, struct nftsock *s)
 		rc = nftcmp_compare(&o->cfg, t, c, diff, DIFF_MAX, err,
 		    sizeof(err));
 	if (rc == -1)
-		say(stderr, o->verb, "%s", err);
+		nftcli_say(stderr, o->verb, "%s", err);
 	else if (rc == 1)
 		fputs(diff, stderr);
 	if (t != NULL)
@@ -478,86 +451,18 @@ warn_forwarding(const struct opts *o)
 	 * typo leaves the real link unfiltered while the table says "in
 	 * place". Not refused: the link may come up after the table. */
 	if (o->in_missing)
-		say(stderr, o->verb, "warning: no interface %s in %s (yet): the "
-		    "rules for --transparent-in match that name only, and no "
-		    "packet from any other link is judged by them",
+		nftcli_say(stderr, o->verb, "warning: no interface %s in %s "
+		    "(yet): the rules for --transparent-in match that name "
+		    "only, and no packet from any other link is judged by them",
 		    o->cfg.in_ifname, o->netns);
 	if (o->fwd4 == 1 || o->fwd6 == 1)
-		say(stderr, o->verb, "warning: forwarding is on in %s (%s%s%s): "
-		    "the table's forward chain drops every forwarded packet, "
-		    "but nothing here needs forwarding; turn it off", o->netns,
+		nftcli_say(stderr, o->verb, "warning: forwarding is on in %s "
+		    "(%s%s%s): the table's forward chain drops every forwarded "
+		    "packet, but nothing here needs forwarding; turn it off",
+		    o->netns,
 		    o->fwd4 == 1 ? "net.ipv4.ip_forward=1" : "",
 		    o->fwd4 == 1 && o->fwd6 == 1 ? ", " : "",
 		    o->fwd6 == 1 ? "net.ipv6.conf.all.forwarding=1" : "");
-}
-
-/* Every other base chain in the namespace, of any family and on any hook,
- * sees packets this table judges, before or after it: an accept there does
- * not undo our drop, but a queue verdict (NF_STOP from userspace), a nat
- * rewrite or a netdev egress/ingress rewrite can, and their owner can
- * delete this table anyway. Reported as warnings: Docker's own nat chains
- * are normal. */
-static void
-warn_other_chains(const struct opts *o, struct nftsock *s)
-{
-	struct nftnl_chain_list *cl = NULL;
-	struct nftnl_chain_list_iter *it;
-	const struct nftnl_chain *c;
-	char err[ERR_MAX], text[512], tab[128];
-	const char *t;
-	uint32_t f;
-	int more, kerr, n = 0;
-
-	if (nftsock_read_base_chains(s, OTHER_CHAINS_MAX, &cl, &more, &kerr,
-	    err, sizeof(err)) == -1) {
-		say(stderr, o->verb, "warning: cannot list the other base "
-		    "chains: %s%s", err, kernel_hint(kerr));
-		return;
-	}
-	if ((it = nftnl_chain_list_iter_create(cl)) == NULL) {
-		nftnl_chain_list_free(cl);
-		say(stderr, o->verb, "warning: out of memory listing chains");
-		return;
-	}
-	while ((c = nftnl_chain_list_iter_next(it)) != NULL) {
-		f = nftnl_chain_get_u32(c, NFTNL_CHAIN_FAMILY);
-		t = nftnl_chain_get_str(c, NFTNL_CHAIN_TABLE);
-		if (t == NULL || !nftnl_chain_is_set(c, NFTNL_CHAIN_HOOKNUM) ||
-		    (f == NFPROTO_INET && strcmp(t, o->table) == 0))
-			continue;
-		nftfmt_safe(t, tab, sizeof(tab));
-		nftfmt_chain(c, text, sizeof(text));
-		say(stderr, o->verb, "warning: another base chain on the %s "
-		    "hook: table %s %s chain %s: it sees the same packets and "
-		    "can let through (queue verdicts) or rewrite what this "
-		    "table drops", nftfmt_hook_in(f,
-		    nftnl_chain_get_u32(c, NFTNL_CHAIN_HOOKNUM)),
-		    nftfmt_family(f), tab, text);
-		n++;
-	}
-	nftnl_chain_list_iter_destroy(it);
-	if (more)
-		say(stderr, o->verb, "warning: more than %d base chains; "
-		    "only the first were checked", OTHER_CHAINS_MAX);
-	if (n == 0)
-		say(stdout, o->verb, "no other base chain in the namespace");
-	nftnl_chain_list_free(cl);
-}
-
-/* The batch did not go through: what the kernel refused, or that the
- * outcome is unknown. */
-static void
-send_failed(const struct opts *o, const char *what,
-    const struct nftsock_error *e, const char *err)
-{
-	if (e->kernel)
-		say(stderr, o->verb, "the kernel refused %s: %s (errno %d)%s%s; "
-		    "the transaction was rolled back, nothing changed", what,
-		    strerror(e->errnum), e->errnum, kernel_hint(e->errnum),
-		    e->nerrors > 1 ? " (and more errors after it)" : "");
-	else
-		say(stderr, o->verb, "%s; whether the table was replaced is "
-		    "unknown: run verify", err);
 }
 
 /* After a batch went through: read back what the kernel holds now (the
@@ -570,14 +475,14 @@ applied(struct opts *o, struct nftsock *s)
 
 	if ((d = check(o, s)) != 0) {
 		if (d == 1)
-			say(stderr, o->verb, "applied, but the table read back "
-			    "differs (see above)");
+			nftcli_say(stderr, o->verb, "applied, but the table "
+			    "read back differs (see above)");
 		return EXIT_ERROR;
 	}
 	describe(o, what, sizeof(what));
-	say(stdout, o->verb, "table inet %s in place in %s: %s%s", o->table,
-	    o->netns, o->tenants_verb ? "" : "guard ", what);
-	warn_other_chains(o, s);
+	nftcli_say(stdout, o->verb, "table inet %s in place in %s: %s%s",
+	    o->table, o->netns, o->tenants_verb ? "" : "guard ", what);
+	nftcli_other_chains(o->verb, o->table, s);
 	warn_forwarding(o);
 	return EXIT_OK;
 }
@@ -594,19 +499,19 @@ cmd_apply(struct opts *o)
 
 	if ((buf = malloc(NFTRULES_BATCH_MAX)) == NULL ||
 	    (b = malloc(sizeof(*b))) == NULL) {
-		say(stderr, o->verb, "out of memory");
+		nftcli_say(stderr, o->verb, "out of memory");
 		goto out;
 	}
 	if ((s = open_in(o)) == NULL)
 		goto out;
 	if (nftrules_build_apply(&o->cfg, nftsock_seq(s, NFTRULES_MAX_MSGS + 2),
 	    buf, NFTRULES_BATCH_MAX, b, err, sizeof(err)) == -1) {
-		say(stderr, o->verb, "%s", err);
+		nftcli_say(stderr, o->verb, "%s", err);
 		goto out;
 	}
 	if (nftsock_send_batch(s, buf, b->len, b->seq_first, b->seq_last, &e,
 	    err, sizeof(err)) == -1) {
-		send_failed(o, nftrules_batch_what(b, e.seq), &e, err);
+		nftcli_refused(o->verb, nftrules_batch_what(b, e.seq), &e, err);
 		goto out;
 	}
 	rc = applied(o, s);
@@ -628,51 +533,23 @@ cmd_verify(struct opts *o)
 		return EXIT_ERROR;
 	d = check(o, s);
 	if (d != -1) {
-		warn_other_chains(o, s);
+		nftcli_other_chains(o->verb, o->table, s);
 		warn_forwarding(o);
 	}
 	nftsock_close(s);
 	if (d == -1)
 		return EXIT_ERROR;
 	if (d == 1) {
-		say(stderr, o->verb, "the ruleset in %s is not what %s "
+		nftcli_say(stderr, o->verb, "the ruleset in %s is not what %s "
 		    "installs", o->netns, o->tenants_verb ? "`nft tenants`" :
 		    "apply");
 		return EXIT_DIFFERS;
 	}
 	describe(o, what, sizeof(what));
-	say(stdout, o->verb, "ok: table inet %s in %s is exactly what %s "
-	    "installs: %s%s", o->table, o->netns, o->tenants_verb ?
+	nftcli_say(stdout, o->verb, "ok: table inet %s in %s is exactly what "
+	    "%s installs: %s%s", o->table, o->netns, o->tenants_verb ?
 	    "`nft tenants`" : "apply", o->tenants_verb ? "" : "guard ", what);
 	return EXIT_OK;
-}
-
-static void
-show_chain(const struct nftnl_chain *c)
-{
-	struct nftnl_rule_iter *it;
-	const struct nftnl_rule *r;
-	char line[1024];
-	unsigned int n = 1;
-
-	nftfmt_chain(c, line, sizeof(line));
-	printf("\tchain %s\n", line);
-	if ((it = nftnl_rule_iter_create(c)) == NULL)
-		return;
-	while ((r = nftnl_rule_iter_next(it)) != NULL) {
-		nftfmt_rule(r, line, sizeof(line));
-		printf("\t\t#%-3u %s  # handle %llu\n", n++, line,
-		    (unsigned long long)nftnl_rule_get_u64(r,
-		    NFTNL_RULE_HANDLE));
-		if (strstr(line, "meta skuid ") == line)
-			printf("\t\t     # uid exemption: " UID_PRECONDITION
-			    "\n");
-		else if (strstr(line, "socket cgroupv2 ") == line)
-			printf("\t\t     # cgroup exemption: no uid change "
-			    "leaves it; holds while the workload cannot write "
-			    "the cgroup file system\n");
-	}
-	nftnl_rule_iter_destroy(it);
 }
 
 static int
@@ -706,7 +583,7 @@ cmd_show(struct opts *o)
 	printf("\n");
 	if ((it = nftnl_chain_list_iter_create(cl)) != NULL) {
 		while ((c = nftnl_chain_list_iter_next(it)) != NULL)
-			show_chain(c);
+			nftcli_show_chain(c);
 		nftnl_chain_list_iter_destroy(it);
 	}
 	printf("}\n");
@@ -726,82 +603,37 @@ cmd_remove(struct opts *o)
 	int rc = EXIT_ERROR;
 
 	if ((b = malloc(sizeof(*b))) == NULL) {
-		say(stderr, o->verb, "out of memory");
+		nftcli_say(stderr, o->verb, "out of memory");
 		return EXIT_ERROR;
 	}
 	if ((s = open_in(o)) == NULL)
 		goto out;
 	if (nftrules_build_remove_table(o->table, nftsock_seq(s, 3), buf,
 	    sizeof(buf), b, err, sizeof(err)) == -1) {
-		say(stderr, o->verb, "%s", err);
+		nftcli_say(stderr, o->verb, "%s", err);
 		goto out;
 	}
 	if (nftsock_send_batch(s, buf, b->len, b->seq_first, b->seq_last, &e,
 	    err, sizeof(err)) == 0) {
-		say(stdout, o->verb, "table inet %s deleted from %s",
+		nftcli_say(stdout, o->verb, "table inet %s deleted from %s",
 		    o->table, o->netns);
 		rc = EXIT_OK;
 	} else if (e.kernel && e.errnum == ENOENT) {
-		say(stdout, o->verb, "table inet %s is not present in %s; "
-		    "nothing to remove", o->table, o->netns);
+		nftcli_say(stdout, o->verb, "table inet %s is not present in "
+		    "%s; nothing to remove", o->table, o->netns);
 		rc = EXIT_OK;
 	} else if (e.kernel) {
-		say(stderr, o->verb, "the kernel refused %s: %s (errno %d)%s",
-		    nftrules_batch_what(b, e.seq), strerror(e.errnum), e.errnum,
-		    kernel_hint(e.errnum));
+		nftcli_say(stderr, o->verb, "the kernel refused %s: %s (errno "
+		    "%d)%s", nftrules_batch_what(b, e.seq), strerror(e.errnum),
+		    e.errnum, nftcli_hint(e.errnum));
 	} else {
-		say(stderr, o->verb, "%s; whether the table is still there is "
-		    "unknown: run show", err);
+		nftcli_say(stderr, o->verb, "%s; whether the table is still "
+		    "there is unknown: run show", err);
 	}
 out:
 	nftsock_close(s);
 	free(b);
 	return rc;
-}
-
-/* The tenants verbs' options. -1 on bad usage (message printed), 1 for
- * --help, 0 to go on with the list loaded. */
-static int
-parse_tenants(int argc, char **argv, struct opts *o)
-{
-	char err[ERR_MAX], sh[96];
-	const char *v;
-	int i, bad, apply = strcmp(o->verb, "tenants") == 0;
-	int remove = strcmp(o->verb, "tenants-remove") == 0;
-
-	for (i = 2; i < argc; i++) {
-		bad = 0;
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-			return 1;
-		if ((v = optval(argc, argv, &i, "--netns", &bad)) != NULL) {
-			if (once(o, &o->netns, v, "--netns") == -1)
-				return -1;
-		} else if (!remove &&
-		    (v = optval(argc, argv, &i, "--tenants", &bad)) != NULL) {
-			if (once(o, &o->tenants, v, "--tenants") == -1)
-				return -1;
-		} else if (apply && strcmp(argv[i], "--dry-run") == 0) {
-			o->dry_run = 1;
-		} else {
-			say(stderr, o->verb, bad ? "%s needs a value" :
-			    "unknown or misplaced argument %s",
-			    shown(argv[i], sh, sizeof(sh)));
-			return -1;
-		}
-	}
-	if (!remove && o->tenants == NULL) {
-		say(stderr, o->verb, "--tenants FILE is required");
-		return -1;
-	}
-	/* The guard's own namespace: the command usually runs there. */
-	if (o->netns == NULL)
-		o->netns = "/proc/self/ns/net";
-	if (o->tenants != NULL && tspec_list_load(o->tenants, &o->tv, &o->tn,
-	    err, sizeof(err)) == -1) {
-		say(stderr, o->verb, "%s", err);
-		return -1;
-	}
-	return 0;
 }
 
 static int
@@ -815,7 +647,7 @@ cmd_tenants(struct opts *o)
 
 	if (o->dry_run) {
 		if ((text = nfttenant_text(o->tv, o->tn)) == NULL) {
-			say(stderr, o->verb, "out of memory");
+			nftcli_say(stderr, o->verb, "out of memory");
 			return EXIT_ERROR;
 		}
 		fputs(text, stdout);
@@ -828,12 +660,13 @@ cmd_tenants(struct opts *o)
 	if (nfttenant_build_apply(o->tv, o->tn, nftsock_seq(s,
 	    NFTTENANT_MAX_MSGS + 2), &b, err, sizeof(err)) == -1 ||
 	    nftsock_fit_batch(s, b.len, b.nmsgs, err, sizeof(err)) == -1) {
-		say(stderr, o->verb, "%s", err);
+		nftcli_say(stderr, o->verb, "%s", err);
 		goto out;
 	}
 	if (nftsock_send_batch(s, b.buf, b.len, b.seq_first, b.seq_last, &e,
 	    err, sizeof(err)) == -1) {
-		send_failed(o, nfttenant_batch_what(&b, e.seq), &e, err);
+		nftcli_refused(o->verb, nfttenant_batch_what(&b, e.seq), &e,
+		    err);
 		goto out;
 	}
 	rc = applied(o, s);
@@ -874,7 +707,7 @@ nftcmd_main(int argc, char **argv)
 	o->tenants_verb = strncmp(o->verb, "tenants", 7) == 0;
 	if (o->tenants_verb)
 		o->table = NFTTENANT_TABLE;
-	p = o->tenants_verb ? parse_tenants(argc, argv, o) : parse(argc, argv, o);
+	p = parse(argc, argv, o);
 	if (p == 1) {
 		fputs(usage_text, stdout);
 		rc = EXIT_OK;

@@ -292,3 +292,89 @@ nomem:
 	errbuf_fail(err, errlen, "out of memory building the ruleset");
 	return NULL;
 }
+
+/* ---- the batch --------------------------------------------------------- */
+
+/* A writer into the caller's buffer that names messages in b->what. */
+static void
+batch_start(struct nftbatch *w, void *buf, size_t size,
+    struct nftrules_batch *b, char *err, size_t errlen)
+{
+	memset(b, 0, sizeof(*b));
+	memset(w, 0, sizeof(*w));
+	w->buf = buf;
+	w->size = size;
+	w->room = NFTRULES_MSG_MAX;
+	w->max_msgs = NFTRULES_MAX_MSGS;
+	w->what = b->what;
+	w->err = err;
+	w->errlen = errlen;
+}
+
+/* The writer's record into b; nothing usable in the buffer unless rc is
+ * 0. Returns rc. */
+static int
+batch_done(const struct nftbatch *w, struct nftrules_batch *b, int rc)
+{
+	b->len = rc == 0 ? w->len : 0;
+	b->seq_first = w->seq_first;
+	b->seq_last = w->seq_last;
+	b->nmsgs = w->nmsgs;
+	return rc;
+}
+
+int
+nftrules_build_apply(const struct nftcfg *cfg, uint32_t seq,
+    void *buf, size_t size, struct nftrules_batch *b, char *err,
+    size_t errlen)
+{
+	struct nftnl_chain_list *chains;
+	struct nftbatch w;
+	int rc = -1;
+
+	if (b == NULL)
+		return errbuf_fail(err, errlen, "no batch record");
+	if ((chains = nftrules_expected(cfg, err, errlen)) == NULL)
+		return -1;
+	batch_start(&w, buf, size, b, err, errlen);
+	if (nftbatch_begin(&w, seq) == 0 &&
+	    nftbatch_replace_table(&w, NFTCFG_TABLE) == 0 &&
+	    nftbatch_chains(&w, chains) == 0 && nftbatch_end(&w) == 0)
+		rc = 0;
+	nftnl_chain_list_free(chains);
+	return batch_done(&w, b, rc);
+}
+
+int
+nftrules_build_remove(uint32_t seq, void *buf, size_t size,
+    struct nftrules_batch *b, char *err, size_t errlen)
+{
+	return nftrules_build_remove_table(NFTCFG_TABLE, seq, buf, size, b,
+	    err, errlen);
+}
+
+int
+nftrules_build_remove_table(const char *name, uint32_t seq, void *buf,
+    size_t size, struct nftrules_batch *b, char *err, size_t errlen)
+{
+	struct nftbatch w;
+	int rc = -1;
+
+	if (b == NULL)
+		return errbuf_fail(err, errlen, "no batch record");
+	batch_start(&w, buf, size, b, err, errlen);
+	if (nftbatch_begin(&w, seq) == 0 &&
+	    nftbatch_table(&w, name, NFT_MSG_DELTABLE, 0, "delete") == 0 &&
+	    nftbatch_end(&w) == 0)
+		rc = 0;
+	return batch_done(&w, b, rc);
+}
+
+const char *
+nftrules_batch_what(const struct nftrules_batch *b, uint32_t seq)
+{
+	if (b == NULL)
+		return "unknown message";
+	return nftbatch_what(b->seq_first, b->seq_last, b->nmsgs, b->what[0],
+	    seq);
+}

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nft/nftbatch.h"
 #include "nft/nftcfg.h"
 
 struct nftnl_chain_list;
@@ -21,7 +22,7 @@ struct nftnl_table;
 #define NFTRULES_MSG_MAX	2048
 /* A caller buffer of this size always holds the largest batch. */
 #define NFTRULES_BATCH_MAX	((NFTRULES_MAX_MSGS + 2) * NFTRULES_MSG_MAX)
-#define NFTRULES_WHAT_MAX	112
+#define NFTRULES_WHAT_MAX	NFTBATCH_WHAT_MAX
 
 /* Which object each sequence number of a built batch carries, so a kernel
  * error can be reported against the object it refused. Messages
@@ -35,7 +36,7 @@ struct nftrules_batch {
 	char		what[NFTRULES_MAX_MSGS][NFTRULES_WHAT_MAX];
 };
 
-/* The batch (nft/nftbatch.c).
+/* The batch, written with nft/nftbatch.h.
  *
  * Writes batch begin; add table; delete table; add table; chains; rules;
  * batch end into buf (size bytes; NFTRULES_BATCH_MAX always suffices) with
@@ -54,13 +55,6 @@ int nftrules_build_remove(uint32_t seq, void *buf, size_t size,
 /* The same for table inet NAME (the tenants' table, nft/nfttenant.h). */
 int nftrules_build_remove_table(const char *name, uint32_t seq, void *buf,
     size_t size, struct nftrules_batch *b, char *err, size_t errlen);
-
-/* One message adding (NFT_MSG_NEWTABLE, flags 0) or deleting table inet
- * NAME at p (NFTRULES_MSG_MAX free bytes), asking for an ACK. NULL on
- * ENOMEM. */
-struct nlmsghdr;
-struct nlmsghdr *nftrules_table_msg(char *p, const char *name,
-    uint16_t type, uint16_t flags, uint32_t seq);
 
 /* The object message seq carries ("chain output", "output rule #3 (...)");
  * "the batch as a whole" for the begin message, "batch end", or "unknown

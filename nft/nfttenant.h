@@ -13,14 +13,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NFTTENANT_TABLE		"egress_guard_tenants"
-/* The sets and maps of the table: their number and a message bound.
- * Elements go NFTTENANT_CHUNK to a message; 4096 tenants, all of them
- * transparent, make about 300 messages. */
-#define NFTTENANT_NSETS		10
+#include "nft/nftbatch.h"
+#include "nft/nfttext.h"
+
+#define NFTTENANT_TABLE		NFTTEXT_TABLE
+/* The sets and maps of the table (nft/nfttext.h): their number and a
+ * message bound. Elements go NFTTENANT_CHUNK to a message; 4096 tenants,
+ * all of them transparent, make about 300 messages. */
+#define NFTTENANT_NSETS		NFTTEXT_NSETS
 #define NFTTENANT_CHUNK		128
 #define NFTTENANT_MAX_MSGS	1024
-#define NFTTENANT_WHAT_MAX	112
+#define NFTTENANT_WHAT_MAX	NFTBATCH_WHAT_MAX
 
 struct nftnl_chain_list;
 struct nftnl_set_list;
@@ -55,7 +58,7 @@ const char *nfttenant_batch_what(const struct nfttenant_batch *b,
     uint32_t seq);
 
 /* The table as `nft -f` reads it (what --dry-run prints): malloc'd,
- * NUL-terminated; NULL on ENOMEM. */
+ * NUL-terminated; NULL on ENOMEM. Written by nft/nfttext.h. */
 char *nfttenant_text(const struct tspec *v, size_t n);
 
 #endif
