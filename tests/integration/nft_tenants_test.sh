@@ -402,10 +402,10 @@ for i in range(4096):
 json.dump({"schema": "egress-guard.tenants.v1", "tenants": t}, open(sys.argv[1], "w"))
 EOF2
 eg tenants --tenants "$T/big.json" --netns "$GD"
-r1=$RC
+r1=$RC; e1=$ERR
 eg tenants-verify --tenants "$T/big.json" --netns "$GD"
 [ $r1 -eq 0 ] && [ $RC -eq 0 ] && echo "$OUT" | grep -q "4096 tenants"
-check largest_list_applies_and_verifies $? "apply $r1, verify $RC: $ERR"
+check largest_list_applies_and_verifies $? "apply $r1: $e1; verify $RC: $ERR"
 
 # ---- re-apply, dry run, remove ------------------------------------------------
 eg tenants --tenants "$T/tenants.json" --netns "$GD"
