@@ -35,20 +35,23 @@ else
 	exit 1
 fi
 
-# bench/tenants --quick (issue 33): one guard with 1 and then 10 tenants in
-# namespaces of the run's own, every measurement once, a few seconds; no
-# figure asserted, only that each was taken (and that B at its max_conns
-# had its extra CONNECTs refused 503 overloaded while A's were served).
+# bench/tenants --quick (issue 33): a guard with 1 and one with 10 tenants,
+# each in a namespace of the run's own, the idle tenants' links carrying
+# their addresses; every measurement once, a few seconds; no figure
+# asserted, only that each was taken (the RSS with the links' addresses
+# too, and B at its max_conns had its extra CONNECTs refused 503
+# overloaded while A's were served).
 TOUT=$BD/bench/tenants-quick
 BUILD=$BUILD timeout -k 5 120 python3 bench/tenants --quick --out "$TOUT" >/dev/null 2>&1
 trc=$?
 tr=$(grep -c '"section":"\(rate\|start\)","rep":1,"tenants":\(1\|10\),"rc":0' "$TOUT/results.jsonl" 2>/dev/null)
-ts=$(grep -c '"section":"rss"' "$TOUT/results.jsonl" 2>/dev/null)
+ts=$(grep -c '"section":"rss".*"rss_links_kib":[0-9]' "$TOUT/results.jsonl" 2>/dev/null)
 th=$(grep -c '"section":"noisy-hold","rep":1,"tenants":10,"rc":0' "$TOUT/results.jsonl" 2>/dev/null)
 if [ "$trc" -eq 0 ] && [ "${tr:-0}" -eq 4 ] && [ "${ts:-0}" -eq 2 ] && [ "${th:-0}" -eq 1 ] &&
+    grep -q '"idle_link_address":true' "$TOUT/results.jsonl" 2>/dev/null &&
     grep -q 'RSS per idle tenant' "$TOUT/report.md" 2>/dev/null; then
 	echo "PASS bench_tenants_quick_runs"
 else
-	echo "FAIL bench_tenants_quick_runs: bench/tenants --quick exited $trc, $tr of 4 rate/start runs, $ts of 2 RSS readings, $th of 1 noisy-hold (see $TOUT/run.log)"
+	echo "FAIL bench_tenants_quick_runs: bench/tenants --quick exited $trc, $tr of 4 rate/start runs, $ts of 2 RSS readings (links addressed), $th of 1 noisy-hold (see $TOUT/run.log)"
 	exit 1
 fi
