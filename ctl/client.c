@@ -34,6 +34,7 @@
 #include "util/ascii.h"
 #include "util/num.h"
 #include "util/errbuf.h"
+#include "util/names.h"
 
 
 #define DEADLINE_S	(3 * CTLCLIENT_TIMEOUT_S)	/* the whole exchange */
@@ -412,6 +413,15 @@ ctlclient_request_then(const char *sock_path, long guard_uid,
 	return request(sock_path, method, target, &b, guard_uid, r, err, errlen);
 }
 
+int
+ctlclient_get(const char *sock_path, long guard_uid, const char *target,
+    size_t answer_max, struct ctlclient_response *r, char *err, size_t errlen)
+{
+	struct body b = { NULL, 0, NULL, NULL, answer_max };
+
+	return request(sock_path, "GET", target, &b, guard_uid, r, err, errlen);
+}
+
 /* The answer to a push of the bundle whose digest is want: 200 must name
  * exactly that digest. Anything else answering 200 never saw this bundle
  * (or installed another): the push did not happen as asked. */
@@ -555,7 +565,7 @@ ctlclient_parse_args(int argc, char **argv, struct cli_opts *o,
 	const char *uid;
 	char msg[64];
 	long long v;
-	int rc;
+	int rc, t;
 
 	if ((rc = cli_parse_opts(argc, argv, 1, o)) != 0)
 		return rc;
@@ -565,10 +575,12 @@ ctlclient_parse_args(int argc, char **argv, struct cli_opts *o,
 	}
 	if (o->vals[0] == NULL)
 		return cli_usage_error(o->cmd, o->usage, "missing --control", NULL);
-	if (o->vals[2] != NULL &&
-	    !policy_tenant_id_ok(o->vals[2], strlen(o->vals[2])))
+	/* --tenant goes into the request's path: only the id grammar may. */
+	t = names_index(o->names, CLI_MAX_OPTS, "--tenant", 8);
+	if (t >= 0 && o->vals[t] != NULL &&
+	    !policy_tenant_id_ok(o->vals[t], strlen(o->vals[t])))
 		return cli_usage_error(o->cmd, o->usage, CLI_TENANT_ID_RULE,
-		    o->vals[2]);
+		    o->vals[t]);
 	if ((uid = o->vals[1]) == NULL)
 		uid = getenv("EG_GUARD_UID");
 	*guard_uid = -1;

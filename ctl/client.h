@@ -38,6 +38,12 @@ int ctlclient_request(const char *sock_path, long guard_uid, const char *method,
     const char *target, const char *body, size_t body_len,
     struct ctlclient_response *r, char *err, size_t errlen);
 
+/* A GET whose answer may hold up to answer_max bytes (a tenant list of
+ * thousands), as ctlclient_request. */
+int ctlclient_get(const char *sock_path, long guard_uid, const char *target,
+    size_t answer_max, struct ctlclient_response *r, char *err,
+    size_t errlen);
+
 /* ctlclient_request, which calls sent(arg) (when not NULL) once the last
  * byte of body is sent: work to do while the guard works on it. */
 int ctlclient_request_then(const char *sock_path, long guard_uid,

@@ -14,7 +14,9 @@
 #include "ctl/cli.h"
 #include "ctl/client.h"
 #include "ctl/tenant.h"
+#include "nft/nftcmd.h"
 #include "policy/policy.h"
+#include "policy/tspec.h"
 #include "util/errbuf.h"
 #include "util/file.h"
 
@@ -77,14 +79,18 @@ ctltenant_target(char *out, size_t outlen, const char *tenant,
 
 int
 ctltenant_call(const char *cmd, const char *control, long guard_uid,
-    const char *method, const char *target, const char *body, size_t len)
+    const char *method, const char *target, const char *body, size_t len,
+    int *status)
 {
 	struct ctlclient_response r = { 0, NULL, 0 };
 	char err[1024];
 	int rc = CLI_EXIT_USAGE;
 
-	if (ctlclient_request(control, guard_uid, method, target, body, len, &r,
-	    err, sizeof(err)) == -1) {
+	/* A tenant list may be thousands of specs (TSPEC_MAX). */
+	if ((strcmp(method, "GET") == 0 ? ctlclient_get(control, guard_uid,
+	    target, TSPEC_LIST_MAX_BYTES, &r, err, sizeof(err)) :
+	    ctlclient_request(control, guard_uid, method, target, body, len, &r,
+	    err, sizeof(err))) == -1) {
 		fprintf(stderr, "%s: %s: %s\n", CLI_PROG, cmd, err);
 		return CLI_EXIT_USAGE;
 	}
@@ -97,6 +103,8 @@ ctltenant_call(const char *cmd, const char *control, long guard_uid,
 			    control, r.status);
 		goto out;
 	}
+	if (status != NULL)
+		*status = r.status;
 	if (r.status >= 200 && r.status < 300) {
 		rc = 0;
 	} else if (r.status >= 400 && r.status < 500) {
@@ -121,21 +129,58 @@ ctltenant_status(const char *cmd, const char *control, long guard_uid,
 
 	if (ctltenant_target(target, sizeof(target), tenant, "/status") == -1)
 		return CLI_EXIT_USAGE;
-	return ctltenant_call(cmd, control, guard_uid, "GET", target, NULL, 0);
+	return ctltenant_call(cmd, control, guard_uid, "GET", target, NULL, 0,
+	    NULL);
 }
 
 static const char *const names[] = { "--control", "--guard-uid", NULL };
+/* add and remove: and the guard-side table after the change. */
+static const char *const fence_names[] = { "--control", "--guard-uid",
+	"--nft-netns", NULL };
+
+/* --nft-netns NS: the guard-side table (`nft tenants`) from the guard's
+ * own list as it stands after the change (GET /v1/tenants), so that no
+ * tenant's link goes unfenced until someone remembers the step. 0, or
+ * CLI_EXIT_USAGE with the message printed. */
+static int
+fence(const char *cmd, const char *control, long guard_uid,
+    const char *netns)
+{
+	struct ctlclient_response r = { 0, NULL, 0 };
+	struct tspec *v = NULL;
+	char err[1024];
+	size_t n = 0;
+	int rc = CLI_EXIT_USAGE;
+
+	if (ctlclient_get(control, guard_uid, "/v1/tenants",
+	    TSPEC_LIST_MAX_BYTES, &r, err, sizeof(err)) == -1)
+		fprintf(stderr, "%s: %s: the tenant list: %s\n", CLI_PROG, cmd,
+		    err);
+	else if (r.status != 200)
+		fprintf(stderr, "%s: %s: the tenant list: %s answered HTTP %d\n",
+		    CLI_PROG, cmd, control, r.status);
+	else if (tspec_list_parse(r.body, r.body_len, &v, &n, err,
+	    sizeof(err)) == -1)
+		fprintf(stderr, "%s: %s: the tenant list: %s\n", CLI_PROG, cmd,
+		    err);
+	else if (nftcmd_tenants_apply("tenants", netns, v, n) == 0)
+		rc = 0;
+	free(v);
+	free(r.body);
+	return rc;
+}
 
 static int
 tenant_add(int argc, char **argv)
 {
-	struct cli_opts o = { "tenant add", CTLTENANT_ADD_ARGS, names,
+	struct cli_opts o = { "tenant add", CTLTENANT_ADD_ARGS, fence_names,
 	    { NULL }, NULL, 1 };
+	struct ctlclient_response r = { 0, NULL, 0 };
 	char err[1024], id[POLICY_TENANT_MAX + 1], target[CTLTENANT_TARGET_MAX];
 	char *buf;
 	size_t len;
 	long uid;
-	int rc;
+	int rc, st = 0;
 
 	if ((rc = ctlclient_parse_args(argc, argv, &o, "SPEC.json", &uid)) != 0)
 		return rc;
@@ -152,16 +197,37 @@ tenant_add(int argc, char **argv)
 		return CLI_EXIT_USAGE;
 	}
 	/* The file's bytes as they are: the guard parses what was written. */
-	rc = ctltenant_call(o.cmd, o.vals[0], uid, "PUT", target, buf, len);
+	rc = ctltenant_call(o.cmd, o.vals[0], uid, "PUT", target, buf, len,
+	    &st);
 	free(buf);
-	return rc;
+	if (rc != 0 || o.vals[2] == NULL || fence(o.cmd, o.vals[0], uid,
+	    o.vals[2]) == 0)
+		return rc;
+	/* Fail closed: a tenant this call added is taken back rather than
+	 * left serving on a link the table does not fence. One that was
+	 * there before (200 unchanged) keeps the table it had. */
+	if (st != 201) {
+		fprintf(stderr, "%s: %s: tenant %s was already there; the table "
+		    "was not re-applied\n", CLI_PROG, o.cmd, id);
+	} else if (ctlclient_request(o.vals[0], uid, "DELETE", target, NULL, 0,
+	    &r, err, sizeof(err)) == 0 && r.status == 200) {
+		fprintf(stderr, "%s: %s: tenant %s removed again: its link "
+		    "would not be fenced\n", CLI_PROG, o.cmd, id);
+	} else {
+		fprintf(stderr, "%s: %s: tenant %s is added but NOT fenced, and "
+		    "could not be removed again: remove it (tenant remove) or "
+		    "apply the table (egress-guard nft tenants)\n", CLI_PROG,
+		    o.cmd, id);
+	}
+	free(r.body);
+	return CLI_EXIT_USAGE;
 }
 
 static int
 tenant_remove(int argc, char **argv)
 {
-	struct cli_opts o = { "tenant remove", CTLTENANT_REMOVE_ARGS, names,
-	    { NULL }, NULL, 1 };
+	struct cli_opts o = { "tenant remove", CTLTENANT_REMOVE_ARGS,
+	    fence_names, { NULL }, NULL, 1 };
 	char target[CTLTENANT_TARGET_MAX];
 	long uid;
 	int rc;
@@ -171,7 +237,16 @@ tenant_remove(int argc, char **argv)
 	if (ctltenant_target(target, sizeof(target), o.operand, "") == -1)
 		return cli_usage_error(o.cmd, o.usage, CLI_TENANT_ID_RULE,
 		    o.operand);
-	return ctltenant_call(o.cmd, o.vals[0], uid, "DELETE", target, NULL, 0);
+	rc = ctltenant_call(o.cmd, o.vals[0], uid, "DELETE", target, NULL, 0,
+	    NULL);
+	if (rc != 0 || o.vals[2] == NULL || fence(o.cmd, o.vals[0], uid,
+	    o.vals[2]) == 0)
+		return rc;
+	/* Removed, but its entries stay in the table: harmless (nothing
+	 * listens there now) yet not what the table should say. */
+	fprintf(stderr, "%s: %s: tenant %s removed; the table still names "
+	    "it\n", CLI_PROG, o.cmd, o.operand);
+	return CLI_EXIT_USAGE;
 }
 
 static int
@@ -185,7 +260,7 @@ tenant_list(int argc, char **argv)
 	if ((rc = ctlclient_parse_args(argc, argv, &o, "", &uid)) != 0)
 		return rc;
 	return ctltenant_call(o.cmd, o.vals[0], uid, "GET", "/v1/tenants", NULL,
-	    0);
+	    0, NULL);
 }
 
 int

@@ -9,8 +9,10 @@
 #include <stddef.h>
 
 /* Each command's arguments after its name, and the whole usage. */
-#define CTLTENANT_ADD_ARGS	"--control PATH [--guard-uid N] SPEC.json"
-#define CTLTENANT_REMOVE_ARGS	"--control PATH [--guard-uid N] ID"
+#define CTLTENANT_ADD_ARGS	"--control PATH [--guard-uid N] " \
+	"[--nft-netns NS] SPEC.json"
+#define CTLTENANT_REMOVE_ARGS	"--control PATH [--guard-uid N] " \
+	"[--nft-netns NS] ID"
 #define CTLTENANT_LIST_ARGS	"--control PATH [--guard-uid N]"
 #define CTLTENANT_USAGE		"add " CTLTENANT_ADD_ARGS "\n" \
 	"       egress-guardctl tenant remove " CTLTENANT_REMOVE_ARGS "\n" \
@@ -38,9 +40,11 @@ int ctltenant_target(char *out, size_t outlen, const char *tenant,
  * body, the answer's body on stdout (the guard's JSON error included).
  * Exit status: 0 on 2xx printed, CLI_EXIT_FAIL on 4xx (refused: the
  * reason is in the body), CLI_EXIT_USAGE otherwise (unreachable, another
- * status, the answer not written); cmd names the command on stderr. */
+ * status, the answer not written); cmd names the command on stderr.
+ * *status (when not NULL) gets the HTTP status of an answer read. */
 int ctltenant_call(const char *cmd, const char *control, long guard_uid,
-    const char *method, const char *target, const char *body, size_t len);
+    const char *method, const char *target, const char *body, size_t len,
+    int *status);
 
 /* status --tenant ID: GET /v1/tenants/ID/status by ctltenant_call. */
 int ctltenant_status(const char *cmd, const char *control, long guard_uid,
@@ -49,8 +53,12 @@ int ctltenant_status(const char *cmd, const char *control, long guard_uid,
 /* tenant add SPEC.json: PUT /v1/tenants/ID with the file's bytes;
  * remove ID: DELETE /v1/tenants/ID; list: GET /v1/tenants. The answer's
  * body on stdout; exit 0 on 2xx, 1 on 4xx (refused), 2 on usage, a bad
- * spec file, an unreachable guard or any other answer. argv[0] is
- * "tenant". */
+ * spec file, an unreachable guard or any other answer. With --nft-netns
+ * NS, add and remove then apply the guard-side table (`egress-guard nft
+ * tenants`, its lines on stderr) from the guard's list into NS; when
+ * that fails, exit 2, and a tenant the add created is removed again
+ * (fail closed: no tenant serves on a link the table does not fence).
+ * argv[0] is "tenant". */
 int ctltenant_cmd(int argc, char **argv);
 
 #endif

@@ -84,7 +84,8 @@ nftcli_optval(int argc, char **argv, int *i, const char *name, int *bad)
  * delete this table anyway. Reported as warnings: Docker's own nat chains
  * are normal. */
 void
-nftcli_other_chains(const char *verb, const char *table, struct nftsock *s)
+nftcli_other_chains(FILE *out, const char *verb, const char *table,
+    struct nftsock *s)
 {
 	struct nftnl_chain_list *cl = NULL;
 	struct nftnl_chain_list_iter *it;
@@ -127,7 +128,7 @@ nftcli_other_chains(const char *verb, const char *table, struct nftsock *s)
 		nftcli_say(stderr, verb, "warning: more than %d base chains; "
 		    "only the first were checked", OTHER_CHAINS_MAX);
 	if (n == 0)
-		nftcli_say(stdout, verb, "no other base chain in the "
+		nftcli_say(out, verb, "no other base chain in the "
 		    "namespace");
 	nftnl_chain_list_free(cl);
 }

@@ -37,9 +37,9 @@ const char *nftcli_optval(int argc, char **argv, int *i, const char *name,
     int *bad);
 
 /* Warns on stderr of every base chain in s's namespace but table inet
- * TABLE's (they see the same packets); says on stdout when there is
- * none. */
-void nftcli_other_chains(const char *verb, const char *table,
+ * TABLE's (they see the same packets); says on out (the command's
+ * stdout) when there is none. */
+void nftcli_other_chains(FILE *out, const char *verb, const char *table,
     struct nftsock *s);
 
 /* A batch did not go through: what the kernel refused (named what), or

@@ -96,8 +96,10 @@ struct opts {
 	int			 tenants_verb;	/* tenants, tenants-verify, -remove */
 	const char		*tenants;	/* --tenants FILE */
 	int			 dry_run;
-	struct tspec		*tv;		/* the list, sorted by id */
+	const struct tspec	*tv;		/* the list, sorted by id */
+	struct tspec		*tv_owned;	/* tv when loaded here */
 	size_t			 tn;
+	FILE			*out;		/* what is in place: stdout */
 };
 
 /* The cgroup exemption replaces the uid where cgroup v2 can carry it; else
@@ -174,11 +176,12 @@ parse_tenants(struct opts *o, int list)
 	}
 	if (o->netns == NULL)
 		o->netns = "/proc/self/ns/net";
-	if (o->tenants != NULL && tspec_list_load(o->tenants, &o->tv, &o->tn,
-	    err, sizeof(err)) == -1) {
+	if (o->tenants != NULL && tspec_list_load(o->tenants, &o->tv_owned,
+	    &o->tn, err, sizeof(err)) == -1) {
 		nftcli_say(stderr, o->verb, "%s", err);
 		return -1;
 	}
+	o->tv = o->tv_owned;
 	return 0;
 }
 
@@ -480,9 +483,9 @@ applied(struct opts *o, struct nftsock *s)
 		return EXIT_ERROR;
 	}
 	describe(o, what, sizeof(what));
-	nftcli_say(stdout, o->verb, "table inet %s in place in %s: %s%s",
+	nftcli_say(o->out, o->verb, "table inet %s in place in %s: %s%s",
 	    o->table, o->netns, o->tenants_verb ? "" : "guard ", what);
-	nftcli_other_chains(o->verb, o->table, s);
+	nftcli_other_chains(o->out, o->verb, o->table, s);
 	warn_forwarding(o);
 	return EXIT_OK;
 }
@@ -533,7 +536,7 @@ cmd_verify(struct opts *o)
 		return EXIT_ERROR;
 	d = check(o, s);
 	if (d != -1) {
-		nftcli_other_chains(o->verb, o->table, s);
+		nftcli_other_chains(o->out, o->verb, o->table, s);
 		warn_forwarding(o);
 	}
 	nftsock_close(s);
@@ -702,6 +705,7 @@ nftcmd_main(int argc, char **argv)
 		return EXIT_ERROR;
 	}
 	nftcfg_init(&o->cfg);
+	o->out = stdout;
 	o->verb = argv[1];
 	o->table = NFTCFG_TABLE;
 	o->tenants_verb = strncmp(o->verb, "tenants", 7) == 0;
@@ -726,7 +730,31 @@ nftcmd_main(int argc, char **argv)
 	} else {
 		rc = cmd_remove(o);
 	}
-	free(o->tv);
+	free(o->tv_owned);
+	free(o);
+	return rc;
+}
+
+int
+nftcmd_tenants_apply(const char *verb, const char *netns,
+    const struct tspec *v, size_t n)
+{
+	struct opts *o;
+	int rc;
+
+	if ((o = calloc(1, sizeof(*o))) == NULL) {
+		nftcli_say(stderr, verb, "out of memory");
+		return EXIT_ERROR;
+	}
+	nftcfg_init(&o->cfg);
+	o->out = stderr;
+	o->verb = verb;
+	o->netns = netns;
+	o->table = NFTTENANT_TABLE;
+	o->tenants_verb = 1;
+	o->tv = v;
+	o->tn = n;
+	rc = cmd_tenants(o);
 	free(o);
 	return rc;
 }

@@ -6,6 +6,17 @@
 #ifndef EG_NFTCMD_H
 #define EG_NFTCMD_H
 
+#include <stddef.h>
+
+struct tspec;
+
 int nftcmd_main(int argc, char **argv);
+
+/* `nft tenants` for a list in memory (egress-guardctl tenant add|remove
+ * --nft-netns): the same batch into netns (NAME, PATH or PID), the same
+ * read-back, every line on stderr, named by verb. 0, or 2 (the message
+ * printed). */
+int nftcmd_tenants_apply(const char *verb, const char *netns,
+    const struct tspec *v, size_t n);
 
 #endif
