@@ -24,16 +24,31 @@
 #define IFADDR_DUMP_BUF 32768	/* one recv of a route dump */
 #define IFADDR_DUMP_MSGS 100000	/* routes read at most, of any type */
 #define IFADDR_RETRY_SEC 1	/* after a failed refresh, while all is denied */
+#define IFADDR_ANNOUNCED_MAX 1024	/* blocks one wake-up's changes may add */
+
+/* Blocks being collected: v holds max. */
+struct ownset {
+	struct cidr	*v;
+	size_t		 n, max;
+};
 
 /* A re-read is a netlink dump of every address and every local route,
  * with blocking reads (glibc's getifaddrs restarts while addresses keep
  * changing): seconds for a host that adds thousands at once. It runs on
  * a thread of the watch's own, started on the first change (by then the
  * loop thread that starts it has dropped its privileges, and the new
- * thread inherits that), and the loop only installs the result. While a
- * re-read is pending the set is unknown and every address is refused,
- * as it was while the loop itself read: an address added a moment ago
- * is never dialled on a stale set. */
+ * thread inherits that), and the loop only installs the result.
+ *
+ * While a re-read is pending, the set in force is the last one read plus
+ * every address and local route the changes since announced (the
+ * notification carries them): an address added a moment ago is refused
+ * at once, and nobody else's requests are (a tenant's link coming or
+ * going used to refuse every tenant's requests until the read was done).
+ * An address removed stays refused until the read: the set only errs on
+ * the side of refusing. A notification that cannot be read whole (lost
+ * to an overrun, truncated, malformed, or more additions than
+ * IFADDR_ANNOUNCED_MAX) makes the set unknown instead, and every address
+ * is refused until the read. */
 struct ifaddr_watch {
 	struct classify_cfg	*cfg;
 	struct event		*ev;
@@ -50,19 +65,20 @@ struct ifaddr_watch {
 	int			 have;		/* a result waits for the loop */
 	struct cidr		*own;		/* the result, IFADDR_MAX entries */
 	int			 nown;		/* its count, -1: not read whole */
+	struct cidr		*add;		/* announced: IFADDR_ANNOUNCED_MAX */
 };
 
-/* The next free entry of own, zeroed, for a block of family/prefix; NULL
+/* The next free entry of set, zeroed, for a block of family/prefix; NULL
  * when the set is full: a truncated set would leave addresses past the
  * cap dialable, so the caller fails the whole set. */
 static struct cidr *
-own_next(struct cidr *own, size_t *n, int family, unsigned int prefix)
+own_next(struct ownset *set, int family, unsigned int prefix)
 {
 	struct cidr *c;
 
-	if (*n == IFADDR_MAX)
+	if (set->n == set->max)
 		return NULL;
-	c = &own[(*n)++];
+	c = &set->v[set->n++];
 	memset(c, 0, sizeof(*c));
 	c->family = family;
 	c->prefix = prefix;
@@ -72,14 +88,14 @@ own_next(struct cidr *own, size_t *n, int family, unsigned int prefix)
 /* Appends sa (AF_INET/AF_INET6, else ignored) as a /32 or /128. -1 when
  * the set is full. */
 static int
-add_sockaddr(const struct sockaddr *sa, struct cidr *own, size_t *n)
+add_sockaddr(const struct sockaddr *sa, struct ownset *set)
 {
 	struct cidr *c;
 
 	if (sa == NULL ||
 	    (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
 		return 0;
-	if ((c = own_next(own, n, sa->sa_family,
+	if ((c = own_next(set, sa->sa_family,
 	    sa->sa_family == AF_INET ? 32 : 128)) == NULL)
 		return -1;
 	if (sa->sa_family == AF_INET)
@@ -93,10 +109,10 @@ add_sockaddr(const struct sockaddr *sa, struct cidr *own, size_t *n)
  * (the kernel may ignore the dump filter), -1 when the set is full or the
  * message is malformed. */
 static int
-add_local_route(struct nlmsghdr *nh, struct cidr *own, size_t *n)
+add_local_route(const struct nlmsghdr *nh, struct ownset *set)
 {
-	struct rtmsg *rt = NLMSG_DATA(nh);
-	struct rtattr *a;
+	const struct rtmsg *rt = NLMSG_DATA(nh);
+	const struct rtattr *a;
 	int len = (int)RTM_PAYLOAD(nh);
 	size_t alen;
 	struct cidr *c;
@@ -110,7 +126,7 @@ add_local_route(struct nlmsghdr *nh, struct cidr *own, size_t *n)
 	alen = rt->rtm_family == AF_INET ? 4 : 16;
 	if (rt->rtm_dst_len > alen * 8)
 		return -1;
-	if ((c = own_next(own, n, rt->rtm_family, rt->rtm_dst_len)) == NULL)
+	if ((c = own_next(set, rt->rtm_family, rt->rtm_dst_len)) == NULL)
 		return -1;
 	for (a = RTM_RTA(rt); RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		if (a->rta_type != RTA_DST)
@@ -135,7 +151,7 @@ add_local_route(struct nlmsghdr *nh, struct cidr *own, size_t *n)
  * lets the kernel filter by type; the type is checked here again. Returns
  * 0, or -1 on any failure (the caller denies everything). */
 static int
-add_local_routes(struct cidr *own, size_t *n)
+add_local_routes(struct ownset *set)
 {
 	struct {
 		struct nlmsghdr	nh;
@@ -194,7 +210,7 @@ add_local_routes(struct cidr *own, size_t *n)
 			}
 			if (nh->nlmsg_type == NLMSG_ERROR ||
 			    (nh->nlmsg_type == RTM_NEWROUTE &&
-			    add_local_route(nh, own, n) == -1))
+			    add_local_route(nh, set) == -1))
 				goto out;
 		}
 	}
@@ -202,6 +218,79 @@ add_local_routes(struct cidr *own, size_t *n)
 out:
 	free(buf);
 	close(fd);
+	return rc;
+}
+
+/* Appends the address attribute a (family's length, else malformed). */
+static int
+add_rta(const struct rtattr *a, int family, size_t alen, struct ownset *set)
+{
+	struct cidr *c;
+
+	if (RTA_PAYLOAD(a) != alen)
+		return -1;
+	if ((c = own_next(set, family, (unsigned int)alen * 8)) == NULL)
+		return -1;
+	memcpy(c->addr, RTA_DATA(a), alen);
+	return 0;
+}
+
+/* The addresses one RTM_NEWADDR adds: its local address, its address
+ * (the peer on a point-to-point link: refused until the re-read too,
+ * which errs on the safe side) and its broadcast address. */
+static int
+add_announced_addr(const struct nlmsghdr *nh, struct ownset *set)
+{
+	const struct ifaddrmsg *ifa = NLMSG_DATA(nh);
+	const struct rtattr *a;
+	int len;
+	size_t alen;
+
+	if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*ifa)))
+		return -1;
+	if (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6)
+		return 0;
+	alen = ifa->ifa_family == AF_INET ? 4 : 16;
+	len = (int)IFA_PAYLOAD(nh);
+	for (a = IFA_RTA(ifa); RTA_OK(a, len); a = RTA_NEXT(a, len))
+		if ((a->rta_type == IFA_LOCAL || a->rta_type == IFA_ADDRESS ||
+		    a->rta_type == IFA_BROADCAST) &&
+		    add_rta(a, ifa->ifa_family, alen, set) == -1)
+			return -1;
+	return 0;
+}
+
+int
+ifaddr_announced(const void *buf, size_t len, struct cidr *add, size_t max,
+    size_t *n)
+{
+	struct ownset set = { add, *n, max };
+	const struct nlmsghdr *nh;
+	size_t off;
+	int rc = 0;
+
+	for (off = 0; off < len && rc == 0; off += NLMSG_ALIGN(nh->nlmsg_len)) {
+		nh = (const struct nlmsghdr *)(const void *)
+		    ((const char *)buf + off);
+		if (len - off < sizeof(*nh) || nh->nlmsg_len < sizeof(*nh) ||
+		    nh->nlmsg_len > len - off)
+			return -1;
+		switch (nh->nlmsg_type) {
+		case RTM_NEWADDR:
+			rc = add_announced_addr(nh, &set);
+			break;
+		case RTM_NEWROUTE:
+			rc = add_local_route(nh, &set);
+			break;
+		case NLMSG_ERROR:
+		case NLMSG_OVERRUN:
+			rc = -1;
+			break;
+		default:	/* a removal: the set in force errs safe */
+			break;
+		}
+	}
+	*n = set.n;
 	return rc;
 }
 
@@ -213,23 +302,23 @@ out:
 static int
 own_read(struct cidr *own)
 {
+	struct ownset set = { own, 0, IFADDR_MAX };
 	struct ifaddrs *list = NULL, *ifa;
 	int rc = -1;
-	size_t n = 0;
 
 	if (getifaddrs(&list) == -1)
 		return -1;
 	for (ifa = list; ifa != NULL; ifa = ifa->ifa_next) {
-		if (add_sockaddr(ifa->ifa_addr, own, &n) == -1)
+		if (add_sockaddr(ifa->ifa_addr, &set) == -1)
 			goto out;
 		if ((ifa->ifa_flags & IFF_BROADCAST) && ifa->ifa_addr != NULL &&
 		    ifa->ifa_addr->sa_family == AF_INET &&
-		    add_sockaddr(ifa->ifa_broadaddr, own, &n) == -1)
+		    add_sockaddr(ifa->ifa_broadaddr, &set) == -1)
 			goto out;
 	}
-	if (add_local_routes(own, &n) == -1)
+	if (add_local_routes(&set) == -1)
 		goto out;
-	rc = (int)n;
+	rc = (int)set.n;
 out:
 	freeifaddrs(list);
 	return rc;
@@ -292,15 +381,14 @@ reread_main(void *arg)
 	return NULL;
 }
 
-/* A change was announced (or a failed read is retried): the set is
- * unknown until the thread has read it again. A thread that cannot be
- * started leaves the read to the loop, as before there was one. */
+/* A change was announced (or a failed read is retried): the thread
+ * reads the whole set again. A thread that cannot be started leaves the
+ * read to the loop, as before there was one. */
 static void
 reread(struct ifaddr_watch *w)
 {
 	struct timeval tv = { IFADDR_RETRY_SEC, 0 };
 
-	classify_cfg_own_unknown(w->cfg);
 	if (!w->started) {
 		sigset_t all, old;
 		int rc;
@@ -332,7 +420,8 @@ inline_read:
 }
 
 /* The thread's result: installed unless a newer change already asked for
- * another read (the set stays unknown until that one). */
+ * another read, which this one may have missed (the set in force, with
+ * what the changes added, stays until that one). */
 static void
 done_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -367,21 +456,35 @@ watch_cb(evutil_socket_t fd, short what, void *arg)
 	struct ifaddr_watch *w = arg;
 	char buf[8192];
 	ssize_t r;
-	int i;
+	size_t n = 0;
+	int i, lost = 0;
 
 	(void)what;
-	/* The messages only say "something changed": drain, then re-read
-	 * the whole set. Bounded so a flood cannot hold the loop; an
-	 * overrun socket (ENOBUFS) lost messages, and the full re-read
-	 * covers them. A request classified in the same loop turn as the
-	 * change, before this runs, still sees the old set: the window is
-	 * one loop iteration (and an address added after classification
-	 * but before connect is outside any check). */
+	/* What the messages add joins the set at once; then the whole set
+	 * is read again. Bounded so a flood cannot hold the loop (what is
+	 * left wakes it again). A message lost (an overrun socket:
+	 * ENOBUFS), cut (MSG_TRUNC) or unreadable could have added anything:
+	 * the set is unknown until the re-read. A request classified in the
+	 * same loop turn as the change, before this runs, still sees the
+	 * old set: the window is one loop iteration (and an address added
+	 * after classification but before connect is outside any check). */
 	for (i = 0; i < 64; i++) {
-		r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (r <= 0)
+		r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+		if (r == -1) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR)
+				lost = 1;
 			break;
+		}
+		if (r == 0)
+			break;
+		if ((size_t)r > sizeof(buf) || w->add == NULL ||
+		    ifaddr_announced(buf, (size_t)r, w->add,
+		    IFADDR_ANNOUNCED_MAX, &n) == -1)
+			lost = 1;
 	}
+	if (lost || classify_cfg_add_own(w->cfg, w->add, n) == -1)
+		classify_cfg_own_unknown(w->cfg);
 	reread(w);
 }
 
@@ -398,6 +501,8 @@ ifaddr_watch_new(struct event_base *base, struct classify_cfg *cfg,
 	}
 	w->cfg = cfg;
 	w->efd = -1;
+	/* Without it every change refuses everything until the re-read. */
+	w->add = calloc(IFADDR_ANNOUNCED_MAX, sizeof(*w->add));
 	if (pthread_mutex_init(&w->mu, NULL) != 0) {
 		free(w);
 		errbuf_set(err, errlen, "out of memory");
@@ -476,5 +581,6 @@ ifaddr_watch_free(struct ifaddr_watch *w)
 	pthread_cond_destroy(&w->cv);
 	pthread_mutex_destroy(&w->mu);
 	free(w->own);
+	free(w->add);
 	free(w);
 }

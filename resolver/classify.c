@@ -277,18 +277,21 @@ own_is_host(const struct cidr *c)
 	return c->prefix == (c->family == AF_INET ? 32u : 128u);
 }
 
-/* Hosts before prefixes; hosts by family, then address. */
+/* Hosts before prefixes; each by family, then address, then length:
+ * equal blocks end up side by side. */
 static int
 own_order(const void *a, const void *b)
 {
 	const struct cidr *x = a, *y = b;
-	int hx = own_is_host(x), hy = own_is_host(y);
+	int hx = own_is_host(x), hy = own_is_host(y), c;
 
 	if (hx != hy)
 		return hy - hx;
 	if (x->family != y->family)
 		return x->family < y->family ? -1 : 1;
-	return memcmp(x->addr, y->addr, sizeof(x->addr));
+	if ((c = memcmp(x->addr, y->addr, sizeof(x->addr))) != 0)
+		return c;
+	return x->prefix == y->prefix ? 0 : x->prefix < y->prefix ? -1 : 1;
 }
 
 int
@@ -296,7 +299,7 @@ classify_cfg_set_own(struct classify_cfg *cfg, const struct cidr *own,
     size_t n)
 {
 	struct cidr *nown = NULL;
-	size_t i, keep = 0;
+	size_t i, j, keep = 0;
 
 	if (cfg == NULL || (n > 0 && own == NULL))
 		return -1;
@@ -321,6 +324,12 @@ classify_cfg_set_own(struct classify_cfg *cfg, const struct cidr *own,
 			if (!is_loopback(own[i].family, own[i].addr))
 				nown[keep++] = own[i];
 		qsort(nown, keep, sizeof(*nown), own_order);
+		/* Once each: additions announced (classify_cfg_add_own) may
+		 * repeat what the set holds. */
+		for (i = 1, j = 1; i < keep; i++)
+			if (own_order(&nown[j - 1], &nown[i]) != 0)
+				nown[j++] = nown[i];
+		keep = j;
 	}
 	free(cfg->own);
 	cfg->own = nown;
@@ -330,6 +339,28 @@ classify_cfg_set_own(struct classify_cfg *cfg, const struct cidr *own,
 		;
 	cfg->own_unknown = 0;
 	return 0;
+}
+
+int
+classify_cfg_add_own(struct classify_cfg *cfg, const struct cidr *add,
+    size_t n)
+{
+	struct cidr *all;
+	int rc;
+
+	if (cfg == NULL || cfg->own_unknown || (n > 0 && add == NULL) ||
+	    n > CLASSIFY_MAX_OWN)
+		return -1;
+	if (n == 0)
+		return 0;
+	if ((all = calloc(cfg->nown + n, sizeof(*all))) == NULL)
+		return -1;
+	if (cfg->nown > 0)
+		memcpy(all, cfg->own, cfg->nown * sizeof(*all));
+	memcpy(all + cfg->nown, add, n * sizeof(*all));
+	rc = classify_cfg_set_own(cfg, all, cfg->nown + n);
+	free(all);
+	return rc;
 }
 
 void

@@ -39,6 +39,14 @@ int classify_cfg_deny(struct classify_cfg *cfg, const struct cidr *c);
 int classify_cfg_set_own(struct classify_cfg *cfg, const struct cidr *own,
     size_t n);
 
+/* Adds n blocks to the set in force: what a change announces, before the
+ * whole set is read again (a block twice is harmless). -1, the set left
+ * as it was, when the set is unknown, a block is not cidr_valid, the sum
+ * passes CLASSIFY_MAX_OWN or memory runs out: the caller then declares
+ * the set unknown. */
+int classify_cfg_add_own(struct classify_cfg *cfg, const struct cidr *add,
+    size_t n);
+
 /* The own set could not be read (or was too large to hold): every address
  * classifies non-public ("own addresses unknown") until the next
  * successful classify_cfg_set_own. Fail closed. */

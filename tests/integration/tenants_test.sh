@@ -378,6 +378,32 @@ case "$ob|$lb" in *code=403*'"tenant":"c"'*not_allowlisted*) ;; *) rc=1;; esac
 check hostile_ipv6_tenant_c_refused_b_pair_own_pair_reaches_live_listener $rc \
     "$o $o2 / $oc $lc / $ob $lb / dns:$od"
 
+# ---- a link's address coming and going refuses no other tenant ----
+# What adding or removing a tenant's link does to the guard's own set:
+# each change is read again on a thread, and the address it announces is
+# refused at once (guard/ifaddr.c). Control: the build before that
+# refused every tenant's requests until each re-read was done (bench/
+# reread-window.sh: 588 of 11,700 refused), and this case went red on it.
+ip link add gx0-$$ netns "$GD" type veth peer name gx1-$$ netns "$GD" &&
+    ip -n "$GD" link set gx0-$$ up
+( for i in $(seq 40); do
+	ip -n "$GD" addr add "10.90.$i.1/24" dev gx0-$$; sleep 0.03
+	ip -n "$GD" addr del "10.90.$i.1/24" dev gx0-$$; sleep 0.03
+done ) &
+CHURN=$!
+# Tenant c's (its max_dns 64 takes 8 at once; a's is 2).
+urls=$(for i in $(seq 400); do printf -- '-o /dev/null http://a.test:8080/ '; done)
+# shellcheck disable=SC2086
+codes=$(ip netns exec "$TC" curl -s -Z --parallel-max 8 --max-time 20 \
+    -x 'http://[fd81:9::1]:3128' -w '%{http_code}\n' $urls 2>/dev/null | sort | uniq -c | tr -s ' \n' ' ')
+wait "$CHURN"
+unk=$(grep -c 'own addresses unknown' "$T/G.log")
+rc=0
+case "$codes" in " 400 200 ") ;; *) rc=1;; esac
+[ "$unk" -eq 0 ] || rc=1
+check hostile_address_churn_on_another_link_refuses_no_tenant_request $rc \
+    "codes:$codes; $unk lines name own addresses unknown"
+
 # ---- a restart brings every tenant and policy back ----
 gstop
 gstart || fail guard_restart
