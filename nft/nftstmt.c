@@ -27,9 +27,10 @@ safe_name(const char *s, char *buf, size_t len)
 {
 	size_t i;
 
-	for (i = 0; i + 1 < len && s[i] != '\0'; i++)
-		buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-	buf[i] = '\0';
+	(void)snprintf(buf, len, "%s", s);
+	for (i = 0; buf[i] != '\0'; i++)
+		if (buf[i] < 0x20 || buf[i] >= 0x7f)
+			buf[i] = '?';
 }
 
 static int
