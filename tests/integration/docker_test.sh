@@ -247,9 +247,13 @@ if [ "$before" != "$after" ] || ! [ -s "$CACHE/images.tar" ]; then
 fi
 # The plane's side for the conformance cases: the tools image (a shell,
 # setpriv, find) with the image's egress-guardctl, whose libraries it
-# has (libjansson4 above). Never cached: one COPY layer.
+# has (libjansson4 above) but for libnftnl and libmnl (`tenant add
+# --nft-netns` applies the guard-side table), copied from the image at
+# the paths its SBOM names. Never cached: two COPY layers.
 PLANE=egress-guard-test-plane:1
-printf 'FROM %s\nCOPY --from=%s /usr/local/bin/egress-guardctl /usr/local/bin/egress-guardctl\n' "$TOOLS" "$IMG" |
+nftlibs=$(awk -F'\t' '$1 ~ /\/lib(nftnl|mnl)\.so\./ {printf "%s ", $1}' "$T/sbom.tsv" 2>/dev/null)
+{ printf 'FROM %s\nCOPY --from=%s /usr/local/bin/egress-guardctl /usr/local/bin/egress-guardctl\n' "$TOOLS" "$IMG"
+  for l in $nftlibs; do printf 'COPY --from=%s %s %s\n' "$IMG" "$l" "$l"; done; } |
     DOCKER_BUILDKIT=0 dk build -q -t "$PLANE" - >"$T/plane.log" 2>&1 &&
     dk run --rm --entrypoint egress-guardctl "$PLANE" --version >>"$T/plane.log" 2>&1 ||
     bail docker_plane_image "$(tail -n 3 "$T/plane.log" | tr '\n' ' ')"
