@@ -109,10 +109,10 @@ add_sockaddr(const struct sockaddr *sa, struct ownset *set)
  * (the kernel may ignore the dump filter), -1 when the set is full or the
  * message is malformed. */
 static int
-add_local_route(const struct nlmsghdr *nh, struct ownset *set)
+add_local_route(struct nlmsghdr *nh, struct ownset *set)
 {
-	const struct rtmsg *rt = NLMSG_DATA(nh);
-	const struct rtattr *a;
+	struct rtmsg *rt = NLMSG_DATA(nh);
+	struct rtattr *a;
 	int len = (int)RTM_PAYLOAD(nh);
 	size_t alen;
 	struct cidr *c;
@@ -223,7 +223,7 @@ out:
 
 /* Appends the address attribute a (family's length, else malformed). */
 static int
-add_rta(const struct rtattr *a, int family, size_t alen, struct ownset *set)
+add_rta(struct rtattr *a, int family, size_t alen, struct ownset *set)
 {
 	struct cidr *c;
 
@@ -239,10 +239,10 @@ add_rta(const struct rtattr *a, int family, size_t alen, struct ownset *set)
  * (the peer on a point-to-point link: refused until the re-read too,
  * which errs on the safe side) and its broadcast address. */
 static int
-add_announced_addr(const struct nlmsghdr *nh, struct ownset *set)
+add_announced_addr(struct nlmsghdr *nh, struct ownset *set)
 {
-	const struct ifaddrmsg *ifa = NLMSG_DATA(nh);
-	const struct rtattr *a;
+	struct ifaddrmsg *ifa = NLMSG_DATA(nh);
+	struct rtattr *a;
 	int len;
 	size_t alen;
 
@@ -261,17 +261,16 @@ add_announced_addr(const struct nlmsghdr *nh, struct ownset *set)
 }
 
 int
-ifaddr_announced(const void *buf, size_t len, struct cidr *add, size_t max,
+ifaddr_announced(void *buf, size_t len, struct cidr *add, size_t max,
     size_t *n)
 {
 	struct ownset set = { add, *n, max };
-	const struct nlmsghdr *nh;
+	struct nlmsghdr *nh;
 	size_t off;
 	int rc = 0;
 
 	for (off = 0; off < len && rc == 0; off += NLMSG_ALIGN(nh->nlmsg_len)) {
-		nh = (const struct nlmsghdr *)(const void *)
-		    ((const char *)buf + off);
+		nh = (struct nlmsghdr *)(void *)((char *)buf + off);
 		if (len - off < sizeof(*nh) || nh->nlmsg_len < sizeof(*nh) ||
 		    nh->nlmsg_len > len - off)
 			return -1;

@@ -21,8 +21,9 @@ int ifaddr_refresh(struct classify_cfg *cfg);
  * to the guard's own: each RTM_NEWADDR's local, peer and broadcast
  * address, each RTM_NEWROUTE of type local's prefix. Removals add
  * nothing. Appended to add[*n..max), *n updated. 0, or -1 on a malformed
- * message, an error or overrun message, or more than max. Pure. */
-int ifaddr_announced(const void *buf, size_t len, struct cidr *add,
+ * message, an error or overrun message, or more than max. Pure: buf is
+ * only read (not const: rtnetlink's macros cast const away). */
+int ifaddr_announced(void *buf, size_t len, struct cidr *add,
     size_t max, size_t *n);
 
 /* Refreshes now and on every change: what a change adds is refused at

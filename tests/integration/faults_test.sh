@@ -350,7 +350,9 @@ for f in hold2 hold3; do
 	    sum(v for k, v in o["answers"].items() if k.split(":")[0] in ("200", "502", "504")) == 100)')" = 1 ] || r=1
 done
 kill -0 "$F" && [ $((t1 - t0)) -lt 100 ] || r=1
-check fd_exhaustion_admitted_requests_all_answered_none_hang $r
+# On failure, what the guard says it did: decisions and closes by reason.
+check fd_exhaustion_admitted_requests_all_answered_none_hang $r \
+    "$(grep -o '"event":"[a-z]*"\|"reason":"[a-z_]*"' "$T/F.log" | sort | uniq -c | tr -s ' \n' ' ')"
 out=$(curl_t 3142 http://api.example.test/ -p)
 why=$(quiet_or_why F); q=$?
 fd1=$(fds_back "$F" "$fd0")
