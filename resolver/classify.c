@@ -277,8 +277,9 @@ own_is_host(const struct cidr *c)
 	return c->prefix == (c->family == AF_INET ? 32u : 128u);
 }
 
-/* Hosts before prefixes; each by family, then address, then length:
- * equal blocks end up side by side. */
+/* Hosts before prefixes; each by family, then address (its family's
+ * bytes only), then length: equal blocks end up side by side, and
+ * own_in's search uses the same order. */
 static int
 own_order(const void *a, const void *b)
 {
@@ -289,7 +290,7 @@ own_order(const void *a, const void *b)
 		return hy - hx;
 	if (x->family != y->family)
 		return x->family < y->family ? -1 : 1;
-	if ((c = memcmp(x->addr, y->addr, sizeof(x->addr))) != 0)
+	if ((c = memcmp(x->addr, y->addr, cidr_family_len(x->family))) != 0)
 		return c;
 	return x->prefix == y->prefix ? 0 : x->prefix < y->prefix ? -1 : 1;
 }
@@ -383,23 +384,17 @@ verdict_set(struct verdict *v, int public, const char *name,
 static int
 own_in(const struct classify_cfg *cfg, int family, const unsigned char *a)
 {
-	size_t lo = 0, hi = cfg->nexact, mid, i, len = family == AF_INET ? 4 : 16;
-	int c;
+	struct cidr key;
+	size_t i;
 
-	/* Host bits are zero in every entry (cidr_valid), so an address's
-	 * bytes past its family's length compare as zeros too. */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		c = cfg->own[mid].family != family ?
-		    (cfg->own[mid].family < family ? -1 : 1) :
-		    memcmp(cfg->own[mid].addr, a, len);
-		if (c == 0)
-			return 1;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	/* The addresses: found in the order they were sorted by. */
+	memset(&key, 0, sizeof(key));
+	key.family = family;
+	key.prefix = (unsigned int)cidr_family_len(family) * 8;
+	memcpy(key.addr, a, cidr_family_len(family));
+	if (cfg->nexact > 0 && bsearch(&key, cfg->own, cfg->nexact,
+	    sizeof(*cfg->own), own_order) != NULL)
+		return 1;
 	for (i = cfg->nexact; i < cfg->nown; i++)
 		if (cfg->own[i].family == family &&
 		    cidr_prefix_match(a, cfg->own[i].addr, cfg->own[i].prefix))
